@@ -1,0 +1,55 @@
+"""The parametrization point of the shared suite: every engine that can run the gradient
+checks, described by how to make a leaf from a float64 numpy array, read values and
+gradients back, and backpropagate. Stage2 and stage3 add their engines to ENGINES; tests
+written against this interface then run on every stage and device.
+"""
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pytest
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str                                   # test id, e.g. "stage1", later "stage3-cuda"
+    stage: str                                  # pytest marker: stage1..stage4
+    namespace: Any                              # module with the engine's functions (add, mul, ...)
+    leaf: Callable[[np.ndarray], Any]           # float64 array -> engine object that gets a gradient
+    value: Callable[[Any], np.ndarray]          # engine object -> float64 array
+    grad: Callable[[Any], np.ndarray]           # leaf -> its gradient as a float64 array
+    backward: Callable[[Any, np.ndarray], None]  # backpropagate `upstream` (d L / d out) from out
+    scalar_only: bool = False                   # inputs and outputs have shape ()
+    unavailable: Optional[str] = None           # why this engine cannot run here (skip reason)
+
+    def __repr__(self):
+        return self.name
+
+
+def _stage1():
+    import stage1_scalargrad as s1
+
+    def leaf(a):
+        assert a.shape == (), f"stage1 holds scalars only, got shape {a.shape}"
+        return s1.Value(float(a))
+
+    def backward(out, upstream):
+        (out * float(upstream)).backward()      # d(u * out)/d leaf = u * d out/d leaf
+
+    return Engine(name="stage1", stage="stage1", namespace=s1, leaf=leaf,
+                  value=lambda v: np.array(v.data), grad=lambda v: np.array(v.grad),
+                  backward=backward, scalar_only=True)
+
+
+ENGINES = [_stage1()]
+
+
+def engine_params(engines=None):
+    """pytest.param per engine, carrying its stage marker and any skip reason."""
+    params = []
+    for e in engines or ENGINES:
+        marks = [getattr(pytest.mark, e.stage)]
+        if e.unavailable:
+            marks.append(pytest.mark.skip(reason=e.unavailable))
+        params.append(pytest.param(e, marks=marks, id=e.name))
+    return params

@@ -1,0 +1,52 @@
+"""Every op of the table, on every engine: forward against numpy, backward against central
+differences, at fixed points and at points hypothesis picks."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from .engines import ENGINES, engine_params
+from .gradcheck import gradcheck
+from .optable import ops_for
+
+CASES = [pytest.param(engine, op, marks=p.marks, id=f"{engine.name}-{op.name}")
+         for p in engine_params() for engine in p.values for op in ops_for(engine)]
+
+
+def shape_for(engine):
+    return () if engine.scalar_only else (2, 3)
+
+
+def sample_inputs(op, engine, rng, n_ary=3):
+    shape = shape_for(engine)
+    if op.arity == -1:
+        return [op.domains[0].sample(rng, shape) for _ in range(n_ary)]
+    return [d.sample(rng, shape) for d in op.domains]
+
+
+@pytest.mark.parametrize("engine, op", CASES)
+def test_forward_matches_numpy(engine, op):
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        inputs = sample_inputs(op, engine, rng)
+        out = op.apply(engine.namespace, *[engine.leaf(a) for a in inputs])
+        np.testing.assert_allclose(engine.value(out), op.reference(*inputs), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine, op", CASES)
+def test_gradient_matches_central_differences(engine, op):
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        inputs = sample_inputs(op, engine, rng)
+        gradcheck(engine, lambda *xs: op.apply(engine.namespace, *xs), inputs, rng)
+
+
+@pytest.mark.parametrize("engine, op", CASES)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6))
+def test_gradient_property(engine, op, seed, n):
+    rng = np.random.default_rng(seed)
+    inputs = sample_inputs(op, engine, rng, n_ary=n)
+    gradcheck(engine, lambda *xs: op.apply(engine.namespace, *xs), inputs, rng)
+
+
+def test_every_engine_runs_some_op():
+    assert all(ops_for(e) for e in ENGINES)
