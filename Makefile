@@ -26,7 +26,7 @@ test: setup
 
 # Runs every chapter notebook in full mode, rewriting its figures/ and chapters/logs/.
 chapters: setup
-	$(PY) -m tests.notebooks --full
+	$(PY) chapters/run.py
 
 bench: setup
 	$(PY) benchmarks/stage1_scalar.py

@@ -11,6 +11,7 @@ Prints medians and the ratio.
 """
 import argparse
 import gc
+import os
 import random
 import statistics
 import subprocess
@@ -154,7 +155,11 @@ def main():
         return
     # Each engine runs in a fresh process: the micrograd-style garbage, once collected, leaves
     # a fragmented heap that slows whatever allocates next. Rounds alternate the engines so a
-    # slow spell of a shared machine hits both; each round gives one ratio.
+    # slow spell of a shared machine hits both; each round gives one ratio. All processes
+    # share one CPU (children inherit the affinity): virtual CPUs of one machine can differ
+    # in speed, and a ratio should not compare two of them.
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     ours, micro = [], []
     for _ in range(args.rounds):
         ours.append(in_fresh_process("stage1", args.reps))

@@ -9,15 +9,14 @@ Both numbers are printed.
 """
 import argparse
 import csv
+import random
 
 from tqdm import tqdm
 
-from stage1_scalargrad import nn, optim
+from stage1_scalargrad import Value, nn, optim
 from stage1_scalargrad.plots import loss_plot
 from stage1_scalargrad.viz import draw
 from stage1_scalargrad.workspace import figures_dir, logs_dir, quick
-
-import random
 
 THESIS_EXPECTED = 0.5169    # what the thesis printed as "expected" (0.13^2 + 0.5)
 THESIS_RESULT = 0.520       # what the thesis's BobNet predicted
@@ -56,6 +55,24 @@ def train(steps=4000, batch=32, lr=0.1, seed=0, log_every=100, show=True):
     return model, losses
 
 
+def write_log(losses, path):
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([("step", "loss")] + [(i, f"{l:.9g}") for i, l in enumerate(losses)])
+    return path
+
+
+def draw_graph(model, path, x=0.13):
+    """The graph of yHat(x) with its parameters named; grads are d yHat / d v (the training
+    gradients are cleared first)."""
+    model.zero_grad()
+    x_in = Value(x)
+    y_hat = model([x_in])[0]
+    y_hat.backward()
+    names = {x_in: "x", y_hat: "yHat", model.fc1.weight[0][0]: "w1", model.fc1.bias[0]: "b1",
+             model.fc2.weight[0][0]: "w2", model.fc2.bias[0]: "b2"}
+    return draw(y_hat, path, names=names)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Train BobNet on f(x) = 2x^2 + 0.5")
     parser.add_argument("--steps", type=int, default=40 if quick() else 4000)
@@ -63,22 +80,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     model, losses = train(args.steps, seed=args.seed)
-    y_hat = model([0.13])[0]
-    print(f"yHat(0.13) = {y_hat.data:.4f}   f(0.13) = {target(0.13):.4f}   "
+    y_hat = model([0.13])[0].data
+    print(f"yHat(0.13) = {y_hat:.4f}   f(0.13) = {target(0.13):.4f}   "
           f"thesis: {THESIS_RESULT} against its stated 'expected' {THESIS_EXPECTED}")
-
-    log = logs_dir() / "bobnet_loss.csv"
-    with open(log, "w", newline="") as f:
-        csv.writer(f).writerows([("step", "loss")] + [(i, f"{l:.9g}") for i, l in enumerate(losses)])
+    log = write_log(losses, logs_dir() / "bobnet_loss.csv")
     plot = loss_plot(losses, figures_dir() / "bobnet_loss.png",
                      f"BobNet: batch MSE, SGD lr 0.1 ({args.steps} steps)")
     print(f"log: {log}\nloss plot: {plot}")
     try:
-        graph = draw(y_hat, figures_dir() / "bobnet_graph.svg")
-        print(f"graph of yHat(0.13): {graph}")
+        print(f"graph of yHat(0.13): {draw_graph(model, figures_dir() / 'bobnet_graph.svg')}")
     except RuntimeError as err:
         print(f"graph not drawn: {err}")
-    return y_hat.data
+    return y_hat
 
 
 if __name__ == "__main__":
