@@ -4,10 +4,12 @@ Two steps, both loops (no recursion, so a chain of a million nodes is fine):
 
 1. ``topological_order`` lists every node reachable from the root, each after all of its
    inputs (depth-first with an explicit stack: a node is visited once to push its
-   inputs and again, after them, to be placed).
+   inputs and again, after them, to be placed). Each traversal marks the nodes it has
+   seen in their ``visit`` field with two fresh objects, which needs no set of visited
+   nodes: that set was a third of backward's time (hashing and growing it for every node).
 2. ``backward`` walks that list from the root down. When a node is reached, every
    operation that reads it has already been visited, so its gradient is complete; it then
-   hands each input  upstream gradient * local gradient.
+   hands each input upstream gradient * local gradient.
 
 Leaves (parameters, inputs) accumulate gradients across calls, as in PyTorch. The
 operations' outputs are reset first, so a second call never re-sends the first call's

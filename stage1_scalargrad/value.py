@@ -25,12 +25,15 @@ class Value:
         self.grad = 0.0
         self.op = op            # the Operation class that produced this value, None for a leaf
         self.inputs = inputs    # the Values the operation read, in order
-        self.visit = None
+        self.visit = None       # where a graph traversal left this node (see backward.py)
 
     @staticmethod
     def apply(op, *inputs):
         """Run ``op`` forward on Values (or plain numbers) and record it in the graph."""
-        inputs = tuple([x if type(x) is Value else Value(x) for x in inputs])
+        for x in inputs:
+            if type(x) is not Value:         # plain numbers become leaf Values
+                inputs = tuple([x if type(x) is Value else Value(x) for x in inputs])
+                break
         return Value(op.forward(*[x.data for x in inputs]), op, inputs)
 
     def backward(self):
@@ -67,11 +70,14 @@ def _binary(op, reflected=False):
     def method(self, other):
         if type(other) is not Value:         # a plain number becomes a leaf Value
             other = Value(other)
-        if reflected:                        # `2 * v` calls v.__rmul__(2): 2 is the left input
-            return Value(forward(other.data, self.data), op, (other, self))
         return Value(forward(self.data, other.data), op, (self, other))
-    method.__doc__ = f"{op.name}, recorded as a {op.__name__} node."
-    return method
+
+    def reflected_method(self, other):       # `2 * v` calls v.__rmul__(2): 2 is the left input
+        other = Value(other)
+        return Value(forward(other.data, self.data), op, (other, self))
+
+    method.__doc__ = reflected_method.__doc__ = f"{op.name}, recorded as a {op.__name__} node."
+    return reflected_method if reflected else method
 
 
 for _name, _op in [("add", ops.Add), ("sub", ops.Sub), ("mul", ops.Mul),

@@ -8,6 +8,7 @@
 Tests point both folders at temporary directories so that a test run never rewrites the
 committed figures.
 """
+import csv
 import os
 from pathlib import Path
 
@@ -30,3 +31,11 @@ def logs_dir():
 
 def quick():
     return os.environ.get("TRACEGRAD_QUICK") == "1"
+
+
+def write_loss_log(losses, name):
+    """A training log, one row per step (``step,loss``), as ``logs_dir() / name``."""
+    path = logs_dir() / name
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([("step", "loss")] + [(i, f"{l:.9g}") for i, l in enumerate(losses)])
+    return path

@@ -8,7 +8,6 @@ Both numbers are printed.
     python -m stage1_scalargrad.examples.bobnet [--steps 4000] [--seed 0]
 """
 import argparse
-import csv
 import random
 
 from tqdm import tqdm
@@ -16,7 +15,7 @@ from tqdm import tqdm
 from stage1_scalargrad import Value, nn, optim
 from stage1_scalargrad.plots import loss_plot
 from stage1_scalargrad.viz import draw
-from stage1_scalargrad.workspace import figures_dir, logs_dir, quick
+from stage1_scalargrad.workspace import figures_dir, quick, write_loss_log
 
 THESIS_EXPECTED = 0.5169    # what the thesis printed as "expected" (0.13^2 + 0.5)
 THESIS_RESULT = 0.520       # what the thesis's BobNet predicted
@@ -55,12 +54,6 @@ def train(steps=4000, batch=32, lr=0.1, seed=0, log_every=100, show=True):
     return model, losses
 
 
-def write_log(losses, path):
-    with open(path, "w", newline="") as f:
-        csv.writer(f).writerows([("step", "loss")] + [(i, f"{l:.9g}") for i, l in enumerate(losses)])
-    return path
-
-
 def draw_graph(model, path, x=0.13):
     """The graph of yHat(x) with its parameters named; grads are d yHat / d v (the training
     gradients are cleared first)."""
@@ -82,8 +75,8 @@ def main(argv=None):
     model, losses = train(args.steps, seed=args.seed)
     y_hat = model([0.13])[0].data
     print(f"yHat(0.13) = {y_hat:.4f}   f(0.13) = {target(0.13):.4f}   "
-          f"thesis: {THESIS_RESULT} against its stated 'expected' {THESIS_EXPECTED}")
-    log = write_log(losses, logs_dir() / "bobnet_loss.csv")
+          f"thesis: {THESIS_RESULT:.3f} against its stated 'expected' {THESIS_EXPECTED}")
+    log = write_loss_log(losses, "bobnet_loss.csv")
     plot = loss_plot(losses, figures_dir() / "bobnet_loss.png",
                      f"BobNet: batch MSE, SGD lr 0.1 ({args.steps} steps)")
     print(f"log: {log}\nloss plot: {plot}")
