@@ -4,10 +4,11 @@ micrograd-style engine written below (a closure per node, a recursive topologica
 The closure each micrograd node stores refers back to the node itself, so every node is in
 a reference cycle and only Python's cycle collector can free the graph; stage1's graph is
 plain op records and input tuples, freed by reference counting. Garbage is collected before
-each timed step so each engine pays for its own, and each engine runs in its own process.
-Prints medians and the ratio.
+each timed step so each engine pays for its own. Each engine runs in its own process (a few
+untimed warm-up steps first), the rounds alternate the engines, and the script prints each
+engine's median and the median of the per-round ratios.
 
-    python benchmarks/stage1_scalar.py [--rounds 5] [--reps 7]
+    python benchmarks/stage1_scalar.py [--rounds 7] [--reps 7]
 """
 import argparse
 import gc
@@ -125,8 +126,9 @@ def timed(step, model, xs, ys):
     return time.perf_counter() - t0
 
 
-def measure(engine, reps):
-    """Median seconds of `reps` steps of one engine, in this process."""
+def measure(engine, reps, warmup=3):
+    """Median seconds of `reps` steps of one engine, in this process, after `warmup` untimed
+    steps: the first steps of a process also pay for growing its heap from the OS."""
     rng = random.Random(0)
     xs = [[rng.uniform(-1, 1), rng.uniform(-1, 1)] for _ in range(100)]
     ys = [1.0 if x0 * x1 > 0 else -1.0 for x0, x1 in xs]
@@ -134,6 +136,8 @@ def measure(engine, reps):
         model, step = nn.MLP(2, [16, 16, 1], seed=0), step_stage1
     else:
         model, step = MicroMLP(2, [16, 16, 1]), step_micrograd
+    for _ in range(warmup):
+        step(model, xs, ys)
     return statistics.median(timed(step, model, xs, ys) for _ in range(reps))
 
 
@@ -145,7 +149,7 @@ def in_fresh_process(engine, reps):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--reps", type=int, default=7, help="timed steps per engine per round")
     parser.add_argument("--engine", choices=["stage1", "micrograd"],
                         help="time one engine in this process and print its median seconds")
