@@ -1,2 +1,36 @@
-"""stage2_tensor: a pure-Python strided tensor with tensor-level autograd (thesis chapters 1, 2
-and 4). Not written yet: see the stage2 issue."""
+"""stage2_tensor: a strided tensor with tensor-level autograd, in plain Python (thesis
+chapters 1, 2 and 4). PyTorch's names, so a PyTorch user feels at home:
+
+    import stage2_tensor as tg
+    x = tg.randn(4, 3, requires_grad=True)
+    loss = (x @ tg.ones(3, 2)).relu().sum()
+    loss.backward()           # x.grad
+
+Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcast.py``,
+``dtypes.py`` (promotion), ``tensor.py`` (the Tensor), ``function.py`` (GradientFunction),
+``backward.py`` (the backward pass), ``elementwise.py``, ``reduce.py``, ``matmul.py``,
+``views.py`` (the differentiable operations), ``factories.py``.
+
+The backend boundary: every kernel goes through the small interface documented in
+``backend.py`` (allocate from/to flat lists, contiguous copy, unary, binary, where, reduce,
+matmul, index_select, index_add, write). This package ships device "python"
+(``python_backend.py``, ``array.array`` buffers); stage3 registers "cpu" and "cuda".
+"""
+from . import backend as _backend
+from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
+from .dtypes import float32, float64, int32, int64
+from .elementwise import where
+from .factories import (arange, as_tensor, full, full_like, normal, ones, ones_like, rand,
+                        rand_like, randn, randn_like, seed, tensor, uniform, zeros, zeros_like)
+from .grad_mode import is_grad_enabled, no_grad
+from .interop import from_numpy
+from .matmul import matmul
+from .python_backend import PythonBackend
+from .tensor import Tensor
+
+_backend.register("python", PythonBackend())
+
+__all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "rand", "randn",
+           "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
+           "randn_like", "seed", "no_grad", "is_grad_enabled", "where", "matmul", "from_numpy",
+           "float32", "float64", "int32", "int64", "bool"]

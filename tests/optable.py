@@ -1,6 +1,7 @@
 """The op table: every differentiable op once, with its arity, the inputs it is defined
 on, how to call it on an engine, and numpy's answer. The shared tests read nothing else."""
 from dataclasses import dataclass
+import math
 from typing import Callable, Optional
 
 import numpy as np
@@ -34,6 +35,7 @@ class Op:
     reference: Callable              # (*float64 arrays) -> float64 array
     domains: tuple                   # one Domain per input (n-ary: the one for all)
     stages: Optional[tuple] = None   # only these stages have the op (None: every stage)
+    shapes: Optional[tuple] = None   # input shapes for tensor engines (None: one shared shape)
 
     def __repr__(self):
         return self.name
@@ -62,5 +64,72 @@ OPS = [
 ]
 
 
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def tensor_op(name, apply, reference, *shapes, domains=None):
+    """An op only tensor engines have, checked at the given input shapes."""
+    return Op(name, len(shapes), apply, reference, domains or (ANY,) * len(shapes),
+              shapes=tuple(shapes))
+
+
+AWAY = Domain(-3.0, 3.0, away=0.05)
+
+TENSOR_OPS = [
+    # Broadcasting in every argument position.
+    tensor_op("add_row", lambda ns, a, b: a + b, np.add, (2, 3), (3,)),
+    tensor_op("add_col", lambda ns, a, b: a + b, np.add, (2, 1), (2, 3)),
+    tensor_op("mul_outer", lambda ns, a, b: a * b, np.multiply, (2, 1), (1, 3)),
+    tensor_op("sub_scalar_tensor", lambda ns, a, b: a - b, np.subtract, (), (2, 3)),
+    tensor_op("div_bcast", lambda ns, a, b: a / b, np.divide, (3,), (2, 3), domains=(ANY, NONZERO)),
+    tensor_op("pow_bcast", lambda ns, a, b: a ** b, np.power, (2, 3), (1, 3), domains=(POSITIVE, ANY)),
+    tensor_op("maximum", lambda ns, a, b: a.maximum(b), np.maximum, (2, 3), (3,), domains=(AWAY, AWAY)),
+    tensor_op("minimum", lambda ns, a, b: a.minimum(b), np.minimum, (2, 3), (2, 3)),
+    tensor_op("where", lambda ns, a, b: ns.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b),
+              (2, 3), (3,), domains=(AWAY, ANY)),
+    tensor_op("scalar_ops", lambda ns, a: (2.0 - a) * 3 / (a * a + 1) + a ** 2,
+              lambda a: (2.0 - a) * 3 / (a * a + 1) + a ** 2, (2, 3)),
+    # More unary ops.
+    tensor_op("sqrt", lambda ns, a: a.sqrt(), np.sqrt, (2, 3), domains=(POSITIVE,)),
+    tensor_op("abs", lambda ns, a: a.abs(), np.abs, (2, 3), domains=(KINK,)),
+    tensor_op("gelu", lambda ns, a: a.gelu(), lambda a: 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2))),
+              (2, 3)),
+    # Reductions over int and tuple dims, negative dims, keepdim.
+    tensor_op("sum_all", lambda ns, a: a.sum(), np.sum, (2, 3)),
+    tensor_op("sum_dim0", lambda ns, a: a.sum(0), lambda a: a.sum(0), (2, 3)),
+    tensor_op("sum_last_keep", lambda ns, a: a.sum(-1, keepdim=True), lambda a: a.sum(-1, keepdims=True), (2, 3)),
+    tensor_op("sum_dims", lambda ns, a: a.sum(dim=(0, -1)), lambda a: a.sum(axis=(0, 2)), (2, 3, 4)),
+    tensor_op("mean_dim", lambda ns, a: a.mean(1), lambda a: a.mean(1), (2, 3)),
+    tensor_op("max_dim", lambda ns, a: a.max(dim=1).values, lambda a: a.max(1), (2, 3)),
+    tensor_op("min_all", lambda ns, a: a.min(), np.min, (2, 3)),
+    # matmul: the four transpose cases, batches (broadcast), vectors.
+    tensor_op("matmul", lambda ns, a, b: a @ b, np.matmul, (2, 3), (3, 4)),
+    tensor_op("matmul_ta", lambda ns, a, b: ns.matmul(a, b, transpose_a=True),
+              lambda a, b: _t(a) @ b, (3, 2), (3, 4)),
+    tensor_op("matmul_tb", lambda ns, a, b: ns.matmul(a, b, transpose_b=True),
+              lambda a, b: a @ _t(b), (2, 3), (4, 3)),
+    tensor_op("matmul_tt", lambda ns, a, b: ns.matmul(a, b, True, True),
+              lambda a, b: _t(a) @ _t(b), (3, 2), (4, 3)),
+    tensor_op("matmul_batched", lambda ns, a, b: a @ b, np.matmul, (2, 2, 3), (3, 4)),
+    tensor_op("matmul_batch_bcast", lambda ns, a, b: ns.matmul(a, b, transpose_b=True),
+              lambda a, b: a @ _t(b), (2, 1, 2, 3), (3, 4, 3)),
+    tensor_op("matvec", lambda ns, a, b: a @ b, np.matmul, (2, 3), (3,)),
+    tensor_op("vecmat", lambda ns, a, b: a @ b, np.matmul, (3,), (3, 4)),
+    tensor_op("dot", lambda ns, a, b: a @ b, np.matmul, (3,), (3,)),
+    # Views and indexing.
+    tensor_op("reshape", lambda ns, a: a.reshape(3, -1) * 2, lambda a: a.reshape(3, -1) * 2, (2, 3)),
+    tensor_op("permute", lambda ns, a: a.permute(2, 0, 1) * 2, lambda a: a.transpose(2, 0, 1) * 2, (2, 3, 4)),
+    tensor_op("transpose_T", lambda ns, a: a.T * a.T, lambda a: a.T * a.T, (2, 3)),
+    tensor_op("expand", lambda ns, a: a.expand(4, 2, 3) * 1.5, lambda a: np.broadcast_to(a, (4, 2, 3)) * 1.5, (2, 1)),
+    tensor_op("slice", lambda ns, a: a[1:, ::2] * a[:2, 1:3], lambda a: a[1:, ::2] * a[:2, 1:3], (3, 4)),
+    tensor_op("int_and_none", lambda ns, a: a[1, None, ...] * 2, lambda a: a[1, None, ...] * 2, (3, 4)),
+    tensor_op("gather_rows", lambda ns, a: a[ns.tensor([2, 0, 2])], lambda a: a[[2, 0, 2]], (3, 4)),
+    tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
+              lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
+]
+
+
 def ops_for(engine):
-    return [op for op in OPS if op.stages is None or engine.stage in op.stages]
+    ops = [op for op in OPS if op.stages is None or engine.stage in op.stages]
+    return ops if engine.scalar_only else ops + TENSOR_OPS

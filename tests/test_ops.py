@@ -18,6 +18,8 @@ def shape_for(engine):
 
 def sample_inputs(op, engine, rng, n_ary=3):
     shape = shape_for(engine)
+    if op.shapes is not None:
+        return [d.sample(rng, s) for d, s in zip(op.domains, op.shapes)]
     if op.arity == -1:
         return [op.domains[0].sample(rng, shape) for _ in range(n_ary)]
     return [d.sample(rng, shape) for d in op.domains]
@@ -46,6 +48,39 @@ def test_gradient_property(engine, op, seed, n):
     rng = np.random.default_rng(seed)
     inputs = sample_inputs(op, engine, rng, n_ary=n)
     gradcheck(engine, lambda *xs: op.apply(engine.namespace, *xs), inputs, rng)
+
+
+# Layouts an op must not care about: the same values as a transposed view and as a view
+# with an offset and a step (made inside the function, so gradients flow back to the leaf).
+LAYOUTS = {
+    "transposed": lambda x: x.T.contiguous().T,
+    "strided": lambda x: x.unsqueeze(-1).expand(*x.shape, 2).contiguous()[..., 1],
+}
+LAYOUT_CASES = [pytest.param(engine, op, layout, marks=p.marks, id=f"{engine.name}-{op.name}-{layout}")
+                for p in engine_params() for engine in p.values if not engine.scalar_only
+                for op in ops_for(engine) for layout in LAYOUTS]
+
+
+@pytest.mark.parametrize("engine, op, layout", LAYOUT_CASES)
+def test_non_contiguous_inputs(engine, op, layout):
+    rng = np.random.default_rng(3)
+    inputs = sample_inputs(op, engine, rng)
+    relayout = LAYOUTS[layout]
+
+    def fn(*xs):
+        return op.apply(engine.namespace, *[relayout(x) if x.ndim else x for x in xs])
+
+    value = gradcheck(engine, fn, inputs, rng)
+    np.testing.assert_allclose(value, op.reference(*inputs), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", [p for p in engine_params() if not p.values[0].scalar_only])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_layouts_are_really_non_contiguous(engine, layout):
+    x = engine.leaf(np.arange(6.0).reshape(2, 3))
+    view = LAYOUTS[layout](x)
+    assert not view.is_contiguous()
+    np.testing.assert_array_equal(engine.value(view), np.arange(6.0).reshape(2, 3))
 
 
 def test_every_engine_runs_some_op():

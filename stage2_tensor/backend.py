@@ -1,0 +1,115 @@
+"""The backend boundary: the few kernels a device must provide (chapter on native kernels).
+
+A tensor is a view (shape, strides, offset) of a buffer that belongs to a backend. Every
+computation the Tensor class does goes through one of the methods below, so a new device
+(stage3's "cpu" in C, "cuda") only has to implement them for its own buffer type; autograd,
+broadcasting and views stay in stage2, written once.
+
+    Backend method                     what it does (outputs are new contiguous buffers)
+    from_flat(values, dtype)           a buffer holding a flat list of Python numbers
+    to_flat(view)                      the view's elements, row-major, as Python numbers
+    contiguous(view, dtype)            copy (and cast to dtype) the view, row-major
+    unary(op, view, dtype)             op in UNARY_OPS, element by element
+    binary(op, a, b, dtype)            op in BINARY_OPS; a and b are views already broadcast
+                                       to one shape (stride 0 where stretched)
+    where(cond, a, b, dtype)           cond ? a : b, all three broadcast to one shape
+    reduce(op, view, dims, dtype)      op in REDUCE_OPS over `dims`; the result's shape is
+                                       the view's with those dims removed
+    matmul(a, b, dtype)                batched a (..., m, k) @ b (..., k, n), batch dims
+                                       already broadcast; a transpose is just strides
+    index_select(view, dim, index)     the rows of `dim` listed in `index` (a list of ints)
+    index_add(shape, dim, index, src)  zeros of `shape` with row r of src added at row
+                                       index[r] (repeats add up): index_select's gradient
+    write(dst, src)                    copy src's elements into the dst view, in place
+
+A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
+as what.
+
+A backend may leave any kernel out: the Tensor then runs it on the "python" backend,
+moving data there and back, and logs once per op and backend
+"op X not found in backend Y, falling back to python".
+"""
+import logging
+from typing import Any, NamedTuple
+
+log = logging.getLogger("tracegrad")
+
+UNARY_OPS = ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu",
+             "relu_grad", "gelu_grad", "sign")
+BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum",
+              "eq", "ne", "lt", "le", "gt", "ge")
+REDUCE_OPS = ("sum", "max", "min", "argmax", "argmin")
+
+
+class View(NamedTuple):
+    buffer: Any
+    shape: tuple
+    strides: tuple
+    offset: int
+    dtype: Any
+
+
+class Backend:
+    name = "abstract"
+    KERNELS = ("from_flat", "to_flat", "contiguous", "unary", "binary", "where", "reduce",
+               "matmul", "index_select", "index_add", "write")
+
+    def has(self, kernel):
+        return callable(getattr(self, kernel, None))
+
+
+_BACKENDS = {}
+_fallbacks_logged = set()
+
+
+def register(name, backend):
+    """Make `backend` the implementation of device `name` (stage3 registers "cpu", "cuda")."""
+    _BACKENDS[name] = backend
+
+
+def get(name):
+    if name not in _BACKENDS:
+        _load_plugin(name)
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown device {name!r}; registered devices: {sorted(_BACKENDS)}") from None
+
+
+def _load_plugin(name):
+    """Devices other than "python" come from stage3, imported on first use."""
+    if name in ("cpu", "cuda"):
+        try:
+            import stage3_native  # noqa: F401  (registers its devices on import)
+        except ImportError as err:
+            raise ValueError(f"device {name!r} needs stage3_native, which failed to import: {err}") from err
+
+
+def kernel(backend, name):
+    """The backend's kernel `name`, or None (after logging once) when it has none."""
+    if backend.has(name):
+        return getattr(backend, name)
+    if (name, backend.name) not in _fallbacks_logged:
+        _fallbacks_logged.add((name, backend.name))
+        log.warning("op %s not found in backend %s, falling back to python", name, backend.name)
+    return None
+
+
+def launch(device, name, *args, out_dtype=None):
+    """Run kernel `name` of `device`'s backend on `args` (Views and plain values). A backend
+    without it runs the python backend's on copies of the views, and the result comes back
+    as a buffer of the original backend (``out_dtype`` says its dtype)."""
+    be = get(device)
+    fn = kernel(be, name)
+    if fn is not None:
+        return fn(*args)
+    py = get("python")
+    moved = [_to_python(be, py, a) if isinstance(a, View) else a for a in args]
+    result = getattr(py, name)(*moved)
+    return be.from_flat(list(result), out_dtype)
+
+
+def _to_python(be, py, view):
+    from .strides import make_strides
+    return View(py.from_flat(be.to_flat(view), view.dtype), view.shape,
+                make_strides(view.shape), 0, view.dtype)

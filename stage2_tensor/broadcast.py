@@ -1,0 +1,41 @@
+"""Broadcasting as virtual extension (chapter 1, "Broadcasting"; chapter 4 for gradients).
+
+Two shapes broadcast when, aligned at their last dimensions, each pair of sizes is equal
+or one of them is 1 (a missing leading dimension counts as 1). The smaller operand is then
+*virtually* repeated: its view gets the larger shape with stride 0 along every stretched
+dimension, so the same buffer element is read again and again and nothing is copied.
+
+The gradient flows the other way: an input that was read many times receives the sum of
+the gradients of all the places it was read at. ``sum_dims`` names the dimensions to sum.
+"""
+
+
+def broadcast_shapes(*shapes):
+    """The common shape of ``shapes``, or ValueError naming the shapes that do not fit."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for d in range(-ndim, 0):
+        sizes = {s[d] for s in shapes if len(s) >= -d} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                             f"broadcast: sizes {sorted(sizes)} meet in dimension {d}")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def broadcast_strides(shape, strides, target):
+    """Strides that read a view of ``shape`` as if it had shape ``target``: 0 along every
+    dimension that is added in front or stretched from size 1."""
+    lead = len(target) - len(shape)
+    out = [0] * lead
+    for size, stride, want in zip(shape, strides, target[lead:]):
+        out.append(stride if size == want else 0)
+    return tuple(out)
+
+
+def sum_dims(shape, target):
+    """Dimensions of a ``target``-shaped gradient to sum so that it matches ``shape``:
+    the leading ones ``shape`` lacks, and those where ``shape`` has size 1."""
+    lead = len(target) - len(shape)
+    return tuple(range(lead)) + tuple(lead + d for d, size in enumerate(shape)
+                                      if size == 1 and target[lead + d] != 1)

@@ -1,0 +1,303 @@
+"""Element-wise operations and their gradients (chapter 4, "Tensor-level autograd").
+
+Each backward is the tensor form of upstream x local: the local gradient is computed
+element by element with tensor operations, and multiplied by the upstream gradient. An
+input that broadcasting stretched gets a gradient of the output's shape; the backward pass
+sums it back to the input's shape (``Tensor.sum_to``), so no operation here has to.
+"""
+from . import dtypes
+from .broadcast import broadcast_shapes
+from .factories import as_tensor, zeros_like
+from .function import GradientFunction
+from .tensor import Tensor
+
+FLOAT_ONLY = {"exp", "log", "sqrt", "sigmoid", "tanh", "gelu"}
+
+
+class Unary(GradientFunction):
+    op = None
+
+    def forward(self, x):
+        dtype = x.dtype
+        if self.op in FLOAT_ONLY and not dtype.is_floating_point:
+            dtype = dtypes.float32          # exp of an integer tensor is a float32 tensor
+        out = x.launch("unary", self.op, x.as_view(), dtype, shape=x.shape, dtype=dtype)
+        self.save(x, out)
+        return out
+
+    def save(self, x, out):
+        pass
+
+
+class Neg(Unary):
+    op = "neg"
+
+    def backward(self, grad):
+        return (-grad,)
+
+
+class Exp(Unary):
+    op = "exp"
+
+    def save(self, x, out):
+        self.save_for_backward(out)
+
+    def backward(self, grad):
+        out, = self.saved_tensors
+        return (grad * out,)                # d/dx e^x = e^x, the output itself
+
+
+class Log(Unary):
+    op = "log"
+
+    def save(self, x, out):
+        self.save_for_backward(x)
+
+    def backward(self, grad):
+        x, = self.saved_tensors
+        return (grad / x,)
+
+
+class Sqrt(Unary):
+    op = "sqrt"
+
+    def save(self, x, out):
+        self.save_for_backward(out)
+
+    def backward(self, grad):
+        out, = self.saved_tensors
+        return (grad / (out * 2),)
+
+
+class Abs(Unary):
+    op = "abs"
+
+    def save(self, x, out):
+        self.save_for_backward(x)
+
+    def backward(self, grad):
+        x, = self.saved_tensors
+        return (grad * unary("sign", x),)
+
+
+class ReLU(Unary):
+    op = "relu"
+
+    def save(self, x, out):
+        self.save_for_backward(x)
+
+    def backward(self, grad):
+        x, = self.saved_tensors
+        return (grad * unary("relu_grad", x),)
+
+
+class Sigmoid(Unary):
+    op = "sigmoid"
+
+    def save(self, x, out):
+        self.save_for_backward(out)
+
+    def backward(self, grad):
+        out, = self.saved_tensors
+        return (grad * out * (1 - out),)
+
+
+class Tanh(Unary):
+    op = "tanh"
+
+    def save(self, x, out):
+        self.save_for_backward(out)
+
+    def backward(self, grad):
+        out, = self.saved_tensors
+        return (grad * (1 - out * out),)
+
+
+class GELU(Unary):
+    op = "gelu"
+
+    def save(self, x, out):
+        self.save_for_backward(x)
+
+    def backward(self, grad):
+        x, = self.saved_tensors
+        return (grad * unary("gelu_grad", x),)
+
+
+UNARY = {cls.op: cls for cls in (Neg, Exp, Log, Sqrt, Abs, ReLU, Sigmoid, Tanh, GELU)}
+
+
+def unary(op, x):
+    if op in UNARY:
+        return UNARY[op].apply(x)
+    # Not differentiable (masks and signs used inside backward passes): a plain kernel call.
+    return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
+
+
+def operands(a, b):
+    """Both operands as tensors of the promoted dtype, broadcast to one shape."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"expected a tensor operand, got {type(a).__name__} and {type(b).__name__}")
+    t = a if isinstance(a, Tensor) else b
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if a.device != b.device:
+            raise RuntimeError(f"operands are on different devices: {a.device!r} and {b.device!r}; "
+                               "move one with .to(device)")
+        dtype = dtypes.promote(a.dtype, b.dtype)
+    else:
+        dtype = dtypes.promote_scalar(t.dtype, b if t is a else a)
+    a = as_tensor(a, dtype=dtype, device=t.device)
+    b = as_tensor(b, dtype=dtype, device=t.device)
+    shape = broadcast_shapes(a.shape, b.shape)
+    return a, b, shape, dtype
+
+
+class Binary(GradientFunction):
+    op = None
+
+    def forward(self, a, b):
+        a, b, shape, dtype = operands(a, b)
+        if self.op == "div" and not dtype.is_floating_point:
+            dtype = dtypes.float32          # true division, as in PyTorch
+            a, b = a.to(dtype=dtype), b.to(dtype=dtype)
+        av, bv = a.broadcast_to(shape).as_view(), b.broadcast_to(shape).as_view()
+        out = a.launch("binary", self.op, av, bv, dtype, shape=shape, dtype=dtype)
+        self.save(a, b, out)
+        return out
+
+    def save(self, a, b, out):
+        pass
+
+
+class Add(Binary):
+    op = "add"
+
+    def backward(self, grad):
+        return grad, grad                   # the gradient router
+
+
+class Sub(Binary):
+    op = "sub"
+
+    def backward(self, grad):
+        return grad, -grad
+
+
+class Mul(Binary):
+    op = "mul"
+
+    def save(self, a, b, out):
+        self.save_for_backward(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return grad * b, grad * a
+
+
+class Div(Binary):
+    op = "div"
+
+    def save(self, a, b, out):
+        self.save_for_backward(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return grad / b, -grad * a / (b * b)
+
+
+class Pow(Binary):
+    op = "pow"
+
+    def save(self, a, b, out):
+        self.save_for_backward(a, b, out)
+
+    def backward(self, grad):
+        a, b, out = self.saved_tensors
+        da = grad * b * a ** (b - 1) if self.needs_input_grad[0] else None
+        db = None
+        if len(self.needs_input_grad) > 1 and self.needs_input_grad[1]:
+            # d/db a^b = a^b ln a; at a == 0 (b >= 0) its limit is 0, as in PyTorch
+            log_a = where(a == 0, 0.0, a.log())
+            db = grad * out * log_a
+        return da, db
+
+
+class Maximum(Binary):
+    op = "maximum"
+
+    def save(self, a, b, out):
+        self.save_for_backward(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        # The larger input gets the gradient; a tie splits it, as in PyTorch.
+        share = where(a > b, 1.0, where(a == b, 0.5, 0.0))
+        return grad * share, grad * (1 - share)
+
+
+class Minimum(Maximum):
+    op = "minimum"
+
+    def backward(self, grad):
+        db, da = Maximum.backward(self, grad)
+        return da, db
+
+
+BINARY = {cls.op: cls for cls in (Add, Sub, Mul, Div, Pow, Maximum, Minimum)}
+
+
+def binary(op, a, b):
+    """a op b for tensors or a tensor and a Python number; the number becomes a 0-d tensor
+    (with no gradient) so every binary operation has one code path."""
+    fn = BINARY[op]
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return fn.apply(a, b)
+    a, b, _, _ = operands(a, b)
+    return fn.apply(a, b)
+
+
+def compare(op, a, b):
+    """Comparisons give bool tensors and no gradient."""
+    if not isinstance(b, (Tensor, int, float, bool)):
+        return NotImplemented
+    a, b, shape, dtype = operands(a, b)
+    av, bv = a.broadcast_to(shape).as_view(), b.broadcast_to(shape).as_view()
+    return a.launch("binary", op, av, bv, dtypes.bool_, shape=shape, dtype=dtypes.bool_)
+
+
+class Where(GradientFunction):
+    def forward(self, cond, a, b):
+        shape = broadcast_shapes(cond.shape, a.shape, b.shape)
+        views = [t.broadcast_to(shape).as_view() for t in (cond, a, b)]
+        self.cond = cond
+        return a.launch("where", *views, a.dtype, shape=shape, dtype=a.dtype)
+
+    def backward(self, grad):
+        zero = zeros_like(grad)
+        return None, Where.apply(self.cond, grad, zero), Where.apply(self.cond, zero, grad)
+
+
+def where(cond, a, b):
+    """Elements of a where cond is true, else of b (PyTorch's torch.where)."""
+    if not isinstance(cond, Tensor) or cond.dtype is not dtypes.bool_:
+        raise TypeError(f"where: the condition must be a bool tensor, got "
+                        f"{getattr(cond, 'dtype', type(cond).__name__)}")
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = as_tensor(a, device=cond.device)
+    a, b, _, _ = operands(a, b)
+    return Where.apply(cond, a, b)
+
+
+class Convert(GradientFunction):
+    """A copy to another device and/or dtype; its gradient converts back."""
+
+    def forward(self, x, device, dtype):
+        self.device, self.dtype = x.device, x.dtype
+        if device == x.device:
+            return x.launch("contiguous", x.as_view(), dtype, shape=x.shape, dtype=dtype)
+        from . import backend
+        values = backend.get(x.device).to_flat(x.as_view())
+        return Tensor.from_buffer(backend.get(device).from_flat(values, dtype), x.shape, dtype, device)
+
+    def backward(self, grad):
+        return (grad.to(self.device, self.dtype),)

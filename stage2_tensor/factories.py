@@ -1,0 +1,146 @@
+"""Making tensors: from Python data, filled, ranges and random (chapter 1, "Tensors").
+
+Random factories draw from one module-level generator; ``seed(n)`` makes them repeat.
+"""
+import math
+import random as _random
+
+from . import backend, dtypes
+from .strides import numel
+
+_rng = _random.Random(0)
+
+
+def seed(n):
+    """Seed the generator behind rand, randn, uniform, normal (and dropout, init)."""
+    _rng.seed(n)
+
+
+def generator():
+    return _rng
+
+
+def _flatten(data):
+    """A nested list of numbers as (flat list, shape); ragged nesting is an error."""
+    if not isinstance(data, (list, tuple)):
+        return [data], ()
+    if not data:
+        return [], (0,)
+    parts = [_flatten(x) for x in data]
+    shapes = {shape for _, shape in parts}
+    if len(shapes) != 1:
+        raise ValueError(f"tensor(): nested lists must be rectangular; found rows of shapes "
+                         f"{sorted(shapes)} at the same depth")
+    return [v for flat, _ in parts for v in flat], (len(data),) + shapes.pop()
+
+
+def _infer_dtype(flat):
+    kinds = {dtypes.kind_of_scalar(v) for v in flat}
+    return dtypes.DEFAULT_FOR_KIND[max(kinds)] if kinds else dtypes.float32
+
+
+def _make(flat, shape, dtype, device, requires_grad=False):
+    from .tensor import Tensor
+    buffer = backend.get(device).from_flat(flat, dtype)
+    t = Tensor.from_buffer(buffer, shape, dtype, device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """A new tensor from a number, a nested list of numbers or another tensor (copied).
+    Without `dtype`: bool, int64 or float32 by the data, as in PyTorch."""
+    from .tensor import Tensor
+    if isinstance(data, Tensor):
+        out = data.detach().to(device=device or data.device, dtype=dtype or data.dtype)
+        out = out if out is not data else out.clone()
+        return out.requires_grad_(True) if requires_grad else out
+    if hasattr(data, "__array__") and not isinstance(data, (list, tuple)):
+        from .interop import from_numpy
+        return tensor(from_numpy(data), dtype, requires_grad, device)
+    flat, shape = _flatten(data)
+    return _make(flat, shape, dtype or _infer_dtype(flat), device or "python", requires_grad)
+
+
+def as_tensor(x, dtype=None, device=None):
+    """x itself when it already is a tensor of that dtype and device; otherwise a tensor."""
+    from .tensor import Tensor
+    if isinstance(x, Tensor):
+        return x.to(device=device, dtype=dtype)
+    return tensor(x, dtype=dtype, device=device)
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, int) or s < 0:
+            raise ValueError(f"a shape holds non-negative ints, got {size}")
+    return tuple(size)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    size = _shape((size,) if isinstance(size, int) else (tuple(size),))
+    dtype = dtype or dtypes.infer(fill_value)
+    return _make([fill_value] * numel(size), size, dtype, device or "python", requires_grad)
+
+
+def zeros(*size, dtype=None, requires_grad=False, device=None):
+    return full(_shape(size), 0.0, dtype or dtypes.float32, requires_grad, device)
+
+
+def ones(*size, dtype=None, requires_grad=False, device=None):
+    return full(_shape(size), 1.0, dtype or dtypes.float32, requires_grad, device)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    if end is None:
+        start, end = 0, start
+    n = max(0, math.ceil((end - start) / step))
+    values = [start + i * step for i in range(n)]
+    dtype = dtype or _infer_dtype([start, end, step])
+    return _make(values, (n,), dtype, device or "python", requires_grad)
+
+
+def _random_tensor(size, draw, dtype, requires_grad, device):
+    size = _shape(size)
+    return _make([draw() for _ in range(numel(size))], size, dtype or dtypes.float32,
+                 device or "python", requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad=False, device=None):
+    """Uniform on [0, 1)."""
+    return _random_tensor(size, _rng.random, dtype, requires_grad, device)
+
+
+def randn(*size, dtype=None, requires_grad=False, device=None):
+    """Standard normal."""
+    return _random_tensor(size, lambda: _rng.gauss(0.0, 1.0), dtype, requires_grad, device)
+
+
+def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None):
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _random_tensor(size, lambda: _rng.uniform(low, high), dtype, requires_grad, device)
+
+
+def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None):
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _random_tensor(size, lambda: _rng.gauss(mean, std), dtype, requires_grad, device)
+
+
+def _like(fn):
+    def like(t, dtype=None, requires_grad=False, device=None, **kw):
+        return fn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad,
+                  device=device or t.device, **kw)
+    like.__name__ = fn.__name__ + "_like"
+    like.__doc__ = f"{fn.__name__} with the shape (and by default dtype and device) of t."
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
+    return full(t.shape, fill_value, dtype or t.dtype, requires_grad, device or t.device)

@@ -1,0 +1,71 @@
+"""GradientFunction: one differentiable tensor operation (chapter 4, "Tensor-level autograd").
+
+Its ``forward`` computes the output from its inputs (tensors and plain arguments) and saves
+what the gradient will need; its ``backward`` receives the upstream gradient dL/dout and
+returns one gradient per tensor input, the tensor form of upstream x local. ``apply`` runs
+forward and, when grad mode is on and an input requires grad, links the output to this
+function: that link (``out.grad_fn``) and the function's ``inputs`` are the graph.
+
+Saved tensors carry the version of their storage at save time; if an in-place operation
+changes it before backward, reading them raises instead of giving a silently wrong gradient.
+"""
+from . import grad_mode
+
+
+class GradientFunction:
+    def __init__(self):
+        self.inputs = ()                  # the tensor inputs, in order
+        self.needs_input_grad = ()        # which of them lead to a tensor that requires grad
+        self._saved = ()
+        self._freed = False
+        self.retained = None              # set by Tensor.retain_grad on this function's output
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    def forward(self, *args):
+        raise NotImplementedError
+
+    def backward(self, grad):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .tensor import Tensor
+        fn = cls()
+        out = fn.forward(*args, **kwargs)
+        inputs = tuple(a for a in args if isinstance(a, Tensor))
+        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in inputs):
+            fn.inputs = inputs
+            fn.needs_input_grad = tuple(t.requires_grad for t in inputs)
+            out.requires_grad, out.grad_fn = True, fn
+        else:
+            fn._saved = ()                # nothing will read them: let them go now
+        return out
+
+    def save_for_backward(self, *tensors):
+        self._saved = tuple((t, t.storage.version) for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time: {self.name}'s saved "
+                "tensors were freed after the first backward. Call backward(retain_graph=True) "
+                "the first time if you need to backpropagate twice.")
+        for t, version in self._saved:
+            if t.storage.version != version:
+                raise RuntimeError(
+                    f"a tensor of shape {t.shape} that {self.name} saved for its gradient was "
+                    f"modified in place afterwards (version {version} when saved, "
+                    f"{t.storage.version} now); use an out-of-place operation instead")
+        return tuple(t for t, _ in self._saved)
+
+    def release(self):
+        """Free the saved tensors after backward (unless the graph is retained)."""
+        self._saved = ()
+        self._freed = True
+
+    def __repr__(self):
+        return f"<{self.name}>"

@@ -1,0 +1,89 @@
+"""Matrix multiplication and its gradient (chapter 4, "Matmul backward").
+
+``matmul(a, b, transpose_a, transpose_b)`` computes op(a) @ op(b), where op transposes the
+last two dimensions when its flag is set. The transpose is virtual: the kernel reads the
+same buffer with the two strides swapped. Leading (batch) dimensions broadcast.
+
+With G = dL/dC for C = op(A) @ op(B), the thesis derives four cases, each again a matmul
+with transpose flags, so no transposed copy is ever made:
+
+    op(A), op(B)   dL/dA                dL/dB
+    A,   B         G @ B^T              A^T @ G
+    A^T, B         B @ G^T              A @ G
+    A,   B^T       G @ B                G^T @ A
+    A^T, B^T       B^T @ G^T            G^T @ A^T
+
+A batch dimension that was broadcast gets a gradient with the full batch shape; the
+backward pass sums it back like any other broadcast.
+"""
+from .broadcast import broadcast_shapes
+from .function import GradientFunction
+
+
+def _t(x):
+    """x with its last two dimensions swapped: a view, no copy."""
+    shape, strides = list(x.shape), list(x.strides)
+    shape[-1], shape[-2] = shape[-2], shape[-1]
+    strides[-1], strides[-2] = strides[-2], strides[-1]
+    return x.view_of(tuple(shape), tuple(strides), x.offset)
+
+
+def _expand_batch(x, batch):
+    """x's view with leading dimensions broadcast to `batch` (stride 0 where stretched)."""
+    from .broadcast import broadcast_strides
+    shape = tuple(batch) + x.shape[-2:]
+    return x.view_of(shape, broadcast_strides(x.shape, x.strides, shape), x.offset)
+
+
+class MatMul(GradientFunction):
+    def forward(self, a, b, transpose_a, transpose_b):
+        self.ta, self.tb = transpose_a, transpose_b
+        self.save_for_backward(a, b)
+        oa = _t(a) if transpose_a else a
+        ob = _t(b) if transpose_b else b
+        if oa.shape[-1] != ob.shape[-2]:
+            flags = f" (transpose_a={transpose_a}, transpose_b={transpose_b})" if transpose_a or transpose_b else ""
+            raise ValueError(f"matmul: shapes {a.shape} and {b.shape}{flags} do not fit: "
+                             f"{oa.shape[-1]} columns against {ob.shape[-2]} rows")
+        if a.dtype is not b.dtype:
+            raise TypeError(f"matmul: both operands need one dtype, got {a.dtype} and {b.dtype}")
+        batch = broadcast_shapes(oa.shape[:-2], ob.shape[:-2])
+        oa, ob = _expand_batch(oa, batch), _expand_batch(ob, batch)
+        shape = tuple(batch) + (oa.shape[-2], ob.shape[-1])
+        return a.launch("matmul", oa.as_view(), ob.as_view(), a.dtype, shape=shape, dtype=a.dtype)
+
+    def backward(self, g):
+        a, b = self.saved_tensors
+        da = db = None
+        if (self.ta, self.tb) == (False, False):
+            da = matmul(g, b, False, True) if self.needs_input_grad[0] else None
+            db = matmul(a, g, True, False) if self.needs_input_grad[1] else None
+        elif (self.ta, self.tb) == (True, False):
+            da = matmul(b, g, False, True) if self.needs_input_grad[0] else None
+            db = matmul(a, g, False, False) if self.needs_input_grad[1] else None
+        elif (self.ta, self.tb) == (False, True):
+            da = matmul(g, b, False, False) if self.needs_input_grad[0] else None
+            db = matmul(g, a, True, False) if self.needs_input_grad[1] else None
+        else:
+            da = matmul(b, g, True, True) if self.needs_input_grad[0] else None
+            db = matmul(g, a, True, True) if self.needs_input_grad[1] else None
+        return da, db
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False):
+    """PyTorch's matmul for 1-D to N-D operands, plus the two transpose flags. A 1-D first
+    operand is a row vector, a 1-D second one a column; their added dimension is removed."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least one dimension, got shapes "
+                         f"{a.shape} and {b.shape}")
+    vec_a, vec_b = a.ndim == 1, b.ndim == 1
+    if vec_a:
+        a, transpose_a = a.unsqueeze(0), False
+    if vec_b:
+        b, transpose_b = b.unsqueeze(-1), False
+    out = MatMul.apply(a, b, transpose_a, transpose_b)
+    if vec_a:
+        out = out.squeeze(-2)
+    if vec_b:
+        out = out.squeeze(-1)
+    return out

@@ -1,0 +1,180 @@
+"""Device "python": buffers are ``array.array``, every kernel a loop a reader can follow.
+
+All kernels rest on ``positions``: the buffer positions of a view's elements in row-major
+order, built one dimension at a time (each position of the dimensions so far, plus every
+step along the next one). Stretched (broadcast) dimensions have stride 0 and so repeat
+positions; transposed views just list them in a different order.
+
+Float results follow IEEE like numpy and PyTorch (log(0) = -inf, 0/0 = nan) instead of
+raising, because one bad element must not stop a whole tensor operation.
+"""
+import array
+import math
+import operator
+
+from .backend import Backend, View
+from .strides import make_strides, numel
+
+
+def positions(view, along=None):
+    """Buffer positions of ``view``'s elements, row-major. ``along=(dim, indices)`` visits
+    only the given indices of that dimension, in that order (for index_select/index_add)."""
+    pos = [view.offset]
+    for d, (size, stride) in enumerate(zip(view.shape, view.strides)):
+        steps = range(size) if along is None or along[0] != d else along[1]
+        pos = [p + i * stride for p in pos for i in steps]
+    return pos
+
+
+def _exp(x):
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _log(x):
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _gelu(x):                       # exact GELU, x * Phi(x), PyTorch's default
+    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def _gelu_grad(x):                  # Phi(x) + x * phi(x)
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0))) + x * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
+
+def _div(a, b):
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _pow(a, b):
+    if isinstance(a, int) and isinstance(b, int) and b >= 0:
+        return a ** b                               # exact for integer tensors
+    try:
+        return math.pow(a, b)
+    except ValueError:                              # negative base, fractional exponent; 0 ** -1
+        return math.inf if a == 0 else math.nan
+    except OverflowError:
+        return math.inf
+
+
+UNARY = {
+    "neg": operator.neg, "exp": _exp, "log": _log, "abs": abs, "tanh": math.tanh,
+    "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
+    "relu": lambda x: x if x > 0 else x * 0,         # x * 0 keeps the element's type
+    "relu_grad": lambda x: 1 if x > 0 else 0,
+    "sigmoid": _sigmoid, "gelu": _gelu, "gelu_grad": _gelu_grad,
+    "sign": lambda x: (x > 0) - (x < 0),
+}
+BINARY = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _div, "pow": _pow,
+    "maximum": max, "minimum": min,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge,
+}
+
+
+def _argmax(values):
+    return max(range(len(values)), key=values.__getitem__)
+
+
+def _argmin(values):
+    return min(range(len(values)), key=values.__getitem__)
+
+
+REDUCE = {"sum": sum, "max": max, "min": min, "argmax": _argmax, "argmin": _argmin}
+
+
+class PythonBackend(Backend):
+    name = "python"
+
+    def from_flat(self, values, dtype):
+        return array.array(dtype.typecode, [dtype.cast(v) for v in values])
+
+    def to_flat(self, view):
+        buf, cast = view.buffer, view.dtype.cast
+        return [cast(buf[p]) for p in positions(view)]
+
+    def contiguous(self, view, dtype):
+        buf, cast = view.buffer, dtype.cast
+        return array.array(dtype.typecode, [cast(buf[p]) for p in positions(view)])
+
+    def unary(self, op, view, dtype):
+        f, buf, cast = UNARY[op], view.buffer, dtype.cast
+        return array.array(dtype.typecode, [cast(f(buf[p])) for p in positions(view)])
+
+    def binary(self, op, a, b, dtype):
+        f, abuf, bbuf, cast = BINARY[op], a.buffer, b.buffer, dtype.cast
+        return array.array(dtype.typecode, [cast(f(abuf[i], bbuf[j]))
+                                            for i, j in zip(positions(a), positions(b))])
+
+    def where(self, cond, a, b, dtype):
+        cbuf, abuf, bbuf, cast = cond.buffer, a.buffer, b.buffer, dtype.cast
+        return array.array(dtype.typecode, [cast(abuf[i] if cbuf[c] else bbuf[j]) for c, i, j in
+                                            zip(positions(cond), positions(a), positions(b))])
+
+    def reduce(self, op, view, dims, dtype):
+        """Split the view into the kept dimensions (one output each) and the reduced ones
+        (positions relative to each output's first element)."""
+        kept = [d for d in range(len(view.shape)) if d not in dims]
+        outer = _subview(view, kept)
+        inner = positions(_subview(view, dims)._replace(offset=0))
+        if not inner and op != "sum":
+            raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
+        f, buf, cast = REDUCE[op], view.buffer, dtype.cast
+        return array.array(dtype.typecode,
+                           [cast(f([buf[base + r] for r in inner])) for base in positions(outer)])
+
+    def matmul(self, a, b, dtype):
+        """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j], for every batch index."""
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        sa_i, sa_p = a.strides[-2:]
+        sb_p, sb_j = b.strides[-2:]
+        batch = range(len(a.shape) - 2)
+        abuf, bbuf, cast = a.buffer, b.buffer, dtype.cast
+        out = []
+        for a0, b0 in zip(positions(_subview(a, batch)), positions(_subview(b, batch))):
+            for i in range(m):
+                row = [abuf[a0 + i * sa_i + p * sa_p] for p in range(k)]
+                for j in range(n):
+                    col = b0 + j * sb_j
+                    out.append(cast(sum(x * bbuf[col + p * sb_p] for p, x in enumerate(row))))
+        return array.array(dtype.typecode, out)
+
+    def index_select(self, view, dim, index):
+        buf = view.buffer
+        return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, index))])
+
+    def index_add(self, shape, dim, index, src):
+        dtype = src.dtype
+        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
+        target = View(out, shape, make_strides(shape), 0, dtype)
+        sbuf = src.buffer
+        for t, s in zip(positions(target, along=(dim, index)), positions(src)):
+            out[t] += sbuf[s]               # a repeated index adds up
+        return out
+
+    def write(self, dst, src):
+        dbuf, sbuf, cast = dst.buffer, src.buffer, dst.dtype.cast
+        for d, s in zip(positions(dst), positions(src)):
+            dbuf[d] = cast(sbuf[s])
+
+
+def _subview(view, dims):
+    """The view restricted to some of its dimensions (the others held at index 0)."""
+    return view._replace(shape=tuple(view.shape[d] for d in dims),
+                         strides=tuple(view.strides[d] for d in dims))

@@ -1,0 +1,89 @@
+"""Reductions: sum, mean, max, min, argmax, argmin over any set of dimensions (chapter 4).
+
+Summing is broadcasting's mirror image: the gradient of a sum is the upstream gradient
+repeated (expanded) over the summed dimensions. The gradient of a max goes to the elements
+that were the maximum, shared equally between ties.
+"""
+from collections import namedtuple
+
+from . import dtypes
+from .function import GradientFunction
+from .strides import normalize_dim
+
+ValuesIndices = namedtuple("ValuesIndices", "values indices")
+
+
+def normalize_dims(x, dim):
+    """None: every dimension; an int or a tuple of ints, negative ones from the end."""
+    if dim is None:
+        return tuple(range(x.ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = sorted({normalize_dim(d, x.ndim) for d in dims})
+    if len(out) != len(dims):
+        raise ValueError(f"dim {dim} names a dimension twice")
+    return tuple(out)
+
+
+def kept_shape(shape, dims, keepdim):
+    if keepdim:
+        return tuple(1 if d in dims else s for d, s in enumerate(shape))
+    return tuple(s for d, s in enumerate(shape) if d not in dims)
+
+
+def _reduce_kernel(op, x, dims, keepdim, dtype):
+    out = x.launch("reduce", op, x.as_view(), dims, dtype,
+                   shape=kept_shape(x.shape, dims, False), dtype=dtype)
+    if keepdim:
+        out = out.view_of(kept_shape(x.shape, dims, True), None, 0)
+    return out
+
+
+class Sum(GradientFunction):
+    def forward(self, x, dims, keepdim):
+        self.shape, self.dims = x.shape, dims
+        dtype = x.dtype if x.dtype.is_floating_point else dtypes.int64
+        return _reduce_kernel("sum", x, dims, keepdim, dtype)
+
+    def backward(self, grad):
+        return (grad.reshape(*kept_shape(self.shape, self.dims, True)).expand(*self.shape),)
+
+
+class Extremum(GradientFunction):
+    def forward(self, x, dims, keepdim, op):
+        out = _reduce_kernel(op, x, dims, keepdim, x.dtype)
+        self.dims = dims
+        self.save_for_backward(x, out)
+        return out
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        keep = kept_shape(x.shape, self.dims, True)
+        hit = x == out.reshape(*keep)                  # where the extremum was
+        share = hit.to(dtype=grad.dtype)
+        share = share / share.sum(dim=self.dims, keepdim=True)
+        return (grad.reshape(*keep) * share,)
+
+
+def reduce(op, x, dim=None, keepdim=False):
+    dims = normalize_dims(x, dim)
+    if op == "sum":
+        return Sum.apply(x, dims, keepdim)
+    if op == "mean":
+        count = 1
+        for d in dims:
+            count *= x.shape[d]
+        if not x.dtype.is_floating_point:
+            x = x.to(dtype=dtypes.float32)
+        return Sum.apply(x, dims, keepdim) / count
+    values = Extremum.apply(x, dims, keepdim, op)
+    if dim is None:
+        return values
+    return ValuesIndices(values, arg_reduce("arg" + op, x, dim, keepdim))
+
+
+def arg_reduce(op, x, dim=None, keepdim=False):
+    """Index of the max/min: along `dim`, or into the flattened tensor when dim is None."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    dims = normalize_dims(x, dim)
+    return _reduce_kernel(op, x, dims, keepdim, dtypes.int64)

@@ -1,0 +1,80 @@
+"""Shapes, strides and the flat index (chapter 1, "Tensors").
+
+A tensor's elements live in one flat buffer. Its ``shape`` says how many elements each
+dimension has; its ``strides`` say how many buffer positions one step along each dimension
+moves; its ``offset`` is where element [0, 0, ...] is. Element [i0, i1, ...] is at
+
+    offset + i0 * strides[0] + i1 * strides[1] + ...
+
+A contiguous (row-major) tensor of shape (2, 3, 4) has strides (12, 4, 1). Transposing
+swaps two strides, slicing moves the offset and multiplies a stride, broadcasting sets a
+stride to 0: all are new views of the same buffer, no element is copied.
+"""
+
+
+def numel(shape):
+    n = 1
+    for size in shape:
+        n *= size
+    return n
+
+
+def make_strides(shape):
+    """Row-major strides: the last dimension varies fastest."""
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+    return tuple(strides)
+
+
+def flat_index(index, strides, offset=0):
+    """Buffer position of the element at the multi-index ``index``."""
+    return offset + sum(i * s for i, s in zip(index, strides))
+
+
+def is_contiguous(shape, strides):
+    """True when the view walks its buffer in row-major order with no gaps."""
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def normalize_dim(dim, ndim):
+    """A dimension index in range(ndim); negative ones count from the end, as in PyTorch."""
+    if not -ndim <= dim < max(ndim, 1):
+        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} "
+                         f"dimensions (expected {-ndim} to {max(ndim, 1) - 1})")
+    return dim % ndim if ndim else 0
+
+
+def view_strides(shape, strides, new_shape):
+    """Strides that show the same elements in ``new_shape`` without copying, or None when
+    none exist (then ``reshape`` copies and ``view`` raises).
+
+    Walking from the last dimension, old dimensions are grouped into chunks that are
+    contiguous with each other in memory; each chunk's elements may be re-split into any
+    run of new dimensions with the same element count (the algorithm PyTorch uses).
+    """
+    if not shape or numel(shape) == 0:
+        return make_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    new_d = len(new_shape) - 1
+    chunk_stride = strides[-1]             # stride of the chunk's innermost dimension
+    chunk_numel = new_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        chunk_numel *= shape[d]
+        chunk_ends = d == 0 or (shape[d - 1] != 1 and strides[d - 1] != chunk_numel * chunk_stride)
+        if not chunk_ends:
+            continue
+        while new_d >= 0 and (new_numel < chunk_numel or new_shape[new_d] == 1):
+            new_strides[new_d] = new_numel * chunk_stride
+            new_numel *= new_shape[new_d]
+            new_d -= 1
+        if new_numel != chunk_numel:
+            return None
+        if d > 0:
+            chunk_stride, chunk_numel, new_numel = strides[d - 1], 1, 1
+    return tuple(new_strides) if new_d == -1 else None

@@ -1,0 +1,201 @@
+"""Views and indexing (chapter 1, "Strides"): new shapes and strides over the same storage.
+
+``reshape``/``view``, ``permute``, ``expand`` and basic indexing (ints, slices, None, ...)
+only compute new strides and an offset. Indexing with integer tensors gathers elements into
+a new tensor (``index_select``); its gradient scatter-adds back, so an index that appears
+twice receives both gradients.
+"""
+from . import dtypes
+from .function import GradientFunction
+from .strides import numel, view_strides
+
+
+def resolve_shape(shape, n):
+    """A shape with at most one -1, which becomes whatever makes n elements."""
+    shape = tuple(shape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"shape {shape} has more than one -1")
+    known = numel([s for s in shape if s != -1])
+    if -1 in shape:
+        if known == 0 or n % known:
+            raise ValueError(f"shape {shape} cannot hold {n} elements")
+        shape = tuple(n // known if s == -1 else s for s in shape)
+    if numel(shape) != n:
+        raise ValueError(f"shape {shape} holds {numel(shape)} elements, but the tensor has {n}")
+    return shape
+
+
+class Reshape(GradientFunction):
+    def forward(self, x, shape, copy_if_needed):
+        self.input_shape = x.shape
+        shape = resolve_shape(shape, x.numel())
+        strides = view_strides(x.shape, x.strides, shape)
+        if strides is None:
+            if not copy_if_needed:
+                raise RuntimeError(
+                    f"view: a tensor of shape {x.shape} with strides {x.strides} cannot be "
+                    f"viewed as {shape} without copying; use .reshape(...) (or .contiguous() first)")
+            return copy(x).view_of(shape, None, 0)
+        return x.view_of(shape, strides, x.offset)
+
+    def backward(self, grad):
+        return (grad.reshape(*self.input_shape),)
+
+
+class Permute(GradientFunction):
+    def forward(self, x, dims):
+        if sorted(dims) != list(range(x.ndim)):
+            raise ValueError(f"permute: {dims} is not an ordering of the {x.ndim} dimensions of {x.shape}")
+        self.dims = dims
+        return x.view_of(tuple(x.shape[d] for d in dims), tuple(x.strides[d] for d in dims), x.offset)
+
+    def backward(self, grad):
+        inverse = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inverse[d] = i
+        return (grad.permute(*inverse),)
+
+
+class Expand(GradientFunction):
+    """Broadcast to a larger shape: stretched dimensions get stride 0. Its gradient is the
+    upstream gradient itself; the backward pass sums it back to the input's shape."""
+
+    def forward(self, x, shape):
+        lead = len(shape) - x.ndim
+        if lead < 0:
+            raise ValueError(f"expand: cannot expand shape {x.shape} to fewer dimensions {tuple(shape)}")
+        new_shape, strides = list(shape[:lead]), [0] * lead
+        for size, stride, want in zip(x.shape, x.strides, shape[lead:]):
+            if want == -1 or want == size:
+                new_shape.append(size)
+                strides.append(stride)
+            elif size == 1:
+                new_shape.append(want)
+                strides.append(0)
+            else:
+                raise ValueError(f"expand: shape {x.shape} cannot be expanded to {tuple(shape)}: "
+                                 f"size {size} is neither 1 nor {want}")
+        return x.view_of(tuple(new_shape), tuple(strides), x.offset)
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def copy(x):
+    """A contiguous copy of x (no autograd link)."""
+    return x.launch("contiguous", x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
+
+
+class Contiguous(GradientFunction):
+    def forward(self, x):
+        return copy(x)
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def basic_index(x, index):
+    """(shape, strides, offset) of x[index] for ints, slices, None and Ellipsis."""
+    index = index if isinstance(index, tuple) else (index,)
+    specified = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if specified > x.ndim:
+        raise IndexError(f"too many indices for a tensor of shape {x.shape}: {len(index)}")
+    if sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis (...)")
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        index = index[:at] + (slice(None),) * (x.ndim - specified) + index[at + 1:]
+    else:
+        index = index + (slice(None),) * (x.ndim - specified)
+    shape, strides, offset, d = [], [], x.offset, 0
+    for i in index:
+        if i is None:                                   # a new dimension of size 1
+            shape.append(1)
+            strides.append(0)
+            continue
+        size, stride = x.shape[d], x.strides[d]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(size)
+            if step <= 0:
+                raise ValueError(f"slices need a positive step, got {step}")
+            shape.append(max(0, (stop - start + step - 1) // step))
+            strides.append(stride * step)
+            offset += start * stride
+        elif isinstance(i, int) and not isinstance(i, bool):
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+            offset += (i % size) * stride
+        else:
+            raise TypeError(f"unsupported index {i!r} ({type(i).__name__}); expected int, slice, "
+                            "None, ..., or an integer tensor")
+        d += 1
+    return tuple(shape), tuple(strides), offset
+
+
+class Slice(GradientFunction):
+    def forward(self, x, index):
+        self.shape, self.index = x.shape, index
+        shape, strides, offset = basic_index(x, index)
+        return x.view_of(shape, strides, offset)
+
+    def backward(self, grad):
+        from .factories import zeros
+        out = zeros(*self.shape, dtype=grad.dtype, device=grad.device)
+        out[self.index] = grad                            # the gradient lands where x was read
+        return (out,)
+
+
+class IndexSelect(GradientFunction):
+    """x's rows along `dim` picked by an integer list; gradient: scatter-add."""
+
+    def forward(self, x, dim, index):
+        self.shape, self.dim, self.index = x.shape, dim, index
+        size = x.shape[dim]
+        for i in index:
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+        self.index = [i % size for i in index]
+        shape = x.shape[:dim] + (len(index),) + x.shape[dim + 1:]
+        return x.launch("index_select", x.as_view(), dim, self.index, shape=shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        g = grad.contiguous()
+        return (g.launch("index_add", self.shape, self.dim, self.index, g.as_view(),
+                         shape=self.shape, dtype=grad.dtype),)
+
+
+def _int_list(t):
+    if t.dtype not in (dtypes.int32, dtypes.int64):
+        raise IndexError(f"tensors used as indices must be int32 or int64, got {t.dtype}"
+                         + (" (for a bool mask use where or masked_fill)" if t.dtype is dtypes.bool_ else ""))
+    return t.reshape(-1).tolist()
+
+
+def getitem(x, index):
+    from .tensor import Tensor
+    items = index if isinstance(index, tuple) else (index,)
+    tensors = [i for i in items if isinstance(i, Tensor)]
+    if not tensors:
+        return Slice.apply(x, index)
+    if isinstance(index, Tensor):                     # x[idx]: rows of the first dimension
+        rows = IndexSelect.apply(x, 0, _int_list(index))
+        return rows.reshape(*index.shape, *x.shape[1:])
+    # x[i0, i1, ..., :]: leading integer tensors pick elements of the leading dimensions,
+    # e.g. logits[arange(B), targets]. They broadcast together.
+    k = len(tensors)
+    if any(not isinstance(i, Tensor) for i in items[:k]) or any(
+            i != slice(None) for i in items[k:]):
+        raise IndexError("integer-tensor indexing supports x[idx] and x[i0, ..., ik] with "
+                         "the tensors first (and only ':' after them)")
+    from .broadcast import broadcast_shapes
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    flat = [0] * numel(shape)
+    for d, t in enumerate(tensors):
+        values = _int_list(t.broadcast_to(shape).contiguous())
+        size = x.shape[d]
+        for j, v in enumerate(values):
+            if not -size <= v < size:
+                raise IndexError(f"index {v} is out of bounds for dimension {d} with size {size}")
+            flat[j] = flat[j] * size + v % size
+    lead = x.reshape(numel(x.shape[:k]), *x.shape[k:])
+    return IndexSelect.apply(lead, 0, flat).reshape(*shape, *x.shape[k:])
