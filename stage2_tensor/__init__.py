@@ -19,6 +19,7 @@ matmul, index_select, index_add, write). This package ships device "python"
 from . import backend as _backend
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
 from .dtypes import float32, float64, int32, int64
+from .concat import cat, split
 from .elementwise import where
 from .factories import (arange, as_tensor, full, full_like, normal, ones, ones_like, rand,
                         rand_like, randn, randn_like, seed, tensor, uniform, zeros, zeros_like)
@@ -26,11 +27,18 @@ from .grad_mode import is_grad_enabled, no_grad
 from .interop import from_numpy
 from .matmul import matmul
 from .python_backend import PythonBackend
+from .softmax import log_softmax, softmax
 from .tensor import Tensor
+
+
+def one_hot(index, num_classes):
+    """int64 tensor with a 1 at each index along a new last dimension."""
+    return (index.unsqueeze(-1) == arange(num_classes, device=index.device)).long()
 
 _backend.register("python", PythonBackend())
 
 __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "rand", "randn",
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
            "randn_like", "seed", "no_grad", "is_grad_enabled", "where", "matmul", "from_numpy",
-           "float32", "float64", "int32", "int64", "bool"]
+           "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
+           "log_softmax", "one_hot"]

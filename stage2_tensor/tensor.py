@@ -339,6 +339,31 @@ class Tensor:
     def argmin(self, dim=None, keepdim=False):
         return reduce.arg_reduce("argmin", self, dim, keepdim)
 
+    def softmax(self, dim=-1):
+        return softmax.softmax(self, dim)
+
+    def log_softmax(self, dim=-1):
+        return softmax.log_softmax(self, dim)
+
+    # ---- masks and pieces --------------------------------------------------------------------
+    def masked_fill(self, mask, value):
+        """value where mask is true, self elsewhere (mask broadcasts)."""
+        return elementwise.where(mask, value, self)
+
+    def tril(self, diagonal=0):
+        """Zeros above the given diagonal of the last two dimensions (a causal mask)."""
+        rows, cols = self.shape[-2:]
+        keep = factories.arange(rows, device=self.device).unsqueeze(-1) + diagonal >= \
+            factories.arange(cols, device=self.device)
+        return elementwise.where(keep, self, 0)
+
+    def split(self, split_size_or_sections, dim=0):
+        return concat.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks, dim=0):
+        n = self.shape[dim]
+        return concat.split(self, -(-n // chunks), dim)
+
     # ---- matrix product (matmul.py) --------------------------------------------------------
     def matmul(self, other, transpose_a=False, transpose_b=False):
         return matmul.matmul(self, _as_tensor_like(other, self), transpose_a, transpose_b)
@@ -369,4 +394,4 @@ def _compare(op, a, b):
 
 # The operation modules use Tensor, so they are imported once it exists.
 from . import backward as autograd  # noqa: E402
-from . import elementwise, factories, interop, matmul, reduce, views  # noqa: E402
+from . import concat, elementwise, factories, interop, matmul, reduce, softmax, views  # noqa: E402

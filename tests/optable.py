@@ -68,6 +68,11 @@ def _t(x):
     return np.swapaxes(x, -1, -2)
 
 
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
 def tensor_op(name, apply, reference, *shapes, domains=None):
     """An op only tensor engines have, checked at the given input shapes."""
     return Op(name, len(shapes), apply, reference, domains or (ANY,) * len(shapes),
@@ -125,6 +130,16 @@ TENSOR_OPS = [
     tensor_op("slice", lambda ns, a: a[1:, ::2] * a[:2, 1:3], lambda a: a[1:, ::2] * a[:2, 1:3], (3, 4)),
     tensor_op("int_and_none", lambda ns, a: a[1, None, ...] * 2, lambda a: a[1, None, ...] * 2, (3, 4)),
     tensor_op("gather_rows", lambda ns, a: a[ns.tensor([2, 0, 2])], lambda a: a[[2, 0, 2]], (3, 4)),
+    tensor_op("cat", lambda ns, a, b: ns.cat([a, b * 2, a], dim=-1),
+              lambda a, b: np.concatenate([a, b * 2, a], axis=-1), (2, 3), (2, 1)),
+    tensor_op("split", lambda ns, a: ns.split(a, [1, 3], dim=1)[1] * ns.split(a, 2, dim=1)[0].sum(),
+              lambda a: a[:, 1:] * a[:, :2].sum(), (2, 4)),
+    tensor_op("masked_fill", lambda ns, a: a.masked_fill(a > 0.5, -1.0),
+              lambda a: np.where(a > 0.5, -1.0, a), (3, 4), domains=(AWAY,)),
+    tensor_op("tril", lambda ns, a: a.tril(), np.tril, (3, 4)),
+    tensor_op("softmax", lambda ns, a: a.softmax(-1), _softmax, (2, 5)),
+    tensor_op("softmax_dim0", lambda ns, a: ns.softmax(a, dim=0), lambda a: _softmax(a, 0), (3, 2)),
+    tensor_op("log_softmax", lambda ns, a: a.log_softmax(-1), lambda a: np.log(_softmax(a)), (2, 5)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
 ]
