@@ -14,122 +14,51 @@ from .tensor import Tensor
 FLOAT_ONLY = {"exp", "log", "sqrt", "sigmoid", "tanh", "gelu"}
 
 
-class Unary(GradientFunction):
-    op = None
+# op: (what its local gradient is computed from, the local gradient d out / d x).
+# Reusing the output where the derivative is a function of it (exp, sigmoid, tanh) saves
+# recomputing it in the backward pass.
+LOCAL_GRADIENTS = {
+    "neg": (None, None),
+    "exp": ("output", lambda out: out),
+    "log": ("input", lambda x: 1 / x),
+    "sqrt": ("output", lambda out: 0.5 / out),
+    "abs": ("input", lambda x: unary("sign", x)),
+    "relu": ("input", lambda x: unary("relu_grad", x)),
+    "sigmoid": ("output", lambda out: out * (1 - out)),
+    "tanh": ("output", lambda out: 1 - out * out),
+    "gelu": ("input", lambda x: unary("gelu_grad", x)),
+}
 
-    def forward(self, x):
+
+class Unary(GradientFunction):
+    """One element-wise function of one tensor; its gradient: upstream x local."""
+
+    @property
+    def name(self):
+        return self.op.capitalize()
+
+    def forward(self, x, op):
+        self.op = op
         dtype = x.dtype
-        if self.op in FLOAT_ONLY and not dtype.is_floating_point:
+        if op in FLOAT_ONLY and not dtype.is_floating_point:
             dtype = dtypes.float32          # exp of an integer tensor is a float32 tensor
-        out = x.launch("unary", self.op, x.as_view(), dtype, shape=x.shape, dtype=dtype)
-        self.save(x, out)
+        out = x.launch("unary", op, x.as_view(), dtype, shape=x.shape, dtype=dtype)
+        reads = LOCAL_GRADIENTS[op][0]
+        if reads:
+            self.save_for_backward(x if reads == "input" else out)
         return out
 
-    def save(self, x, out):
-        pass
-
-
-class Neg(Unary):
-    op = "neg"
-
     def backward(self, grad):
-        return (-grad,)
-
-
-class Exp(Unary):
-    op = "exp"
-
-    def save(self, x, out):
-        self.save_for_backward(out)
-
-    def backward(self, grad):
-        out, = self.saved_tensors
-        return (grad * out,)                # d/dx e^x = e^x, the output itself
-
-
-class Log(Unary):
-    op = "log"
-
-    def save(self, x, out):
-        self.save_for_backward(x)
-
-    def backward(self, grad):
-        x, = self.saved_tensors
-        return (grad / x,)
-
-
-class Sqrt(Unary):
-    op = "sqrt"
-
-    def save(self, x, out):
-        self.save_for_backward(out)
-
-    def backward(self, grad):
-        out, = self.saved_tensors
-        return (grad / (out * 2),)
-
-
-class Abs(Unary):
-    op = "abs"
-
-    def save(self, x, out):
-        self.save_for_backward(x)
-
-    def backward(self, grad):
-        x, = self.saved_tensors
-        return (grad * unary("sign", x),)
-
-
-class ReLU(Unary):
-    op = "relu"
-
-    def save(self, x, out):
-        self.save_for_backward(x)
-
-    def backward(self, grad):
-        x, = self.saved_tensors
-        return (grad * unary("relu_grad", x),)
-
-
-class Sigmoid(Unary):
-    op = "sigmoid"
-
-    def save(self, x, out):
-        self.save_for_backward(out)
-
-    def backward(self, grad):
-        out, = self.saved_tensors
-        return (grad * out * (1 - out),)
-
-
-class Tanh(Unary):
-    op = "tanh"
-
-    def save(self, x, out):
-        self.save_for_backward(out)
-
-    def backward(self, grad):
-        out, = self.saved_tensors
-        return (grad * (1 - out * out),)
-
-
-class GELU(Unary):
-    op = "gelu"
-
-    def save(self, x, out):
-        self.save_for_backward(x)
-
-    def backward(self, grad):
-        x, = self.saved_tensors
-        return (grad * unary("gelu_grad", x),)
-
-
-UNARY = {cls.op: cls for cls in (Neg, Exp, Log, Sqrt, Abs, ReLU, Sigmoid, Tanh, GELU)}
+        local = LOCAL_GRADIENTS[self.op][1]
+        if local is None:                   # neg: the local gradient is the constant -1
+            return (-grad,)
+        saved, = self.saved_tensors
+        return (grad * local(saved),)
 
 
 def unary(op, x):
-    if op in UNARY:
-        return UNARY[op].apply(x)
+    if op in LOCAL_GRADIENTS:
+        return Unary.apply(x, op)
     # Not differentiable (masks and signs used inside backward passes): a plain kernel call.
     return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
 

@@ -21,7 +21,7 @@ def test_pruned_branches_are_never_computed(monkeypatch):
     x = tg.randn(4, 3, dtype=tg.float64)                 # no gradient wanted
     hidden = x.exp()                                      # a branch that leads to no leaf needing grad
     calls = []
-    monkeypatch.setattr(elementwise.Exp, "backward", lambda self, g: calls.append("exp"))
+    monkeypatch.setattr(elementwise.Unary, "backward", lambda self, g: calls.append(self.op))
     real = matmul_module.matmul
     monkeypatch.setattr(matmul_module, "matmul", lambda *a, **k: calls.append("matmul") or real(*a, **k))
     loss = (hidden @ w).sum()
@@ -35,10 +35,10 @@ def test_each_function_runs_once_when_its_output_is_shared(monkeypatch):
     x = leaf(2, 2)
     shared = x.tanh()
     calls = []
-    original = elementwise.Tanh.backward
-    monkeypatch.setattr(elementwise.Tanh, "backward", lambda self, g: calls.append(1) or original(self, g))
+    original = elementwise.Unary.backward
+    monkeypatch.setattr(elementwise.Unary, "backward", lambda self, g: calls.append(self.op) or original(self, g))
     (shared * shared + shared.exp()).sum().backward()
-    assert len(calls) == 1                                # gradients were summed before it ran
+    assert calls.count("tanh") == 1                       # gradients were summed before it ran
 
 
 def test_leaf_gradients_accumulate_until_zeroed():
