@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from .engines import ENGINES, engine_params
 from .gradcheck import gradcheck
-from .optable import ops_for
+from .optable import OPS, ops_for
 
 CASES = [pytest.param(engine, op, marks=p.marks, id=f"{engine.name}-{op.name}")
          for p in engine_params() for engine in p.values for op in ops_for(engine)]
@@ -85,3 +85,25 @@ def test_layouts_are_really_non_contiguous(engine, layout):
 
 def test_every_engine_runs_some_op():
     assert all(ops_for(e) for e in ENGINES)
+
+
+@st.composite
+def broadcast_pairs(draw):
+    """Two shapes that broadcast: a random shape, and a suffix of it with some sizes 1."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=3)))
+    suffix = shape[draw(st.integers(0, len(shape))):]
+    other = tuple(draw(st.sampled_from([1, n])) for n in suffix)
+    return (shape, other) if draw(st.booleans()) else (other, shape)
+
+
+BROADCAST_OPS = [op for op in OPS if op.name in ("add", "sub", "mul", "div", "pow")]
+
+
+@pytest.mark.parametrize("engine", [p for p in engine_params() if not p.values[0].scalar_only])
+@pytest.mark.parametrize("op", BROADCAST_OPS, ids=lambda op: op.name)
+@given(shapes=broadcast_pairs(), seed=st.integers(0, 2**32 - 1))
+def test_broadcast_gradients_property(engine, op, shapes, seed):
+    rng = np.random.default_rng(seed)
+    inputs = [d.sample(rng, s) for d, s in zip(op.domains, shapes)]
+    value = gradcheck(engine, lambda *xs: op.apply(engine.namespace, *xs), inputs, rng)
+    np.testing.assert_allclose(value, op.reference(*inputs), rtol=1e-12, atol=1e-12)
