@@ -11,10 +11,18 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``backward.py`` (the backward pass), ``elementwise.py``, ``reduce.py``, ``matmul.py``,
 ``views.py`` (the differentiable operations), ``factories.py``.
 
-The backend boundary: every kernel goes through the small interface documented in
-``backend.py`` (allocate from/to flat lists, contiguous copy, unary, binary, where, reduce,
-matmul, index_select, index_add, write). This package ships device "python"
-(``python_backend.py``, ``array.array`` buffers); stage3 registers "cpu" and "cuda".
+The backend boundary (``backend.py``): a device is an object with these kernels, each
+reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer:
+
+    from_flat(values, dtype)   to_flat(view)           contiguous(view, dtype)
+    unary(op, x, dtype)        binary(op, a, b, dtype)  where(cond, a, b, dtype)
+    reduce(op, x, dims, dtype) matmul(a, b, dtype)      index_select(x, dim, index)
+    index_add(shape, dim, index, src)                    write(dst, src)   (in place)
+
+Broadcasting, views, dtype promotion and autograd stay here, written once. This package
+ships device "python" (``python_backend.py``, ``array.array`` buffers); stage3 registers
+"cpu" and "cuda" with ``backend.register``. A kernel a backend lacks runs on the python
+backend instead, with a one-time log line. from_flat, to_flat and write are required.
 """
 from . import backend as _backend
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
