@@ -37,6 +37,7 @@ from .matmul import matmul
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
+from . import viz  # noqa: E402  (to_dot, draw, print_dag)
 
 
 def one_hot(index, num_classes):
@@ -49,4 +50,4 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
            "randn_like", "seed", "no_grad", "is_grad_enabled", "where", "matmul", "from_numpy",
            "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
-           "log_softmax", "one_hot"]
+           "log_softmax", "one_hot", "viz"]

@@ -197,7 +197,13 @@ class Tensor:
     def _write(self, op, source):
         """Copy `source` (broadcast to this view) into this view and bump the version."""
         self._check_inplace(op, source)
+        if any(stride == 0 and size > 1 for size, stride in zip(self.shape, self.strides)):
+            raise RuntimeError(f"{op}: this view of shape {self.shape} has stride 0 (it was "
+                               "expanded), so several of its elements are one memory location; "
+                               "write to a clone() instead")
         source = factories.as_tensor(source, dtype=self.dtype, device=self.device).broadcast_to(self.shape)
+        if source.storage is self.storage:     # overlapping views: read everything before writing
+            source = views.copy(source)
         backends.launch(self.device, "write", self.as_view(), source.as_view())
         self.storage.version += 1
         return self

@@ -15,13 +15,17 @@ CHAPTERS = REPO / "chapters"
 
 # Notebook stem -> the pytest marker of the stage it teaches (besides `chapters`).
 STAGE = {
+    "01_tensors": "stage2",
     "03_scalar_autograd": "stage1",
+    "04_tensor_autograd": "stage2",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
 FIGURES = {
+    "01_tensors": ["strides_visualization.svg", "broadcasting_scalar_stretch.svg"],
     "03_scalar_autograd": ["upstream-local-gradient.svg", "chain_graph.svg",
                            "bobnet_loss.png", "bobnet_graph.svg"],
+    "04_tensor_autograd": ["opgraph_1.png"],
 }
 
 

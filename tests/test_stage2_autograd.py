@@ -157,3 +157,29 @@ def test_view_of_incompatible_strides():
     with pytest.raises(RuntimeError, match=r"view: a tensor of shape \(3, 2\) with strides \(1, 3\) cannot be viewed as \(6,\).*reshape"):
         x.view(6)
     assert x.reshape(6).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+
+
+def test_in_place_copy_from_an_overlapping_view():
+    a = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    a.copy_(a.T)
+    assert a.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    b = tg.arange(6.0)
+    b[1:] = b[:-1]
+    assert b.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_in_place_write_into_an_expanded_view():
+    r = tg.tensor([10.0, 20.0, 30.0])
+    with pytest.raises(RuntimeError, match=r"copy_: this view of shape \(2, 3\) has stride 0"):
+        r.expand(2, 3).copy_(tg.ones(2, 3))
+    assert r.tolist() == [10.0, 20.0, 30.0]
+
+
+def test_version_counter_counts_in_place_writes():
+    x = tg.zeros(3)
+    view = x[1:]
+    x.fill_(1.0)
+    view.add_(1.0)
+    x[0] = 5.0
+    assert x.storage.version == view.storage.version == 3
+    assert x.tolist() == [5.0, 2.0, 2.0]
