@@ -30,6 +30,7 @@ chapters: setup
 
 bench: setup
 	$(PY) benchmarks/stage1_scalar.py
+	$(PY) benchmarks/stage2_tensor.py
 
 setup: $(STAMP) dot
 

@@ -37,7 +37,9 @@ from .matmul import matmul
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
-from . import viz  # noqa: E402  (to_dot, draw, print_dag)
+from . import nn, optim, viz  # noqa: E402  (viz: to_dot, draw, print_dag)
+from .factories import seed as manual_seed  # noqa: E402  (PyTorch's name)
+from .serialization import load, save  # noqa: E402
 
 
 def one_hot(index, num_classes):
@@ -50,4 +52,10 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
            "randn_like", "seed", "no_grad", "is_grad_enabled", "where", "matmul", "from_numpy",
            "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
-           "log_softmax", "one_hot", "viz"]
+           "log_softmax", "one_hot", "viz", "nn", "optim", "save", "load", "manual_seed",
+           "long", "double"]
+
+# PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
+long = int64
+double = float64
+float = float32  # noqa: A001

@@ -75,7 +75,7 @@ def _pow(a, b):
 UNARY = {
     "neg": operator.neg, "exp": _exp, "log": _log, "abs": abs, "tanh": math.tanh,
     "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
-    "relu": lambda x: x if x > 0 else x * 0,         # x * 0 keeps the element's type
+    "relu": lambda x: x if x > 0 or x != x else 0,  # +0 for negatives (not -0.0); nan stays
     "relu_grad": lambda x: 1 if x > 0 else 0,
     "sigmoid": _sigmoid, "gelu": _gelu, "gelu_grad": _gelu_grad,
     "sign": lambda x: (x > 0) - (x < 0),

@@ -16,6 +16,7 @@ CHAPTERS = REPO / "chapters"
 # Notebook stem -> the pytest marker of the stage it teaches (besides `chapters`).
 STAGE = {
     "01_tensors": "stage2",
+    "02_neural_networks": "stage2",
     "03_scalar_autograd": "stage1",
     "04_tensor_autograd": "stage2",
 }
@@ -23,6 +24,7 @@ STAGE = {
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
 FIGURES = {
     "01_tensors": ["strides_visualization.svg", "broadcasting_scalar_stretch.svg"],
+    "02_neural_networks": ["neural_network.svg", "mlp_training_loss.png", "mlp_decision_boundary.png"],
     "03_scalar_autograd": ["upstream-local-gradient.svg", "chain_graph.svg",
                            "bobnet_loss.png", "bobnet_graph.svg"],
     "04_tensor_autograd": ["opgraph_1.png"],

@@ -209,3 +209,8 @@ def test_to_device_and_dtype():
 def test_contiguity():
     assert is_contiguous((2, 3), (3, 1)) and not is_contiguous((2, 3), (1, 2))
     assert is_contiguous((1, 3), (7, 1))                  # size-1 dims may have any stride
+
+
+def test_relu_of_negatives_is_positive_zero():
+    out = tg.tensor([-0.5, 0.0, 2.0, float("nan")]).relu().tolist()
+    assert [str(v) for v in out] == ["0.0", "0.0", "2.0", "nan"]

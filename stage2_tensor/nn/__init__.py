@@ -1,0 +1,21 @@
+"""Neural-network modules on tensors (thesis chapter 2, "Neural Networks"), PyTorch's
+``torch.nn``: ``import stage2_tensor.nn as nn``.
+
+* ``modules.py``: ``Parameter``, ``Module`` (parameters found by walking attributes,
+  ``state_dict``/``load_state_dict``, ``train``/``eval``, ``to``), ``Sequential``,
+  ``ModuleList``;
+* ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
+  ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
+* ``functional.py`` (``nn.functional`` / ``F``): the functions behind them.
+
+    model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    loss = nn.functional.mse_loss(model(x), y)
+"""
+from . import functional
+from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, LayerNorm, Linear,
+                     LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
+from .modules import Module, ModuleList, Parameter, Sequential
+
+__all__ = ["functional", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
+           "Embedding", "LayerNorm", "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
+           "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss"]

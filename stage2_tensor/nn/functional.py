@@ -1,0 +1,119 @@
+"""The functions behind the layers and losses (thesis chapter 2), PyTorch's
+``torch.nn.functional``: ``import stage2_tensor.nn.functional as F``.
+
+All of them are compositions of differentiable tensor operations, so none needs a backward
+of its own: autograd differentiates them.
+"""
+import warnings
+
+from .. import dtypes
+from ..factories import arange, rand
+from ..softmax import log_softmax, softmax  # noqa: F401  (re-exported, F.softmax)
+
+
+def relu(x):
+    return x.relu()
+
+
+def gelu(x):
+    return x.gelu()
+
+
+def tanh(x):
+    return x.tanh()
+
+
+def sigmoid(x):
+    return x.sigmoid()
+
+
+def linear(x, weight, bias=None):
+    """x @ weight^T + bias with weight of shape (out_features, in_features). The transpose
+    is a flag of the matmul, not a copy."""
+    out = x.matmul(weight, transpose_b=True)
+    return out if bias is None else out + bias
+
+
+def dropout(x, p=0.5, training=True):
+    """Inverted dropout: in training, zero each element with probability p and scale the
+    survivors by 1/(1-p), so the expected value is unchanged and evaluation needs no
+    rescaling; outside training, x itself. The mask comes from the package's generator,
+    so ``seed`` makes it repeat."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0
+    keep = rand(*x.shape, device=x.device) >= p
+    return x * (keep.to(dtype=x.dtype) * (1 / (1 - p)))
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape)
+    dimensions; var is the biased (divide by n) variance, as in PyTorch."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last "
+                         f"dimensions of the input of shape {x.shape}")
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    centered = x - x.mean(dim=dims, keepdim=True)
+    var = (centered * centered).mean(dim=dims, keepdim=True)
+    out = centered / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def _reduce(loss, reduction, name):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean (or sum) of the squared differences. Like PyTorch, different shapes broadcast
+    with a warning: (N, 1) against (N,) gives an (N, N) loss, a classic silent bug."""
+    if tuple(target.shape) != input.shape:
+        warnings.warn(f"mse_loss: target size {tuple(target.shape)} is different from input "
+                      f"size {input.shape}; they broadcast, which is likely wrong", stacklevel=2)
+    diff = input - target
+    return _reduce(diff * diff, reduction, "mse_loss")
+
+
+def cross_entropy(input, target, reduction="mean"):
+    """-log softmax(input)[target] per sample, for logits `input` of shape (N, C) (or (C,))
+    and class indices `target` of shape (N,) (or ()). Computed through log_softmax, which
+    subtracts the row max, so large logits do not overflow."""
+    if target.dtype not in (dtypes.int64, dtypes.int32):
+        raise TypeError(f"cross_entropy: expected class indices (an int64 tensor of shape "
+                        f"{input.shape[:1]}) as target, got a {target.dtype.name} tensor of "
+                        f"shape {target.shape}; convert labels with .long()")
+    if input.ndim not in (1, 2) or target.shape != input.shape[:-1]:
+        raise ValueError(f"cross_entropy: logits of shape (N, C) need a target of shape (N,); "
+                         f"got logits of shape {input.shape} and target of shape {target.shape}")
+    if input.ndim == 1:                               # one sample
+        return cross_entropy(input.unsqueeze(0), target.reshape(1), reduction).reshape(())
+    n, c = input.shape
+    if n and not 0 <= target.min().item() <= target.max().item() < c:
+        raise IndexError(f"cross_entropy: target holds class indices from {target.min().item()} "
+                         f"to {target.max().item()}, but the logits have {c} classes (0 to {c - 1})")
+    logp = log_softmax(input, dim=1)
+    picked = logp[arange(n, device=input.device), target]   # logp[i, target[i]] for each i
+    return _reduce(-picked, reduction, "cross_entropy")
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each index; -1 means max index + 1."""
+    import stage2_tensor                               # at call time: the package imports nn
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1
+    return stage2_tensor.one_hot(tensor, num_classes)
+
+
+__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",
+           "layer_norm", "mse_loss", "cross_entropy", "one_hot"]

@@ -1,0 +1,148 @@
+"""Layers (thesis chapter 2, "Neural Networks"): Linear, Embedding, LayerNorm, Dropout, the
+activations and the loss modules, each a thin Module around a function of
+``functional.py``. Random initialisation draws from the package's generator, so
+``stage2_tensor.seed(n)`` makes a model's initial weights repeat.
+"""
+import math
+
+from ..factories import ones, randn, uniform, zeros
+from . import functional as F
+from .modules import Module, Parameter
+
+
+class Linear(Module):
+    """y = x W^T + b with W of shape (out_features, in_features), b of shape (out_features,).
+    Both start uniform on [-1/sqrt(in), 1/sqrt(in)], as in the thesis and PyTorch: with
+    inputs of variance about 1, each output then has a variance of about 1/3 however wide
+    the layer is, so deep stacks neither blow up nor die out at the start."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        k = 1 / math.sqrt(in_features)
+        self.weight = Parameter(uniform((out_features, in_features), -k, k, dtype=dtype, device=device))
+        self.bias = Parameter(uniform((out_features,), -k, k, dtype=dtype, device=device)) if bias else None
+
+    def forward(self, x):
+        if x.shape[-1:] != (self.in_features,):
+            raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs "
+                             f"of shape (..., {self.in_features}), got {x.shape}")
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A table of num_embeddings vectors of size embedding_dim, N(0, 1) at the start; the
+    input holds row numbers. Its gradient adds up for a row picked several times."""
+
+    def __init__(self, num_embeddings, embedding_dim, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter(randn(num_embeddings, embedding_dim, dtype=dtype, device=device))
+
+    def forward(self, indices):
+        return self.weight[indices]                # (*indices.shape, embedding_dim)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """Normalise over the last dimension(s) to mean 0 and variance 1, then scale by weight
+    (ones at the start) and shift by bias (zeros)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.weight = Parameter(ones(*shape, dtype=dtype, device=device)) if elementwise_affine else None
+        self.bias = Parameter(zeros(*shape, dtype=dtype, device=device)) if elementwise_affine else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Dropout(Module):
+    """Zero elements with probability p in training mode (scaling the rest by 1/(1-p));
+    the identity after ``model.eval()``."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return x.relu()
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return x.tanh()
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return x.sigmoid()
+
+
+class GELU(Module):
+    """The exact GELU, x * Phi(x) (PyTorch's default, approximate='none')."""
+
+    def forward(self, x):
+        return x.gelu()
+
+
+class Softmax(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmax(x, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, x):
+        return F.log_softmax(x, self.dim)
+
+
+class Flatten(Module):
+    """Flatten dimensions start_dim..end_dim into one: images (N, 28, 28) to (N, 784)."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+
+class MSELoss(Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, self.reduction)
+
+
+class CrossEntropyLoss(MSELoss):
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.reduction)

@@ -1,0 +1,264 @@
+"""Parameter, Module and the containers (thesis chapter 2, "Neural Networks"; the tensor
+form of stage1's ``nn.Module``).
+
+A module owns Parameters and sub-modules simply by holding them as attributes, directly or
+inside a list, tuple or dict; ``named_parameters()`` finds them by walking the attributes,
+in the order they were assigned, so a new layer only has to store its tensors. The names
+are dotted paths, ``"0.weight"`` or ``"blocks.2.attn.bias"``, as in PyTorch, and they are
+the keys of ``state_dict()``.
+"""
+from collections import namedtuple
+
+from .. import dtypes
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
+
+
+class Parameter(Tensor):
+    """A tensor that is a module's parameter: it shares `data`'s storage and requires grad.
+    Only Parameters are collected by ``Module.parameters()``; a plain tensor attribute (a
+    constant, a mask) is not trained."""
+
+    def __init__(self, data, requires_grad=True):
+        super().__init__(data.storage, data.shape, data.strides, data.offset, data.dtype,
+                         requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer and model. Subclasses set attributes in ``__init__`` and
+    define ``forward``; calling the module calls ``forward``."""
+
+    training = True                   # a class default, so subclasses need no super().__init__()
+
+    def __init__(self):
+        self.training = True
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- finding parameters and sub-modules -------------------------------------------------
+    def _members(self):
+        """(name, value) for each Parameter and Module held by this module's attributes; a
+        list, tuple or dict attribute is opened one level (``layers.0``, ``heads.q``)."""
+        for name, value in vars(self).items():
+            if isinstance(value, (list, tuple)):
+                items = [(f"{name}.{i}", v) for i, v in enumerate(value)]
+            elif isinstance(value, dict):
+                items = [(f"{name}.{k}", v) for k, v in value.items()]
+            else:
+                items = [(name, value)]
+            for n, v in items:
+                if isinstance(v, (Parameter, Module)):
+                    yield n, v
+
+    def named_children(self):
+        """(name, module) for the direct sub-modules, each once (a shared one under its
+        first name)."""
+        seen = set()
+        for n, m in self._members():
+            if isinstance(m, Module) and id(m) not in seen:
+                seen.add(id(m))
+                yield n, m
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def named_modules(self, prefix=""):
+        """This module and every module inside it, each once (a shared one under its first
+        name), depth first."""
+        seen, stack = set(), [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [(f"{name}.{n}" if name else n, m) for n, m in module.named_children()]
+            stack.extend(reversed(children))
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_parameters(self, prefix=""):
+        """(dotted name, Parameter) for every parameter, each once: a parameter shared by
+        two layers (tied weights) is trained once and saved once, under its first name."""
+        seen = set()
+        for module_name, module in self.named_modules(prefix):
+            for n, p in module._members():
+                if isinstance(p, Parameter) and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{module_name}.{n}" if module_name else n), p
+
+    def parameters(self):
+        return (p for _, p in self.named_parameters())
+
+    def apply(self, fn):
+        """fn(m) for every module inside this one, then for this one (custom initialisation)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes, gradients, devices ---------------------------------------------------------
+    def train(self, mode=True):
+        """Training mode (Dropout active) for this module and everything inside it."""
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Freeze (False) or unfreeze every parameter."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.zero_()
+
+    def to(self, device=None, dtype=None):
+        """Move (and/or convert) every parameter in place: each Parameter object stays the
+        same and gets the new storage, so optimizers created before or after still hold
+        the parameters they update. Only floating-point parameters change dtype."""
+        if isinstance(device, dtypes.DType):          # model.to(tg.float64)
+            device, dtype = None, device
+        for p in self.parameters():
+            _move_(p, device, dtype if p.dtype.is_floating_point else None)
+        return self
+
+    def float(self):
+        return self.to(dtype=dtypes.float32)
+
+    def double(self):
+        return self.to(dtype=dtypes.float64)
+
+    # ---- saving and loading ----------------------------------------------------------------
+    def _state_items(self, prefix=""):
+        """(dotted name, Parameter) under every name: own parameters first, then each
+        sub-module's. Unlike named_parameters, a shared (tied) parameter appears under each
+        of its names, as in PyTorch's state_dict."""
+        members = list(self._members())
+        for n, v in members:
+            if isinstance(v, Parameter):
+                yield prefix + n, v
+        for n, v in members:
+            if isinstance(v, Module):
+                yield from v._state_items(f"{prefix}{n}.")
+
+    def state_dict(self):
+        """{dotted name: tensor} for every parameter; the tensors are detached and share
+        the parameters' storage (save them with ``stage2_tensor.save`` to keep a copy)."""
+        return {name: p.detach() for name, p in self._state_items()}
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy the values of `state_dict` into the parameters, in place. With strict=True
+        (the default) its keys must be exactly the parameter names. Shapes must always
+        match. Returns (missing_keys, unexpected_keys)."""
+        own = dict(self._state_items())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
+        errors += [f"size mismatch for {k}: copying a param with shape {tuple(v.shape)} from "
+                   f"checkpoint, the shape in current model is {own[k].shape}"
+                   for k, v in state_dict.items() if k in own and tuple(v.shape) != own[k].shape]
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for k, v in state_dict.items():
+                if k in own:
+                    own[k].copy_(v)
+        return IncompatibleKeys(missing, unexpected)
+
+    # ---- printing ---------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        children = [(n, m) for n, m in self._members() if isinstance(m, Module)]
+        if not children:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        lines = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in children]
+        return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+
+
+def _move_(p, device, dtype):
+    """Point tensor p at a converted copy of its data (and its gradient), keeping p itself."""
+    moved = p.detach().to(device=device, dtype=dtype)
+    if moved.storage is p.storage:
+        return
+    moved = moved.contiguous()
+    p.storage, p.shape, p.strides, p.offset, p.dtype = (moved.storage, moved.shape,
+                                                        moved.strides, moved.offset, moved.dtype)
+    if p.grad is not None:
+        p.grad = p.grad.to(device=device, dtype=dtype)
+
+
+class _ModuleSequence(Module):
+    """Modules kept in order and named "0", "1", ... as in PyTorch."""
+
+    def __init__(self, modules):
+        super().__init__()
+        self._modules_list = list(modules)
+
+    def _members(self):
+        return ((str(i), m) for i, m in enumerate(self._modules_list))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(self._modules_list[i])
+        return self._modules_list[i]
+
+    def __len__(self):
+        return len(self._modules_list)
+
+    def __iter__(self):
+        return iter(self._modules_list)
+
+    def append(self, module):
+        self._modules_list.append(module)
+        return self
+
+
+class Sequential(_ModuleSequence):
+    """Modules applied one after the other: Sequential(Linear(2, 8), ReLU(), Linear(8, 1))."""
+
+    def __init__(self, *modules):
+        if len(modules) == 1 and isinstance(modules[0], list):   # from a slice
+            modules = modules[0]
+        super().__init__(modules)
+
+    def forward(self, x):
+        for module in self._modules_list:
+            x = module(x)
+        return x
+
+
+class ModuleList(_ModuleSequence):
+    """A list of modules whose parameters the owner finds; the owner's forward decides how
+    to use them (a loop over transformer blocks). It has no forward of its own."""
+
+    def __init__(self, modules=()):
+        super().__init__(modules)
+
+    def extend(self, modules):
+        self._modules_list.extend(modules)
+        return self
