@@ -107,3 +107,23 @@ def test_broadcast_gradients_property(engine, op, shapes, seed):
     inputs = [d.sample(rng, s) for d, s in zip(op.domains, shapes)]
     value = gradcheck(engine, lambda *xs: op.apply(engine.namespace, *xs), inputs, rng)
     np.testing.assert_allclose(value, op.reference(*inputs), rtol=1e-12, atol=1e-12)
+
+
+UNARY_CASES = [pytest.param(engine, op, marks=p.marks, id=f"{engine.name}-{op.name}")
+               for p in engine_params() for engine in p.values if not engine.scalar_only
+               for op in ops_for(engine) if op.arity == 1 and op.shapes is None]
+
+
+@pytest.mark.parametrize("engine, op", UNARY_CASES)
+def test_expanded_inputs(engine, op):
+    """An op reading a stride-0 view sees repeated elements; their gradients add up."""
+    rng = np.random.default_rng(4)
+    x = op.domains[0].sample(rng, (1, 3))
+
+    def fn(leaf):
+        view = leaf.expand(2, 3)
+        assert view.strides[0] == 0
+        return op.apply(engine.namespace, view)
+
+    value = gradcheck(engine, fn, [x], rng)
+    np.testing.assert_allclose(value, op.reference(np.broadcast_to(x, (2, 3))), rtol=1e-12, atol=1e-12)
