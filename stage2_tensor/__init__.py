@@ -14,7 +14,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 The backend boundary (``backend.py``): a device is an object with these kernels, each
 reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer:
 
-    from_flat(values, dtype)   to_flat(view)           contiguous(view, dtype)
+    from_flat(values, dtype)   full(n, value, dtype)    to_flat(view)   contiguous(view, dtype)
     unary(op, x, dtype)        binary(op, a, b, dtype)  where(cond, a, b, dtype)
     reduce(op, x, dims, dtype) matmul(a, b, dtype)      index_select(x, dim, index)
     index_add(shape, dim, index, src)                    write(dst, src)   (in place)

@@ -7,6 +7,7 @@ broadcasting and views stay in stage2, written once.
 
     Backend method                     what it does (outputs are new contiguous buffers)
     from_flat(values, dtype)           a buffer holding a flat list of Python numbers
+    full(n, value, dtype)              a buffer of n copies of value
     to_flat(view)                      the view's elements, row-major, as Python numbers
     contiguous(view, dtype)            copy (and cast to dtype) the view, row-major
     unary(op, view, dtype)             op in UNARY_OPS, element by element
@@ -51,7 +52,7 @@ class View(NamedTuple):
 
 class Backend:
     name = "abstract"
-    KERNELS = ("from_flat", "to_flat", "contiguous", "unary", "binary", "where", "reduce",
+    KERNELS = ("from_flat", "full", "to_flat", "contiguous", "unary", "binary", "where", "reduce",
                "matmul", "index_select", "index_add", "write")
 
     def has(self, kernel):
@@ -85,31 +86,36 @@ def _load_plugin(name):
             raise ValueError(f"device {name!r} needs stage3_native, which failed to import: {err}") from err
 
 
+def log_fallback(op, backend_name):
+    """One log line per op and backend: "op X not found in backend Y, falling back to python"."""
+    if (op, backend_name) not in _fallbacks_logged:
+        _fallbacks_logged.add((op, backend_name))
+        log.warning("op %s not found in backend %s, falling back to python", op, backend_name)
+
+
 def kernel(backend, name):
     """The backend's kernel `name`, or None (after logging once) when it has none."""
     if backend.has(name):
         return getattr(backend, name)
-    if (name, backend.name) not in _fallbacks_logged:
-        _fallbacks_logged.add((name, backend.name))
-        log.warning("op %s not found in backend %s, falling back to python", name, backend.name)
+    log_fallback(name, backend.name)
     return None
 
 
 def launch(device, name, *args, out_dtype=None):
-    """Run kernel `name` of `device`'s backend on `args` (Views and plain values). A backend
-    without it runs the python backend's on copies of the views, and the result comes back
-    as a buffer of the original backend (``out_dtype`` says its dtype)."""
+    """Run kernel `name` of `device`'s backend on `args` (Views and plain values); a backend
+    without it runs the python backend's instead (see ``on_python``)."""
     be = get(device)
     fn = kernel(be, name)
     if fn is not None:
         return fn(*args)
-    py = get("python")
-    moved = [_to_python(be, py, a) if isinstance(a, View) else a for a in args]
-    result = getattr(py, name)(*moved)
-    return be.from_flat(list(result), out_dtype)
+    return on_python(be, name, args, out_dtype)
 
 
-def _to_python(be, py, view):
+def on_python(be, name, args, out_dtype):
+    """The python backend's kernel `name` on copies of the views; the result comes back as
+    a buffer of backend `be` (``out_dtype`` says its dtype)."""
     from .strides import make_strides
-    return View(py.from_flat(be.to_flat(view), view.dtype), view.shape,
-                make_strides(view.shape), 0, view.dtype)
+    py = get("python")
+    moved = [View(py.from_flat(be.to_flat(a), a.dtype), a.shape, make_strides(a.shape), 0, a.dtype)
+             if isinstance(a, View) else a for a in args]
+    return be.from_flat(list(getattr(py, name)(*moved)), out_dtype)

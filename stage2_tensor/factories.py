@@ -79,9 +79,12 @@ def _shape(size):
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    from .tensor import Tensor
     size = _shape((size,) if isinstance(size, int) else (tuple(size),))
-    dtype = dtype or dtypes.infer(fill_value)
-    return _make([fill_value] * numel(size), size, dtype, device or "python", requires_grad)
+    dtype, device = dtype or dtypes.infer(fill_value), device or "python"
+    buffer = backend.launch(device, "full", numel(size), fill_value, dtype, out_dtype=dtype)
+    t = Tensor.from_buffer(buffer, size, dtype, device)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None):

@@ -105,6 +105,9 @@ class PythonBackend(Backend):
     def from_flat(self, values, dtype):
         return array.array(dtype.typecode, [dtype.cast(v) for v in values])
 
+    def full(self, n, value, dtype):
+        return array.array(dtype.typecode, [dtype.cast(value)]) * n
+
     def to_flat(self, view):
         buf, cast = view.buffer, view.dtype.cast
         return [cast(buf[p]) for p in positions(view)]

@@ -42,7 +42,10 @@ def _stage1():
 
 
 def _stage2(device="python"):
+    """The one Tensor class on a device: "python" is stage2's backend, "cpu" stage3's C."""
     import stage2_tensor as tg
+    if device != "python":
+        import stage3_native  # noqa: F401  (registers "cpu")
 
     def leaf(a):
         return tg.tensor(a.tolist(), dtype=tg.float64, requires_grad=True, device=device)
@@ -50,13 +53,14 @@ def _stage2(device="python"):
     def backward(out, upstream):
         out.backward(tg.tensor(np.asarray(upstream).tolist(), dtype=tg.float64, device=device))
 
-    return Engine(name=f"stage2-{device}", stage="stage2", namespace=tg, leaf=leaf,
+    stage = "stage2" if device == "python" else "stage3"
+    return Engine(name=f"{stage}-{device}", stage=stage, namespace=tg, leaf=leaf,
                   value=lambda t: t.detach().numpy().astype(np.float64),
                   grad=lambda t: np.zeros(t.shape) if t.grad is None else t.grad.numpy(),
                   backward=backward)
 
 
-ENGINES = [_stage1(), _stage2()]
+ENGINES = [_stage1(), _stage2("python"), _stage2("cpu")]
 
 
 def engine_params(engines=None):

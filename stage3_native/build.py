@@ -1,0 +1,60 @@
+"""Builds the C library of stage3_native with cffi's API mode (chapter on native kernels).
+
+The package build runs this (setup.py: ``cffi_modules``), so ``pip install -e .`` compiles
+the kernels in ``csrc/`` into ``stage3_native/_native*.so``. To rebuild in place after
+editing a C file:
+
+    python -m stage3_native.build
+
+cffi needs the functions' declarations as plain C. ``csrc/tracegrad.h`` declares each
+kernel once per dtype through macros, so the header is run through the C preprocessor
+first and cffi reads what comes out: one header, no second list of signatures to keep.
+"""
+import os
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from cffi import FFI
+
+HERE = Path(__file__).resolve().parent
+CSRC = HERE / "csrc"
+FLAGS = ["-O3", "-std=gnu11"]
+
+
+def compiler():
+    return os.environ.get("CC") or (sysconfig.get_config_var("CC") or "cc")
+
+
+def declarations():
+    """tracegrad.h with its macros expanded (and without system headers: TG_CDEF)."""
+    command = shlex.split(compiler()) + ["-E", "-P", "-DTG_CDEF", str(CSRC / "tracegrad.h")]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+ffibuilder = FFI()
+ffibuilder.cdef(declarations())
+ffibuilder.set_source(
+    "stage3_native._native",
+    '#include "tracegrad.h"',
+    sources=[str(p.relative_to(HERE.parent)) if Path.cwd() == HERE.parent else str(p)
+             for p in sorted(CSRC.glob("*.c"))],
+    include_dirs=[str(CSRC)],
+    extra_compile_args=FLAGS,
+    libraries=["m"],
+)
+
+
+def build():
+    """Compile into the package folder (an in-place build), replacing any earlier build
+    (pip's may carry another file suffix, and Python would pick one of them silently)."""
+    for old in HERE.glob("_native*.so"):
+        old.unlink()
+    return ffibuilder.compile(tmpdir=str(HERE.parent), verbose=False)
+
+
+if __name__ == "__main__":
+    print(f"built {build()}")
+    sys.exit(0)

@@ -1,0 +1,140 @@
+"""Device "cpu": stage2's backend interface on the C kernels in csrc/ (chapter on native
+kernels). Compare each method with the same one in stage2_tensor/python_backend.py: the
+Python loop over positions becomes one call into C with the view's shape and strides.
+
+A buffer is a cffi array (``ffi.new``), owned by Python: when the last tensor viewing it is
+dropped, reference counting frees the native memory at once.
+"""
+from stage2_tensor import backend, dtypes
+from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
+from stage2_tensor.python_backend import positions
+from stage2_tensor.strides import make_strides, numel
+
+from ._native import ffi, lib
+
+CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
+CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
+         dtypes.float32: "float", dtypes.float64: "double"}
+SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
+          dtypes.float32: "f32", dtypes.float64: "f64"}
+MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2}
+
+
+def allocate(n, dtype):
+    """n zeroed elements of dtype in native memory."""
+    return ffi.new(f"{CTYPE[dtype]}[]", n)
+
+
+def ints(values):
+    return ffi.new("int64_t[]", list(values))
+
+
+def kernel(name, dtype):
+    return getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+    matmul_variant = "blocked"          # "naive" and "reordered" are kept for the chapter
+
+    def from_flat(self, values, dtype):
+        return ffi.new(f"{CTYPE[dtype]}[]", [dtype.cast(v) for v in values])
+
+    def full(self, n, value, dtype):
+        out = allocate(n, dtype)                  # already zeros
+        if value != 0:
+            lib.tg_fill(out, CODE[dtype], n, value)
+        return out
+
+    def to_flat(self, view):
+        flat = self.contiguous(view, view.dtype)
+        return [view.dtype.cast(v) for v in ffi.unpack(flat, numel(view.shape))]
+
+    def contiguous(self, view, dtype):
+        out = allocate(numel(view.shape), dtype)
+        lib.tg_copy(len(view.shape), ints(view.shape), view.buffer, CODE[view.dtype],
+                    ints(view.strides), view.offset, out, CODE[dtype], ints(make_strides(view.shape)), 0)
+        return out
+
+    def _as(self, view, dtype):
+        """The view itself, or a contiguous copy converted to dtype."""
+        if view.dtype is dtype:
+            return view
+        return View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
+
+    def unary(self, op, view, dtype):
+        x = self._as(view, dtype)
+        out = allocate(numel(x.shape), dtype)
+        kernel("unary", dtype)(UNARY_OPS.index(op), len(x.shape), ints(x.shape), x.buffer,
+                               ints(x.strides), x.offset, out)
+        return out
+
+    def binary(self, op, a, b, dtype):
+        code = BINARY_OPS.index(op)
+        if dtype is dtypes.bool_ and code >= BINARY_OPS.index("eq"):     # a comparison
+            out = allocate(numel(a.shape), dtypes.bool_)
+            kernel("compare", a.dtype)(code, len(a.shape), ints(a.shape), a.buffer, ints(a.strides),
+                                       a.offset, b.buffer, ints(b.strides), b.offset, out)
+            return out
+        a, b = self._as(a, dtype), self._as(b, dtype)
+        out = allocate(numel(a.shape), dtype)
+        kernel("binary", dtype)(code, len(a.shape), ints(a.shape), a.buffer, ints(a.strides), a.offset,
+                                b.buffer, ints(b.strides), b.offset, out)
+        return out
+
+    def where(self, cond, a, b, dtype):
+        a, b = self._as(a, dtype), self._as(b, dtype)
+        out = allocate(numel(a.shape), dtype)
+        kernel("where", dtype)(len(a.shape), ints(a.shape), cond.buffer, ints(cond.strides), cond.offset,
+                               a.buffer, ints(a.strides), a.offset, b.buffer, ints(b.strides), b.offset, out)
+        return out
+
+    def reduce(self, op, view, dims, dtype):
+        kept = [d for d in range(len(view.shape)) if d not in dims]
+        outer_shape = [view.shape[d] for d in kept]
+        inner_shape = [view.shape[d] for d in dims]
+        if numel(inner_shape) == 0 and op != "sum":
+            raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
+        args = (REDUCE_OPS.index(op), len(kept), ints(outer_shape), ints(view.strides[d] for d in kept),
+                len(dims), ints(inner_shape), ints(view.strides[d] for d in dims), view.buffer, view.offset)
+        n_out = numel(outer_shape)
+        if op.startswith("arg"):
+            out = allocate(n_out, dtypes.int64)
+            kernel("argreduce", view.dtype)(*args, out)
+            return out if dtype is dtypes.int64 else self.contiguous(
+                View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
+        result = allocate(n_out, dtypes.float64)         # accumulated in double, then stored as dtype
+        kernel("reduce", view.dtype)(*args, result)
+        return self.contiguous(View(result, (n_out,), (1,), 0, dtypes.float64), dtype)
+
+    def matmul(self, a, b, dtype):
+        if dtype not in (dtypes.float32, dtypes.float64):
+            backend.log_fallback(f"matmul for {dtype.name}", self.name)
+            return backend.on_python(self, "matmul", (a, b, dtype), dtype)
+        batch = range(len(a.shape) - 2)
+        a_base = positions(View(None, tuple(a.shape[d] for d in batch), tuple(a.strides[d] for d in batch), a.offset, None))
+        b_base = positions(View(None, tuple(b.shape[d] for d in batch), tuple(b.strides[d] for d in batch), b.offset, None))
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        out = allocate(len(a_base) * m * n, dtype)
+        kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), ints(a_base), ints(b_base),
+                                m, n, k, a.buffer, a.strides[-2], a.strides[-1],
+                                b.buffer, b.strides[-2], b.strides[-1], out)
+        return out
+
+    def index_select(self, view, dim, index):
+        shape = view.shape[:dim] + (len(index),) + view.shape[dim + 1:]
+        out = allocate(numel(shape), view.dtype)
+        lib.tg_index_select(len(view.shape), ints(view.shape), ints(view.strides), view.offset, dim,
+                            ints(index), len(index), ffi.cast("char *", view.buffer),
+                            view.dtype.itemsize, ffi.cast("char *", out))
+        return out
+
+    def index_add(self, shape, dim, index, src):
+        out = allocate(numel(shape), src.dtype)
+        kernel("index_add", src.dtype)(len(shape), ints(shape), dim, ints(index), len(index),
+                                       src.buffer, ints(src.strides), src.offset, out)
+        return out
+
+    def write(self, dst, src):
+        lib.tg_copy(len(dst.shape), ints(dst.shape), src.buffer, CODE[src.dtype], ints(src.strides),
+                    src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)

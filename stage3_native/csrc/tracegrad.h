@@ -1,0 +1,57 @@
+/* tracegrad's native kernels: the declarations cffi reads (see build.py).
+ *
+ * Every kernel reads strided views: a base pointer, a shape, one stride per dimension (in
+ * elements, not bytes) and an offset. Outputs are contiguous unless stated. Dtype codes
+ * match stage3_native/cpu_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64.
+ */
+#ifndef TRACEGRAD_H
+#define TRACEGRAD_H
+#ifndef TG_CDEF            /* cffi knows the stdint types itself (see build.py) */
+#include <stdint.h>
+#endif
+
+typedef int64_t i64;
+#define TG_MAX_DIMS 16
+
+/* copy.c: strided copy with dtype conversion (contiguous(), write(), casts) */
+void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
+             void *out, int out_dtype, const i64 *os, i64 oo);
+void tg_fill(void *out, int dtype, i64 n, double value);
+
+/* elementwise.c, one version per dtype suffix: u8 i32 i64 f32 f64 */
+#define TG_ELEMENTWISE(T, S) \
+    void tg_unary_##S(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out); \
+    void tg_binary_##S(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao, \
+                       const T *b, const i64 *bs, i64 bo, T *out); \
+    void tg_compare_##S(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao, \
+                        const T *b, const i64 *bs, i64 bo, uint8_t *out); \
+    void tg_where_##S(int ndim, const i64 *shape, const uint8_t *c, const i64 *cs, i64 co, \
+                      const T *a, const i64 *as, i64 ao, const T *b, const i64 *bs, i64 bo, T *out); \
+    void tg_reduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
+                       int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
+                       const T *x, i64 xo, double *out); \
+    void tg_argreduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
+                          int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
+                          const T *x, i64 xo, i64 *out); \
+    void tg_index_add_##S(int ndim, const i64 *shape, int dim, const i64 *index, i64 n_index, \
+                          const T *src, const i64 *ss, i64 so, T *out);
+TG_ELEMENTWISE(uint8_t, u8)
+TG_ELEMENTWISE(int32_t, i32)
+TG_ELEMENTWISE(int64_t, i64)
+TG_ELEMENTWISE(float, f32)
+TG_ELEMENTWISE(double, f64)
+
+/* index.c: rows of `dim` picked by `index` (any dtype: elements are copied as bytes) */
+void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset, int dim,
+                     const i64 *index, i64 n_index, const char *x, int itemsize, char *out);
+
+/* matmul.c: out[b, i, j] = sum_p a[b, i, p] * b[b, p, j] for each batch b; a_base and b_base
+ * list each batch's offset; variant 0 naive i-j-k, 1 reordered i-k-j, 2 blocked (default) */
+#define TG_MATMUL(T, S) \
+    void tg_matmul_##S(int variant, i64 batch, const i64 *a_base, const i64 *b_base, \
+                       i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p, \
+                       const T *b, i64 sb_p, i64 sb_j, T *out);
+TG_MATMUL(float, f32)
+TG_MATMUL(double, f64)
+
+#endif

@@ -1,0 +1,77 @@
+"""Device "cpu" (stage3's C kernels) against device "python" (stage2's), and its memory."""
+import os
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage3_native
+from stage2_tensor import backend
+
+from .engines import ENGINES
+from .optable import ops_for
+
+pytestmark = pytest.mark.stage3
+
+CPU = next(e for e in ENGINES if e.name == "stage3-cpu")
+LAYOUTS = {"contiguous": lambda x: x, "transposed": lambda x: x.T.contiguous().T if x.ndim else x}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", ops_for(CPU), ids=lambda op: op.name)
+def test_cpu_agrees_with_python_in_float32(op, layout):
+    rng = np.random.default_rng(7)
+    shapes = op.shapes or [(2, 3)] * (3 if op.arity == -1 else op.arity)
+    domains = op.domains * len(shapes) if op.arity == -1 else op.domains
+    inputs = [d.sample(rng, s).astype(np.float32) for d, s in zip(domains, shapes)]
+    results = {}
+    for device in ("python", "cpu"):
+        xs = [LAYOUTS[layout](tg.tensor(a.tolist(), device=device)) for a in inputs]
+        results[device] = op.apply(tg, *xs)
+        assert results[device].device == device
+    np.testing.assert_allclose(results["cpu"].numpy(), results["python"].numpy(), rtol=2e-6, atol=1e-6)
+
+
+def test_registered_on_import_and_on_request():
+    assert isinstance(backend.get("cpu"), stage3_native.CpuBackend)
+    assert tg.ones(2, device="cpu").device == "cpu"
+
+
+def test_to_and_from_python_device():
+    x = tg.arange(6.0).reshape(2, 3)
+    y = x.to("cpu")
+    assert y.device == "cpu" and y.tolist() == x.tolist()
+    assert y.T.to("python").tolist() == x.T.tolist()
+
+
+@pytest.mark.parametrize("dtype", [tg.bool, tg.int32, tg.int64, tg.float32, tg.float64])
+def test_every_dtype_round_trips_and_fills(dtype):
+    values = [[0, 1, 1], [1, 0, 1]] if dtype is tg.bool else [[0, 1, -2], [3, -4, 5]]
+    t = tg.tensor(values, dtype=dtype, device="cpu")
+    assert t.tolist() == tg.tensor(values, dtype=dtype).tolist()
+    assert tg.full((2, 2), 1, dtype=dtype, device="cpu").tolist() == [[dtype.cast(1)] * 2] * 2
+
+
+def test_integer_matmul_falls_back_to_python_with_a_log_line(caplog):
+    a = tg.tensor([[1, 2], [3, 4]], device="cpu")
+    backend._fallbacks_logged.discard(("matmul for int64", "cpu"))     # logged once per process
+    with caplog.at_level("WARNING", logger="tracegrad"):
+        out = a @ a
+    assert out.tolist() == [[7, 10], [15, 22]] and out.device == "cpu"
+    assert "op matmul for int64 not found in backend cpu, falling back to python" in caplog.text
+
+
+def rss_bytes():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux /proc to read resident memory")
+def test_memory_is_freed_when_tensors_die():
+    one_mb = 1 << 18                                  # float32 elements
+    for _ in range(100):                              # let the allocator settle first
+        tg.ones(one_mb, device="cpu")
+    before = rss_bytes()
+    for _ in range(10_000):                           # 10 GB in total, 1 MB at a time
+        t = tg.ones(one_mb, device="cpu")
+        del t
+    assert rss_bytes() - before < 64 << 20            # flat: not 10 GB, not even 64 MB
