@@ -20,6 +20,7 @@ export MPLBACKEND ?= Agg
 
 demo: setup
 	$(PY) -m stage1_scalargrad.examples.bobnet
+	$(PY) -m stage3_native.examples.mlp
 
 test: setup
 	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)

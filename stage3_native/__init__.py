@@ -3,34 +3,45 @@
 ``import stage3_native`` registers device "cpu" with stage2's backend interface (asking
 for ``device="cpu"`` imports it too). The kernels are C, one family per file in ``csrc/``,
 compiled by the package build through cffi (``build.py``); ``cpu_backend.py`` maps stage2's
-backend methods onto them. If the compiled library is missing, importing builds it and,
-when the compiler fails, raises an ImportError showing the compiler's message.
+backend methods onto them.
+
+When the compiled library is missing, or older than a file in ``csrc/`` (someone edited a
+kernel), importing rebuilds it first; if the compiler fails, the ImportError shows what
+the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 """
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+_BUILDING = "TRACEGRAD_NATIVE_BUILDING"      # set while build.py runs: do not load or rebuild
 
 
-def _load_native():
-    try:
-        from . import _native
-        return _native
-    except ImportError:
-        pass
-    result = subprocess.run([sys.executable, "-m", "stage3_native.build"], capture_output=True, text=True)
+def _needs_build():
+    libraries = list(_HERE.glob("_native*.so")) + list(_HERE.glob("_native*.pyd"))
+    if not libraries:
+        return True
+    sources = list((_HERE / "csrc").glob("*.[ch]"))
+    return max(p.stat().st_mtime for p in sources) > max(p.stat().st_mtime for p in libraries)
+
+
+def _build():
+    env = dict(os.environ, **{_BUILDING: "1"})
+    result = subprocess.run([sys.executable, "-m", "stage3_native.build"], capture_output=True,
+                            text=True, env=env)
     if result.returncode != 0:
-        raise ImportError("stage3_native: the C library is not built and building it failed "
+        raise ImportError("stage3_native: building the C library failed "
                           "(python -m stage3_native.build). The compiler said:\n"
                           + (result.stdout + result.stderr).strip())
-    from . import _native
-    return _native
 
 
-_load_native()
+if not os.environ.get(_BUILDING):
+    if _needs_build():
+        _build()
+    from stage2_tensor import backend as _backend
 
-from stage2_tensor import backend as _backend  # noqa: E402
+    from .cpu_backend import CpuBackend
 
-from .cpu_backend import CpuBackend  # noqa: E402
-
-_backend.register("cpu", CpuBackend())
-
-__all__ = ["CpuBackend"]
+    _backend.register("cpu", CpuBackend())
+    __all__ = ["CpuBackend"]

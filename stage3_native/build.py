@@ -6,10 +6,15 @@ editing a C file:
 
     python -m stage3_native.build
 
+Matmul uses a system CBLAS (OpenBLAS, MKL, Accelerate) when one is found here, at build
+time, and the project's own TinyBLAS otherwise; the library builds either way.
+
 cffi needs the functions' declarations as plain C. ``csrc/tracegrad.h`` declares each
 kernel once per dtype through macros, so the header is run through the C preprocessor
 first and cffi reads what comes out: one header, no second list of signatures to keep.
 """
+import ctypes
+import ctypes.util
 import os
 import shlex
 import subprocess
@@ -34,6 +39,28 @@ def declarations():
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
+def find_cblas():
+    """(libraries, link args) of a system BLAS that has cblas_sgemm and cblas_dgemm, or None.
+    TRACEGRAD_BLAS=tinyblas builds without one, as on a machine that has none."""
+    if os.environ.get("TRACEGRAD_BLAS", "").lower() == "tinyblas":
+        return None
+    if sys.platform == "darwin":
+        return [], ["-framework", "Accelerate"]
+    for name in ("openblas", "cblas", "blas", "mkl_rt"):
+        path = ctypes.util.find_library(name)
+        if not path:
+            continue
+        try:
+            found = ctypes.CDLL(path)
+        except OSError:
+            continue
+        if hasattr(found, "cblas_sgemm") and hasattr(found, "cblas_dgemm"):
+            return [name], []
+    return None
+
+
+CBLAS = find_cblas()
+
 ffibuilder = FFI()
 ffibuilder.cdef(declarations())
 ffibuilder.set_source(
@@ -43,7 +70,9 @@ ffibuilder.set_source(
              for p in sorted(CSRC.glob("*.c"))],
     include_dirs=[str(CSRC)],
     extra_compile_args=FLAGS,
-    libraries=["m"],
+    define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
+    libraries=["m"] + (CBLAS[0] if CBLAS else []),
+    extra_link_args=CBLAS[1] if CBLAS else [],
 )
 
 
@@ -56,5 +85,7 @@ def build():
 
 
 if __name__ == "__main__":
-    print(f"built {build()}")
+    os.environ["TRACEGRAD_NATIVE_BUILDING"] = "1"
+    print(f"built {build()} with matmul from "
+          + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)"))
     sys.exit(0)

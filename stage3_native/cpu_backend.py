@@ -5,6 +5,8 @@ Python loop over positions becomes one call into C with the view's shape and str
 A buffer is a cffi array (``ffi.new``), owned by Python: when the last tensor viewing it is
 dropped, reference counting frees the native memory at once.
 """
+import os
+
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
 from stage2_tensor.python_backend import positions
@@ -17,7 +19,15 @@ CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_
          dtypes.float32: "float", dtypes.float64: "double"}
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
-MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2}
+MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3}
+
+
+def default_matmul():
+    """The thesis's dispatch: the system CBLAS when the library was built with one, unless
+    TRACEGRAD_BLAS=tinyblas asks for the project's own blocked kernel (so both get tested)."""
+    if not lib.tg_has_cblas() or os.environ.get("TRACEGRAD_BLAS", "").lower() == "tinyblas":
+        return "blocked"
+    return "blas"
 
 
 def allocate(n, dtype):
@@ -35,7 +45,9 @@ def kernel(name, dtype):
 
 class CpuBackend(Backend):
     name = "cpu"
-    matmul_variant = "blocked"          # "naive" and "reordered" are kept for the chapter
+
+    def __init__(self):
+        self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
 
     def from_flat(self, values, dtype):
         return ffi.new(f"{CTYPE[dtype]}[]", [dtype.cast(v) for v in values])

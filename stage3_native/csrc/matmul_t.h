@@ -37,12 +37,27 @@ static void FN(blocked)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
             }
 }
 
+#ifdef TG_HAVE_CBLAS
+/* 1 when the system BLAS computed out = a @ b; 0 when it cannot read the operands. */
+static int FN(blas)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
+                    const T *b, i64 sb_p, i64 sb_j, T *out) {
+    i64 lda, ldb;
+    int ta = blas_layout(m, k, sa_i, sa_p, &lda), tb = blas_layout(k, n, sb_p, sb_j, &ldb);
+    if (ta < 0 || tb < 0 || m == 0 || n == 0 || k == 0) return 0;
+    GEMM(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1, a, (int)lda, b, (int)ldb, 0, out, (int)n);
+    return 1;
+}
+#endif
+
 void FN(tg_matmul)(int variant, i64 batch, const i64 *a_base, const i64 *b_base,
                    i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
                    const T *b, i64 sb_p, i64 sb_j, T *out) {
     for (i64 t = 0; t < batch; t++) {
         const T *at = a + a_base[t], *bt = b + b_base[t];
         T *ot = out + t * m * n;
+#ifdef TG_HAVE_CBLAS
+        if (variant == 3 && FN(blas)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot)) continue;
+#endif
         if (variant == 0) FN(naive)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot);
         else if (variant == 1) FN(reordered)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot);
         else FN(blocked)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot);

@@ -45,8 +45,12 @@ TG_ELEMENTWISE(double, f64)
 void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset, int dim,
                      const i64 *index, i64 n_index, const char *x, int itemsize, char *out);
 
+/* matmul.c: 1 when the library was built against a system CBLAS */
+int tg_has_cblas(void);
+
 /* matmul.c: out[b, i, j] = sum_p a[b, i, p] * b[b, p, j] for each batch b; a_base and b_base
- * list each batch's offset; variant 0 naive i-j-k, 1 reordered i-k-j, 2 blocked (default) */
+ * list each batch's offset; variant 0 naive i-j-k, 1 reordered i-k-j, 2 blocked (TinyBLAS),
+ * 3 system CBLAS where it can read the operands (else TinyBLAS) */
 #define TG_MATMUL(T, S) \
     void tg_matmul_##S(int variant, i64 batch, const i64 *a_base, const i64 *b_base, \
                        i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p, \

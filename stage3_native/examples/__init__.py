@@ -1,0 +1,1 @@
+"""Examples on device "cpu": `python -m stage3_native.examples.<name>`."""
