@@ -276,7 +276,8 @@ def main():
     threads = "1 BLAS thread" if limit_numpy_threads(1) else "BLAS threads left at numpy's default"
     print(f"stage3_native (device 'cpu', C) against stage2 (device 'python') and numpy; {machine()}, "
           f"{threads}")
-    print(f"\n(a) median of {op_reps} calls after one warm-up, float32")
+    print(f"\n(a) median of {op_reps} calls after one warm-up, float32; matmul on 'cpu' uses the "
+          f"default variant {tg.backend.get('cpu').matmul_variant!r}")
     print(format_op_table(measure_ops(args.quick, op_reps)), flush=True)
 
     print(f"\n(b) matmul float32 (n,n)@(n,n), GFLOPS = 2n^3 / median time of {mm_reps} calls")

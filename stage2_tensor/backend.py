@@ -26,6 +26,9 @@ broadcasting and views stay in stage2, written once.
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
 as what.
 
+Optional, for speed: to_bytes(view) / from_bytes(data, dtype) move a tensor between devices
+as one block of bytes; as_numpy(view) / from_numpy(array) share memory with numpy.
+
 A backend may leave any kernel out: the Tensor then runs it on the "python" backend,
 moving data there and back, and logs once per op and backend
 "op X not found in backend Y, falling back to python".

@@ -225,8 +225,13 @@ class Convert(GradientFunction):
         if device == x.device:
             return x.launch("contiguous", x.as_view(), dtype, shape=x.shape, dtype=dtype)
         from . import backend
-        values = backend.get(x.device).to_flat(x.as_view())
-        return Tensor.from_buffer(backend.get(device).from_flat(values, dtype), x.shape, dtype, device)
+        source, target = backend.get(x.device), backend.get(device)
+        if source.has("to_bytes") and target.has("from_bytes"):     # one block, not per element
+            buffer = target.from_bytes(source.to_bytes(x.as_view()), x.dtype)
+            out = Tensor.from_buffer(buffer, x.shape, x.dtype, device)
+            return out if dtype is x.dtype else out.to(dtype=dtype)
+        values = source.to_flat(x.as_view())
+        return Tensor.from_buffer(target.from_flat(values, dtype), x.shape, dtype, device)
 
     def backward(self, grad):
         return (grad.to(self.device, self.dtype),)

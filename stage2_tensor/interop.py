@@ -1,6 +1,8 @@
 """numpy interop: ``Tensor.numpy()`` and ``from_numpy``. numpy is an exchange format here,
-never an engine; the data is copied element by element on the python device."""
-from . import dtypes
+never an engine. A backend that can (device "cpu") shares memory both ways, as PyTorch does
+on its CPU: writing through the numpy array changes the tensor. Device "python" copies.
+"""
+from . import backend, dtypes  # noqa: F401
 
 _NUMPY_NAMES = {"float32": dtypes.float32, "float64": dtypes.float64, "int32": dtypes.int32,
                 "int64": dtypes.int64, "bool": dtypes.bool_}
@@ -10,13 +12,23 @@ def to_numpy(t):
     import numpy as np
     if t.requires_grad:
         raise RuntimeError("numpy() on a tensor that requires grad; call .detach().numpy()")
+    be = backend.get(t.device)
+    if be.has("as_numpy"):
+        return be.as_numpy(t.as_view())
     return np.array(t.tolist(), dtype=t.dtype.name).reshape(t.shape)
 
 
-def from_numpy(array):
+def from_numpy(array, device="python"):
     from .factories import tensor
+    from .tensor import Tensor
     name = str(array.dtype)
     if name not in _NUMPY_NAMES:
         raise TypeError(f"from_numpy: numpy dtype {name} is not supported; expected one of "
                         f"{sorted(_NUMPY_NAMES)}")
-    return tensor(array.tolist(), dtype=_NUMPY_NAMES[name])
+    dtype = _NUMPY_NAMES[name]
+    be = backend.get(device)
+    if be.has("from_numpy"):
+        buffer = be.from_numpy(array)               # None when the layout does not allow sharing
+        if buffer is not None:
+            return Tensor.from_buffer(buffer, array.shape, dtype, device)
+    return tensor(array.tolist(), dtype=dtype, device=device)

@@ -108,6 +108,14 @@ class PythonBackend(Backend):
     def full(self, n, value, dtype):
         return array.array(dtype.typecode, [dtype.cast(value)]) * n
 
+    def to_bytes(self, view):
+        return self.contiguous(view, view.dtype).tobytes()
+
+    def from_bytes(self, data, dtype):
+        out = array.array(dtype.typecode)
+        out.frombytes(data)
+        return out
+
     def to_flat(self, view):
         buf, cast = view.buffer, view.dtype.cast
         return [cast(buf[p]) for p in positions(view)]

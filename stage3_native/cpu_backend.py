@@ -58,6 +58,27 @@ class CpuBackend(Backend):
             lib.tg_fill(out, CODE[dtype], n, value)
         return out
 
+    def to_bytes(self, view):
+        return ffi.buffer(self.contiguous(view, view.dtype))[:]
+
+    def from_bytes(self, data, dtype):
+        out = allocate(len(data) // dtype.itemsize, dtype)
+        ffi.memmove(out, data, len(data))
+        return out
+
+    def as_numpy(self, view):
+        """A numpy array over this buffer (no copy): same memory, same strides."""
+        import numpy as np
+        flat = np.frombuffer(ffi.buffer(view.buffer), dtype=view.dtype.name)
+        return np.lib.stride_tricks.as_strided(
+            flat[view.offset:], view.shape, tuple(s * view.dtype.itemsize for s in view.strides))
+
+    def from_numpy(self, array):
+        """The array's own memory as a buffer when it is contiguous and writable, else None."""
+        if not (array.flags.c_contiguous and array.flags.writeable):
+            return None
+        return ffi.from_buffer(f"{CTYPE[dtypes.by_name(str(array.dtype))]}[]", array)
+
     def to_flat(self, view):
         flat = self.contiguous(view, view.dtype)
         return [view.dtype.cast(v) for v in ffi.unpack(flat, numel(view.shape))]

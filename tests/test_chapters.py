@@ -19,6 +19,7 @@ STAGE = {
     "02_neural_networks": "stage2",
     "03_scalar_autograd": "stage1",
     "04_tensor_autograd": "stage2",
+    "06_native_engine": "stage3",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
@@ -28,6 +29,7 @@ FIGURES = {
     "03_scalar_autograd": ["upstream-local-gradient.svg", "chain_graph.svg",
                            "bobnet_loss.png", "bobnet_graph.svg"],
     "04_tensor_autograd": ["opgraph_1.png"],
+    "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg"],
 }
 
 

@@ -110,3 +110,30 @@ def test_demo_mlp_learns_on_cpu(tmp_path, monkeypatch, capsys):
     assert accuracy >= 0.95                                   # measured: 1.0 after 60 steps
     assert "on device 'cpu'" in capsys.readouterr().out
     assert (tmp_path / "cpu_mlp_loss.png").stat().st_size > 0
+
+
+def test_numpy_interop_shares_memory_on_cpu():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = tg.from_numpy(a, device="cpu")
+    a[0, 0] = 100.0                                   # writes through numpy show in the tensor...
+    assert t[0, 0].item() == 100.0
+    view = t.T.numpy()
+    view[1, 0] = -1.0                                 # ...and the other way round
+    assert t[0, 1].item() == -1.0 and not view.flags.owndata
+    assert view.shape == (3, 2)
+
+
+def test_numpy_interop_copies_when_layout_forbids_sharing():
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]         # not contiguous: copied
+    t = tg.from_numpy(a, device="cpu")
+    a[0, 0] = 7.0
+    assert t.numpy().tolist() == [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
+def test_moving_between_devices_keeps_every_bit(dtype):
+    a = (np.arange(-3, 3).reshape(2, 3) * 1.25).astype(dtype)
+    t = tg.from_numpy(a).to("cpu")
+    assert t.device == "cpu" and t.dtype.name == dtype
+    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.T.to("python").numpy(), a.T)
