@@ -19,6 +19,13 @@ reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer
     reduce(op, x, dims, dtype) matmul(a, b, dtype)      index_select(x, dim, index)
     index_add(shape, dim, index, src)                    write(dst, src)   (in place)
 
+and, optionally, fused kernels (one pass instead of several tensor operations):
+
+    softmax(x, dim, log, dtype)        cross_entropy(logits, targets, dtype) -> (losses, probs)
+    sgd_update(param, grad, velocity, lr, momentum, dampening, weight_decay, first_step,
+               nesterov)                                                     (in place)
+    adam_update(param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step)
+
 Broadcasting, views, dtype promotion and autograd stay here, written once. This package
 ships device "python" (``python_backend.py``, ``array.array`` buffers); stage3 registers
 "cpu" and "cuda" with ``backend.register``. A kernel a backend lacks runs on the python

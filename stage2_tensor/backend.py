@@ -27,7 +27,23 @@ A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to
 as what.
 
 Optional, for speed: to_bytes(view) / from_bytes(data, dtype) move a tensor between devices
-as one block of bytes; as_numpy(view) / from_numpy(array) share memory with numpy.
+as one block of bytes; as_numpy(view) / from_numpy(array) share memory with numpy. Fused
+kernels, each doing in one pass what would otherwise be several tensor operations:
+
+    softmax(view, dim, log, dtype)     softmax along `dim` (log-softmax when `log`), the
+                                       row max subtracted first so no exponent overflows
+    cross_entropy(logits, targets, dtype)
+                                       logits (N, C), targets a list of N class indices:
+                                       (losses, N values; probabilities, N * C values),
+                                       loss_i = -log softmax(logits_i)[targets[i]]
+    sgd_update(param, grad, velocity, lr, momentum, dampening, weight_decay, first_step,
+               nesterov)               one SGD step, in place on param (and velocity, the
+                                       momentum buffer; None without momentum)
+    adam_update(param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step)
+                                       one Adam step (AdamW when `decoupled`), in place on
+                                       param, m and v; `step` counts from 1
+
+The two update kernels return None: they write into the buffers of the views they get.
 
 A backend may leave any kernel out: the Tensor then runs it on the "python" backend,
 moving data there and back, and logs once per op and backend
@@ -56,7 +72,10 @@ class View(NamedTuple):
 class Backend:
     name = "abstract"
     KERNELS = ("from_flat", "full", "to_flat", "contiguous", "unary", "binary", "where", "reduce",
-               "matmul", "index_select", "index_add", "write")
+               "matmul", "index_select", "index_add", "write",
+               "softmax", "cross_entropy", "sgd_update", "adam_update")
+
+    max_dims = None                     # the most dimensions a view may have (None: any)
 
     def has(self, kernel):
         return callable(getattr(self, kernel, None))
@@ -116,9 +135,18 @@ def launch(device, name, *args, out_dtype=None):
 
 def on_python(be, name, args, out_dtype):
     """The python backend's kernel `name` on copies of the views; the result comes back as
-    a buffer of backend `be` (``out_dtype`` says its dtype)."""
+    a buffer of backend `be` (``out_dtype`` says its dtype), or a tuple of them; a kernel
+    that works in place (returns None) has its copies written back into the views."""
     from .strides import make_strides
     py = get("python")
     moved = [View(py.from_flat(be.to_flat(a), a.dtype), a.shape, make_strides(a.shape), 0, a.dtype)
              if isinstance(a, View) else a for a in args]
-    return be.from_flat(list(getattr(py, name)(*moved)), out_dtype)
+    result = getattr(py, name)(*moved)
+    if result is None:                  # an in-place kernel: copy every view back
+        for a, m in zip(args, moved):
+            if isinstance(a, View):
+                be.write(a, m._replace(buffer=be.from_flat(list(m.buffer), a.dtype)))
+        return None
+    if isinstance(result, tuple):       # several buffers (cross_entropy)
+        return tuple(be.from_flat(list(r), out_dtype) for r in result)
+    return be.from_flat(list(result), out_dtype)

@@ -184,6 +184,82 @@ class PythonBackend(Backend):
         for d, s in zip(positions(dst), positions(src)):
             dbuf[d] = cast(sbuf[s])
 
+    # ---- fused kernels ------------------------------------------------------------------
+    def softmax(self, view, dim, log, dtype):
+        """Each row along `dim` (every position of the other dimensions) on its own."""
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride = view.shape[dim], view.strides[dim]
+        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
+        out_view = View(out, view.shape, make_strides(view.shape), 0, dtype)
+        out_stride, buf, cast = out_view.strides[dim], view.buffer, dtype.cast
+        for base, out_base in zip(positions(_subview(view, others)),
+                                  positions(_subview(out_view, others))):
+            row = _softmax_row([buf[base + i * stride] for i in range(size)], log)
+            for i, value in enumerate(row):
+                out[out_base + i * out_stride] = cast(value)
+        return out
+
+    def cross_entropy(self, logits, targets, dtype):
+        """loss_i = log(sum_j e^(x_ij - m_i)) - (x_i,target_i - m_i), with the row's
+        softmax kept for the gradient."""
+        n, c = logits.shape
+        buf, (s_row, s_col), cast = logits.buffer, logits.strides, dtype.cast
+        losses, probs = [], []
+        for i, target in enumerate(targets):
+            row = [buf[logits.offset + i * s_row + j * s_col] for j in range(c)]
+            logp = _softmax_row(row, log=True)
+            losses.append(cast(-logp[target]))
+            probs.extend(cast(_exp(lp)) for lp in logp)
+        return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs)
+
+    def sgd_update(self, param, grad, velocity, lr, momentum, dampening, weight_decay,
+                   first_step, nesterov):
+        """g += weight_decay * p; v = momentum * v + (1 - dampening) * g (v = g on the
+        first step); g = v (g + momentum * v with nesterov); p -= lr * g. In place."""
+        pbuf, gbuf, cast = param.buffer, grad.buffer, param.dtype.cast
+        vpos = positions(velocity) if velocity is not None else [None] * numel(param.shape)
+        for p, gp, vp in zip(positions(param), positions(grad), vpos):
+            g = gbuf[gp] + weight_decay * pbuf[p] if weight_decay else gbuf[gp]
+            if momentum:
+                vbuf = velocity.buffer
+                v = cast(g if first_step else momentum * vbuf[vp] + (1 - dampening) * g)
+                vbuf[vp] = v
+                g = g + momentum * v if nesterov else v
+            pbuf[p] = cast(pbuf[p] - lr * g)
+
+    def adam_update(self, param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step):
+        """AdamW first shrinks p by 1 - lr * weight_decay (Adam adds weight_decay * p to g);
+        m, v = running means of g and g^2; p -= lr / (1 - beta1^t) * m / (sqrt(v) /
+        sqrt(1 - beta2^t) + eps). In place on param, m and v."""
+        pbuf, gbuf, mbuf, vbuf, cast = param.buffer, grad.buffer, m.buffer, v.buffer, param.dtype.cast
+        step_size = lr / (1 - beta1 ** step)
+        root_correction = math.sqrt(1 - beta2 ** step)
+        for p, gp, mp, vp in zip(positions(param), positions(grad), positions(m), positions(v)):
+            g = gbuf[gp]
+            if weight_decay and decoupled:
+                pbuf[p] = cast(pbuf[p] * (1 - lr * weight_decay))
+            elif weight_decay:
+                g = g + weight_decay * pbuf[p]
+            mbuf[mp] = cast(beta1 * mbuf[mp] + (1 - beta1) * g)
+            vbuf[vp] = cast(beta2 * vbuf[vp] + (1 - beta2) * g * g)
+            denom = math.sqrt(vbuf[vp]) / root_correction + eps
+            pbuf[p] = cast(pbuf[p] - step_size * (mbuf[mp] / denom))
+
+
+def _softmax_row(row, log):
+    """softmax (or log-softmax) of a list of numbers: subtract the max, so every exponent
+    is <= 0 and nothing overflows."""
+    if not row:
+        return []
+    top = max(row)
+    shifted = [x - top for x in row]
+    exps = [_exp(x) for x in shifted]
+    total = sum(exps)
+    if log:
+        log_total = _log(total)
+        return [x - log_total for x in shifted]
+    return [_div(e, total) for e in exps]
+
 
 def _subview(view, dims):
     """The view restricted to some of its dimensions (the others held at index 0)."""

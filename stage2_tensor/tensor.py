@@ -30,6 +30,10 @@ class Tensor:
                  requires_grad=False):
         self.storage = storage
         self.shape = tuple(shape)
+        limit = backends.get(storage.device).max_dims
+        if limit is not None and len(self.shape) > limit:
+            raise ValueError(f"device {storage.device!r} supports tensors of at most {limit} "
+                             f"dimensions; this one would have shape {self.shape}")
         self.strides = tuple(strides) if strides is not None else make_strides(self.shape)
         self.offset = offset
         self.dtype = dtype

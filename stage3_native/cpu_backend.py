@@ -10,7 +10,7 @@ import os
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
 from stage2_tensor.python_backend import positions
-from stage2_tensor.strides import make_strides, numel
+from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from ._native import ffi, lib
 
@@ -20,6 +20,7 @@ CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3}
+FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
 
 
 def default_matmul():
@@ -45,6 +46,7 @@ def kernel(name, dtype):
 
 class CpuBackend(Backend):
     name = "cpu"
+    max_dims = 16                       # TG_MAX_DIMS: the kernels' index arrays hold 16
 
     def __init__(self):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
@@ -171,3 +173,52 @@ class CpuBackend(Backend):
     def write(self, dst, src):
         lib.tg_copy(len(dst.shape), ints(dst.shape), src.buffer, CODE[src.dtype], ints(src.strides),
                     src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)
+
+    # ---- fused kernels (softmax.c, optim.c): contiguous float or double arrays -------------
+    def _dense(self, view, dtype):
+        """A pointer to the view's elements, row-major and of dtype: its own memory when it
+        already is, else a contiguous copy."""
+        if view.dtype is dtype and is_contiguous(view.shape, view.strides):
+            return view.buffer + view.offset
+        return self.contiguous(view, dtype)
+
+    def softmax(self, view, dim, log, dtype):
+        if dtype not in FLOATS:
+            backend.log_fallback(f"softmax for {dtype.name}", self.name)
+            return backend.on_python(self, "softmax", (view, dim, log, dtype), dtype)
+        outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
+        out = allocate(numel(view.shape), dtype)
+        kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
+        return out
+
+    def cross_entropy(self, logits, targets, dtype):
+        if dtype not in FLOATS:
+            backend.log_fallback(f"cross_entropy for {dtype.name}", self.name)
+            return backend.on_python(self, "cross_entropy", (logits, targets, dtype), dtype)
+        n, c = logits.shape
+        losses, probs = allocate(n, dtype), allocate(n * c, dtype)
+        kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), ints(targets), losses, probs)
+        return losses, probs
+
+    def _update_in_place(self, name, views, *settings):
+        """Run an optimizer kernel on the views' memory (views[1] is the gradient, only
+        read); a parameter or state view that is not contiguous is updated in a copy,
+        written back afterwards."""
+        dtype = views[0].dtype
+        if dtype not in FLOATS:
+            backend.log_fallback(f"{name} for {dtype.name}", self.name)
+            return backend.on_python(self, name, (*views, *settings), dtype)
+        arrays = [ffi.NULL if v is None else self._dense(v, dtype) for v in views]
+        kernel(name, dtype)(numel(views[0].shape), *arrays, *settings)
+        for v, a in zip(views[:1] + views[2:], arrays[:1] + arrays[2:]):
+            if v is not None and not (v.dtype is dtype and is_contiguous(v.shape, v.strides)):
+                self.write(v, View(a, v.shape, make_strides(v.shape), 0, dtype))
+
+    def sgd_update(self, param, grad, velocity, lr, momentum, dampening, weight_decay,
+                   first_step, nesterov):
+        self._update_in_place("sgd_update", (param, grad, velocity), lr, momentum, dampening,
+                              weight_decay, int(first_step), int(nesterov))
+
+    def adam_update(self, param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step):
+        self._update_in_place("adam_update", (param, grad, m, v), lr, beta1, beta2, eps,
+                              weight_decay, int(decoupled), step)

@@ -140,6 +140,8 @@ TENSOR_OPS = [
     tensor_op("softmax", lambda ns, a: a.softmax(-1), _softmax, (2, 5)),
     tensor_op("softmax_dim0", lambda ns, a: ns.softmax(a, dim=0), lambda a: _softmax(a, 0), (3, 2)),
     tensor_op("log_softmax", lambda ns, a: a.log_softmax(-1), lambda a: np.log(_softmax(a)), (2, 5)),
+    tensor_op("cross_entropy", lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([1, 0, 4])),
+              lambda a: -np.log(_softmax(a))[np.arange(3), [1, 0, 4]].mean(), (3, 5)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
 ]

@@ -137,3 +137,83 @@ def test_moving_between_devices_keeps_every_bit(dtype):
     assert t.device == "cpu" and t.dtype.name == dtype
     np.testing.assert_array_equal(t.numpy(), a)
     np.testing.assert_array_equal(t.T.to("python").numpy(), a.T)
+
+
+def test_fused_cross_entropy_on_cpu_matches_python_even_for_huge_logits():
+    """The fused kernel (softmax.c) against the python device's, loss and gradient, with
+    logits of 1000 in it, where a naive e^x would overflow float32."""
+    import stage2_tensor.nn.functional as F
+    rng = np.random.default_rng(3)
+    logits = (rng.normal(size=(32, 10)) * 4).astype(np.float32)
+    logits[0, 3], logits[1, :], logits[2, 7], logits[3, 0] = 1000, 1000, -1000, -1000
+    target = rng.integers(0, 10, size=32)
+    losses, grads = {}, {}
+    for device in ("python", "cpu"):
+        x = tg.tensor(logits.tolist(), device=device, requires_grad=True)
+        loss = F.cross_entropy(x, tg.tensor(target.tolist(), device=device), reduction="none")
+        loss.sum().backward()
+        losses[device], grads[device] = loss.detach().numpy(), x.grad.numpy()
+    assert np.isfinite(losses["cpu"]).all() and np.isfinite(grads["cpu"]).all()
+    np.testing.assert_allclose(losses["cpu"], losses["python"], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(grads["cpu"], grads["python"], rtol=1e-6, atol=1e-6)
+    assert grads["cpu"].dtype == np.float32
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: tg.optim.SGD(ps, lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01),
+    lambda ps: tg.optim.SGD(ps, lr=0.05, momentum=0.8, weight_decay=0.05, nesterov=True),
+    lambda ps: tg.optim.Adam(ps, lr=0.05, weight_decay=0.1),
+    lambda ps: tg.optim.AdamW(ps, lr=0.05, weight_decay=0.1),
+], ids=["sgd", "sgd_nesterov", "adam", "adamw"])
+def test_fused_optimizer_steps_on_cpu_match_python(make):
+    """20 steps of the fused update kernels (optim.c) against the python device's, on a
+    matrix and a vector parameter in float32."""
+    rng = np.random.default_rng(5)
+    w0, b0 = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=3).astype(np.float32)
+    x = rng.normal(size=(6, 4)).astype(np.float32)
+    trajectories = {}
+    for device in ("python", "cpu"):
+        w = tg.tensor(w0.tolist(), device=device, requires_grad=True)
+        b = tg.tensor(b0.tolist(), device=device, requires_grad=True)
+        xs = tg.tensor(x.tolist(), device=device)
+        opt = make([w, b])
+        history = []
+        for _ in range(20):
+            opt.zero_grad()
+            ((xs @ w + b).tanh() ** 2).sum().backward()
+            opt.step()
+            history.append(np.concatenate([w.detach().numpy().ravel(), b.detach().numpy()]))
+        trajectories[device] = np.array(history)
+    np.testing.assert_allclose(trajectories["cpu"], trajectories["python"], rtol=1e-6, atol=1e-6)
+
+
+def test_a_backend_without_the_fused_kernels_falls_back_to_python(caplog, monkeypatch):
+    """The same one path on a device lacking softmax, cross_entropy and the updates: the
+    python kernels run instead (the in-place ones written back), with one log line each."""
+    import stage2_tensor.nn.functional as F
+    from stage3_native.cpu_backend import CpuBackend
+    lean = CpuBackend()
+    for name in ("softmax", "cross_entropy", "sgd_update", "adam_update"):
+        setattr(lean, name, None)
+    lean.name = "lean"
+    monkeypatch.setitem(backend._BACKENDS, "lean", lean)
+    results = {}
+    for device in ("python", "lean"):
+        w = tg.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], device=device, requires_grad=True)
+        target = tg.tensor([2, 0], device=device)
+        opts = [tg.optim.SGD([w], lr=0.1, momentum=0.9), tg.optim.Adam([w], lr=0.1)]
+        for opt in opts:
+            opt.zero_grad()
+            (F.cross_entropy(w, target) + w.softmax(0).sum() * 0.5).backward()
+            opt.step()
+        results[device] = w.detach().numpy()
+    np.testing.assert_allclose(results["lean"], results["python"], rtol=1e-6)
+    for name in ("softmax", "cross_entropy", "sgd_update", "adam_update"):
+        assert f"op {name} not found in backend lean, falling back to python" in caplog.text
+
+
+def test_more_dimensions_than_the_kernels_hold():
+    x = tg.zeros(*([1] * 16), device="cpu")
+    with pytest.raises(ValueError, match=r"device 'cpu' supports tensors of at most 16 dimensions"):
+        x.unsqueeze(0)
+    assert tg.zeros(*([1] * 17)).ndim == 17           # the python device has no limit

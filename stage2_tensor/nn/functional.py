@@ -1,13 +1,17 @@
 """The functions behind the layers and losses (thesis chapter 2), PyTorch's
 ``torch.nn.functional``: ``import stage2_tensor.nn.functional as F``.
 
-All of them are compositions of differentiable tensor operations, so none needs a backward
-of its own: autograd differentiates them.
+Nearly all of them are compositions of differentiable tensor operations, so autograd
+differentiates them; cross_entropy is one fused kernel with its backward written out
+(``CrossEntropy``), as are softmax and log_softmax (``softmax.py``).
 """
 import warnings
 
+from .. import backend as backends
 from .. import dtypes
 from ..factories import arange, rand
+from ..function import GradientFunction
+from ..tensor import Tensor
 from ..softmax import log_softmax, softmax  # noqa: F401  (re-exported, F.softmax)
 
 
@@ -85,10 +89,38 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(diff * diff, reduction, "mse_loss")
 
 
+class CrossEntropy(GradientFunction):
+    """Forward: the device's ``cross_entropy`` kernel gives each row's loss and softmax p
+    (the row max subtracted first, so large logits do not overflow), then the reduction.
+    Backward: d loss_i / d logits_i = p_i - onehot(target_i), times the upstream gradient
+    of row i (divided by N for the mean)."""
+
+    def forward(self, logits, target, reduction):
+        n, c = logits.shape
+        self.reduction = reduction
+        dtype = logits.dtype
+        losses, probs = backends.launch(logits.device, "cross_entropy", logits.as_view(),
+                                        [int(t) for t in target.tolist()], dtype, out_dtype=dtype)
+        probs = Tensor.from_buffer(probs, (n, c), dtype, logits.device)
+        self.save_for_backward(probs, target)
+        losses = Tensor.from_buffer(losses, (n,), dtype, logits.device)
+        return _reduce(losses, reduction, "cross_entropy")
+
+    def backward(self, grad):
+        probs, target = self.saved_tensors
+        n, c = probs.shape
+        onehot = target.to(device=probs.device).unsqueeze(-1) == arange(c, device=probs.device)
+        if self.reduction == "none":
+            grad = grad.unsqueeze(-1)                  # one upstream value per row
+        elif self.reduction == "mean":
+            grad = grad / n
+        return ((probs - onehot.to(dtype=probs.dtype)) * grad, None)
+
+
 def cross_entropy(input, target, reduction="mean"):
     """-log softmax(input)[target] per sample, for logits `input` of shape (N, C) (or (C,))
-    and class indices `target` of shape (N,) (or ()). Computed through log_softmax, which
-    subtracts the row max, so large logits do not overflow."""
+    and class indices `target` of shape (N,) (or ()). One fused kernel (``CrossEntropy``),
+    which subtracts the row max, so large logits do not overflow."""
     if target.dtype not in (dtypes.int64, dtypes.int32):
         raise TypeError(f"cross_entropy: expected class indices (an int64 tensor of shape "
                         f"{input.shape[:1]}) as target, got a {target.dtype.name} tensor of "
@@ -102,9 +134,9 @@ def cross_entropy(input, target, reduction="mean"):
     if n and not 0 <= target.min().item() <= target.max().item() < c:
         raise IndexError(f"cross_entropy: target holds class indices from {target.min().item()} "
                          f"to {target.max().item()}, but the logits have {c} classes (0 to {c - 1})")
-    logp = log_softmax(input, dim=1)
-    picked = logp[arange(n, device=input.device), target]   # logp[i, target[i]] for each i
-    return _reduce(-picked, reduction, "cross_entropy")
+    if reduction not in ("mean", "sum", "none"):
+        _reduce(None, reduction, "cross_entropy")    # raises the ValueError
+    return CrossEntropy.apply(input, target, reduction)
 
 
 def one_hot(tensor, num_classes=-1):

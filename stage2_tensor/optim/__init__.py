@@ -2,16 +2,29 @@
 ``optim.py``), with PyTorch's names, arguments and update rules:
 ``import stage2_tensor.optim as optim``.
 
-Each ``step()`` reads ``p.grad`` and changes every parameter in place under ``no_grad()``:
+Each ``step()`` reads ``p.grad`` and changes every parameter in place under ``no_grad()``
+(SGD, Adam and AdamW in one fused kernel of the device, ``sgd_update``/``adam_update`` in
+backend.py, which also updates the state tensors in place; RMSprop in tensor operations):
 the parameter objects keep their identity and storage, so a model and its optimizer keep
 pointing at the same tensors. Per-parameter state (momentum, running averages) lives in
 ``optimizer.state[p]``; settings live in ``optimizer.param_groups`` (a list of dicts, so a
 learning-rate scheduler can change ``lr``). ``lr_scheduler.LinearLR`` decays ``lr``.
 """
-import math
-
+from .. import backend
 from ..factories import zeros_like
 from ..grad_mode import no_grad
+
+
+def fused_update(kernel, p, g, state_tensors, *settings):
+    """Run an in-place update kernel on p and its state tensors (None stays None); every
+    tensor it wrote gets a new version, as after any in-place operation."""
+    if g.dtype is not p.dtype or g.device != p.device:
+        g = g.to(device=p.device, dtype=p.dtype)
+    views = [t.as_view() if t is not None else None for t in state_tensors]
+    backend.launch(p.device, kernel, p.as_view(), g.as_view(), *views, *settings)
+    for t in (p, *state_tensors):
+        if t is not None:
+            t.storage.version += 1
 
 
 class Optimizer:
@@ -93,17 +106,13 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov))
 
     def update(self, p, g, state, group):
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        momentum = group["momentum"]
-        if momentum:
-            if "momentum_buffer" not in state:
-                state["momentum_buffer"] = g.detach().clone()
-            else:
-                state["momentum_buffer"].mul_(momentum).add_(g, alpha=1 - group["dampening"])
-            v = state["momentum_buffer"]
-            g = g + momentum * v if group["nesterov"] else v
-        p.add_(g, alpha=-group["lr"])
+        momentum, first_step = group["momentum"], False
+        if momentum and "momentum_buffer" not in state:
+            state["momentum_buffer"] = zeros_like(p)     # the kernel sets it to g this step
+            first_step = True
+        fused_update("sgd_update", p, g, [state.get("momentum_buffer") if momentum else None],
+                     group["lr"], momentum, group["dampening"], group["weight_decay"],
+                     first_step, group["nesterov"])
 
 
 class RMSprop(Optimizer):
@@ -150,19 +159,12 @@ class Adam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
 
     def update(self, p, g, state, group):
-        (b1, b2), lr, wd = group["betas"], group["lr"], group["weight_decay"]
-        if wd and self.decoupled:
-            p.mul_(1 - lr * wd)                       # AdamW: shrink p itself, not through g
-        elif wd:
-            g = g + wd * p
         if not state:
             state.update(step=0, exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
         state["step"] += 1
-        t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        m.mul_(b1).add_(g, alpha=1 - b1)
-        v.mul_(b2).add_(g * g, alpha=1 - b2)
-        denom = v.sqrt() / math.sqrt(1 - b2 ** t) + group["eps"]
-        p.add_(m / denom, alpha=-lr / (1 - b1 ** t))
+        (b1, b2) = group["betas"]
+        fused_update("adam_update", p, g, [state["exp_avg"], state["exp_avg_sq"]], group["lr"],
+                     b1, b2, group["eps"], group["weight_decay"], self.decoupled, state["step"])
 
 
 class AdamW(Adam):

@@ -58,4 +58,24 @@ int tg_has_cblas(void);
 TG_MATMUL(float, f32)
 TG_MATMUL(double, f64)
 
+/* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
+ * inner), along the middle dimension; cross-entropy of contiguous logits (n, c) against n
+ * class indices: each row's loss and its softmax probabilities (n * c) */
+#define TG_SOFTMAX(T, S) \
+    void tg_softmax_##S(i64 outer, i64 size, i64 inner, const T *x, int log, T *out); \
+    void tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
+                              T *losses, T *probs);
+TG_SOFTMAX(float, f32)
+TG_SOFTMAX(double, f64)
+
+/* optim.c: one optimizer step on n contiguous elements, in place on p and its state
+ * (v NULL for SGD without momentum); step counts from 1 */
+#define TG_OPTIM(T, S) \
+    void tg_sgd_update_##S(i64 n, T *p, const T *grad, T *v, double lr, double momentum, \
+                           double dampening, double weight_decay, int first_step, int nesterov); \
+    void tg_adam_update_##S(i64 n, T *p, const T *grad, T *m, T *v, double lr, double beta1, \
+                            double beta2, double eps, double weight_decay, int decoupled, i64 step);
+TG_OPTIM(float, f32)
+TG_OPTIM(double, f64)
+
 #endif

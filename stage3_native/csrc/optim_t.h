@@ -1,0 +1,31 @@
+/* Optimizer updates for one element type T (included by optim.c for float and double). */
+
+/* v is NULL without momentum. */
+void FN(tg_sgd_update)(i64 n, T *p, const T *grad, T *v, double lr, double momentum,
+                       double dampening, double weight_decay, int first_step, int nesterov) {
+    for (i64 i = 0; i < n; i++) {
+        double g = (double)grad[i];
+        if (weight_decay != 0) g += weight_decay * (double)p[i];
+        if (momentum != 0) {
+            T vi = (T)(first_step ? g : momentum * (double)v[i] + (1 - dampening) * g);
+            v[i] = vi;
+            g = nesterov ? g + momentum * (double)vi : (double)vi;
+        }
+        p[i] = (T)((double)p[i] - lr * g);
+    }
+}
+
+void FN(tg_adam_update)(i64 n, T *p, const T *grad, T *m, T *v, double lr, double beta1,
+                        double beta2, double eps, double weight_decay, int decoupled, i64 step) {
+    double step_size = lr / (1 - pow(beta1, (double)step));
+    double root_correction = sqrt(1 - pow(beta2, (double)step));
+    for (i64 i = 0; i < n; i++) {
+        double g = (double)grad[i];
+        if (weight_decay != 0 && decoupled) p[i] = (T)((double)p[i] * (1 - lr * weight_decay));
+        else if (weight_decay != 0) g += weight_decay * (double)p[i];
+        m[i] = (T)(beta1 * (double)m[i] + (1 - beta1) * g);
+        v[i] = (T)(beta2 * (double)v[i] + (1 - beta2) * g * g);
+        double denom = sqrt((double)v[i]) / root_correction + eps;
+        p[i] = (T)((double)p[i] - step_size * ((double)m[i] / denom));
+    }
+}

@@ -1,0 +1,39 @@
+/* Softmax kernels for one element type T (included by softmax.c for float and double). */
+
+/* The row max m and log(sum_j e^(x_j - m)) of `size` elements `step` apart. */
+static void FN(row_stats)(const T *x, i64 size, i64 step, double *max, double *log_sum) {
+    double m = size > 0 ? (double)x[0] : 0.0, sum = 0.0;
+    for (i64 i = 1; i < size; i++)
+        if ((double)x[i * step] > m) m = (double)x[i * step];
+    for (i64 i = 0; i < size; i++) sum += exp((double)x[i * step] - m);
+    *max = m;
+    *log_sum = log(sum);
+}
+
+/* x viewed as (outer, size, inner), the softmax dimension in the middle: each of the
+ * outer * inner rows is `size` elements `inner` apart. log != 0: log-softmax. */
+void FN(tg_softmax)(i64 outer, i64 size, i64 inner, const T *x, int log_softmax, T *out) {
+    for (i64 o = 0; o < outer; o++)
+        for (i64 k = 0; k < inner; k++) {
+            const T *row = x + o * size * inner + k;
+            T *dst = out + o * size * inner + k;
+            double m, log_sum;
+            FN(row_stats)(row, size, inner, &m, &log_sum);
+            for (i64 i = 0; i < size; i++) {
+                double shifted = (double)row[i * inner] - m - log_sum;     /* log-softmax */
+                dst[i * inner] = (T)(log_softmax ? shifted : exp(shifted));
+            }
+        }
+}
+
+/* logits (n, c), targets n class indices: losses[i] = -log softmax(logits_i)[targets[i]],
+ * probs the softmax of every row (what the backward pass needs: probs - onehot). */
+void FN(tg_cross_entropy)(i64 n, i64 c, const T *logits, const i64 *targets, T *losses, T *probs) {
+    for (i64 i = 0; i < n; i++) {
+        const T *row = logits + i * c;
+        double m, log_sum;
+        FN(row_stats)(row, c, 1, &m, &log_sum);
+        for (i64 j = 0; j < c; j++) probs[i * c + j] = (T)exp((double)row[j] - m - log_sum);
+        losses[i] = (T)(log_sum - ((double)row[targets[i]] - m));
+    }
+}
