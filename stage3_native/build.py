@@ -17,9 +17,11 @@ import ctypes
 import ctypes.util
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 from cffi import FFI
@@ -36,7 +38,10 @@ def compiler():
 def declarations():
     """tracegrad.h with its macros expanded (and without system headers: TG_CDEF)."""
     command = shlex.split(compiler()) + ["-E", "-P", "-DTG_CDEF", str(CSRC / "tracegrad.h")]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"the C preprocessor ({' '.join(command)}) failed:\n{result.stderr}")
+    return result.stdout
 
 
 def find_cblas():
@@ -66,8 +71,7 @@ ffibuilder.cdef(declarations())
 ffibuilder.set_source(
     "stage3_native._native",
     '#include "tracegrad.h"',
-    sources=[str(p.relative_to(HERE.parent)) if Path.cwd() == HERE.parent else str(p)
-             for p in sorted(CSRC.glob("*.c"))],
+    sources=[str(p) for p in sorted(CSRC.glob("*.c"))],
     include_dirs=[str(CSRC)],
     extra_compile_args=FLAGS,
     define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
@@ -77,11 +81,14 @@ ffibuilder.set_source(
 
 
 def build():
-    """Compile into the package folder (an in-place build), replacing any earlier build
-    (pip's may carry another file suffix, and Python would pick one of them silently)."""
-    for old in HERE.glob("_native*.so"):
-        old.unlink()
-    return ffibuilder.compile(tmpdir=str(HERE.parent), verbose=False)
+    """Compile in a temporary folder, then move the library into the package, replacing any
+    earlier build (pip's may carry another file suffix, and Python would pick one of them
+    silently). A failed build leaves the old library where it was."""
+    with tempfile.TemporaryDirectory() as tmp:
+        built = Path(ffibuilder.compile(tmpdir=tmp, verbose=False))
+        for old in HERE.glob("_native*.so"):
+            old.unlink()
+        return shutil.move(str(built), str(HERE / built.name))
 
 
 if __name__ == "__main__":

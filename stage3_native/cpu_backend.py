@@ -57,7 +57,7 @@ class CpuBackend(Backend):
     def full(self, n, value, dtype):
         out = allocate(n, dtype)                  # already zeros
         if value != 0:
-            lib.tg_fill(out, CODE[dtype], n, value)
+            lib.tg_fill(out, CODE[dtype], n, float(value), 0 if dtype.is_floating_point else int(value))
         return out
 
     def to_bytes(self, view):
@@ -138,9 +138,10 @@ class CpuBackend(Backend):
             kernel("argreduce", view.dtype)(*args, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        result = allocate(n_out, dtypes.float64)         # accumulated in double, then stored as dtype
+        wide = dtypes.float64 if view.dtype.is_floating_point else dtypes.int64   # the kernel's W
+        result = allocate(n_out, wide)                   # accumulated in W, then stored as dtype
         kernel("reduce", view.dtype)(*args, result)
-        return self.contiguous(View(result, (n_out,), (1,), 0, dtypes.float64), dtype)
+        return result if dtype is wide else self.contiguous(View(result, (n_out,), (1,), 0, wide), dtype)
 
     def matmul(self, a, b, dtype):
         if dtype not in (dtypes.float32, dtypes.float64):

@@ -217,3 +217,25 @@ def test_more_dimensions_than_the_kernels_hold():
     with pytest.raises(ValueError, match=r"device 'cpu' supports tensors of at most 16 dimensions"):
         x.unsqueeze(0)
     assert tg.zeros(*([1] * 17)).ndim == 17           # the python device has no limit
+
+
+def test_int64_stays_exact_beyond_two_to_the_53():
+    big = 2**53 + 1                                   # not representable as a double
+    for device in ("python", "cpu"):
+        x = tg.tensor([big, -big, 3], device=device)
+        assert (x + 0).tolist() == [big, -big, 3]
+        assert (x * 1 - 0).tolist() == [big, -big, 3]
+        assert (x == big).tolist() == [True, False, False]
+        assert x.max().item() == big and x[:1].sum().item() == big
+        assert tg.full((2,), big, device=device).tolist() == [big, big]
+        assert (tg.tensor([3], device=device) ** 39).item() == 3 ** 39
+
+
+def test_a_failing_compiler_shows_its_message(tmp_path, monkeypatch):
+    fake = tmp_path / "cc"
+    fake.write_text("#!/bin/sh\necho 'fakecc: error: this compiler always fails' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    with pytest.raises(ImportError, match=r"(?s)building the C library failed.*this compiler always fails"):
+        stage3_native._build()
+    assert tg.ones(3, device="cpu").sum().item() == 3          # the built library is untouched

@@ -45,12 +45,13 @@ void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *
     }
 }
 
-/* n copies of value, stored as the output's dtype (tensor factories: ones, full). */
-void tg_fill(void *out, int dtype, i64 n, double value) {
+/* n copies of a value, stored as the output's dtype (tensor factories: ones, full); integer
+ * dtypes take int_value, which holds every int64 exactly (a double does not beyond 2^53). */
+void tg_fill(void *out, int dtype, i64 n, double value, i64 int_value) {
     switch (dtype) {
-    case 0: memset(out, value != 0, n); break;
-    case 1: for (i64 i = 0; i < n; i++) ((int32_t *)out)[i] = (int32_t)value; break;
-    case 2: for (i64 i = 0; i < n; i++) ((int64_t *)out)[i] = (int64_t)value; break;
+    case 0: memset(out, int_value != 0, n); break;
+    case 1: for (i64 i = 0; i < n; i++) ((int32_t *)out)[i] = (int32_t)int_value; break;
+    case 2: for (i64 i = 0; i < n; i++) ((int64_t *)out)[i] = int_value; break;
     case 3: for (i64 i = 0; i < n; i++) ((float *)out)[i] = (float)value; break;
     default: for (i64 i = 0; i < n; i++) ((double *)out)[i] = value;
     }

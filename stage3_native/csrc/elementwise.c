@@ -1,12 +1,13 @@
 /* Element-wise kernels: unary, binary (broadcast through stride-0 views), comparisons and
  * where. The op codes are the positions of the names in stage2_tensor/backend.py's
- * UNARY_OPS and BINARY_OPS. Each element is computed in double and stored as T, which keeps
- * one formula per op for every dtype (a later chapter specializes the hot ones).
+ * UNARY_OPS and BINARY_OPS. Each element is computed in W (double for floating-point
+ * tensors, int64_t for integer ones, see instantiate.h) and stored as T, which keeps one
+ * formula per op for every dtype (a later chapter specializes the hot ones).
  */
 #include <math.h>
 #include "strided.h"
 
-static double unary_op(int op, double x) {
+static double unary_op_real(int op, double x) {
     switch (op) {
     case 0: return -x;
     case 1: return exp(x);
@@ -23,7 +24,7 @@ static double unary_op(int op, double x) {
     }
 }
 
-static double binary_op(int op, double a, double b) {
+static double binary_op_real(int op, double a, double b) {
     switch (op) {
     case 0: return a + b;
     case 1: return a - b;
@@ -35,7 +36,48 @@ static double binary_op(int op, double a, double b) {
     }
 }
 
-static int compare_op(int op, double a, double b) {
+static int compare_op_real(int op, double a, double b) {
+    switch (op) {
+    case 7: return a == b;
+    case 8: return a != b;
+    case 9: return a < b;
+    case 10: return a <= b;
+    case 11: return a > b;
+    default: return a >= b;
+    }
+}
+
+/* Integer tensors: exact integer arithmetic. stage2 converts integer operands to float for
+ * the ops that need it (exp, log, true division), so only these reach here. */
+static int64_t unary_op_int(int op, int64_t x) {
+    switch (op) {
+    case 0: return -x;
+    case 4: return x < 0 ? -x : x;
+    case 5: return x > 0 ? x : 0;                  /* relu */
+    case 9: return x > 0;                          /* relu_grad */
+    case 11: return (x > 0) - (x < 0);             /* sign */
+    default: return (int64_t)unary_op_real(op, (double)x);
+    }
+}
+
+static int64_t binary_op_int(int op, int64_t a, int64_t b) {
+    switch (op) {
+    case 0: return a + b;
+    case 1: return a - b;
+    case 2: return a * b;
+    case 3: return b ? a / b : 0;
+    case 4: {                                      /* pow by squaring; negative powers: 0 */
+        int64_t result = 1;
+        if (b < 0) return a == 1 ? 1 : 0;
+        for (; b; b >>= 1, a *= a) if (b & 1) result *= a;
+        return result;
+    }
+    case 5: return b > a ? b : a;
+    default: return b < a ? b : a;
+    }
+}
+
+static int compare_op_int(int op, int64_t a, int64_t b) {
     switch (op) {
     case 7: return a == b;
     case 8: return a != b;

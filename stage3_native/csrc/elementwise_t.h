@@ -3,11 +3,11 @@
 void FN(tg_unary)(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out) {
     i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, px = xo;
     if (tg_is_contiguous(ndim, shape, xs)) {                 /* fast path: no index arithmetic */
-        for (i64 i = 0; i < n; i++) out[i] = (T)unary_op(op, (double)x[xo + i]);
+        for (i64 i = 0; i < n; i++) out[i] = (T)WIDE(unary_op)(op, (W)x[xo + i]);
         return;
     }
     for (i64 i = 0; i < n; i++) {
-        out[i] = (T)unary_op(op, (double)x[px]);
+        out[i] = (T)WIDE(unary_op)(op, (W)x[px]);
         tg_step(ndim, shape, idx, &px, xs, 0, 0, 0, 0);
     }
 }
@@ -16,11 +16,11 @@ void FN(tg_binary)(int op, int ndim, const i64 *shape, const T *a, const i64 *as
                    const T *b, const i64 *bs, i64 bo, T *out) {
     i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, pa = ao, pb = bo;
     if (tg_is_contiguous(ndim, shape, as) && tg_is_contiguous(ndim, shape, bs)) {
-        for (i64 i = 0; i < n; i++) out[i] = (T)binary_op(op, (double)a[ao + i], (double)b[bo + i]);
+        for (i64 i = 0; i < n; i++) out[i] = (T)WIDE(binary_op)(op, (W)a[ao + i], (W)b[bo + i]);
         return;
     }
     for (i64 i = 0; i < n; i++) {
-        out[i] = (T)binary_op(op, (double)a[pa], (double)b[pb]);
+        out[i] = (T)WIDE(binary_op)(op, (W)a[pa], (W)b[pb]);
         tg_step(ndim, shape, idx, &pa, as, &pb, bs, 0, 0);
     }
 }
@@ -29,7 +29,7 @@ void FN(tg_compare)(int op, int ndim, const i64 *shape, const T *a, const i64 *a
                     const T *b, const i64 *bs, i64 bo, uint8_t *out) {
     i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, pa = ao, pb = bo;
     for (i64 i = 0; i < n; i++) {
-        out[i] = (uint8_t)compare_op(op, (double)a[pa], (double)b[pb]);
+        out[i] = (uint8_t)WIDE(compare_op)(op, (W)a[pa], (W)b[pb]);
         tg_step(ndim, shape, idx, &pa, as, &pb, bs, 0, 0);
     }
 }

@@ -16,10 +16,11 @@ typedef int64_t i64;
 /* copy.c: strided copy with dtype conversion (contiguous(), write(), casts) */
 void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
              void *out, int out_dtype, const i64 *os, i64 oo);
-void tg_fill(void *out, int dtype, i64 n, double value);
+void tg_fill(void *out, int dtype, i64 n, double value, i64 int_value);
 
-/* elementwise.c, one version per dtype suffix: u8 i32 i64 f32 f64 */
-#define TG_ELEMENTWISE(T, S) \
+/* elementwise.c, reduce.c, index.c: one version per dtype suffix u8 i32 i64 f32 f64; W is
+ * the type they compute in (int64_t for integer dtypes, double for floating point) */
+#define TG_ELEMENTWISE(T, W, S) \
     void tg_unary_##S(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out); \
     void tg_binary_##S(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao, \
                        const T *b, const i64 *bs, i64 bo, T *out); \
@@ -29,17 +30,17 @@ void tg_fill(void *out, int dtype, i64 n, double value);
                       const T *a, const i64 *as, i64 ao, const T *b, const i64 *bs, i64 bo, T *out); \
     void tg_reduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
                        int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
-                       const T *x, i64 xo, double *out); \
+                       const T *x, i64 xo, W *out); \
     void tg_argreduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
                           int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
                           const T *x, i64 xo, i64 *out); \
     void tg_index_add_##S(int ndim, const i64 *shape, int dim, const i64 *index, i64 n_index, \
                           const T *src, const i64 *ss, i64 so, T *out);
-TG_ELEMENTWISE(uint8_t, u8)
-TG_ELEMENTWISE(int32_t, i32)
-TG_ELEMENTWISE(int64_t, i64)
-TG_ELEMENTWISE(float, f32)
-TG_ELEMENTWISE(double, f64)
+TG_ELEMENTWISE(uint8_t, int64_t, u8)
+TG_ELEMENTWISE(int32_t, int64_t, i32)
+TG_ELEMENTWISE(int64_t, int64_t, i64)
+TG_ELEMENTWISE(float, double, f32)
+TG_ELEMENTWISE(double, double, f64)
 
 /* index.c: rows of `dim` picked by `index` (any dtype: elements are copied as bytes) */
 void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset, int dim,
