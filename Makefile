@@ -32,6 +32,7 @@ chapters: setup
 bench: setup
 	$(PY) benchmarks/stage1_scalar.py
 	$(PY) benchmarks/stage2_tensor.py
+	$(PY) benchmarks/stage3_native.py
 
 setup: $(STAMP) dot
 
