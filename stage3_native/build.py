@@ -71,7 +71,10 @@ ffibuilder.cdef(declarations())
 ffibuilder.set_source(
     "stage3_native._native",
     '#include "tracegrad.h"',
-    sources=[str(p) for p in sorted(CSRC.glob("*.c"))],
+    # setuptools (pip) requires paths relative to setup.py's folder; a build started from
+    # anywhere else (python -m stage3_native.build) gets absolute ones.
+    sources=[str(p.relative_to(HERE.parent)) if Path.cwd() == HERE.parent else str(p)
+             for p in sorted(CSRC.glob("*.c"))],
     include_dirs=[str(CSRC)],
     extra_compile_args=FLAGS,
     define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
