@@ -19,9 +19,13 @@ _BUILDING = "TRACEGRAD_NATIVE_BUILDING"      # set while build.py runs: do not l
 
 
 def _needs_build():
-    libraries = list(_HERE.glob("_native*.so")) + list(_HERE.glob("_native*.pyd"))
+    libraries = sorted(list(_HERE.glob("_native*.so")) + list(_HERE.glob("_native*.pyd")),
+                       key=lambda p: p.stat().st_mtime)
     if not libraries:
         return True
+    for older in libraries[:-1]:    # pip and build.py name the file differently (abi3 or not),
+        older.unlink()              # and Python would load the more specific name, even if older
+    libraries = libraries[-1:]
     sources = list((_HERE / "csrc").glob("*.[ch]"))
     return max(p.stat().st_mtime for p in sources) > max(p.stat().st_mtime for p in libraries)
 

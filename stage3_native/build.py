@@ -66,21 +66,27 @@ def find_cblas():
 
 CBLAS = find_cblas()
 
-ffibuilder = FFI()
-ffibuilder.cdef(declarations())
-ffibuilder.set_source(
-    "stage3_native._native",
-    '#include "tracegrad.h"',
-    # setuptools (pip) requires paths relative to setup.py's folder; a build started from
-    # anywhere else (python -m stage3_native.build) gets absolute ones.
-    sources=[str(p.relative_to(HERE.parent)) if Path.cwd() == HERE.parent else str(p)
-             for p in sorted(CSRC.glob("*.c"))],
-    include_dirs=[str(CSRC)],
-    extra_compile_args=FLAGS,
-    define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
-    libraries=["m"] + (CBLAS[0] if CBLAS else []),
-    extra_link_args=CBLAS[1] if CBLAS else [],
-)
+def make_ffibuilder(relative):
+    """The cffi builder of stage3_native._native. setuptools (pip) requires source paths
+    relative to setup.py's folder; cffi's own compile() runs in a temporary folder and needs
+    absolute ones."""
+    sources = sorted(CSRC.glob("*.c"))
+    builder = FFI()
+    builder.cdef(declarations())
+    builder.set_source(
+        "stage3_native._native",
+        '#include "tracegrad.h"',
+        sources=[str(p.relative_to(HERE.parent)) if relative else str(p) for p in sources],
+        include_dirs=[str(CSRC)],
+        extra_compile_args=FLAGS,
+        define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
+        libraries=["m"] + (CBLAS[0] if CBLAS else []),
+        extra_link_args=CBLAS[1] if CBLAS else [],
+    )
+    return builder
+
+
+ffibuilder = make_ffibuilder(relative=True)       # what setup.py's cffi_modules builds
 
 
 def build():
@@ -88,7 +94,7 @@ def build():
     earlier build (pip's may carry another file suffix, and Python would pick one of them
     silently). A failed build leaves the old library where it was."""
     with tempfile.TemporaryDirectory() as tmp:
-        built = Path(ffibuilder.compile(tmpdir=tmp, verbose=False))
+        built = Path(make_ffibuilder(relative=False).compile(tmpdir=tmp, verbose=False))
         for old in HERE.glob("_native*.so"):
             old.unlink()
         return shutil.move(str(built), str(HERE / built.name))
