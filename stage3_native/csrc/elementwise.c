@@ -36,17 +36,6 @@ static double binary_op_real(int op, double a, double b) {
     }
 }
 
-static int compare_op_real(int op, double a, double b) {
-    switch (op) {
-    case 7: return a == b;
-    case 8: return a != b;
-    case 9: return a < b;
-    case 10: return a <= b;
-    case 11: return a > b;
-    default: return a >= b;
-    }
-}
-
 /* Integer tensors: exact integer arithmetic. stage2 converts integer operands to float for
  * the ops that need it (exp, log, true division), so only these reach here. */
 static int64_t unary_op_int(int op, int64_t x) {
@@ -74,17 +63,6 @@ static int64_t binary_op_int(int op, int64_t a, int64_t b) {
     }
     case 5: return b > a ? b : a;
     default: return b < a ? b : a;
-    }
-}
-
-static int compare_op_int(int op, int64_t a, int64_t b) {
-    switch (op) {
-    case 7: return a == b;
-    case 8: return a != b;
-    case 9: return a < b;
-    case 10: return a <= b;
-    case 11: return a > b;
-    default: return a >= b;
     }
 }
 

@@ -1,5 +1,16 @@
 /* Element-wise kernels for one element type T (included by elementwise.c per dtype). */
 
+static int FN(compare_op)(int op, W a, W b) {
+    switch (op) {
+    case 7: return a == b;
+    case 8: return a != b;
+    case 9: return a < b;
+    case 10: return a <= b;
+    case 11: return a > b;
+    default: return a >= b;
+    }
+}
+
 void FN(tg_unary)(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out) {
     i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, px = xo;
     if (tg_is_contiguous(ndim, shape, xs)) {                 /* fast path: no index arithmetic */
@@ -29,7 +40,7 @@ void FN(tg_compare)(int op, int ndim, const i64 *shape, const T *a, const i64 *a
                     const T *b, const i64 *bs, i64 bo, uint8_t *out) {
     i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, pa = ao, pb = bo;
     for (i64 i = 0; i < n; i++) {
-        out[i] = (uint8_t)WIDE(compare_op)(op, (W)a[pa], (W)b[pb]);
+        out[i] = (uint8_t)FN(compare_op)(op, (W)a[pa], (W)b[pb]);
         tg_step(ndim, shape, idx, &pa, as, &pb, bs, 0, 0);
     }
 }

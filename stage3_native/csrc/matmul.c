@@ -51,17 +51,4 @@ int tg_has_cblas(void) {
 }
 
 #define TEMPLATE "matmul_t.h"
-#define T float
-#define FN(name) name##_f32
-#define GEMM cblas_sgemm
-#include TEMPLATE
-#undef T
-#undef FN
-#undef GEMM
-#define T double
-#define FN(name) name##_f64
-#define GEMM cblas_dgemm
-#include TEMPLATE
-#undef T
-#undef FN
-#undef GEMM
+#include "instantiate_float.h"

@@ -11,13 +11,4 @@
 #include "strided.h"
 
 #define TEMPLATE "softmax_t.h"
-#define T float
-#define FN(name) name##_f32
-#include TEMPLATE
-#undef T
-#undef FN
-#define T double
-#define FN(name) name##_f64
-#include TEMPLATE
-#undef T
-#undef FN
+#include "instantiate_float.h"
