@@ -71,10 +71,6 @@ class View(NamedTuple):
 
 class Backend:
     name = "abstract"
-    KERNELS = ("from_flat", "full", "to_flat", "contiguous", "unary", "binary", "where", "reduce",
-               "matmul", "index_select", "index_add", "write",
-               "softmax", "cross_entropy", "sgd_update", "adam_update")
-
     max_dims = None                     # the most dimensions a view may have (None: any)
 
     def has(self, kernel):

@@ -69,8 +69,7 @@ def kind_of_scalar(x):
 def promote(a, b):
     """The dtype of an operation on tensors of dtypes a and b."""
     if a.kind != b.kind:
-        hi, lo = (a, b) if a.kind > b.kind else (b, a)
-        return hi
+        return a if a.kind > b.kind else b
     return a if a.rank >= b.rank else b
 
 

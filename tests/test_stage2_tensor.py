@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import stage2_tensor as tg
-from stage2_tensor import backend, dtypes
+from stage2_tensor import backend
 from stage2_tensor.broadcast import broadcast_shapes
 from stage2_tensor.python_backend import PythonBackend
 from stage2_tensor.strides import flat_index, is_contiguous, make_strides, view_strides
