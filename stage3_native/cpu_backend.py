@@ -91,6 +91,11 @@ class CpuBackend(Backend):
                     ints(view.strides), view.offset, out, CODE[dtype], ints(make_strides(view.shape)), 0)
         return out
 
+    def _on_python(self, kernel_name, args, dtype):
+        """The python backend's kernel for a dtype the C kernel does not cover (logged once)."""
+        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
+        return backend.on_python(self, kernel_name, args, dtype)
+
     def _as(self, view, dtype):
         """The view itself, or a contiguous copy converted to dtype."""
         if view.dtype is dtype:
@@ -145,8 +150,7 @@ class CpuBackend(Backend):
 
     def matmul(self, a, b, dtype):
         if dtype not in (dtypes.float32, dtypes.float64):
-            backend.log_fallback(f"matmul for {dtype.name}", self.name)
-            return backend.on_python(self, "matmul", (a, b, dtype), dtype)
+            return self._on_python("matmul", (a, b, dtype), dtype)
         batch = range(len(a.shape) - 2)
         a_base = positions(View(None, tuple(a.shape[d] for d in batch), tuple(a.strides[d] for d in batch), a.offset, None))
         b_base = positions(View(None, tuple(b.shape[d] for d in batch), tuple(b.strides[d] for d in batch), b.offset, None))
@@ -185,8 +189,7 @@ class CpuBackend(Backend):
 
     def softmax(self, view, dim, log, dtype):
         if dtype not in FLOATS:
-            backend.log_fallback(f"softmax for {dtype.name}", self.name)
-            return backend.on_python(self, "softmax", (view, dim, log, dtype), dtype)
+            return self._on_python("softmax", (view, dim, log, dtype), dtype)
         outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
         out = allocate(numel(view.shape), dtype)
         kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
@@ -194,8 +197,7 @@ class CpuBackend(Backend):
 
     def cross_entropy(self, logits, targets, dtype):
         if dtype not in FLOATS:
-            backend.log_fallback(f"cross_entropy for {dtype.name}", self.name)
-            return backend.on_python(self, "cross_entropy", (logits, targets, dtype), dtype)
+            return self._on_python("cross_entropy", (logits, targets, dtype), dtype)
         n, c = logits.shape
         losses, probs = allocate(n, dtype), allocate(n * c, dtype)
         kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), ints(targets), losses, probs)
@@ -207,8 +209,7 @@ class CpuBackend(Backend):
         written back afterwards."""
         dtype = views[0].dtype
         if dtype not in FLOATS:
-            backend.log_fallback(f"{name} for {dtype.name}", self.name)
-            return backend.on_python(self, name, (*views, *settings), dtype)
+            return self._on_python(name, (*views, *settings), dtype)
         arrays = [ffi.NULL if v is None else self._dense(v, dtype) for v in views]
         kernel(name, dtype)(numel(views[0].shape), *arrays, *settings)
         for v, a in zip(views[:1] + views[2:], arrays[:1] + arrays[2:]):
