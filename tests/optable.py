@@ -147,6 +147,14 @@ TENSOR_OPS = [
 ]
 
 
+# Layouts an op must not care about: the same values as a transposed view and as a view
+# with an offset and a step (made inside the function, so gradients flow back to the leaf).
+LAYOUTS = {
+    "transposed": lambda x: x.T.contiguous().T,
+    "strided": lambda x: x.unsqueeze(-1).expand(*x.shape, 2).contiguous()[..., 1],
+}
+
+
 def ops_for(engine):
     ops = [op for op in OPS if op.stages is None or engine.stage in op.stages]
     return ops if engine.scalar_only else ops + TENSOR_OPS

@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from .engines import ENGINES, engine_params
 from .gradcheck import gradcheck
-from .optable import OPS, ops_for
+from .optable import LAYOUTS, OPS, ops_for
 
 CASES = [pytest.param(engine, op, marks=p.marks, id=f"{engine.name}-{op.name}")
          for p in engine_params() for engine in p.values for op in ops_for(engine)]
@@ -50,12 +50,6 @@ def test_gradient_property(engine, op, seed, n):
     gradcheck(engine, lambda *xs: op.apply(engine.namespace, *xs), inputs, rng)
 
 
-# Layouts an op must not care about: the same values as a transposed view and as a view
-# with an offset and a step (made inside the function, so gradients flow back to the leaf).
-LAYOUTS = {
-    "transposed": lambda x: x.T.contiguous().T,
-    "strided": lambda x: x.unsqueeze(-1).expand(*x.shape, 2).contiguous()[..., 1],
-}
 LAYOUT_CASES = [pytest.param(engine, op, layout, marks=p.marks, id=f"{engine.name}-{op.name}-{layout}")
                 for p in engine_params() for engine in p.values if not engine.scalar_only
                 for op in ops_for(engine) for layout in LAYOUTS]
