@@ -176,13 +176,11 @@ BINARY = {cls.op: cls for cls in (Add, Sub, Mul, Div, Pow, Maximum, Minimum)}
 
 
 def binary(op, a, b):
-    """a op b for tensors or a tensor and a Python number; the number becomes a 0-d tensor
-    (with no gradient) so every binary operation has one code path."""
-    fn = BINARY[op]
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        return fn.apply(a, b)
+    """a op b for tensors or a tensor and a Python number. Both become tensors of the
+    promoted dtype first: a number a 0-d tensor (with no gradient), a tensor of another
+    dtype a conversion, recorded as its own node so its gradient converts back."""
     a, b, _, _ = operands(a, b)
-    return fn.apply(a, b)
+    return BINARY[op].apply(a, b)
 
 
 def compare(op, a, b):

@@ -183,3 +183,14 @@ def test_version_counter_counts_in_place_writes():
     x[0] = 5.0
     assert x.storage.version == view.storage.version == 3
     assert x.tolist() == [5.0, 2.0, 2.0]
+
+
+def test_mixed_dtypes_convert_in_their_own_graph_node():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)                     # float32
+    b = tg.tensor([3.0, 4.0], dtype=tg.float64, requires_grad=True)
+    y = a * b
+    assert y.dtype is tg.float64
+    assert [x.grad_fn.name if x.grad_fn else None for x in y.grad_fn.inputs] == ["Convert", None]
+    y.sum().backward()
+    assert (a.grad.dtype, a.grad.tolist()) == (tg.float32, [3.0, 4.0])
+    assert (b.grad.dtype, b.grad.tolist()) == (tg.float64, [1.0, 2.0])
