@@ -8,6 +8,9 @@ backend methods onto them.
 When the compiled library is missing, or older than a file in ``csrc/`` (someone edited a
 kernel), importing rebuilds it first; if the compiler fails, the ImportError shows what
 the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
+
+Kernels use TRACEGRAD_NUM_THREADS threads (default: every core); ``set_num_threads``
+changes it at run time.
 """
 import os
 import subprocess
@@ -45,7 +48,8 @@ if not os.environ.get(_BUILDING):
         _build()
     from stage2_tensor import backend as _backend
 
-    from .cpu_backend import CpuBackend
+    from .cpu_backend import CpuBackend, get_num_threads, set_num_threads
 
+    set_num_threads(int(os.environ.get("TRACEGRAD_NUM_THREADS") or os.cpu_count() or 1))
     _backend.register("cpu", CpuBackend())
-    __all__ = ["CpuBackend"]
+    __all__ = ["CpuBackend", "get_num_threads", "set_num_threads"]

@@ -66,6 +66,20 @@ def find_cblas():
 
 CBLAS = find_cblas()
 
+
+def openmp_flags():
+    """-fopenmp when the compiler accepts it (gcc; Apple's clang does not), so the kernels
+    can use threads (csrc/parallel.h); without it they run on one thread."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "omp.c"
+        source.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+        command = shlex.split(compiler()) + ["-fopenmp", str(source), "-o", str(Path(tmp) / "omp")]
+        ok = subprocess.run(command, capture_output=True).returncode == 0
+    return ["-fopenmp"] if ok else []
+
+
+OPENMP = openmp_flags()
+
 def make_ffibuilder(relative):
     """The cffi builder of stage3_native._native. setuptools (pip) requires source paths
     relative to setup.py's folder; cffi's own compile() runs in a temporary folder and needs
@@ -78,10 +92,10 @@ def make_ffibuilder(relative):
         '#include "tracegrad.h"',
         sources=[str(p.relative_to(HERE.parent)) if relative else str(p) for p in sources],
         include_dirs=[str(CSRC)],
-        extra_compile_args=FLAGS,
+        extra_compile_args=FLAGS + OPENMP,
         define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
         libraries=["m"] + (CBLAS[0] if CBLAS else []),
-        extra_link_args=CBLAS[1] if CBLAS else [],
+        extra_link_args=OPENMP + (CBLAS[1] if CBLAS else []),
     )
     return builder
 
@@ -103,5 +117,6 @@ def build():
 if __name__ == "__main__":
     os.environ["TRACEGRAD_NATIVE_BUILDING"] = "1"
     print(f"built {build()} with matmul from "
-          + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)"))
+          + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)")
+          + (", threads from OpenMP" if OPENMP else ", on one thread (the compiler has no OpenMP)"))
     sys.exit(0)

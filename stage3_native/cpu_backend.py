@@ -31,9 +31,32 @@ def default_matmul():
     return "blas"
 
 
+# Every buffer comes from the caching allocator (csrc/alloc.c): reused blocks cost no page
+# faults. Most kernels write every output element, so memory is handed out uninitialized;
+# ``zeros`` is for the few that accumulate into their output.
+_new = ffi.new_allocator(lib.tg_alloc, lib.tg_free, should_clear_after_alloc=False)
+_new_zeroed = ffi.new_allocator(lib.tg_alloc, lib.tg_free, should_clear_after_alloc=True)
+
+
 def allocate(n, dtype):
+    """n elements of dtype in native memory, uninitialized."""
+    return _new(f"{CTYPE[dtype]}[]", n)
+
+
+def zeros(n, dtype):
     """n zeroed elements of dtype in native memory."""
-    return ffi.new(f"{CTYPE[dtype]}[]", n)
+    return _new_zeroed(f"{CTYPE[dtype]}[]", n)
+
+
+def set_num_threads(n):
+    """How many threads the kernels may use (at import: TRACEGRAD_NUM_THREADS, else every core)."""
+    if int(n) < 1:
+        raise ValueError(f"set_num_threads: expected a thread count of at least 1, got {n}")
+    lib.tg_set_num_threads(int(n))
+
+
+def get_num_threads():
+    return lib.tg_num_threads()
 
 
 def ints(values):
@@ -55,9 +78,10 @@ class CpuBackend(Backend):
         return ffi.new(f"{CTYPE[dtype]}[]", [dtype.cast(v) for v in values])
 
     def full(self, n, value, dtype):
-        out = allocate(n, dtype)                  # already zeros
-        if value != 0:
-            lib.tg_fill(out, CODE[dtype], n, float(value), 0 if dtype.is_floating_point else int(value))
+        if value == 0:
+            return zeros(n, dtype)
+        out = allocate(n, dtype)
+        lib.tg_fill(out, CODE[dtype], n, float(value), 0 if dtype.is_floating_point else int(value))
         return out
 
     def to_bytes(self, view):
@@ -170,7 +194,7 @@ class CpuBackend(Backend):
         return out
 
     def index_add(self, shape, dim, index, src):
-        out = allocate(numel(shape), src.dtype)
+        out = zeros(numel(shape), src.dtype)        # the kernel adds into it
         kernel("index_add", src.dtype)(len(shape), ints(shape), dim, ints(index), len(index),
                                        src.buffer, ints(src.strides), src.offset, out)
         return out

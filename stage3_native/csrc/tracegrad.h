@@ -7,11 +7,23 @@
 #ifndef TRACEGRAD_H
 #define TRACEGRAD_H
 #ifndef TG_CDEF            /* cffi knows the stdint types itself (see build.py) */
+#include <stddef.h>
 #include <stdint.h>
 #endif
 
 typedef int64_t i64;
 #define TG_MAX_DIMS 16
+
+/* threads.c: the number of OpenMP threads kernels may use (1 when built without OpenMP) */
+void tg_set_num_threads(int n);
+int tg_num_threads(void);
+
+/* alloc.c: the caching allocator behind every cpu buffer (uninitialized memory; tg_free
+ * keeps blocks for reuse, large ones on huge pages) and its statistics */
+void *tg_alloc(size_t nbytes);
+void tg_free(void *p);
+void tg_alloc_stats(i64 *stats);     /* [blocks handed out, fresh from the OS, cached bytes] */
+void tg_alloc_trim(void);            /* give every cached block back to the OS */
 
 /* copy.c: strided copy with dtype conversion (contiguous(), write(), casts) */
 void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
