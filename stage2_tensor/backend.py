@@ -87,7 +87,9 @@ def register(name, backend):
 
 
 def get(name):
-    if name not in _BACKENDS:
+    try:
+        return _BACKENDS[name]
+    except KeyError:
         _load_plugin(name)
     try:
         return _BACKENDS[name]
@@ -122,10 +124,11 @@ def kernel(backend, name):
 def launch(device, name, *args, out_dtype=None):
     """Run kernel `name` of `device`'s backend on `args` (Views and plain values); a backend
     without it runs the python backend's instead (see ``on_python``)."""
-    be = get(device)
-    fn = kernel(be, name)
+    be = _BACKENDS.get(device) or get(device)
+    fn = getattr(be, name, None)
     if fn is not None:
         return fn(*args)
+    log_fallback(name, be.name)
     return on_python(be, name, args, out_dtype)
 
 

@@ -85,7 +85,9 @@ class Binary(GradientFunction):
     op = None
 
     def forward(self, a, b):
-        a, b, shape, dtype = operands(a, b)
+        """a and b: tensors of one dtype and device (``binary`` makes them so)."""
+        shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+        dtype = a.dtype
         if self.op == "div" and not dtype.is_floating_point:
             dtype = dtypes.float32          # true division, as in PyTorch
             a, b = a.to(dtype=dtype), b.to(dtype=dtype)
@@ -179,7 +181,9 @@ def binary(op, a, b):
     """a op b for tensors or a tensor and a Python number. Both become tensors of the
     promoted dtype first: a number a 0-d tensor (with no gradient), a tensor of another
     dtype a conversion, recorded as its own node so its gradient converts back."""
-    a, b, _, _ = operands(a, b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype
+            and a.storage.device == b.storage.device):
+        a, b, _, _ = operands(a, b)
     return BINARY[op].apply(a, b)
 
 

@@ -32,13 +32,12 @@ class GradientFunction:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .tensor import Tensor
         fn = cls()
         out = fn.forward(*args, **kwargs)
         inputs = tuple(a for a in args if isinstance(a, Tensor))
-        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in inputs):
-            fn.inputs = inputs
-            fn.needs_input_grad = tuple(t.requires_grad for t in inputs)
+        needs = tuple(t.requires_grad for t in inputs)
+        if True in needs and grad_mode.enabled:
+            fn.inputs, fn.needs_input_grad = inputs, needs
             out.requires_grad, out.grad_fn = True, fn
         else:
             fn._saved = ()                # nothing will read them: let them go now
@@ -69,3 +68,6 @@ class GradientFunction:
 
     def __repr__(self):
         return f"<{self.name}>"
+
+
+from .tensor import Tensor  # noqa: E402  (tensor.py's operation modules import this one)

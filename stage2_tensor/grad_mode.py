@@ -1,18 +1,18 @@
 """``no_grad()``: run code without recording the graph (optimizer updates, evaluation)."""
 import contextlib
 
-_enabled = True
+enabled = True                 # read directly by GradientFunction.apply on every operation
 
 
 def is_grad_enabled():
-    return _enabled
+    return enabled
 
 
 @contextlib.contextmanager
 def no_grad():
-    global _enabled
-    previous, _enabled = _enabled, False
+    global enabled
+    previous, enabled = enabled, False
     try:
         yield
     finally:
-        _enabled = previous
+        enabled = previous

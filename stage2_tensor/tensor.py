@@ -19,19 +19,25 @@ from .strides import is_contiguous, make_strides, normalize_dim, numel
 class Storage:
     """A backend buffer shared by every view of it. ``version`` counts in-place writes:
     autograd compares it with the version a saved tensor had in the forward pass."""
-    __slots__ = ("buffer", "device", "version")
+    __slots__ = ("buffer", "device", "version", "max_dims")
 
     def __init__(self, buffer, device):
         self.buffer, self.device, self.version = buffer, device, 0
+        self.max_dims = backends.get(device).max_dims     # read by every view of it
 
 
 class Tensor:
+    # Fixed attributes (no per-instance dict): a tensor is made by every operation, and
+    # slots make that, and reading its fields, measurably cheaper (the performance chapter).
+    __slots__ = ("storage", "shape", "strides", "offset", "dtype", "grad", "grad_fn",
+                 "requires_grad", "__weakref__")
+
     def __init__(self, storage, shape, strides=None, offset=0, dtype=dtypes.float32,
                  requires_grad=False):
         self.storage = storage
-        self.shape = tuple(shape)
-        limit = backends.get(storage.device).max_dims
-        if limit is not None and len(self.shape) > limit:
+        self.shape = shape = tuple(shape)
+        limit = storage.max_dims
+        if limit is not None and len(shape) > limit:
             raise ValueError(f"device {storage.device!r} supports tensors of at most {limit} "
                              f"dimensions; this one would have shape {self.shape}")
         self.strides = tuple(strides) if strides is not None else make_strides(self.shape)

@@ -48,8 +48,8 @@ if not os.environ.get(_BUILDING):
         _build()
     from stage2_tensor import backend as _backend
 
-    from .cpu_backend import CpuBackend, get_num_threads, set_num_threads
+    from .cpu_backend import CpuBackend, empty_cache, get_num_threads, set_num_threads
 
     set_num_threads(int(os.environ.get("TRACEGRAD_NUM_THREADS") or os.cpu_count() or 1))
     _backend.register("cpu", CpuBackend())
-    __all__ = ["CpuBackend", "get_num_threads", "set_num_threads"]
+    __all__ = ["CpuBackend", "empty_cache", "get_num_threads", "set_num_threads"]

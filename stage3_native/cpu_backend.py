@@ -17,6 +17,7 @@ from ._native import ffi, lib
 CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
 CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
          dtypes.float32: "float", dtypes.float64: "double"}
+CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3}
@@ -31,21 +32,33 @@ def default_matmul():
     return "blas"
 
 
-# Every buffer comes from the caching allocator (csrc/alloc.c): reused blocks cost no page
-# faults. Most kernels write every output element, so memory is handed out uninitialized;
-# ``zeros`` is for the few that accumulate into their output.
+# Buffers of 16 KiB or more come from the caching allocator (csrc/alloc.c): a reused block
+# costs no page faults, and its memory is handed out uninitialized, since most kernels
+# write every output element (``zeros`` is for the few that accumulate into theirs).
+# Smaller ones come from cffi's own allocation: cheaper to call, and zeroing them is free.
+SMALL_BYTES = 16 << 10
 _new = ffi.new_allocator(lib.tg_alloc, lib.tg_free, should_clear_after_alloc=False)
 _new_zeroed = ffi.new_allocator(lib.tg_alloc, lib.tg_free, should_clear_after_alloc=True)
 
 
 def allocate(n, dtype):
-    """n elements of dtype in native memory, uninitialized."""
-    return _new(f"{CTYPE[dtype]}[]", n)
+    """n elements of dtype in native memory (uninitialized unless small)."""
+    if n * dtype.itemsize < SMALL_BYTES:
+        return ffi.new(CTYPE_ARRAY[dtype], n)
+    return _new(CTYPE_ARRAY[dtype], n)
 
 
 def zeros(n, dtype):
     """n zeroed elements of dtype in native memory."""
-    return _new_zeroed(f"{CTYPE[dtype]}[]", n)
+    if n * dtype.itemsize < SMALL_BYTES:
+        return ffi.new(CTYPE_ARRAY[dtype], n)
+    return _new_zeroed(CTYPE_ARRAY[dtype], n)
+
+
+def empty_cache():
+    """Give the memory the caching allocator keeps for reuse back to the operating system
+    (tensors still alive keep theirs), as torch.cuda.empty_cache() does on a GPU."""
+    lib.tg_alloc_trim()
 
 
 def set_num_threads(n):
@@ -60,11 +73,20 @@ def get_num_threads():
 
 
 def ints(values):
-    return ffi.new("int64_t[]", list(values))
+    """Shapes and strides for a kernel's int64_t * arguments: cffi turns a tuple into a
+    temporary C array during the call, faster than building one with ffi.new."""
+    return tuple(values)
+
+
+_KERNELS = {}
 
 
 def kernel(name, dtype):
-    return getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
+    """The C function tg_<name>_<dtype suffix>, looked up once."""
+    fn = _KERNELS.get((name, dtype))
+    if fn is None:
+        fn = _KERNELS[name, dtype] = getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
+    return fn
 
 
 class CpuBackend(Backend):
