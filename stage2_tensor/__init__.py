@@ -22,9 +22,9 @@ reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer
 and, optionally, fused kernels (one pass instead of several tensor operations):
 
     softmax(x, dim, log, dtype)        cross_entropy(logits, targets, dtype) -> (losses, probs)
-    sgd_update(param, grad, velocity, lr, momentum, dampening, weight_decay, first_step,
-               nesterov)                                                     (in place)
-    adam_update(param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step)
+    sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
+               first_steps, nesterov)                   (in place, a whole parameter group)
+    adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
 
 Broadcasting, views, dtype promotion and autograd stay here, written once. This package
 ships device "python" (``python_backend.py``, ``array.array`` buffers); stage3 registers

@@ -36,12 +36,13 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        logits (N, C), targets a list of N class indices:
                                        (losses, N values; probabilities, N * C values),
                                        loss_i = -log softmax(logits_i)[targets[i]]
-    sgd_update(param, grad, velocity, lr, momentum, dampening, weight_decay, first_step,
-               nesterov)               one SGD step, in place on param (and velocity, the
-                                       momentum buffer; None without momentum)
-    adam_update(param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step)
-                                       one Adam step (AdamW when `decoupled`), in place on
-                                       param, m and v; `step` counts from 1
+    sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
+               first_steps, nesterov)  one SGD step for a whole parameter group: lists of
+                                       views, one per parameter, updated in place (and each
+                                       velocity, its momentum buffer; None without momentum)
+    adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
+                                       one Adam step (AdamW when `decoupled`) per parameter,
+                                       in place on it and its m and v; steps count from 1
 
 The two update kernels return None: they write into the buffers of the views they get.
 
@@ -138,13 +139,26 @@ def on_python(be, name, args, out_dtype):
     that works in place (returns None) has its copies written back into the views."""
     from .strides import make_strides
     py = get("python")
-    moved = [View(py.from_flat(be.to_flat(a), a.dtype), a.shape, make_strides(a.shape), 0, a.dtype)
-             if isinstance(a, View) else a for a in args]
+
+    def move(a):                        # a View, a list of them (optimizer groups), or other
+        if isinstance(a, list):
+            return [move(x) for x in a]
+        if isinstance(a, View):
+            return View(py.from_flat(be.to_flat(a), a.dtype), a.shape, make_strides(a.shape), 0, a.dtype)
+        return a
+
+    def write_back(a, m):
+        if isinstance(a, list):
+            for x, y in zip(a, m):
+                write_back(x, y)
+        elif isinstance(a, View):
+            be.write(a, m._replace(buffer=be.from_flat(list(m.buffer), a.dtype)))
+
+    moved = [move(a) for a in args]
     result = getattr(py, name)(*moved)
     if result is None:                  # an in-place kernel: copy every view back
         for a, m in zip(args, moved):
-            if isinstance(a, View):
-                be.write(a, m._replace(buffer=be.from_flat(list(m.buffer), a.dtype)))
+            write_back(a, m)
         return None
     if isinstance(result, tuple):       # several buffers (cross_entropy)
         return tuple(be.from_flat(list(r), out_dtype) for r in result)

@@ -12,6 +12,12 @@ the gradients of all the places it was read at. ``sum_dims`` names the dimension
 
 def broadcast_shapes(*shapes):
     """The common shape of ``shapes``, or ValueError naming the shapes that do not fit."""
+    if len(shapes) == 2:               # the usual case, answered without the general loop
+        a, b = shapes
+        if a == b or not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
     ndim = max((len(s) for s in shapes), default=0)
     result = []
     for d in range(-ndim, 0):

@@ -91,7 +91,7 @@ class Binary(GradientFunction):
         if self.op == "div" and not dtype.is_floating_point:
             dtype = dtypes.float32          # true division, as in PyTorch
             a, b = a.to(dtype=dtype), b.to(dtype=dtype)
-        av, bv = a.broadcast_to(shape).as_view(), b.broadcast_to(shape).as_view()
+        av, bv = a.broadcast_view(shape), b.broadcast_view(shape)
         out = a.launch("binary", self.op, av, bv, dtype, shape=shape, dtype=dtype)
         self.save(a, b, out)
         return out
@@ -192,14 +192,14 @@ def compare(op, a, b):
     if not isinstance(b, (Tensor, int, float, bool)):
         return NotImplemented
     a, b, shape, dtype = operands(a, b)
-    av, bv = a.broadcast_to(shape).as_view(), b.broadcast_to(shape).as_view()
-    return a.launch("binary", op, av, bv, dtypes.bool_, shape=shape, dtype=dtypes.bool_)
+    return a.launch("binary", op, a.broadcast_view(shape), b.broadcast_view(shape), dtypes.bool_,
+                    shape=shape, dtype=dtypes.bool_)
 
 
 class Where(GradientFunction):
     def forward(self, cond, a, b):
         shape = broadcast_shapes(cond.shape, a.shape, b.shape)
-        views = [t.broadcast_to(shape).as_view() for t in (cond, a, b)]
+        views = [t.broadcast_view(shape) for t in (cond, a, b)]
         self.cond = cond
         return a.launch("where", *views, a.dtype, shape=shape, dtype=a.dtype)
 

@@ -63,6 +63,8 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
 
 def as_tensor(x, dtype=None, device=None):
     """x itself when it already is a tensor of that dtype and device; otherwise a tensor."""
+    if isinstance(x, (bool, int, float)):      # a Python number in arithmetic: the usual case
+        return _make([x], (), dtype or _infer_dtype([x]), device or "python")
     from .tensor import Tensor
     if isinstance(x, Tensor):
         return x.to(device=device, dtype=dtype)

@@ -28,11 +28,6 @@ def _t(x):
     return x.view_of(tuple(shape), tuple(strides), x.offset)
 
 
-def _expand_batch(x, batch):
-    """x's view with leading dimensions broadcast to `batch` (stride 0 where stretched)."""
-    from .broadcast import broadcast_strides
-    shape = tuple(batch) + x.shape[-2:]
-    return x.view_of(shape, broadcast_strides(x.shape, x.strides, shape), x.offset)
 
 
 class MatMul(GradientFunction):
@@ -48,9 +43,9 @@ class MatMul(GradientFunction):
         if a.dtype is not b.dtype:
             raise TypeError(f"matmul: both operands need one dtype, got {a.dtype} and {b.dtype}")
         batch = broadcast_shapes(oa.shape[:-2], ob.shape[:-2])
-        oa, ob = _expand_batch(oa, batch), _expand_batch(ob, batch)
-        shape = tuple(batch) + (oa.shape[-2], ob.shape[-1])
-        return a.launch("matmul", oa.as_view(), ob.as_view(), a.dtype, shape=shape, dtype=a.dtype)
+        av, bv = oa.broadcast_view(batch + oa.shape[-2:]), ob.broadcast_view(batch + ob.shape[-2:])
+        shape = batch + (oa.shape[-2], ob.shape[-1])
+        return a.launch("matmul", av, bv, a.dtype, shape=shape, dtype=a.dtype)
 
     def backward(self, g):
         a, b = self.saved_tensors

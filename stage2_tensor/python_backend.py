@@ -150,9 +150,10 @@ class PythonBackend(Backend):
         return array.array(dtype.typecode,
                            [cast(f([buf[base + r] for r in inner])) for base in positions(outer)])
 
-    def matmul(self, a, b, dtype):
-        """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j], for every batch index."""
+    def matmul(self, a, b, dtype, bias=None):
+        """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        add = [bias.buffer[bias.offset + j * bias.strides[0]] for j in range(n)] if bias else [0] * n
         sa_i, sa_p = a.strides[-2:]
         sb_p, sb_j = b.strides[-2:]
         batch = range(len(a.shape) - 2)
@@ -163,7 +164,7 @@ class PythonBackend(Backend):
                 row = [abuf[a0 + i * sa_i + p * sa_p] for p in range(k)]
                 for j in range(n):
                     col = b0 + j * sb_j
-                    out.append(cast(sum(x * bbuf[col + p * sb_p] for p, x in enumerate(row))))
+                    out.append(cast(sum((x * bbuf[col + p * sb_p] for p, x in enumerate(row)), add[j])))
         return array.array(dtype.typecode, out)
 
     def index_select(self, view, dim, index):
@@ -212,38 +213,41 @@ class PythonBackend(Backend):
             probs.extend(cast(_exp(lp)) for lp in logp)
         return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs)
 
-    def sgd_update(self, param, grad, velocity, lr, momentum, dampening, weight_decay,
-                   first_step, nesterov):
-        """g += weight_decay * p; v = momentum * v + (1 - dampening) * g (v = g on the
-        first step); g = v (g + momentum * v with nesterov); p -= lr * g. In place."""
-        pbuf, gbuf, cast = param.buffer, grad.buffer, param.dtype.cast
-        vpos = positions(velocity) if velocity is not None else [None] * numel(param.shape)
-        for p, gp, vp in zip(positions(param), positions(grad), vpos):
-            g = gbuf[gp] + weight_decay * pbuf[p] if weight_decay else gbuf[gp]
-            if momentum:
-                vbuf = velocity.buffer
-                v = cast(g if first_step else momentum * vbuf[vp] + (1 - dampening) * g)
-                vbuf[vp] = v
-                g = g + momentum * v if nesterov else v
-            pbuf[p] = cast(pbuf[p] - lr * g)
+    def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
+                   first_steps, nesterov):
+        """For each parameter (lists of views, one per parameter): g += weight_decay * p;
+        v = momentum * v + (1 - dampening) * g (v = g on the first step); g = v (g +
+        momentum * v with nesterov); p -= lr * g. In place."""
+        for param, grad, velocity, first_step in zip(params, grads, velocities, first_steps):
+            pbuf, gbuf, cast = param.buffer, grad.buffer, param.dtype.cast
+            vpos = positions(velocity) if velocity is not None else [None] * numel(param.shape)
+            for p, gp, vp in zip(positions(param), positions(grad), vpos):
+                g = gbuf[gp] + weight_decay * pbuf[p] if weight_decay else gbuf[gp]
+                if momentum:
+                    vbuf = velocity.buffer
+                    v = cast(g if first_step else momentum * vbuf[vp] + (1 - dampening) * g)
+                    vbuf[vp] = v
+                    g = g + momentum * v if nesterov else v
+                pbuf[p] = cast(pbuf[p] - lr * g)
 
-    def adam_update(self, param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step):
-        """AdamW first shrinks p by 1 - lr * weight_decay (Adam adds weight_decay * p to g);
-        m, v = running means of g and g^2; p -= lr / (1 - beta1^t) * m / (sqrt(v) /
-        sqrt(1 - beta2^t) + eps). In place on param, m and v."""
-        pbuf, gbuf, mbuf, vbuf, cast = param.buffer, grad.buffer, m.buffer, v.buffer, param.dtype.cast
-        step_size = lr / (1 - beta1 ** step)
-        root_correction = math.sqrt(1 - beta2 ** step)
-        for p, gp, mp, vp in zip(positions(param), positions(grad), positions(m), positions(v)):
-            g = gbuf[gp]
-            if weight_decay and decoupled:
-                pbuf[p] = cast(pbuf[p] * (1 - lr * weight_decay))
-            elif weight_decay:
-                g = g + weight_decay * pbuf[p]
-            mbuf[mp] = cast(beta1 * mbuf[mp] + (1 - beta1) * g)
-            vbuf[vp] = cast(beta2 * vbuf[vp] + (1 - beta2) * g * g)
-            denom = math.sqrt(vbuf[vp]) / root_correction + eps
-            pbuf[p] = cast(pbuf[p] - step_size * (mbuf[mp] / denom))
+    def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
+        """For each parameter: AdamW first shrinks p by 1 - lr * weight_decay (Adam adds
+        weight_decay * p to g); m, v = running means of g and g^2; p -= lr / (1 - beta1^t)
+        * m / (sqrt(v) / sqrt(1 - beta2^t) + eps). In place on the parameters, m and v."""
+        for param, grad, m, v, step in zip(params, grads, ms, vs, steps):
+            pbuf, gbuf, mbuf, vbuf, cast = param.buffer, grad.buffer, m.buffer, v.buffer, param.dtype.cast
+            step_size = lr / (1 - beta1 ** step)
+            root_correction = math.sqrt(1 - beta2 ** step)
+            for p, gp, mp, vp in zip(positions(param), positions(grad), positions(m), positions(v)):
+                g = gbuf[gp]
+                if weight_decay and decoupled:
+                    pbuf[p] = cast(pbuf[p] * (1 - lr * weight_decay))
+                elif weight_decay:
+                    g = g + weight_decay * pbuf[p]
+                mbuf[mp] = cast(beta1 * mbuf[mp] + (1 - beta1) * g)
+                vbuf[vp] = cast(beta2 * vbuf[vp] + (1 - beta2) * g * g)
+                denom = math.sqrt(vbuf[vp]) / root_correction + eps
+                pbuf[p] = cast(pbuf[p] - step_size * (mbuf[mp] / denom))
 
 
 def _softmax_row(row, log):

@@ -12,7 +12,7 @@ import weakref
 from . import backend as backends
 from . import dtypes, grad_mode
 from .backend import View
-from .broadcast import sum_dims
+from .broadcast import broadcast_strides, sum_dims
 from .strides import is_contiguous, make_strides, normalize_dim, numel
 
 
@@ -62,6 +62,15 @@ class Tensor:
     def as_view(self):
         """What a kernel reads: which buffer elements, in which layout, as which dtype."""
         return View(self.storage.buffer, self.shape, self.strides, self.offset, self.dtype)
+
+    def broadcast_view(self, shape):
+        """as_view() stretched to ``shape`` by broadcasting (stride 0 where stretched): what
+        an element-wise kernel reads. No autograd link: the operation that launches the
+        kernel records this tensor itself as its input."""
+        if shape == self.shape:
+            return View(self.storage.buffer, self.shape, self.strides, self.offset, self.dtype)
+        return View(self.storage.buffer, shape, broadcast_strides(self.shape, self.strides, shape),
+                    self.offset, self.dtype)
 
     def launch(self, kernel, *args, shape, dtype):
         """Run a kernel of this tensor's device; wrap the buffer it returns."""

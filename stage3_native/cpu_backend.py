@@ -194,9 +194,9 @@ class CpuBackend(Backend):
         kernel("reduce", view.dtype)(*args, result)
         return result if dtype is wide else self.contiguous(View(result, (n_out,), (1,), 0, wide), dtype)
 
-    def matmul(self, a, b, dtype):
+    def matmul(self, a, b, dtype, bias=None):
         if dtype not in (dtypes.float32, dtypes.float64):
-            return self._on_python("matmul", (a, b, dtype), dtype)
+            return self._on_python("matmul", (a, b, dtype, bias), dtype)
         batch = range(len(a.shape) - 2)
         a_base = positions(View(None, tuple(a.shape[d] for d in batch), tuple(a.strides[d] for d in batch), a.offset, None))
         b_base = positions(View(None, tuple(b.shape[d] for d in batch), tuple(b.strides[d] for d in batch), b.offset, None))
@@ -205,6 +205,10 @@ class CpuBackend(Backend):
         kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), ints(a_base), ints(b_base),
                                 m, n, k, a.buffer, a.strides[-2], a.strides[-1],
                                 b.buffer, b.strides[-2], b.strides[-1], out)
+        if bias is not None:        # TEMPORARY until the GEMM's bias epilogue lands
+            shape = (len(a_base) * m, n)
+            out = self.binary("add", View(out, shape, (n, 1), 0, dtype),
+                              View(bias.buffer, shape, (0, bias.strides[0]), bias.offset, dtype), dtype)
         return out
 
     def index_select(self, view, dim, index):
@@ -249,24 +253,27 @@ class CpuBackend(Backend):
         kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), ints(targets), losses, probs)
         return losses, probs
 
-    def _update_in_place(self, name, views, *settings):
-        """Run an optimizer kernel on the views' memory (views[1] is the gradient, only
-        read); a parameter or state view that is not contiguous is updated in a copy,
-        written back afterwards."""
-        dtype = views[0].dtype
+    def _update_in_place(self, name, groups, *settings):
+        """Run an optimizer kernel once for a whole parameter group. ``groups`` holds, per
+        array the kernel takes (parameters, gradients, then state), a list of views, one per
+        parameter (a state list may hold None: no buffer). A view that is not contiguous is
+        updated in a copy, written back afterwards (gradients, groups[1], are only read)."""
+        dtype = groups[0][0].dtype
         if dtype not in FLOATS:
-            return self._on_python(name, (*views, *settings), dtype)
-        arrays = [ffi.NULL if v is None else self._dense(v, dtype) for v in views]
-        kernel(name, dtype)(numel(views[0].shape), *arrays, *settings)
-        for v, a in zip(views[:1] + views[2:], arrays[:1] + arrays[2:]):
-            if v is not None and not (v.dtype is dtype and is_contiguous(v.shape, v.strides)):
-                self.write(v, View(a, v.shape, make_strides(v.shape), 0, dtype))
+            return self._on_python(name, (*groups, *settings), dtype)
+        arrays = [[ffi.NULL if v is None else self._dense(v, dtype) for v in views] for views in groups]
+        sizes = [numel(v.shape) for v in groups[0]]
+        kernel(name, dtype)(len(sizes), sizes, *arrays, *settings)
+        for views, pointers in zip(groups[:1] + groups[2:], arrays[:1] + arrays[2:]):
+            for v, a in zip(views, pointers):
+                if v is not None and not (v.dtype is dtype and is_contiguous(v.shape, v.strides)):
+                    self.write(v, View(a, v.shape, make_strides(v.shape), 0, dtype))
 
-    def sgd_update(self, param, grad, velocity, lr, momentum, dampening, weight_decay,
-                   first_step, nesterov):
-        self._update_in_place("sgd_update", (param, grad, velocity), lr, momentum, dampening,
-                              weight_decay, int(first_step), int(nesterov))
+    def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
+                   first_steps, nesterov):
+        self._update_in_place("sgd_update", (params, grads, velocities), lr, momentum, dampening,
+                              weight_decay, [int(f) for f in first_steps], int(nesterov))
 
-    def adam_update(self, param, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step):
-        self._update_in_place("adam_update", (param, grad, m, v), lr, beta1, beta2, eps,
-                              weight_decay, int(decoupled), step)
+    def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
+        self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
+                              weight_decay, int(decoupled), list(steps))

@@ -240,3 +240,30 @@ def test_a_failing_compiler_shows_its_message(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"(?s)building the C library failed.*this compiler always fails"):
         stage3_native._build()
     assert tg.ones(3, device="cpu").sum().item() == 3          # the built library is untouched
+
+
+@pytest.mark.parametrize("make, kernel", [(lambda ps: tg.optim.SGD(ps, lr=0.1, momentum=0.9), "sgd_update"),
+                                          (lambda ps: tg.optim.AdamW(ps, lr=0.1), "adam_update")],
+                         ids=["sgd", "adamw"])
+def test_one_update_call_per_parameter_group_and_dtype(make, kernel, monkeypatch):
+    """A group's parameters are updated by one kernel call per (device, dtype), with the
+    same result as the python device's per-parameter loops."""
+    results, calls = {}, []
+    for device in ("python", "cpu"):
+        be = backend.get(device)
+        original = getattr(be, kernel)
+        monkeypatch.setattr(be, kernel, lambda *args, _f=original: calls.append(device) or _f(*args))
+        params = [tg.tensor([[1.0, -2.0], [0.5, 3.0]], device=device, requires_grad=True),
+                  tg.tensor([0.25, -1.0, 2.0], device=device, requires_grad=True),
+                  tg.tensor([1.5, -0.5], dtype=tg.float64, device=device, requires_grad=True),
+                  tg.tensor([9.0], device=device, requires_grad=True)]     # gets no gradient
+        opt = make(params)
+        for _ in range(3):
+            opt.zero_grad()
+            ((params[0] ** 2).sum() + (params[1] * 3).sum() + params[2].exp().sum()).backward()
+            opt.step()
+        results[device] = [p.detach().numpy() for p in params]
+    assert calls.count("cpu") == 3 * 2                # per step: one float32 call, one float64
+    for cpu, python in zip(results["cpu"], results["python"]):
+        np.testing.assert_allclose(cpu, python, rtol=1e-6)
+    assert results["cpu"][3].tolist() == [9.0]        # no gradient, no update

@@ -3,8 +3,9 @@
 ``import stage2_tensor.optim as optim``.
 
 Each ``step()`` reads ``p.grad`` and changes every parameter in place under ``no_grad()``
-(SGD, Adam and AdamW in one fused kernel of the device, ``sgd_update``/``adam_update`` in
-backend.py, which also updates the state tensors in place; RMSprop in tensor operations):
+(SGD, Adam and AdamW in one fused kernel call per parameter group, ``sgd_update`` /
+``adam_update`` in backend.py, which also update the state tensors in place; RMSprop in
+tensor operations):
 the parameter objects keep their identity and storage, so a model and its optimizer keep
 pointing at the same tensors. Per-parameter state (momentum, running averages) lives in
 ``optimizer.state[p]``; settings live in ``optimizer.param_groups`` (a list of dicts, so a
@@ -15,16 +16,27 @@ from ..factories import zeros_like
 from ..grad_mode import no_grad
 
 
-def fused_update(kernel, p, g, state_tensors, *settings):
-    """Run an in-place update kernel on p and its state tensors (None stays None); every
-    tensor it wrote gets a new version, as after any in-place operation."""
-    if g.dtype is not p.dtype or g.device != p.device:
-        g = g.to(device=p.device, dtype=p.dtype)
-    views = [t.as_view() if t is not None else None for t in state_tensors]
-    backend.launch(p.device, kernel, p.as_view(), g.as_view(), *views, *settings)
-    for t in (p, *state_tensors):
-        if t is not None:
-            t.storage.version += 1
+def fused_update(kernel, params, states, *settings):
+    """Run an in-place update kernel of the device once for a group of parameters: their
+    gradients, and ``states``, one list per kind of state tensor (a None stays None).
+    A setting that is a list holds one value per parameter. Parameters on several devices
+    or of several dtypes get one call per (device, dtype). Every tensor the kernel wrote
+    gets a new version, as after any in-place operation."""
+    buckets = {}
+    for i, p in enumerate(params):
+        buckets.setdefault((p.device, p.dtype), []).append(i)
+    for (device, dtype), picked in buckets.items():
+        ps = [params[i] for i in picked]
+        grads = [g if g.dtype is dtype and g.device == device else g.to(device=device, dtype=dtype)
+                 for g in (p.grad for p in ps)]
+        kinds = [[kind[i] for i in picked] for kind in states]
+        views = [[t.as_view() if t is not None else None for t in kind] for kind in kinds]
+        values = [[s[i] for i in picked] if isinstance(s, list) else s for s in settings]
+        backend.launch(device, kernel, [p.as_view() for p in ps], [g.as_view() for g in grads],
+                       *views, *values)
+        for t in (*ps, *(t for kind in kinds for t in kind)):
+            if t is not None:
+                t.storage.version += 1
 
 
 class Optimizer:
@@ -61,10 +73,16 @@ class Optimizer:
         loss = closure() if closure is not None else None
         with no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self.update(p, p.grad, self.state.setdefault(p, {}), group)
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    self.update_group(params, group)
         return loss
+
+    def update_group(self, params, group):
+        """Update every parameter of a group (those with a gradient): one at a time here;
+        SGD and Adam override it with one fused kernel call for the whole group."""
+        for p in params:
+            self.update(p, p.grad, self.state.setdefault(p, {}), group)
 
     def update(self, p, g, state, group):
         raise NotImplementedError
@@ -105,14 +123,16 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))
 
-    def update(self, p, g, state, group):
-        momentum, first_step = group["momentum"], False
-        if momentum and "momentum_buffer" not in state:
-            state["momentum_buffer"] = zeros_like(p)     # the kernel sets it to g this step
-            first_step = True
-        fused_update("sgd_update", p, g, [state.get("momentum_buffer") if momentum else None],
-                     group["lr"], momentum, group["dampening"], group["weight_decay"],
-                     first_step, group["nesterov"])
+    def update_group(self, params, group):
+        momentum, buffers, first_steps = group["momentum"], [], []
+        for p in params:
+            state = self.state.setdefault(p, {})
+            first_steps.append(bool(momentum) and "momentum_buffer" not in state)
+            if first_steps[-1]:
+                state["momentum_buffer"] = zeros_like(p)  # the kernel sets it to g this step
+            buffers.append(state["momentum_buffer"] if momentum else None)
+        fused_update("sgd_update", params, [buffers], group["lr"], momentum, group["dampening"],
+                     group["weight_decay"], first_steps, group["nesterov"])
 
 
 class RMSprop(Optimizer):
@@ -158,13 +178,19 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
 
-    def update(self, p, g, state, group):
-        if not state:
-            state.update(step=0, exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
-        state["step"] += 1
+    def update_group(self, params, group):
+        states = []
+        for p in params:
+            state = self.state.setdefault(p, {})
+            if not state:
+                state.update(step=0, exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
+            state["step"] += 1
+            states.append(state)
         (b1, b2) = group["betas"]
-        fused_update("adam_update", p, g, [state["exp_avg"], state["exp_avg_sq"]], group["lr"],
-                     b1, b2, group["eps"], group["weight_decay"], self.decoupled, state["step"])
+        fused_update("adam_update", params, [[s["exp_avg"] for s in states],
+                                             [s["exp_avg_sq"] for s in states]],
+                     group["lr"], b1, b2, group["eps"], group["weight_decay"], self.decoupled,
+                     [s["step"] for s in states])
 
 
 class AdamW(Adam):

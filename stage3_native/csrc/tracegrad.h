@@ -81,13 +81,16 @@ TG_MATMUL(double, f64)
 TG_SOFTMAX(float, f32)
 TG_SOFTMAX(double, f64)
 
-/* optim.c: one optimizer step on n contiguous elements, in place on p and its state
- * (v NULL for SGD without momentum); step counts from 1 */
+/* optim.c: one optimizer step for a group of `count` parameters, in place on each p[t]
+ * (sizes[t] contiguous elements) and its state (v[t] NULL for SGD without momentum);
+ * Adam's step[t] counts from 1 */
 #define TG_OPTIM(T, S) \
-    void tg_sgd_update_##S(i64 n, T *p, const T *grad, T *v, double lr, double momentum, \
-                           double dampening, double weight_decay, int first_step, int nesterov); \
-    void tg_adam_update_##S(i64 n, T *p, const T *grad, T *m, T *v, double lr, double beta1, \
-                            double beta2, double eps, double weight_decay, int decoupled, i64 step);
+    void tg_sgd_update_##S(i64 count, const i64 *sizes, T **p, T **grad, T **v, double lr, \
+                           double momentum, double dampening, double weight_decay, \
+                           const int *first_step, int nesterov); \
+    void tg_adam_update_##S(i64 count, const i64 *sizes, T **p, T **grad, T **m, T **v, \
+                            double lr, double beta1, double beta2, double eps, \
+                            double weight_decay, int decoupled, const i64 *step);
 TG_OPTIM(float, f32)
 TG_OPTIM(double, f64)
 
