@@ -32,10 +32,15 @@ kernels, each doing in one pass what would otherwise be several tensor operation
 
     softmax(view, dim, log, dtype)     softmax along `dim` (log-softmax when `log`), the
                                        row max subtracted first so no exponent overflows
-    cross_entropy(logits, targets, dtype)
-                                       logits (N, C), targets a list of N class indices:
-                                       (losses, N values; probabilities, N * C values),
-                                       loss_i = -log softmax(logits_i)[targets[i]]
+    cross_entropy(logits, targets, reduction, dtype)
+                                       logits (N, C), targets a view of N int64 class
+                                       indices: (losses, probabilities as N * C values),
+                                       loss_i = -log softmax(logits_i)[targets[i]], the N
+                                       losses or ("sum", "mean") their reduction to one
+                                       value; a target out of range raises bad_target(...)
+    cross_entropy_backward(probs, targets, scale, dtype)
+                                       its gradient: (probs - onehot(targets)) * scale[i]
+                                       for row i (scale: a view of N values)
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each
@@ -105,6 +110,12 @@ def _load_plugin(name):
             import stage3_native  # noqa: F401  (registers its devices on import)
         except ImportError as err:
             raise ValueError(f"device {name!r} needs stage3_native, which failed to import: {err}") from err
+
+
+def bad_target(position, target, classes):
+    """The error for a cross_entropy target that is not a class index (every backend's)."""
+    return IndexError(f"cross_entropy: target {target} at position {position} is not a class "
+                      f"index: the logits have {classes} classes (0 to {classes - 1})")
 
 
 def log_fallback(op, backend_name):

@@ -12,7 +12,7 @@ import array
 import math
 import operator
 
-from .backend import Backend, View
+from .backend import Backend, View, bad_target
 from .strides import make_strides, numel
 
 
@@ -200,18 +200,35 @@ class PythonBackend(Backend):
                 out[out_base + i * out_stride] = cast(value)
         return out
 
-    def cross_entropy(self, logits, targets, dtype):
+    def cross_entropy(self, logits, targets, reduction, dtype):
         """loss_i = log(sum_j e^(x_ij - m_i)) - (x_i,target_i - m_i), with the row's
-        softmax kept for the gradient."""
+        softmax kept for the gradient; then the reduction ("none", "sum", "mean")."""
         n, c = logits.shape
         buf, (s_row, s_col), cast = logits.buffer, logits.strides, dtype.cast
+        targets = [targets.buffer[p] for p in positions(targets)]
+        for i, target in enumerate(targets):
+            if not 0 <= target < c:
+                raise bad_target(i, target, c)
         losses, probs = [], []
         for i, target in enumerate(targets):
             row = [buf[logits.offset + i * s_row + j * s_col] for j in range(c)]
             logp = _softmax_row(row, log=True)
             losses.append(cast(-logp[target]))
             probs.extend(cast(_exp(lp)) for lp in logp)
+        if reduction != "none":
+            losses = [cast(sum(losses) / n if reduction == "mean" else sum(losses))]
         return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs)
+
+    def cross_entropy_backward(self, probs, targets, scale, dtype):
+        """(probs - onehot(targets)) * scale[i] for each row i."""
+        n, c = probs.shape
+        pbuf, sbuf, cast = probs.buffer, scale.buffer, dtype.cast
+        out = []
+        for i, (tp, sp) in enumerate(zip(positions(targets), positions(scale))):
+            target, s = targets.buffer[tp], sbuf[sp]
+            out.extend(cast((pbuf[probs.offset + i * probs.strides[0] + j * probs.strides[1]]
+                             - (j == target)) * s) for j in range(c))
+        return array.array(dtype.typecode, out)
 
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):

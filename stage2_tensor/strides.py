@@ -21,10 +21,18 @@ def numel(shape):
 
 def make_strides(shape):
     """Row-major strides: the last dimension varies fastest."""
-    strides = [1] * len(shape)
-    for d in range(len(shape) - 2, -1, -1):
-        strides[d] = strides[d + 1] * max(shape[d + 1], 1)
-    return tuple(strides)
+    strides = _STRIDES.get(shape) if type(shape) is tuple else None
+    if strides is None:
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+        strides = tuple(strides)
+        if type(shape) is tuple and len(_STRIDES) < 10_000:
+            _STRIDES[shape] = strides
+    return strides
+
+
+_STRIDES = {}       # every new tensor needs them, and a program uses few distinct shapes
 
 
 def flat_index(index, strides, offset=0):

@@ -402,7 +402,7 @@ def _shape_arg(shape):
 
 
 def _as_tensor_like(x, like):
-    return factories.as_tensor(x, device=like.device)
+    return x if isinstance(x, Tensor) else factories.as_tensor(x, device=like.device)
 
 
 def _unary(op, x):

@@ -21,7 +21,8 @@ CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3}
-FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
+FLOATS = (dtypes.float32, dtypes.float64)
+REDUCTIONS = ("none", "sum", "mean")                  # tg_cross_entropy's reduction codes            # the fused kernels' dtypes
 
 
 def default_matmul():
@@ -245,13 +246,28 @@ class CpuBackend(Backend):
         kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
         return out
 
-    def cross_entropy(self, logits, targets, dtype):
+    def cross_entropy(self, logits, targets, reduction, dtype):
         if dtype not in FLOATS:
-            return self._on_python("cross_entropy", (logits, targets, dtype), dtype)
+            return self._on_python("cross_entropy", (logits, targets, reduction, dtype), dtype)
         n, c = logits.shape
-        losses, probs = allocate(n, dtype), allocate(n * c, dtype)
-        kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), ints(targets), losses, probs)
+        losses, probs = allocate(n if reduction == "none" else 1, dtype), allocate(n * c, dtype)
+        target_ids = self._dense(targets, dtypes.int64)
+        bad = kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), target_ids,
+                                             REDUCTIONS.index(reduction), losses, probs)
+        if bad >= 0:
+            raise backend.bad_target(bad, target_ids[bad], c)
         return losses, probs
+
+    def cross_entropy_backward(self, probs, targets, scale, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("cross_entropy_backward", (probs, targets, scale, dtype), dtype)
+        n, c = probs.shape
+        out = allocate(n * c, dtype)
+        scale_step = scale.strides[0] if n > 1 else 0
+        kernel("cross_entropy_backward", dtype)(n, c, self._dense(probs, dtype),
+                                                self._dense(targets, dtypes.int64),
+                                                scale.buffer + scale.offset, scale_step, out)
+        return out
 
     def _update_in_place(self, name, groups, *settings):
         """Run an optimizer kernel once for a whole parameter group. ``groups`` holds, per

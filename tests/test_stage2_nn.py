@@ -254,8 +254,11 @@ def test_cross_entropy_errors():
         F.cross_entropy(logits, tg.tensor([0, 1, 2]))
     with pytest.raises(TypeError, match="expected class indices .* got a float32 tensor"):
         F.cross_entropy(logits, tg.zeros(4))
-    with pytest.raises(IndexError, match="indices from 0 to 3, but the logits have 3 classes"):
+    with pytest.raises(IndexError, match=r"target 3 at position 3 is not a class index: the "
+                                         r"logits have 3 classes \(0 to 2\)"):
         F.cross_entropy(logits, tg.tensor([0, 1, 2, 3]))
+    with pytest.raises(IndexError, match="target -1 at position 0 is not a class index"):
+        F.cross_entropy(logits, tg.tensor([-1, 1, 2, 0]))
     with pytest.raises(ValueError, match="reduction must be"):
         F.cross_entropy(logits, tg.tensor([0, 1, 2, 0]), reduction="avg")
 

@@ -267,3 +267,12 @@ def test_one_update_call_per_parameter_group_and_dtype(make, kernel, monkeypatch
     for cpu, python in zip(results["cpu"], results["python"]):
         np.testing.assert_allclose(cpu, python, rtol=1e-6)
     assert results["cpu"][3].tolist() == [9.0]        # no gradient, no update
+
+
+def test_cross_entropy_rejects_a_target_out_of_range_on_cpu():
+    import stage2_tensor.nn.functional as F
+    logits = tg.zeros(4, 3, device="cpu")
+    for bad, position in (([0, 1, 2, 3], 3), ([-1, 1, 2, 0], 0)):
+        with pytest.raises(IndexError, match=f"target {bad[position]} at position {position} "
+                                             r"is not a class index: the logits have 3 classes"):
+            F.cross_entropy(logits, tg.tensor(bad, device="cpu"))

@@ -26,14 +26,36 @@ void FN(tg_softmax)(i64 outer, i64 size, i64 inner, const T *x, int log_softmax,
         }
 }
 
-/* logits (n, c), targets n class indices: losses[i] = -log softmax(logits_i)[targets[i]],
- * probs the softmax of every row (what the backward pass needs: probs - onehot). */
-void FN(tg_cross_entropy)(i64 n, i64 c, const T *logits, const i64 *targets, T *losses, T *probs) {
+/* logits (n, c), targets n class indices: loss_i = -log softmax(logits_i)[targets[i]],
+ * and probs, the softmax of every row (what the backward pass needs: probs - onehot).
+ * reduction 0 writes the n losses, 1 their sum, 2 their mean, into losses. Returns the
+ * position of the first target that is not a class index (nothing computed), else -1. */
+i64 FN(tg_cross_entropy)(i64 n, i64 c, const T *logits, const i64 *targets, int reduction,
+                         T *losses, T *probs) {
+    for (i64 i = 0; i < n; i++)
+        if (targets[i] < 0 || targets[i] >= c) return i;
+    double total = 0;
     for (i64 i = 0; i < n; i++) {
         const T *row = logits + i * c;
         double m, log_sum;
         FN(row_stats)(row, c, 1, &m, &log_sum);
         for (i64 j = 0; j < c; j++) probs[i * c + j] = (T)exp((double)row[j] - m - log_sum);
-        losses[i] = (T)(log_sum - ((double)row[targets[i]] - m));
+        double loss = log_sum - ((double)row[targets[i]] - m);
+        if (reduction == 0) losses[i] = (T)loss;
+        total += (double)(T)loss;            /* the rounded losses, as summing them would */
+    }
+    if (reduction != 0) losses[0] = (T)(reduction == 2 ? total / (double)n : total);
+    return -1;
+}
+
+/* The gradient of cross-entropy with respect to the logits: (probs - onehot(targets)) *
+ * scale, row i scaled by scale[i * scale_step] (the upstream gradient: one value per row,
+ * or one for all with scale_step 0, already divided by n for the mean). */
+void FN(tg_cross_entropy_backward)(i64 n, i64 c, const T *probs, const i64 *targets,
+                                   const T *scale, i64 scale_step, T *out) {
+    for (i64 i = 0; i < n; i++) {
+        double s = (double)scale[i * scale_step];
+        for (i64 j = 0; j < c; j++)
+            out[i * c + j] = (T)(((double)probs[i * c + j] - (j == targets[i])) * s);
     }
 }

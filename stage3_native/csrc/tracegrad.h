@@ -73,11 +73,15 @@ TG_MATMUL(double, f64)
 
 /* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
  * inner), along the middle dimension; cross-entropy of contiguous logits (n, c) against n
- * class indices: each row's loss and its softmax probabilities (n * c) */
+ * class indices: the losses (reduction 0 none, 1 sum, 2 mean) and the softmax probabilities
+ * (n * c), returning the position of the first target out of range or -1; and its
+ * gradient with respect to the logits, each row scaled by scale[i * scale_step] */
 #define TG_SOFTMAX(T, S) \
     void tg_softmax_##S(i64 outer, i64 size, i64 inner, const T *x, int log, T *out); \
-    void tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
-                              T *losses, T *probs);
+    i64 tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
+                             int reduction, T *losses, T *probs); \
+    void tg_cross_entropy_backward_##S(i64 n, i64 c, const T *probs, const i64 *targets, \
+                                       const T *scale, i64 scale_step, T *out);
 TG_SOFTMAX(float, f32)
 TG_SOFTMAX(double, f64)
 
