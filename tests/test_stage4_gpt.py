@@ -57,7 +57,8 @@ def np_gpt(W, idx, n_layer, n_head):
     hd = C // n_head
     causal = np.tril(np.ones((T, T), dtype=bool))
     for i in range(n_layer):
-        p = lambda name: W[f"transformer.h.{i}.{name}"]  # noqa: E731
+        def p(name, i=i):
+            return W[f"transformer.h.{i}.{name}"]
         h = np_layer_norm(x, p("ln_1.weight"), p("ln_1.bias"))
         qkv = h @ p("attn.c_attn.weight").T + p("attn.c_attn.bias")
         q, k, v = (qkv[..., j * C:(j + 1) * C].reshape(B, T, n_head, hd).transpose(0, 2, 1, 3)
