@@ -1,0 +1,162 @@
+"""GPT, the decoder-only transformer of GPT-2 (thesis, section "GPT"), on stage2's tensors:
+token and position embeddings, n_layer pre-LayerNorm blocks of causal self-attention and an
+MLP, a final LayerNorm and a language-model head that shares the token embedding's weight.
+
+Parameter names are GPT-2's (``transformer.wte.weight``, ``transformer.h.0.attn.c_attn.weight``,
+...), so Hugging Face checkpoints map onto them one to one (their Conv1D weights transposed).
+
+    model = GPT(GPTConfig(vocab_size=65, block_size=128, n_layer=4, n_head=4, n_embd=128))
+    model.to("cpu")                        # stage3's native kernels
+    logits, loss = model(idx, targets)     # idx, targets: int64 (B, T)
+"""
+import math
+from dataclasses import dataclass
+
+import stage2_tensor as tg
+import stage2_tensor.nn as nn
+import stage2_tensor.nn.functional as F
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int
+    block_size: int            # the longest sequence the model reads (positions 0..block_size-1)
+    n_layer: int
+    n_head: int
+    n_embd: int
+    dropout: float = 0.0
+    bias: bool = True          # biases in the Linear layers (GPT-2 has them)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention in which position t attends to positions 0..t only
+    (thesis, section "Self-attention"). One Linear, ``c_attn``, makes queries, keys and values
+    for every head at once; scores q.k / sqrt(head_dim) above the diagonal get -inf, so after
+    the softmax the future has weight 0; ``c_proj`` mixes the heads' outputs."""
+
+    def __init__(self, config):
+        super().__init__()
+        if config.n_embd % config.n_head:
+            raise ValueError(f"n_embd ({config.n_embd}) must be a multiple of n_head ({config.n_head})")
+        self.n_head, self.n_embd = config.n_head, config.n_embd
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.resid_dropout = nn.Dropout(config.dropout)
+        self._masks = {}       # (T, device, dtype) -> additive causal mask; not a parameter
+
+    def causal_mask(self, T, device, dtype):
+        """(T, T): 0 on and below the diagonal, -inf above. Adding it to the scores does what
+        masked_fill does, in one operation whose gradient is the identity."""
+        key = (T, device, dtype)
+        if key not in self._masks:
+            future = tg.arange(T, device=device).unsqueeze(-1) < tg.arange(T, device=device)
+            self._masks[key] = tg.zeros(T, T, dtype=dtype, device=device).masked_fill(future, -math.inf)
+        return self._masks[key]
+
+    def forward(self, x):
+        B, T, C = x.shape
+        H, hd = self.n_head, C // self.n_head
+        q, k, v = self.c_attn(x).split(C, dim=2)                 # three (B, T, C) views
+        q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (q, k, v))   # (B, H, T, hd)
+        # Scaling q (T x hd numbers per head) instead of the scores (T x T) gives the same
+        # result with less work.
+        att = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)  # (B, H, T, T)
+        att = (att + self.causal_mask(T, x.device, x.dtype)).softmax(dim=-1)
+        y = self.attn_dropout(att) @ v                           # (B, H, T, hd)
+        y = y.transpose(1, 2).reshape(B, T, C)                   # the heads side by side
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network: widen 4x, GELU, project back. (GPT-2 used GELU's
+    tanh approximation; this is the exact GELU, which differs by less than 1e-3.)"""
+
+    def __init__(self, config):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class Block(nn.Module):
+    """One transformer block, pre-LayerNorm: x + attn(ln_1(x)), then + mlp(ln_2(x)). The
+    residual path is never normalised, so gradients reach early layers undiminished."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.n_embd)
+        self.mlp = MLP(config)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class Modules(nn.Module):
+    """Named sub-modules as attributes, PyTorch's ModuleDict: gives ``transformer.wte``."""
+
+    def __init__(self, **modules):
+        super().__init__()
+        vars(self).update(modules)
+
+
+class GPT(nn.Module):
+    """The language model (thesis, section "GPT"): ``model(idx)`` gives logits (B, T,
+    vocab_size) for int64 token indices idx (B, T); ``model(idx, targets)`` gives (logits,
+    loss), the mean cross-entropy of predicting targets[b, t] at every position.
+
+    Initialisation is GPT-2's: weights N(0, 0.02), biases 0, LayerNorms 1 and 0, and the two
+    projections that add into the residual stream (``attn.c_proj``, ``mlp.c_proj``) N(0,
+    0.02 / sqrt(2 n_layer)), so the stream's variance does not grow with depth."""
+
+    def __init__(self, config, device=None, dtype=None):
+        super().__init__()
+        self.config = config
+        self.transformer = Modules(
+            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            wpe=nn.Embedding(config.block_size, config.n_embd),
+            drop=nn.Dropout(config.dropout),
+            h=nn.ModuleList(Block(config) for _ in range(config.n_layer)),
+            ln_f=nn.LayerNorm(config.n_embd))
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.lm_head.weight = self.transformer.wte.weight       # tied: one Parameter, two names
+        self._init_weights(0.02, 0.02 / math.sqrt(2 * config.n_layer))
+        if device is not None or dtype is not None:
+            self.to(device, dtype)
+
+    def _init_weights(self, std, residual_std):
+        with tg.no_grad():
+            for name, m in self.named_modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)) and m is not self.lm_head:  # tied
+                    s = residual_std if name.endswith("c_proj") else std
+                    m.weight.copy_(tg.normal(m.weight.shape, 0.0, s, dtype=m.weight.dtype,
+                                             device=m.weight.device))
+                if isinstance(m, nn.Linear) and m.bias is not None:
+                    m.bias.zero_()
+
+    def num_parameters(self):
+        """Trainable numbers; the tied LM head counts once (it is the token embedding)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, idx, targets=None):
+        B, T = idx.shape
+        if T > self.config.block_size:
+            raise ValueError(f"cannot forward a sequence of length {T}: the block size "
+                             f"(the longest sequence the model reads) is {self.config.block_size}")
+        t = self.transformer
+        # The positions are 0..T-1, so their embeddings are the table's first T rows: a view.
+        x = t.drop(t.wte(idx) + t.wpe.weight[:T])                 # (B, T, n_embd)
+        for block in t.h:
+            x = block(x)
+        logits = self.lm_head(t.ln_f(x))                          # (B, T, vocab_size)
+        if targets is None:
+            return logits
+        loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+        return logits, loss
