@@ -15,7 +15,6 @@ from . import grad_mode
 
 
 def backward(root, gradient=None, retain_graph=False):
-    from .tensor import Tensor
     if not root.requires_grad:
         raise RuntimeError("backward(): this tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
@@ -81,3 +80,6 @@ def _accumulate(t, g):
     if g.dtype is not t.dtype:
         g = g.to(dtype=t.dtype)
     t.grad = g if t.grad is None else t.grad + g
+
+
+from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

@@ -40,7 +40,6 @@ def _infer_dtype(flat):
 
 
 def _make(flat, shape, dtype, device, requires_grad=False):
-    from .tensor import Tensor
     buffer = backend.get(device).from_flat(flat, dtype)
     t = Tensor.from_buffer(buffer, shape, dtype, device)
     return t.requires_grad_(True) if requires_grad else t
@@ -49,7 +48,6 @@ def _make(flat, shape, dtype, device, requires_grad=False):
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new tensor from a number, a nested list of numbers or another tensor (copied).
     Without `dtype`: bool, int64 or float32 by the data, as in PyTorch."""
-    from .tensor import Tensor
     if isinstance(data, Tensor):
         out = data.detach().to(device=device or data.device, dtype=dtype or data.dtype)
         out = out if out is not data else out.clone()
@@ -65,7 +63,6 @@ def as_tensor(x, dtype=None, device=None):
     """x itself when it already is a tensor of that dtype and device; otherwise a tensor."""
     if isinstance(x, (bool, int, float)):      # a Python number in arithmetic: the usual case
         return _make([x], (), dtype or _infer_dtype([x]), device or "python")
-    from .tensor import Tensor
     if isinstance(x, Tensor):
         return x.to(device=device, dtype=dtype)
     return tensor(x, dtype=dtype, device=device)
@@ -81,7 +78,6 @@ def _shape(size):
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
-    from .tensor import Tensor
     size = _shape((size,) if isinstance(size, int) else (tuple(size),))
     dtype, device = dtype or dtypes.infer(fill_value), device or "python"
     buffer = backend.launch(device, "full", numel(size), fill_value, dtype, out_dtype=dtype)
@@ -149,3 +145,6 @@ randn_like = _like(randn)
 
 def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
     return full(t.shape, fill_value, dtype or t.dtype, requires_grad, device or t.device)
+
+
+from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

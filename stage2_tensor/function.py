@@ -13,12 +13,12 @@ from . import grad_mode
 
 
 class GradientFunction:
-    def __init__(self):
-        self.inputs = ()                  # the tensor inputs, in order
-        self.needs_input_grad = ()        # which of them lead to a tensor that requires grad
-        self._saved = ()
-        self._freed = False
-        self.retained = None              # set by Tensor.retain_grad on this function's output
+    # Defaults as class attributes (no __init__ to run): one of these is made per operation.
+    inputs = ()                       # the tensor inputs, in order
+    needs_input_grad = ()             # which of them lead to a tensor that requires grad
+    _saved = ()
+    _freed = False
+    retained = None                   # set by Tensor.retain_grad on this function's output
 
     @property
     def name(self):
@@ -34,13 +34,14 @@ class GradientFunction:
     def apply(cls, *args, **kwargs):
         fn = cls()
         out = fn.forward(*args, **kwargs)
-        inputs = tuple(a for a in args if isinstance(a, Tensor))
-        needs = tuple(t.requires_grad for t in inputs)
-        if True in needs and grad_mode.enabled:
-            fn.inputs, fn.needs_input_grad = inputs, needs
-            out.requires_grad, out.grad_fn = True, fn
-        else:
-            fn._saved = ()                # nothing will read them: let them go now
+        if grad_mode.enabled:
+            inputs = tuple([a for a in args if isinstance(a, Tensor)])
+            needs = tuple([t.requires_grad for t in inputs])
+            if True in needs:
+                fn.inputs, fn.needs_input_grad = inputs, needs
+                out.requires_grad, out.grad_fn = True, fn
+                return out
+        fn._saved = ()                    # nothing will read them: let them go now
         return out
 
     def save_for_backward(self, *tensors):

@@ -21,9 +21,9 @@ class Storage:
     autograd compares it with the version a saved tensor had in the forward pass."""
     __slots__ = ("buffer", "device", "version", "max_dims")
 
-    def __init__(self, buffer, device):
+    def __init__(self, buffer, device, max_dims=None):
         self.buffer, self.device, self.version = buffer, device, 0
-        self.max_dims = backends.get(device).max_dims     # read by every view of it
+        self.max_dims = max_dims          # the device's limit, read by every view of it
 
 
 class Tensor:
@@ -53,7 +53,7 @@ class Tensor:
     @classmethod
     def from_buffer(cls, buffer, shape, dtype, device):
         """A new contiguous tensor owning ``buffer``."""
-        return cls(Storage(buffer, device), shape, None, 0, dtype)
+        return cls(Storage(buffer, device, backends.get(device).max_dims), shape, None, 0, dtype)
 
     def view_of(self, shape, strides, offset):
         """Another view of this tensor's storage (no autograd link; see views.py)."""
@@ -74,8 +74,9 @@ class Tensor:
 
     def launch(self, kernel, *args, shape, dtype):
         """Run a kernel of this tensor's device; wrap the buffer it returns."""
-        buffer = backends.launch(self.device, kernel, *args, out_dtype=dtype)
-        return Tensor.from_buffer(buffer, shape, dtype, self.device)
+        device = self.storage.device
+        buffer = backends.launch(device, kernel, *args, out_dtype=dtype)
+        return Tensor.from_buffer(buffer, shape, dtype, device)
 
     # ---- layout -----------------------------------------------------------------------------
     @property

@@ -172,7 +172,6 @@ def _int_list(t):
 
 
 def getitem(x, index):
-    from .tensor import Tensor
     items = index if isinstance(index, tuple) else (index,)
     tensors = [i for i in items if isinstance(i, Tensor)]
     if not tensors:
@@ -199,3 +198,6 @@ def getitem(x, index):
             flat[j] = flat[j] * size + v % size
     lead = x.reshape(numel(x.shape[:k]), *x.shape[k:])
     return IndexSelect.apply(lead, 0, flat).reshape(*shape, *x.shape[k:])
+
+
+from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)
