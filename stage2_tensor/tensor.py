@@ -52,8 +52,17 @@ class Tensor:
     # ---- making tensors from buffers ------------------------------------------------------
     @classmethod
     def from_buffer(cls, buffer, shape, dtype, device):
-        """A new contiguous tensor owning ``buffer``."""
-        return cls(Storage(buffer, device, backends.get(device).max_dims), shape, None, 0, dtype)
+        """A new contiguous tensor owning ``buffer`` (every operation's output: so its
+        fields are set directly, without __init__'s checks, which a kernel's output passes)."""
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        limit = backends.get(device).max_dims
+        if limit is not None and len(shape) > limit:
+            return cls(Storage(buffer, device, limit), shape, None, 0, dtype)   # raises
+        t = object.__new__(cls)
+        t.storage, t.shape, t.strides, t.offset = Storage(buffer, device, limit), shape, make_strides(shape), 0
+        t.dtype, t.grad, t.grad_fn, t.requires_grad = dtype, None, None, False
+        return t
 
     def view_of(self, shape, strides, offset):
         """Another view of this tensor's storage (no autograd link; see views.py)."""
@@ -75,7 +84,8 @@ class Tensor:
     def launch(self, kernel, *args, shape, dtype):
         """Run a kernel of this tensor's device; wrap the buffer it returns."""
         device = self.storage.device
-        buffer = backends.launch(device, kernel, *args, out_dtype=dtype)
+        fn = getattr(backends.get(device), kernel, None)      # backends.launch, inlined
+        buffer = fn(*args) if fn is not None else backends.launch(device, kernel, *args, out_dtype=dtype)
         return Tensor.from_buffer(buffer, shape, dtype, device)
 
     # ---- layout -----------------------------------------------------------------------------
