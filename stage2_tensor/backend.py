@@ -41,6 +41,18 @@ kernels, each doing in one pass what would otherwise be several tensor operation
     cross_entropy_backward(probs, targets, scale, dtype)
                                        its gradient: (probs - onehot(targets)) * scale[i]
                                        for row i (scale: a view of N values)
+    layer_norm(x, weight, bias, eps, dtype)
+                                       each row of x (its last dimension, n values) to
+                                       (x - mean) * rstd * weight + bias, rstd = 1 /
+                                       sqrt(var + eps), var biased; weight, bias: views of
+                                       n values or None. Returns (out, mean, rstd): mean and
+                                       rstd one per row, for the backward pass
+    layer_norm_backward(grad, x, mean, rstd, weight, dtype)
+                                       its gradient (dx, dweight, dbias): per row, with
+                                       xhat = (x - mean) * rstd and gw = grad * weight,
+                                       dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat));
+                                       dweight, dbias = sums over rows of grad * xhat and
+                                       of grad (both None when weight is None)
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each
@@ -171,6 +183,6 @@ def on_python(be, name, args, out_dtype):
         for a, m in zip(args, moved):
             write_back(a, m)
         return None
-    if isinstance(result, tuple):       # several buffers (cross_entropy)
-        return tuple(be.from_flat(list(r), out_dtype) for r in result)
+    if isinstance(result, tuple):       # several buffers (cross_entropy), some maybe None
+        return tuple(None if r is None else be.from_flat(list(r), out_dtype) for r in result)
     return be.from_flat(list(result), out_dtype)

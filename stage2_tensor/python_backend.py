@@ -230,6 +230,51 @@ class PythonBackend(Backend):
                              - (j == target)) * s) for j in range(c))
         return array.array(dtype.typecode, out)
 
+    def layer_norm(self, x, weight, bias, eps, dtype):
+        """Each row of the last dimension (n values): mean m, biased variance, rstd s =
+        1 / sqrt(var + eps), out = (x - m) * s * weight + bias. Returns (out, mean, rstd)."""
+        n, rows = x.shape[-1], numel(x.shape[:-1])
+        values = [x.buffer[p] for p in positions(x)]
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else None
+        b = [bias.buffer[p] for p in positions(bias)] if bias is not None else None
+        out, means, rstds, cast = [], [], [], dtype.cast
+        for r in range(rows):
+            row = values[r * n:(r + 1) * n]
+            m = _div(sum(row), n)
+            s = _div(1.0, math.sqrt(_div(sum((v - m) * (v - m) for v in row), n) + eps))
+            means.append(cast(m))
+            rstds.append(cast(s))
+            for j, v in enumerate(row):
+                y = (v - m) * s
+                y = y * w[j] if w is not None else y
+                out.append(cast(y + b[j] if b is not None else y))
+        return tuple(array.array(dtype.typecode, a) for a in (out, means, rstds))
+
+    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        """Per row, with xhat = (x - mean) * rstd and gw = grad * weight (grad without
+        weight): dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)); dweight and dbias
+        sum grad * xhat and grad over the rows (None without weight)."""
+        n, rows = x.shape[-1], numel(x.shape[:-1])
+        g, xs = ([v.buffer[p] for p in positions(v)] for v in (grad, x))
+        means, rstds = ([v.buffer[p] for p in positions(v)] for v in (mean, rstd))
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else None
+        dx, dw, db, cast = [], [0.0] * n, [0.0] * n, dtype.cast
+        for r in range(rows):
+            m, s = means[r], rstds[r]
+            gr = g[r * n:(r + 1) * n]
+            xhat = [(v - m) * s for v in xs[r * n:(r + 1) * n]]
+            gw = [gj * wj for gj, wj in zip(gr, w)] if w is not None else gr
+            a = _div(sum(gw), n)
+            b = _div(sum(p * q for p, q in zip(gw, xhat)), n)
+            dx.extend(cast(s * (gwj - a - xj * b)) for gwj, xj in zip(gw, xhat))
+            for j in range(n):
+                dw[j] += gr[j] * xhat[j]
+                db[j] += gr[j]
+        dx = array.array(dtype.typecode, dx)
+        if w is None:
+            return dx, None, None
+        return dx, array.array(dtype.typecode, map(cast, dw)), array.array(dtype.typecode, map(cast, db))
+
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;

@@ -293,3 +293,32 @@ class CpuBackend(Backend):
     def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
         self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
                               weight_decay, int(decoupled), list(steps))
+
+    # ---- layer normalization (layernorm.c): contiguous rows of the last dimension ------------
+    def layer_norm(self, x, weight, bias, eps, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
+        n = x.shape[-1]
+        rows = numel(x.shape[:-1])
+        out, mean, rstd = allocate(rows * n, dtype), allocate(rows, dtype), allocate(rows, dtype)
+        kernel("layer_norm", dtype)(rows, n, self._dense(x, dtype), self._dense_or_null(weight, dtype),
+                                    self._dense_or_null(bias, dtype), float(eps), out, mean, rstd)
+        return out, mean, rstd
+
+    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
+        n = x.shape[-1]
+        rows = numel(x.shape[:-1])
+        dx = allocate(rows * n, dtype)
+        dweight, dbias = (allocate(n, dtype), allocate(n, dtype)) if weight is not None else (None, None)
+        failed = kernel("layer_norm_backward", dtype)(
+            rows, n, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
+            self._dense(rstd, dtype), self._dense_or_null(weight, dtype), dx,
+            dweight if dweight is not None else ffi.NULL, dbias if dbias is not None else ffi.NULL)
+        if failed:
+            raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
+        return dx, dweight, dbias
+
+    def _dense_or_null(self, view, dtype):
+        return ffi.NULL if view is None else self._dense(view, dtype)

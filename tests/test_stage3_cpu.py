@@ -276,3 +276,117 @@ def test_cross_entropy_rejects_a_target_out_of_range_on_cpu():
         with pytest.raises(IndexError, match=f"target {bad[position]} at position {position} "
                                              r"is not a class index: the logits have 3 classes"):
             F.cross_entropy(logits, tg.tensor(bad, device="cpu"))
+
+
+# ---- fused layer norm (layernorm.c) -------------------------------------------------------
+def _layer_norm_f64(x, w, b, eps=1e-5):
+    """numpy's layer norm over the last axis, with its gradients for an upstream g."""
+    mean = x.mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + eps)
+    return (x - mean) * rstd * w + b, (x - mean) * rstd, rstd
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_fused_layer_norm_on_cpu_matches_python_and_numpy(affine):
+    """Kernel against kernel on a transposed (non-contiguous) float32 input of 1000 rows of
+    67, large enough for the C kernel's threads (TG_PARALLEL_MIN) and its partial sums over
+    chunks of rows; and both against numpy in float64: forward, and the gradients of x,
+    weight and bias."""
+    import stage2_tensor.nn.functional as F
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=(67, 1000)) * 3 + 1).astype(np.float32)     # used as x.T: (1000, 67)
+    w, b = rng.normal(size=67).astype(np.float32), rng.normal(size=67).astype(np.float32)
+    g = rng.normal(size=(1000, 67)).astype(np.float32)
+    results = {}
+    for device in ("python", "cpu"):
+        xt = tg.tensor(x.tolist(), device=device, requires_grad=True)
+        wt, bt = (tg.tensor(a.tolist(), device=device, requires_grad=True) for a in (w, b))
+        view = xt.T
+        assert not view.is_contiguous()
+        out = F.layer_norm(view, 67, wt, bt) if affine else F.layer_norm(view, (67,))
+        out.backward(tg.tensor(g.tolist(), device=device))
+        results[device] = [out.detach().numpy(), xt.grad.numpy().T] + (
+            [wt.grad.numpy(), bt.grad.numpy()] if affine else [])
+        assert all(r.dtype == np.float32 for r in results[device])
+    for cpu, python in zip(results["cpu"], results["python"]):
+        np.testing.assert_allclose(cpu, python, rtol=1e-5, atol=1e-5)
+    # float64 reference: dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+    x64, w64, b64, g64 = (a.astype(np.float64) for a in (x.T, w, b, g))
+    if not affine:
+        w64, b64 = np.ones(67), np.zeros(67)
+    out, xhat, rstd = _layer_norm_f64(x64, w64, b64)
+    gw = g64 * w64
+    dx = rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
+    expected = [out, dx] + ([(g64 * xhat).sum(0), g64.sum(0)] if affine else [])
+    for device in ("python", "cpu"):
+        for got, want in zip(results[device], expected):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_layer_norm_is_one_kernel_call_each_way(monkeypatch):
+    """F.layer_norm over the last dimension launches layer_norm once forward and
+    layer_norm_backward once backward (not ~11 and ~25 tensor operations); over two
+    dimensions it stays the composition."""
+    import stage2_tensor.nn as nn
+    calls = []
+    original = backend.launch
+
+    def counting(device, name, *args, **kwargs):
+        calls.append(name)
+        return original(device, name, *args, **kwargs)
+    ln, two = nn.LayerNorm(8, device="cpu"), nn.LayerNorm((3, 8), device="cpu")
+    x = tg.randn(4, 3, 8, device="cpu", requires_grad=True)
+    upstream = tg.ones(4, 3, 8, device="cpu")
+    monkeypatch.setattr(backend, "launch", counting)
+    out = ln(x)
+    assert calls == ["layer_norm"]
+    calls.clear()
+    out.backward(upstream)
+    assert calls == ["layer_norm_backward"]
+    assert x.grad.shape == x.shape and ln.weight.grad.shape == ln.bias.grad.shape == (8,)
+    calls.clear()
+    two(x)
+    assert "layer_norm" not in calls and len(calls) > 3
+
+
+def test_fused_layer_norm_gives_the_same_bits_on_any_thread_count():
+    """dweight and dbias are summed per fixed chunk of rows, then chunk by chunk: threads
+    change who computes a chunk, not the order of the additions."""
+    import stage2_tensor.nn.functional as F
+    rng = np.random.default_rng(12)
+    x0, w0, b0 = rng.normal(size=(2048, 48)), rng.normal(size=48), rng.normal(size=48)
+    saved = stage3_native.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2, 3):
+            stage3_native.set_num_threads(threads)
+            x, w, b = (tg.from_numpy(a.astype(np.float32)).to("cpu").requires_grad_() for a in (x0, w0, b0))
+            out = F.layer_norm(x, 48, w, b)
+            (out * out).sum().backward()
+            results.append([out.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()])
+    finally:
+        stage3_native.set_num_threads(saved)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_a_backend_without_layer_norm_falls_back_to_python(caplog, monkeypatch):
+    """layer_norm and its backward on the python backend, with and without weight (the
+    backward's dweight and dbias then come back as None)."""
+    import stage2_tensor.nn.functional as F
+    from stage3_native.cpu_backend import CpuBackend
+    lean = CpuBackend()
+    lean.layer_norm = lean.layer_norm_backward = None
+    lean.name = "lean"
+    monkeypatch.setitem(backend._BACKENDS, "lean", lean)
+    rng = np.random.default_rng(13)
+    x0, w0, b0 = rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=4)
+    results = {}
+    for device in ("python", "lean"):
+        x, w, b = (tg.tensor(a.tolist(), device=device, requires_grad=True) for a in (x0, w0, b0))
+        (F.layer_norm(x, 4, w, b) ** 2 + F.layer_norm(x, 4, None, b)).sum().backward()
+        results[device] = [t.grad.numpy() for t in (x, w, b)]
+    for lean_grad, python_grad in zip(results["lean"], results["python"]):
+        np.testing.assert_allclose(lean_grad, python_grad, rtol=1e-6, atol=1e-6)
+    assert "op layer_norm_backward not found in backend lean, falling back to python" in caplog.text

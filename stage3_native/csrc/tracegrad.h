@@ -98,4 +98,16 @@ TG_SOFTMAX(double, f64)
 TG_OPTIM(float, f32)
 TG_OPTIM(double, f64)
 
+/* layernorm.c: layer normalization of contiguous x (rows, n) over its last dimension, with
+ * weight and bias of n values or NULL: out (rows, n) and each row's mean and rstd =
+ * 1/sqrt(var + eps); and its gradient: dx, and dweight and dbias (skipped when dweight is
+ * NULL), returning 1 when out of memory, else 0 */
+#define TG_LAYER_NORM(T, S) \
+    void tg_layer_norm_##S(i64 rows, i64 n, const T *x, const T *weight, const T *bias, \
+                           double eps, T *out, T *mean, T *rstd); \
+    int tg_layer_norm_backward_##S(i64 rows, i64 n, const T *grad, const T *x, const T *mean, \
+                                   const T *rstd, const T *weight, T *dx, T *dweight, T *dbias);
+TG_LAYER_NORM(float, f32)
+TG_LAYER_NORM(double, f64)
+
 #endif
