@@ -18,9 +18,13 @@ broadcasting and views stay in stage2, written once.
                                        the view's with those dims removed
     matmul(a, b, dtype)                batched a (..., m, k) @ b (..., k, n), batch dims
                                        already broadcast; a transpose is just strides
-    index_select(view, dim, index)     the rows of `dim` listed in `index` (a list of ints)
+    index_select(view, dim, index)     the rows of `dim` listed in `index`, a 1-D int64 view
+                                       on the same device (-size..size-1, negative ones
+                                       counting from the end; one out of range raises
+                                       bad_index(...))
     index_add(shape, dim, index, src)  zeros of `shape` with row r of src added at row
-                                       index[r] (repeats add up): index_select's gradient
+                                       index[r] (repeats add up): index_select's gradient,
+                                       `index` as for index_select
     write(dst, src)                    copy src's elements into the dst view, in place
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
@@ -128,6 +132,12 @@ def bad_target(position, target, classes):
     """The error for a cross_entropy target that is not a class index (every backend's)."""
     return IndexError(f"cross_entropy: target {target} at position {position} is not a class "
                       f"index: the logits have {classes} classes (0 to {classes - 1})")
+
+
+def bad_index(index, dim, size):
+    """The error for an index out of range in index_select/index_add (every backend's, and
+    the same as basic indexing's)."""
+    return IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
 
 
 def log_fallback(op, backend_name):

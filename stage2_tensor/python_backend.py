@@ -12,7 +12,7 @@ import array
 import math
 import operator
 
-from .backend import Backend, View, bad_target
+from .backend import Backend, View, bad_index, bad_target
 from .strides import make_strides, numel
 
 
@@ -168,15 +168,17 @@ class PythonBackend(Backend):
         return array.array(dtype.typecode, out)
 
     def index_select(self, view, dim, index):
+        rows = _index_values(index, dim, view.shape[dim])
         buf = view.buffer
-        return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, index))])
+        return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, rows))])
 
     def index_add(self, shape, dim, index, src):
+        rows = _index_values(index, dim, shape[dim])
         dtype = src.dtype
         out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
         target = View(out, shape, make_strides(shape), 0, dtype)
         sbuf = src.buffer
-        for t, s in zip(positions(target, along=(dim, index)), positions(src)):
+        for t, s in zip(positions(target, along=(dim, rows)), positions(src)):
             out[t] += sbuf[s]               # a repeated index adds up
         return out
 
@@ -325,6 +327,16 @@ def _softmax_row(row, log):
         log_total = _log(total)
         return [x - log_total for x in shifted]
     return [_div(e, total) for e in exps]
+
+
+def _index_values(index, dim, size):
+    """The 1-D int64 view `index` as a list of row numbers along a dimension of `size`:
+    each checked to be in -size..size-1, a negative one counted from the end."""
+    values = [index.buffer[p] for p in positions(index)]
+    for v in values:
+        if not -size <= v < size:
+            raise bad_index(v, dim, size)
+    return [v % size for v in values]
 
 
 def _subview(view, dims):

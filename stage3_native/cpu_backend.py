@@ -213,17 +213,32 @@ class CpuBackend(Backend):
         return out
 
     def index_select(self, view, dim, index):
-        shape = view.shape[:dim] + (len(index),) + view.shape[dim + 1:]
+        size, n_index = view.shape[dim], numel(index.shape)
+        ids = self._dense(index, dtypes.int64)
+        shape = view.shape[:dim] + (n_index,) + view.shape[dim + 1:]
         out = allocate(numel(shape), view.dtype)
-        lib.tg_index_select(len(view.shape), ints(view.shape), ints(view.strides), view.offset, dim,
-                            ints(index), len(index), ffi.cast("char *", view.buffer),
-                            view.dtype.itemsize, ffi.cast("char *", out))
+        if is_contiguous(view.shape, view.strides):      # whole rows of the trailing dims
+            bad = lib.tg_index_select_dense(numel(view.shape[:dim]), size, numel(view.shape[dim + 1:]),
+                                            ffi.cast("char *", view.buffer + view.offset),
+                                            view.dtype.itemsize, ids, n_index, ffi.cast("char *", out))
+        else:                                            # element by element, through strides
+            wrapped = allocate(n_index, dtypes.int64)
+            bad = lib.tg_index_check(ids, n_index, size, wrapped)
+            if bad < 0:
+                lib.tg_index_select(len(view.shape), ints(view.shape), ints(view.strides), view.offset,
+                                    dim, wrapped, n_index, ffi.cast("char *", view.buffer),
+                                    view.dtype.itemsize, ffi.cast("char *", out))
+        if bad >= 0:
+            raise backend.bad_index(ids[bad], dim, size)
         return out
 
     def index_add(self, shape, dim, index, src):
+        ids = self._dense(index, dtypes.int64)
         out = zeros(numel(shape), src.dtype)        # the kernel adds into it
-        kernel("index_add", src.dtype)(len(shape), ints(shape), dim, ints(index), len(index),
-                                       src.buffer, ints(src.strides), src.offset, out)
+        bad = kernel("index_add_dense", src.dtype)(numel(shape[:dim]), shape[dim], numel(shape[dim + 1:]),
+                                                   ids, numel(index.shape), self._dense(src, src.dtype), out)
+        if bad >= 0:
+            raise backend.bad_index(ids[bad], dim, shape[dim])
         return out
 
     def write(self, dst, src):

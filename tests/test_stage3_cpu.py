@@ -7,6 +7,7 @@ import pytest
 import stage2_tensor as tg
 import stage3_native
 from stage2_tensor import backend
+from stage2_tensor.backend import View
 
 from .engines import ENGINES
 from .gradcheck import gradcheck
@@ -278,7 +279,7 @@ def test_cross_entropy_rejects_a_target_out_of_range_on_cpu():
             F.cross_entropy(logits, tg.tensor(bad, device="cpu"))
 
 
-# ---- fused layer norm (layernorm.c) -------------------------------------------------------
+# ---- fused layer norm (layernorm.c) and the index path (index.c) --------------------------
 def _layer_norm_f64(x, w, b, eps=1e-5):
     """numpy's layer norm over the last axis, with its gradients for an upstream g."""
     mean = x.mean(-1, keepdims=True)
@@ -347,6 +348,85 @@ def test_layer_norm_is_one_kernel_call_each_way(monkeypatch):
     calls.clear()
     two(x)
     assert "layer_norm" not in calls and len(calls) > 3
+
+
+def test_embedding_is_one_kernel_call_each_way(monkeypatch):
+    """weight[indices] with a (B, T) index tensor: index_select forward, index_add
+    backward, the indices never turned into Python ints."""
+    import stage2_tensor.nn as nn
+    emb = nn.Embedding(65, 16, device="cpu")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, size=(4, 32)).tolist(), device="cpu")
+    calls = []
+    cpu = backend.get("cpu")
+    for name in ("index_select", "index_add", "to_flat"):
+        original = getattr(cpu, name)
+        monkeypatch.setattr(cpu, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
+    monkeypatch.setattr(tg.Tensor, "tolist", lambda self: pytest.fail("indices went through tolist"))
+    out = emb(idx)
+    out.sum().backward()
+    assert calls == ["index_select", "index_add"]
+    assert out.shape == (4, 32, 16)
+
+
+@pytest.mark.parametrize("device", ["python", "cpu"])
+def test_index_out_of_range_names_it_on_every_device(device):
+    """The kernels check the indices: the first one out of -size..size-1 is named, for
+    x[idx] (one tensor), for x[i, j] (flattened first), and for the kernels themselves."""
+    x = tg.arange(12, device=device).reshape(4, 3).float()
+    for bad, value in (([0, 4, 1], 4), ([2, -5], -5), ([[1, 2], [7, 0]], 7)):
+        with pytest.raises(IndexError, match=f"^index {value} is out of bounds for dimension 0 with size 4$"):
+            x[tg.tensor(bad, device=device)]
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 1 with size 3$"):
+        x[tg.tensor([0, 1], device=device), tg.tensor([2, 3], device=device)]
+    be = backend.get(device)
+    index = tg.tensor([0, 2, 3], device=device).as_view()
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 1 with size 3$"):
+        be.index_select(x.as_view(), 1, index)
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 0 with size 3$"):
+        be.index_add((3, 2), 0, index, tg.ones(3, 2, device=device).as_view())
+    # negative indices count from the end, as in Python; an int32 index works too
+    assert x[tg.tensor([-1, 0], device=device)].tolist() == [[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]
+    assert x[tg.tensor([3], dtype=tg.int32, device=device)].tolist() == [[9.0, 10.0, 11.0]]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("device", ["python", "cpu"])
+def test_repeated_indices_add_up_in_the_gradient(device, layout):
+    """index_add accumulates: a row picked k times gets the sum of its k gradients (and the
+    strided index_select path, on a transposed view, picks the same rows)."""
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(6, 5))
+    idx = np.array([[3, 1, 3], [-3, 0, 3]])                    # row 3 four times (-3 is 3)
+    upstream = rng.normal(size=(2, 3, 5))
+    w = tg.tensor(a.tolist() if layout == "contiguous" else a.T.tolist(), dtype=tg.float64,
+                  device=device, requires_grad=True)
+    rows = w if layout == "contiguous" else w.T
+    out = rows[tg.tensor(idx.tolist(), device=device)]
+    np.testing.assert_array_equal(out.detach().numpy(), a[idx])
+    out.backward(tg.tensor(upstream.tolist(), dtype=tg.float64, device=device))
+    expected = np.zeros((6, 5))
+    np.add.at(expected, idx, upstream)
+    grad = w.grad.numpy() if layout == "contiguous" else w.grad.numpy().T
+    np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-12)
+    assert grad[2].tolist() == [0.0] * 5 and grad[3].tolist() != [0.0] * 5
+
+
+def test_index_add_on_cpu_is_deterministic_with_threads():
+    """A large scatter-add (above TG_PARALLEL_MIN, every thread owning rows of the output)
+    gives the same bits as the python device's sequential loop, in float64."""
+    rng = np.random.default_rng(9)
+    idx = rng.integers(-65, 65, size=4096)
+    src = rng.normal(size=(4096, 24))
+    results = {}
+    for device in ("python", "cpu"):
+        be = backend.get(device)
+        view = tg.tensor(src.tolist(), dtype=tg.float64, device=device).as_view()
+        out = be.index_add((65, 24), 0, tg.tensor(idx.tolist(), device=device).as_view(), view)
+        results[device] = np.array(be.to_flat(View(out, (65, 24), (24, 1), 0, tg.float64)))
+    expected = np.zeros((65, 24))
+    np.add.at(expected, idx, src)
+    np.testing.assert_array_equal(results["cpu"], results["python"])
+    np.testing.assert_allclose(results["cpu"].reshape(65, 24), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_fused_layer_norm_gives_the_same_bits_on_any_thread_count():
