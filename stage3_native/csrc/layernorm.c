@@ -18,12 +18,13 @@
  * Here a row is read once into cache and every statistic comes from it: the work is two or
  * three sweeps over n numbers that sit in L1, and one kernel call per direction.
  *
- * The statistics are accumulated in double for both types, as softmax.c does; only the
- * stored results are rounded to T. Rows are split across threads when the tensor is large
- * (TG_PARALLEL_MIN elements). dweight and dbias sum over rows, which threads would race
- * on: each chunk of LN_CHUNK rows sums into its own partial array, and the partials are
- * added in chunk order afterwards. The chunks do not depend on the thread count, so the
- * result is the same bits on 1 thread or 16.
+ * The statistics (each row's sums) are accumulated in double for both types, as softmax.c
+ * does; the element-wise passes that apply them run in T (see layernorm_t.h). Rows are
+ * split across threads when the tensor is large (TG_PARALLEL_MIN elements). dweight and
+ * dbias sum over rows, which threads would race on: each chunk of LN_CHUNK rows sums into
+ * its own partial array (in double), and the partials are added in chunk order afterwards.
+ * The chunks do not depend on the thread count, so the result is the same bits on 1
+ * thread or 16.
  */
 #include <math.h>
 #include <stdlib.h>
