@@ -10,8 +10,13 @@
 (b) Matmul throughput, GFLOPS = 2 n^3 / seconds, of the three C variants (naive i-j-k,
     reordered i-k-j, blocked; see stage3_native/csrc/matmul.c) and numpy, float32, square
     contiguous matrices.
+(c) Fused layers of the char-GPT, forward + backward on device "cpu", float32: LayerNorm
+    as one kernel each way (csrc/layernorm.c) against the same formula in tensor operations
+    (``F.layer_norm_composite``), and the embedding lookup with the indices as a tensor
+    against the old path through a Python list; PyTorch's, with as many threads, if it is
+    installed.
 
-    python benchmarks/stage3_native.py [--quick] [--reps 5]
+    python benchmarks/stage3_native.py [--quick] [--reps 5] [--fused] [--threads N]
 
 The chapter notebook chapters/06_native_engine.ipynb imports ``measure_ops``,
 ``measure_matmul`` and the two ``format_*`` functions from this file.
@@ -235,6 +240,116 @@ def format_gflops_table(seconds):
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------
+# (c) fused layers: LayerNorm and the embedding lookup
+
+def embedding_via_list(weight, idx):
+    """weight[idx] as it was before index tensors reached the kernels: the indices made
+    Python ints (tolist), checked and wrapped in a Python loop, and handed back to C as a
+    new array (the forward pass; the backward pass reused the list)."""
+    from stage2_tensor.views import IndexSelect
+    size = weight.shape[0]
+    values = idx.reshape(-1).tolist()
+    for v in values:
+        if not -size <= v < size:
+            raise IndexError(f"index {v} is out of bounds for dimension 0 with size {size}")
+    index = tg.tensor([v % size for v in values], device=weight.device)
+    return IndexSelect.apply(weight, 0, index).reshape(*idx.shape, weight.shape[1])
+
+
+def _train_step(forward, params, upstream):
+    """A callable: clear the gradients, forward, backward from ``upstream``; returns the
+    output and the gradients (for the checks)."""
+    def step():
+        for p in params:
+            p.grad = None
+        out = forward(*params)
+        out.backward(upstream)
+        return [out] + [p.grad for p in params]
+    return step
+
+
+def fused_cases(quick=False, seed=0):
+    """(name, {variant: step}) for table (c); variants "before", "after" and "torch"."""
+    import stage2_tensor.nn.functional as F
+    rng = np.random.default_rng(seed)
+    rows, n = (8 * 128, 128) if quick else (32 * 128, 128)
+    x = rng.standard_normal((rows, n), dtype=np.float32)
+    w, b = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    g = rng.standard_normal((rows, n), dtype=np.float32)
+    batch, vocab = ((8, 128) if quick else (32, 128)), 65
+    table = rng.standard_normal((vocab, n), dtype=np.float32)
+    idx = rng.integers(0, vocab, size=batch)
+    g_emb = rng.standard_normal((*batch, n), dtype=np.float32)
+
+    def on_cpu(a, grad=True):
+        return tg.from_numpy(a).to("cpu").requires_grad_(grad)
+
+    ln = {"before": _train_step(lambda x, w, b: F.layer_norm_composite(x, (n,), w, b),
+                                [on_cpu(a) for a in (x, w, b)], on_cpu(g, False)),
+          "after": _train_step(lambda x, w, b: F.layer_norm(x, n, w, b),
+                               [on_cpu(a) for a in (x, w, b)], on_cpu(g, False))}
+    cpu_idx = tg.from_numpy(idx).to("cpu")
+    emb = {"before": _train_step(lambda t: embedding_via_list(t, cpu_idx), [on_cpu(table)], on_cpu(g_emb, False)),
+           "after": _train_step(lambda t: t[cpu_idx], [on_cpu(table)], on_cpu(g_emb, False))}
+    torch = _torch()
+    if torch is not None:
+        def on_torch(a, grad=True):
+            return torch.from_numpy(a.copy()).requires_grad_(grad)
+        ln["torch"] = _train_step(lambda x, w, b: torch.nn.functional.layer_norm(x, (n,), w, b),
+                                  [on_torch(a) for a in (x, w, b)], on_torch(g, False))
+        torch_idx = torch.from_numpy(idx)
+        emb["torch"] = _train_step(lambda t: torch.nn.functional.embedding(torch_idx, t),
+                                   [on_torch(table)], on_torch(g_emb, False))
+    return [(f"LayerNorm({n}) on ({rows},{n})", ln),
+            (f"Embedding({vocab},{n}) on {batch} indices", emb)]
+
+
+def _torch():
+    """PyTorch with tracegrad's thread count, or None when it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(stage3_native.get_num_threads())
+    return torch
+
+
+def _as_numpy(t):
+    return t.detach().numpy() if hasattr(t, "detach") else t.numpy()
+
+
+def measure_fused(quick=False, reps=20):
+    """Median seconds of a forward + backward step per layer and variant: a list of
+    (name, {variant: seconds}). The variants' outputs and gradients are checked against
+    "after"'s first. The rounds interleave the variants, so a busy neighbour slows all."""
+    rows = []
+    for name, steps in fused_cases(quick):
+        reference = [_as_numpy(r) for r in steps["after"]()]
+        for variant, step in steps.items():
+            for got, want in zip(step(), reference):
+                np.testing.assert_allclose(_as_numpy(got), want, rtol=1e-3, atol=1e-3,
+                                           err_msg=f"{name}, {variant}")
+        times = {variant: [] for variant in steps}
+        for _ in range(reps):
+            for variant, step in steps.items():
+                times[variant].append(_timed(step))
+        rows.append((name, {variant: statistics.median(ts) for variant, ts in times.items()}))
+    return rows
+
+
+def format_fused_table(rows):
+    lines = [f"  {'layer, forward + backward':42}{'before':>11}{'after':>11}{'torch':>11}"
+             f"{'before/after':>14}{'after/torch':>13}"]
+    for name, t in rows:
+        torch_time = t.get("torch")
+        lines.append(f"  {name:42}{format_seconds(t['before']):>11}{format_seconds(t['after']):>11}"
+                     f"{format_seconds(torch_time) if torch_time else '-':>11}"
+                     f"{t['before'] / t['after']:13.1f}x"
+                     + (f"{t['after'] / torch_time:12.2f}x" if torch_time else f"{'-':>13}"))
+    return "\n".join(lines)
+
+
 def limit_numpy_threads(n=1):
     """Ask numpy's OpenBLAS to use ``n`` threads (the C kernels use one), through the
     library's own setter, found in the numpy wheel's bundled OpenBLAS. Returns whether it
@@ -267,8 +382,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (matmul up to 128)")
     parser.add_argument("--reps", type=int, default=None, help="timed calls per measurement "
-                        "(default 5 for operations, 3 for the matmul sweep)")
+                        "(default 5 for operations, 3 for the matmul sweep, 20 for fused layers)")
+    parser.add_argument("--fused", action="store_true", help="only (c), the fused layers")
+    parser.add_argument("--threads", type=int, default=None, help="threads for the C kernels "
+                        "(and PyTorch in (c)); default: stage3_native's (TRACEGRAD_NUM_THREADS)")
     args = parser.parse_args()
+    if args.threads:
+        stage3_native.set_num_threads(args.threads)
     op_reps = args.reps or (3 if args.quick else 5)
     mm_reps = args.reps or 3
     sizes = QUICK_MATMUL_SIZES if args.quick else MATMUL_SIZES
@@ -276,6 +396,9 @@ def main():
     threads = "1 BLAS thread" if limit_numpy_threads(1) else "BLAS threads left at numpy's default"
     print(f"stage3_native (device 'cpu', C) against stage2 (device 'python') and numpy; {machine()}, "
           f"{threads}")
+    if args.fused:
+        print_fused(args.quick, args.reps or 20)
+        return
     print(f"\n(a) median of {op_reps} calls after one warm-up, float32; matmul on 'cpu' uses the "
           f"default variant {tg.backend.get('cpu').matmul_variant!r}")
     print(format_op_table(measure_ops(args.quick, op_reps)), flush=True)
@@ -285,6 +408,16 @@ def main():
     print(format_gflops_table(seconds))
     for note in notes:
         print(f"  note: {note}")
+    print_fused(args.quick, args.reps or 20)
+
+
+def print_fused(quick, reps):
+    torch = _torch()
+    print(f"\n(c) fused layers on 'cpu', float32, {stage3_native.get_num_threads()} thread(s): median of "
+          f"{reps} forward + backward steps; before = tensor operations (LayerNorm) or indices "
+          f"through a Python list (Embedding)"
+          + (f"; PyTorch {torch.__version__}" if torch else "; PyTorch not installed"))
+    print(format_fused_table(measure_fused(quick, reps)))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer
 and, optionally, fused kernels (one pass instead of several tensor operations):
 
     softmax(x, dim, log, dtype)        cross_entropy(logits, targets, dtype) -> (losses, probs)
+    layer_norm(x, weight, bias, eps, dtype) -> (out, mean, rstd)
+    layer_norm_backward(grad, x, mean, rstd, weight, dtype) -> (dx, dweight, dbias)
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)                   (in place, a whole parameter group)
     adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)

@@ -18,9 +18,13 @@ broadcasting and views stay in stage2, written once.
                                        the view's with those dims removed
     matmul(a, b, dtype)                batched a (..., m, k) @ b (..., k, n), batch dims
                                        already broadcast; a transpose is just strides
-    index_select(view, dim, index)     the rows of `dim` listed in `index` (a list of ints)
+    index_select(view, dim, index)     the rows of `dim` listed in `index`, a 1-D int64 view
+                                       on the same device (-size..size-1, negative ones
+                                       counting from the end; one out of range raises
+                                       bad_index(...))
     index_add(shape, dim, index, src)  zeros of `shape` with row r of src added at row
-                                       index[r] (repeats add up): index_select's gradient
+                                       index[r] (repeats add up): index_select's gradient,
+                                       `index` as for index_select
     write(dst, src)                    copy src's elements into the dst view, in place
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
@@ -41,6 +45,18 @@ kernels, each doing in one pass what would otherwise be several tensor operation
     cross_entropy_backward(probs, targets, scale, dtype)
                                        its gradient: (probs - onehot(targets)) * scale[i]
                                        for row i (scale: a view of N values)
+    layer_norm(x, weight, bias, eps, dtype)
+                                       each row of x (its last dimension, n values) to
+                                       (x - mean) * rstd * weight + bias, rstd = 1 /
+                                       sqrt(var + eps), var biased; weight, bias: views of
+                                       n values or None. Returns (out, mean, rstd): mean and
+                                       rstd one per row, for the backward pass
+    layer_norm_backward(grad, x, mean, rstd, weight, dtype)
+                                       its gradient (dx, dweight, dbias): per row, with
+                                       xhat = (x - mean) * rstd and gw = grad * weight,
+                                       dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat));
+                                       dweight, dbias = sums over rows of grad * xhat and
+                                       of grad (both None when weight is None)
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each
@@ -118,6 +134,12 @@ def bad_target(position, target, classes):
                       f"index: the logits have {classes} classes (0 to {classes - 1})")
 
 
+def bad_index(index, dim, size):
+    """The error for an index out of range in index_select/index_add (every backend's, and
+    the same as basic indexing's)."""
+    return IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+
+
 def log_fallback(op, backend_name):
     """One log line per op and backend: "op X not found in backend Y, falling back to python"."""
     if (op, backend_name) not in _fallbacks_logged:
@@ -171,6 +193,6 @@ def on_python(be, name, args, out_dtype):
         for a, m in zip(args, moved):
             write_back(a, m)
         return None
-    if isinstance(result, tuple):       # several buffers (cross_entropy)
-        return tuple(be.from_flat(list(r), out_dtype) for r in result)
+    if isinstance(result, tuple):       # several buffers (cross_entropy), some maybe None
+        return tuple(None if r is None else be.from_flat(list(r), out_dtype) for r in result)
     return be.from_flat(list(result), out_dtype)

@@ -12,7 +12,7 @@ import array
 import math
 import operator
 
-from .backend import Backend, View, bad_target
+from .backend import Backend, View, bad_index, bad_target
 from .strides import make_strides, numel
 
 
@@ -168,15 +168,17 @@ class PythonBackend(Backend):
         return array.array(dtype.typecode, out)
 
     def index_select(self, view, dim, index):
+        rows = _index_values(index, dim, view.shape[dim])
         buf = view.buffer
-        return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, index))])
+        return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, rows))])
 
     def index_add(self, shape, dim, index, src):
+        rows = _index_values(index, dim, shape[dim])
         dtype = src.dtype
         out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
         target = View(out, shape, make_strides(shape), 0, dtype)
         sbuf = src.buffer
-        for t, s in zip(positions(target, along=(dim, index)), positions(src)):
+        for t, s in zip(positions(target, along=(dim, rows)), positions(src)):
             out[t] += sbuf[s]               # a repeated index adds up
         return out
 
@@ -230,6 +232,51 @@ class PythonBackend(Backend):
                              - (j == target)) * s) for j in range(c))
         return array.array(dtype.typecode, out)
 
+    def layer_norm(self, x, weight, bias, eps, dtype):
+        """Each row of the last dimension (n values): mean m, biased variance, rstd s =
+        1 / sqrt(var + eps), out = (x - m) * s * weight + bias. Returns (out, mean, rstd)."""
+        n, rows = x.shape[-1], numel(x.shape[:-1])
+        values = [x.buffer[p] for p in positions(x)]
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else None
+        b = [bias.buffer[p] for p in positions(bias)] if bias is not None else None
+        out, means, rstds, cast = [], [], [], dtype.cast
+        for r in range(rows):
+            row = values[r * n:(r + 1) * n]
+            m = _div(sum(row), n)
+            s = _div(1.0, math.sqrt(_div(sum((v - m) * (v - m) for v in row), n) + eps))
+            means.append(cast(m))
+            rstds.append(cast(s))
+            for j, v in enumerate(row):
+                y = (v - m) * s
+                y = y * w[j] if w is not None else y
+                out.append(cast(y + b[j] if b is not None else y))
+        return tuple(array.array(dtype.typecode, a) for a in (out, means, rstds))
+
+    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        """Per row, with xhat = (x - mean) * rstd and gw = grad * weight (grad without
+        weight): dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)); dweight and dbias
+        sum grad * xhat and grad over the rows (None without weight)."""
+        n, rows = x.shape[-1], numel(x.shape[:-1])
+        g, xs = ([v.buffer[p] for p in positions(v)] for v in (grad, x))
+        means, rstds = ([v.buffer[p] for p in positions(v)] for v in (mean, rstd))
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else None
+        dx, dw, db, cast = [], [0.0] * n, [0.0] * n, dtype.cast
+        for r in range(rows):
+            m, s = means[r], rstds[r]
+            gr = g[r * n:(r + 1) * n]
+            xhat = [(v - m) * s for v in xs[r * n:(r + 1) * n]]
+            gw = [gj * wj for gj, wj in zip(gr, w)] if w is not None else gr
+            a = _div(sum(gw), n)
+            b = _div(sum(p * q for p, q in zip(gw, xhat)), n)
+            dx.extend(cast(s * (gwj - a - xj * b)) for gwj, xj in zip(gw, xhat))
+            for j in range(n):
+                dw[j] += gr[j] * xhat[j]
+                db[j] += gr[j]
+        dx = array.array(dtype.typecode, dx)
+        if w is None:
+            return dx, None, None
+        return dx, array.array(dtype.typecode, map(cast, dw)), array.array(dtype.typecode, map(cast, db))
+
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;
@@ -280,6 +327,16 @@ def _softmax_row(row, log):
         log_total = _log(total)
         return [x - log_total for x in shifted]
     return [_div(e, total) for e in exps]
+
+
+def _index_values(index, dim, size):
+    """The 1-D int64 view `index` as a list of row numbers along a dimension of `size`:
+    each checked to be in -size..size-1, a negative one counted from the end."""
+    values = [index.buffer[p] for p in positions(index)]
+    for v in values:
+        if not -size <= v < size:
+            raise bad_index(v, dim, size)
+    return [v % size for v in values]
 
 
 def _subview(view, dims):

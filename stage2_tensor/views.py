@@ -6,6 +6,7 @@ a new tensor (``index_select``); its gradient scatter-adds back, so an index tha
 twice receives both gradients.
 """
 from . import dtypes
+from .backend import bad_index
 from .function import GradientFunction
 from .strides import numel, view_strides
 
@@ -123,7 +124,7 @@ def basic_index(x, index):
             offset += start * stride
         elif isinstance(i, int) and not isinstance(i, bool):
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+                raise bad_index(i, d, size)
             offset += (i % size) * stride
         else:
             raise TypeError(f"unsupported index {i!r} ({type(i).__name__}); expected int, slice, "
@@ -146,29 +147,35 @@ class Slice(GradientFunction):
 
 
 class IndexSelect(GradientFunction):
-    """x's rows along `dim` picked by an integer list; gradient: scatter-add."""
+    """x's rows along `dim` picked by `index`, a 1-D int64 tensor on x's device (negative
+    entries count from the end); gradient: scatter-add (``index_add``), so a row picked
+    twice gets both gradients. The index stays a tensor all the way down: one kernel call
+    each way, which checks the bounds itself (an embedding lookup of a (32, 128) batch no
+    longer makes 4096 Python ints)."""
 
     def forward(self, x, dim, index):
-        self.shape, self.dim, self.index = x.shape, dim, index
-        size = x.shape[dim]
-        for i in index:
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-        self.index = [i % size for i in index]
-        shape = x.shape[:dim] + (len(index),) + x.shape[dim + 1:]
-        return x.launch("index_select", x.as_view(), dim, self.index, shape=shape, dtype=x.dtype)
+        self.shape, self.dim = x.shape, dim
+        self.save_for_backward(index)
+        shape = x.shape[:dim] + index.shape + x.shape[dim + 1:]
+        return x.launch("index_select", x.as_view(), dim, index.as_view(), shape=shape, dtype=x.dtype)
 
     def backward(self, grad):
+        (index,) = self.saved_tensors
         g = grad.contiguous()
-        return (g.launch("index_add", self.shape, self.dim, self.index, g.as_view(),
-                         shape=self.shape, dtype=grad.dtype),)
+        return (g.launch("index_add", self.shape, self.dim, index.as_view(), g.as_view(),
+                         shape=self.shape, dtype=grad.dtype), None)
 
 
-def _int_list(t):
+def _check_index_dtype(t):
     if t.dtype not in (dtypes.int32, dtypes.int64):
         raise IndexError(f"tensors used as indices must be int32 or int64, got {t.dtype}"
                          + (" (for a bool mask use where or masked_fill)" if t.dtype is dtypes.bool_ else ""))
-    return t.reshape(-1).tolist()
+
+
+def _flat_index(t, device):
+    """An integer tensor as the kernels read an index: 1-D, int64, on `device`."""
+    _check_index_dtype(t)
+    return t.reshape(-1).to(device=device, dtype=dtypes.int64)
 
 
 def getitem(x, index):
@@ -177,27 +184,33 @@ def getitem(x, index):
     if not tensors:
         return Slice.apply(x, index)
     if isinstance(index, Tensor):                     # x[idx]: rows of the first dimension
-        rows = IndexSelect.apply(x, 0, _int_list(index))
+        if x.ndim == 0:
+            raise IndexError("cannot index a 0-d tensor with an integer tensor")
+        rows = IndexSelect.apply(x, 0, _flat_index(index, x.device))
         return rows.reshape(*index.shape, *x.shape[1:])
     # x[i0, i1, ..., :]: leading integer tensors pick elements of the leading dimensions,
-    # e.g. logits[arange(B), targets]. They broadcast together.
+    # e.g. logits[arange(B), targets]. They broadcast together; the flat row numbers into
+    # x's leading dimensions are worked out here, then gathered as one index tensor.
     k = len(tensors)
     if any(not isinstance(i, Tensor) for i in items[:k]) or any(
             i != slice(None) for i in items[k:]):
         raise IndexError("integer-tensor indexing supports x[idx] and x[i0, ..., ik] with "
                          "the tensors first (and only ':' after them)")
     from .broadcast import broadcast_shapes
+    from .factories import tensor
     shape = broadcast_shapes(*[t.shape for t in tensors])
     flat = [0] * numel(shape)
     for d, t in enumerate(tensors):
-        values = _int_list(t.broadcast_to(shape).contiguous())
+        _check_index_dtype(t)
+        values = t.broadcast_to(shape).contiguous().reshape(-1).tolist()
         size = x.shape[d]
         for j, v in enumerate(values):
             if not -size <= v < size:
-                raise IndexError(f"index {v} is out of bounds for dimension {d} with size {size}")
+                raise bad_index(v, d, size)
             flat[j] = flat[j] * size + v % size
     lead = x.reshape(numel(x.shape[:k]), *x.shape[k:])
-    return IndexSelect.apply(lead, 0, flat).reshape(*shape, *x.shape[k:])
+    rows = IndexSelect.apply(lead, 0, tensor(flat, dtype=dtypes.int64, device=x.device))
+    return rows.reshape(*shape, *x.shape[k:])
 
 
 from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

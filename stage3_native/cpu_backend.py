@@ -213,17 +213,32 @@ class CpuBackend(Backend):
         return out
 
     def index_select(self, view, dim, index):
-        shape = view.shape[:dim] + (len(index),) + view.shape[dim + 1:]
+        size, n_index = view.shape[dim], numel(index.shape)
+        ids = self._dense(index, dtypes.int64)
+        shape = view.shape[:dim] + (n_index,) + view.shape[dim + 1:]
         out = allocate(numel(shape), view.dtype)
-        lib.tg_index_select(len(view.shape), ints(view.shape), ints(view.strides), view.offset, dim,
-                            ints(index), len(index), ffi.cast("char *", view.buffer),
-                            view.dtype.itemsize, ffi.cast("char *", out))
+        if is_contiguous(view.shape, view.strides):      # whole rows of the trailing dims
+            bad = lib.tg_index_select_dense(numel(view.shape[:dim]), size, numel(view.shape[dim + 1:]),
+                                            ffi.cast("char *", view.buffer + view.offset),
+                                            view.dtype.itemsize, ids, n_index, ffi.cast("char *", out))
+        else:                                            # element by element, through strides
+            wrapped = allocate(n_index, dtypes.int64)
+            bad = lib.tg_index_check(ids, n_index, size, wrapped)
+            if bad < 0:
+                lib.tg_index_select(len(view.shape), ints(view.shape), ints(view.strides), view.offset,
+                                    dim, wrapped, n_index, ffi.cast("char *", view.buffer),
+                                    view.dtype.itemsize, ffi.cast("char *", out))
+        if bad >= 0:
+            raise backend.bad_index(ids[bad], dim, size)
         return out
 
     def index_add(self, shape, dim, index, src):
+        ids = self._dense(index, dtypes.int64)
         out = zeros(numel(shape), src.dtype)        # the kernel adds into it
-        kernel("index_add", src.dtype)(len(shape), ints(shape), dim, ints(index), len(index),
-                                       src.buffer, ints(src.strides), src.offset, out)
+        bad = kernel("index_add_dense", src.dtype)(numel(shape[:dim]), shape[dim], numel(shape[dim + 1:]),
+                                                   ids, numel(index.shape), self._dense(src, src.dtype), out)
+        if bad >= 0:
+            raise backend.bad_index(ids[bad], dim, shape[dim])
         return out
 
     def write(self, dst, src):
@@ -293,3 +308,32 @@ class CpuBackend(Backend):
     def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
         self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
                               weight_decay, int(decoupled), list(steps))
+
+    # ---- layer normalization (layernorm.c): contiguous rows of the last dimension ------------
+    def layer_norm(self, x, weight, bias, eps, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
+        n = x.shape[-1]
+        rows = numel(x.shape[:-1])
+        out, mean, rstd = allocate(rows * n, dtype), allocate(rows, dtype), allocate(rows, dtype)
+        kernel("layer_norm", dtype)(rows, n, self._dense(x, dtype), self._dense_or_null(weight, dtype),
+                                    self._dense_or_null(bias, dtype), float(eps), out, mean, rstd)
+        return out, mean, rstd
+
+    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
+        n = x.shape[-1]
+        rows = numel(x.shape[:-1])
+        dx = allocate(rows * n, dtype)
+        dweight, dbias = (allocate(n, dtype), allocate(n, dtype)) if weight is not None else (None, None)
+        failed = kernel("layer_norm_backward", dtype)(
+            rows, n, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
+            self._dense(rstd, dtype), self._dense_or_null(weight, dtype), dx,
+            dweight if dweight is not None else ffi.NULL, dbias if dbias is not None else ffi.NULL)
+        if failed:
+            raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
+        return dx, dweight, dbias
+
+    def _dense_or_null(self, view, dtype):
+        return ffi.NULL if view is None else self._dense(view, dtype)

@@ -73,6 +73,14 @@ def _softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _layer_norm(x, weight=None, bias=None, eps=1e-5):
+    """Over the last axis, with the biased variance (PyTorch's)."""
+    centered = x - x.mean(-1, keepdims=True)
+    out = centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + eps)
+    out = out if weight is None else out * weight
+    return out if bias is None else out + bias
+
+
 def tensor_op(name, apply, reference, *shapes, domains=None):
     """An op only tensor engines have, checked at the given input shapes."""
     return Op(name, len(shapes), apply, reference, domains or (ANY,) * len(shapes),
@@ -146,6 +154,13 @@ TENSOR_OPS = [
     tensor_op("log_softmax", lambda ns, a: a.log_softmax(-1), lambda a: np.log(_softmax(a)), (2, 5)),
     tensor_op("cross_entropy", lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([1, 0, 4])),
               lambda a: -np.log(_softmax(a))[np.arange(3), [1, 0, 4]].mean(), (3, 5)),
+    tensor_op("layer_norm", lambda ns, x, w, b: ns.nn.functional.layer_norm(x, 5, w, b), _layer_norm,
+              (2, 5), (5,), (5,)),
+    tensor_op("layer_norm_3d", lambda ns, x, w, b: ns.nn.functional.layer_norm(x, (4,), w, b), _layer_norm,
+              (2, 3, 4), (4,), (4,)),
+    tensor_op("layer_norm_plain", lambda ns, x: ns.nn.functional.layer_norm(x, 4), _layer_norm, (2, 3, 4)),
+    tensor_op("layer_norm_bias_only", lambda ns, x, b: ns.nn.functional.layer_norm(x, 5, None, b),
+              lambda x, b: _layer_norm(x, bias=b), (2, 5), (5,)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
 ]

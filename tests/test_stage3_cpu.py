@@ -7,6 +7,7 @@ import pytest
 import stage2_tensor as tg
 import stage3_native
 from stage2_tensor import backend
+from stage2_tensor.backend import View
 
 from .engines import ENGINES
 from .gradcheck import gradcheck
@@ -276,3 +277,201 @@ def test_cross_entropy_rejects_a_target_out_of_range_on_cpu():
         with pytest.raises(IndexError, match=f"target {bad[position]} at position {position} "
                                              r"is not a class index: the logits have 3 classes"):
             F.cross_entropy(logits, tg.tensor(bad, device="cpu"))
+
+
+# ---- fused layer norm (layernorm.c) and the index path (index.c) --------------------------
+def _layer_norm_f64(x, w, b, eps=1e-5):
+    """numpy's layer norm over the last axis, with its gradients for an upstream g."""
+    mean = x.mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + eps)
+    return (x - mean) * rstd * w + b, (x - mean) * rstd, rstd
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_fused_layer_norm_on_cpu_matches_python_and_numpy(affine):
+    """Kernel against kernel on a transposed (non-contiguous) float32 input of 1000 rows of
+    67, large enough for the C kernel's threads (TG_PARALLEL_MIN) and its partial sums over
+    chunks of rows; and both against numpy in float64: forward, and the gradients of x,
+    weight and bias."""
+    import stage2_tensor.nn.functional as F
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=(67, 1000)) * 3 + 1).astype(np.float32)     # used as x.T: (1000, 67)
+    w, b = rng.normal(size=67).astype(np.float32), rng.normal(size=67).astype(np.float32)
+    g = rng.normal(size=(1000, 67)).astype(np.float32)
+    results = {}
+    for device in ("python", "cpu"):
+        xt = tg.tensor(x.tolist(), device=device, requires_grad=True)
+        wt, bt = (tg.tensor(a.tolist(), device=device, requires_grad=True) for a in (w, b))
+        view = xt.T
+        assert not view.is_contiguous()
+        out = F.layer_norm(view, 67, wt, bt) if affine else F.layer_norm(view, (67,))
+        out.backward(tg.tensor(g.tolist(), device=device))
+        results[device] = [out.detach().numpy(), xt.grad.numpy().T] + (
+            [wt.grad.numpy(), bt.grad.numpy()] if affine else [])
+        assert all(r.dtype == np.float32 for r in results[device])
+    for cpu, python in zip(results["cpu"], results["python"]):
+        np.testing.assert_allclose(cpu, python, rtol=1e-5, atol=1e-5)
+    # float64 reference: dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+    x64, w64, b64, g64 = (a.astype(np.float64) for a in (x.T, w, b, g))
+    if not affine:
+        w64, b64 = np.ones(67), np.zeros(67)
+    out, xhat, rstd = _layer_norm_f64(x64, w64, b64)
+    gw = g64 * w64
+    dx = rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
+    expected = [out, dx] + ([(g64 * xhat).sum(0), g64.sum(0)] if affine else [])
+    for device in ("python", "cpu"):
+        for got, want in zip(results[device], expected):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_layer_norm_is_one_kernel_call_each_way(monkeypatch):
+    """F.layer_norm over the last dimension launches layer_norm once forward and
+    layer_norm_backward once backward (not ~11 and ~25 tensor operations); over two
+    dimensions it stays the composition."""
+    import stage2_tensor.nn as nn
+    calls = []
+    original, original_method = backend.launch, tg.Tensor.launch
+
+    def counting(device, name, *args, **kwargs):
+        calls.append(name)
+        return original(device, name, *args, **kwargs)
+
+    def counting_method(self, name, *args, **kwargs):    # Tensor.launch: the usual way in
+        calls.append(name)
+        return original_method(self, name, *args, **kwargs)
+    ln, two = nn.LayerNorm(8, device="cpu"), nn.LayerNorm((3, 8), device="cpu")
+    x = tg.randn(4, 3, 8, device="cpu", requires_grad=True)
+    upstream = tg.ones(4, 3, 8, device="cpu")
+    monkeypatch.setattr(backend, "launch", counting)
+    monkeypatch.setattr(tg.Tensor, "launch", counting_method)
+    out = ln(x)
+    assert calls == ["layer_norm"]
+    calls.clear()
+    out.backward(upstream)
+    assert calls == ["layer_norm_backward"]
+    assert x.grad.shape == x.shape and ln.weight.grad.shape == ln.bias.grad.shape == (8,)
+    calls.clear()
+    two(x)
+    assert "layer_norm" not in calls and len(calls) > 3
+
+
+def test_embedding_is_one_kernel_call_each_way(monkeypatch):
+    """weight[indices] with a (B, T) index tensor: index_select forward, index_add
+    backward, the indices never turned into Python ints."""
+    import stage2_tensor.nn as nn
+    emb = nn.Embedding(65, 16, device="cpu")
+    idx = tg.tensor(np.random.default_rng(0).integers(0, 65, size=(4, 32)).tolist(), device="cpu")
+    calls = []
+    cpu = backend.get("cpu")
+    for name in ("index_select", "index_add", "to_flat"):
+        original = getattr(cpu, name)
+        monkeypatch.setattr(cpu, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
+    monkeypatch.setattr(tg.Tensor, "tolist", lambda self: pytest.fail("indices went through tolist"))
+    out = emb(idx)
+    out.sum().backward()
+    assert calls == ["index_select", "index_add"]
+    assert out.shape == (4, 32, 16)
+
+
+@pytest.mark.parametrize("device", ["python", "cpu"])
+def test_index_out_of_range_names_it_on_every_device(device):
+    """The kernels check the indices: the first one out of -size..size-1 is named, for
+    x[idx] (one tensor), for x[i, j] (flattened first), and for the kernels themselves."""
+    x = tg.arange(12, device=device).reshape(4, 3).float()
+    for bad, value in (([0, 4, 1], 4), ([2, -5], -5), ([[1, 2], [7, 0]], 7)):
+        with pytest.raises(IndexError, match=f"^index {value} is out of bounds for dimension 0 with size 4$"):
+            x[tg.tensor(bad, device=device)]
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 1 with size 3$"):
+        x[tg.tensor([0, 1], device=device), tg.tensor([2, 3], device=device)]
+    be = backend.get(device)
+    index = tg.tensor([0, 2, 3], device=device).as_view()
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 1 with size 3$"):
+        be.index_select(x.as_view(), 1, index)
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 0 with size 3$"):
+        be.index_add((3, 2), 0, index, tg.ones(3, 2, device=device).as_view())
+    # negative indices count from the end, as in Python; an int32 index works too
+    assert x[tg.tensor([-1, 0], device=device)].tolist() == [[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]
+    assert x[tg.tensor([3], dtype=tg.int32, device=device)].tolist() == [[9.0, 10.0, 11.0]]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("device", ["python", "cpu"])
+def test_repeated_indices_add_up_in_the_gradient(device, layout):
+    """index_add accumulates: a row picked k times gets the sum of its k gradients (and the
+    strided index_select path, on a transposed view, picks the same rows)."""
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(6, 5))
+    idx = np.array([[3, 1, 3], [-3, 0, 3]])                    # row 3 four times (-3 is 3)
+    upstream = rng.normal(size=(2, 3, 5))
+    w = tg.tensor(a.tolist() if layout == "contiguous" else a.T.tolist(), dtype=tg.float64,
+                  device=device, requires_grad=True)
+    rows = w if layout == "contiguous" else w.T
+    out = rows[tg.tensor(idx.tolist(), device=device)]
+    np.testing.assert_array_equal(out.detach().numpy(), a[idx])
+    out.backward(tg.tensor(upstream.tolist(), dtype=tg.float64, device=device))
+    expected = np.zeros((6, 5))
+    np.add.at(expected, idx, upstream)
+    grad = w.grad.numpy() if layout == "contiguous" else w.grad.numpy().T
+    np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-12)
+    assert grad[2].tolist() == [0.0] * 5 and grad[3].tolist() != [0.0] * 5
+
+
+def test_index_add_on_cpu_is_deterministic_with_threads():
+    """A large scatter-add (above TG_PARALLEL_MIN, every thread owning rows of the output)
+    gives the same bits as the python device's sequential loop, in float64."""
+    rng = np.random.default_rng(9)
+    idx = rng.integers(-65, 65, size=4096)
+    src = rng.normal(size=(4096, 24))
+    results = {}
+    for device in ("python", "cpu"):
+        be = backend.get(device)
+        view = tg.tensor(src.tolist(), dtype=tg.float64, device=device).as_view()
+        out = be.index_add((65, 24), 0, tg.tensor(idx.tolist(), device=device).as_view(), view)
+        results[device] = np.array(be.to_flat(View(out, (65, 24), (24, 1), 0, tg.float64)))
+    expected = np.zeros((65, 24))
+    np.add.at(expected, idx, src)
+    np.testing.assert_array_equal(results["cpu"], results["python"])
+    np.testing.assert_allclose(results["cpu"].reshape(65, 24), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_layer_norm_gives_the_same_bits_on_any_thread_count():
+    """dweight and dbias are summed per fixed chunk of rows, then chunk by chunk: threads
+    change who computes a chunk, not the order of the additions."""
+    import stage2_tensor.nn.functional as F
+    rng = np.random.default_rng(12)
+    x0, w0, b0 = rng.normal(size=(2048, 48)), rng.normal(size=48), rng.normal(size=48)
+    saved = stage3_native.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2, 3):
+            stage3_native.set_num_threads(threads)
+            x, w, b = (tg.from_numpy(a.astype(np.float32)).to("cpu").requires_grad_() for a in (x0, w0, b0))
+            out = F.layer_norm(x, 48, w, b)
+            (out * out).sum().backward()
+            results.append([out.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()])
+    finally:
+        stage3_native.set_num_threads(saved)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_a_backend_without_layer_norm_falls_back_to_python(caplog, monkeypatch):
+    """layer_norm and its backward on the python backend, with and without weight (the
+    backward's dweight and dbias then come back as None)."""
+    import stage2_tensor.nn.functional as F
+    from stage3_native.cpu_backend import CpuBackend
+    lean = CpuBackend()
+    lean.layer_norm = lean.layer_norm_backward = None
+    lean.name = "lean"
+    monkeypatch.setitem(backend._BACKENDS, "lean", lean)
+    rng = np.random.default_rng(13)
+    x0, w0, b0 = rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=4)
+    results = {}
+    for device in ("python", "lean"):
+        x, w, b = (tg.tensor(a.tolist(), device=device, requires_grad=True) for a in (x0, w0, b0))
+        (F.layer_norm(x, 4, w, b) ** 2 + F.layer_norm(x, 4, None, b)).sum().backward()
+        results[device] = [t.grad.numpy() for t in (x, w, b)]
+    for lean_grad, python_grad in zip(results["lean"], results["python"]):
+        np.testing.assert_allclose(lean_grad, python_grad, rtol=1e-6, atol=1e-6)
+    assert "op layer_norm_backward not found in backend lean, falling back to python" in caplog.text

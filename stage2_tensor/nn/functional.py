@@ -2,8 +2,9 @@
 ``torch.nn.functional``: ``import stage2_tensor.nn.functional as F``.
 
 Nearly all of them are compositions of differentiable tensor operations, so autograd
-differentiates them; cross_entropy is one fused kernel with its backward written out
-(``CrossEntropy``), as are softmax and log_softmax (``softmax.py``).
+differentiates them; cross_entropy, linear and layer_norm are fused kernels with their
+backward written out (``CrossEntropy``, ``Linear``, ``LayerNorm``), as are softmax and
+log_softmax (``softmax.py``).
 """
 import warnings
 
@@ -14,6 +15,7 @@ from ..function import GradientFunction
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ..softmax import log_softmax, softmax  # noqa: F401  (re-exported, F.softmax)
+from ..strides import numel
 
 
 def relu(x):
@@ -99,11 +101,25 @@ def dropout(x, p=0.5, training=True):
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape)
-    dimensions; var is the biased (divide by n) variance, as in PyTorch."""
+    dimensions; var is the biased (divide by n) variance, as in PyTorch. Over the last
+    dimension alone (the transformer's case) it is one fused kernel each way (``LayerNorm``);
+    over several, a composition of tensor operations that autograd differentiates."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the last "
                          f"dimensions of the input of shape {x.shape}")
+    if len(shape) == 1 and x.dtype.is_floating_point and all(
+            p is None or (p.shape == shape and p.dtype is x.dtype and p.device == x.device)
+            for p in (weight, bias)):
+        return LayerNorm.apply(x, weight, bias, eps)
+    return layer_norm_composite(x, shape, weight, bias, eps)
+
+
+def layer_norm_composite(x, shape, weight=None, bias=None, eps=1e-5):
+    """layer_norm as a composition of tensor operations (about 11 kernel launches forward,
+    25 in autograd's backward pass): how it reads, and what it costs without a fused
+    kernel. Also the path for several normalized dimensions, and for a weight or bias of
+    another dtype or shape, which broadcasting and type promotion handle."""
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     centered = x - x.mean(dim=dims, keepdim=True)
     var = (centered * centered).mean(dim=dims, keepdim=True)
@@ -111,6 +127,44 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if weight is not None:
         out = out * weight
     return out if bias is None else out + bias
+
+
+class LayerNorm(GradientFunction):
+    """Layer normalization over the last dimension, as two kernel calls instead of ~11
+    tensor operations forward and ~25 backward (the performance chapter): the device's
+    ``layer_norm`` normalizes each row in one pass and keeps its mean and rstd =
+    1/sqrt(var + eps); ``layer_norm_backward`` turns them and the upstream gradient g
+    into, per row with xhat = (x - mean) * rstd and gw = g * weight,
+
+        dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),
+
+    and the parameters' gradients, sums over the rows: dweight = sum g * xhat,
+    dbias = sum g. weight and bias may each be None (then they are not inputs)."""
+
+    def forward(self, x, weight, bias, eps):
+        self.has_weight, self.has_bias = weight is not None, bias is not None
+        rows, dtype = numel(x.shape[:-1]), x.dtype
+        out, mean, rstd = backends.launch(
+            x.device, "layer_norm", x.as_view(), None if weight is None else weight.as_view(),
+            None if bias is None else bias.as_view(), eps, dtype, out_dtype=dtype)
+        stats = [Tensor.from_buffer(b, (rows,), dtype, x.device) for b in (mean, rstd)]
+        self.save_for_backward(x, *stats, *([weight] if self.has_weight else []))
+        return Tensor.from_buffer(out, x.shape, dtype, x.device)
+
+    def backward(self, grad):
+        x, mean, rstd, *weight = self.saved_tensors
+        weight = weight[0] if weight else None
+        dx, dweight, dbias = backends.launch(
+            x.device, "layer_norm_backward", grad.as_view(), x.as_view(), mean.as_view(),
+            rstd.as_view(), None if weight is None else weight.as_view(), x.dtype, out_dtype=x.dtype)
+        n = x.shape[-1]
+        grads = [Tensor.from_buffer(dx, x.shape, x.dtype, x.device)]
+        if self.has_weight:
+            grads.append(Tensor.from_buffer(dweight, (n,), x.dtype, x.device))
+        if self.has_bias:                     # without weight the kernel skips the sums
+            grads.append(Tensor.from_buffer(dbias, (n,), x.dtype, x.device) if dbias is not None
+                         else grad.reshape(-1, n).sum(0))
+        return tuple(grads)
 
 
 def _reduce(loss, reduction, name):

@@ -98,4 +98,36 @@ TG_SOFTMAX(double, f64)
 TG_OPTIM(float, f32)
 TG_OPTIM(double, f64)
 
+/* layernorm.c: layer normalization of contiguous x (rows, n) over its last dimension, with
+ * weight and bias of n values or NULL: out (rows, n) and each row's mean and rstd =
+ * 1/sqrt(var + eps); and its gradient: dx, and dweight and dbias (skipped when dweight is
+ * NULL), returning 1 when out of memory, else 0 */
+#define TG_LAYER_NORM(T, S) \
+    void tg_layer_norm_##S(i64 rows, i64 n, const T *x, const T *weight, const T *bias, \
+                           double eps, T *out, T *mean, T *rstd); \
+    int tg_layer_norm_backward_##S(i64 rows, i64 n, const T *grad, const T *x, const T *mean, \
+                                   const T *rstd, const T *weight, T *dx, T *dweight, T *dbias);
+TG_LAYER_NORM(float, f32)
+TG_LAYER_NORM(double, f64)
+
+/* index.c, bounds-checked: index holds n_index positions along a dimension of `size`, each
+ * in -size..size-1 (negative ones count from the end). Each returns the position in index
+ * of the first one out of range, having done nothing, or -1.
+ * tg_index_check: the indices wrapped into 0..size-1, written to `wrapped` (for the strided
+ * tg_index_select above). The _dense kernels read a contiguous x viewed as (outer, size,
+ * inner) and move whole rows of `inner` elements: index_select into out (outer, n_index,
+ * inner), any dtype, as bytes; index_add adds src (outer, n_index, inner) into a zeroed out
+ * (outer, size, inner) */
+i64 tg_index_check(const i64 *index, i64 n_index, i64 size, i64 *wrapped);
+i64 tg_index_select_dense(i64 outer, i64 size, i64 inner, const char *x, int itemsize,
+                          const i64 *index, i64 n_index, char *out);
+#define TG_INDEX_ADD_DENSE(T, S) \
+    i64 tg_index_add_dense_##S(i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index, \
+                               const T *src, T *out);
+TG_INDEX_ADD_DENSE(uint8_t, u8)
+TG_INDEX_ADD_DENSE(int32_t, i32)
+TG_INDEX_ADD_DENSE(int64_t, i64)
+TG_INDEX_ADD_DENSE(float, f32)
+TG_INDEX_ADD_DENSE(double, f64)
+
 #endif
