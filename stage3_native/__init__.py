@@ -43,6 +43,12 @@ def _build():
                           + (result.stdout + result.stderr).strip())
 
 
+# OpenMP's threads spin after a parallel region by default, waiting for the next one. On a
+# machine with other work (2 vCPUs here), a spinning thread takes a core the other program
+# needs, and a region can then cost milliseconds. Passive threads sleep at once; set
+# OMP_WAIT_POLICY=active to measure the other way. (libgomp reads it when it loads.)
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
 if not os.environ.get(_BUILDING):
     if _needs_build():
         _build()
