@@ -1,0 +1,57 @@
+/* TinyBLAS: the project's own matrix multiplication, BLIS/Goto style (the thesis's
+ * performance chapter; matmul.c's variant 4, "tinyblas"). out = a @ b (+ bias on every
+ * row), float or double, any strides, one or many matrices.
+ *
+ * Why the blocked loops of matmul.c stay at ~10 GFLOPS while the machine can do ~90: a
+ * fused multiply-add unit finishes two 8-float FMAs per cycle only when it is fed from
+ * registers. The blocked loop loads and stores out[i, j] for every FMA, and walks b with
+ * whatever strides it has. The fix has three parts:
+ *
+ * 1. A micro-kernel (gemm_kernels.c) keeps an MR x NR tile of out in vector registers for
+ *    the whole k loop. Per step it loads one row of B (NR/8 vectors), broadcasts MR values
+ *    of A and does MR * NR/8 FMAs; AVX2's 6 x 16 uses 12 of the 16 ymm registers as
+ *    accumulators, 2 for B and 1 for the broadcast. 12 independent FMAs in flight cover the
+ *    FMA latency (4 cycles x 2 units = 8 needed). Loads per FMA: 8 for 12.
+ *
+ * 2. Packing: the micro-kernel wants its operands as contiguous, aligned micro-panels
+ *    (kc steps of MR values of A; kc steps of NR values of B). gemm_t.h copies blocks into
+ *    that order first. The copy reads any strides, so a transposed (x @ W.T) or sliced
+ *    operand costs what a contiguous one does, and edge panels are padded with zeros.
+ *
+ * 3. Cache blocking, five loops around the micro-kernel (Goto; Van Zee and van de Geijn's
+ *    BLIS), each sized so that what is reused stays in the cache level it is reused from:
+ *
+ *      for jc in steps of NC over n            B block kc x NC       -> L3
+ *        for pc in steps of KC over k          pack B[pc, jc] (shared by all threads)
+ *          for ic in steps of MC over m        A block MC x kc       -> L2, packed
+ *            for jr in steps of NR over nc     B micro-panel kc x NR -> L1, reused by every ir
+ *              for ir in steps of MR over mc   A micro-panel kc x MR, streamed from L2
+ *                micro-kernel: out[ir:ir+MR, jr:jr+NR] (+)= A panel @ B panel
+ *
+ *    For AVX2 float on this project's reference machine (AMD EPYC Zen 3: L1d 32 KiB,
+ *    L2 512 KiB per core, L3 32 MiB shared): KC = 256 makes a B micro-panel 16 KiB (half
+ *    of L1, the rest for the A panel streaming past and out's tile); MC = 144 makes the A
+ *    block 144 KiB (a good part of L2, leaving room for B panels on their way to L1);
+ *    NC = 4096 makes the B block 4 MiB (L3). gemm_kernels.c has every kernel's sizes.
+ *    Bigger KC also means fewer passes that reload and re-store out's tile.
+ *
+ * The first pass over k stores the tile (and adds the bias: Linear's x @ W.T + b costs
+ * no second pass over out); later passes add to it. Tiles at the right or bottom edge go
+ * through a scratch tile, so the micro-kernel itself never checks bounds.
+ *
+ * Threads (OpenMP, tg_thread_count()): a single product is split into a grid of bands:
+ * rows (a multiple of MR, each thread packing its own A block into its own core's L2)
+ * and/or columns of each NC block (a multiple of NR), whichever leaves the busiest
+ * thread the fewest micro-tiles; all threads pack the shared B block together. A batch
+ * of at least as many products as threads (attention's heads) instead gives whole
+ * products to threads: no barriers, no shared data. Products below GEMM_PARALLEL_MIN
+ * multiply-adds run on one thread: waking the others costs more than it saves.
+ */
+#include <string.h>
+#include "gemm.h"
+#include "parallel.h"
+
+#define GEMM_PARALLEL_MIN (64.0 * 64 * 64)       /* m * n * k, over the whole batch */
+
+#define TEMPLATE "gemm_t.h"
+#include "instantiate_float.h"
