@@ -38,11 +38,11 @@ def _runnable_kernels():
 KERNELS = _runnable_kernels()
 
 # (m, n, k): ones and primes around the register blocks (4 x 8, 6 x 16, 14 x 32) ...
-SMALL_SHAPES = [(1, 1, 1), (1, 7, 3), (3, 1, 7), (6, 16, 8), (7, 17, 33), (17, 33, 65),
-                (65, 129, 17), (33, 65, 129)]
+SMALL_SHAPES = [(1, 1, 1), (1, 7, 3), (3, 1, 7), (2, 5, 9), (6, 16, 8), (10, 31, 12), (7, 17, 33),
+                (17, 33, 65), (65, 129, 17), (33, 65, 129)]
 # ... and past every cache block: m > MC per thread, k > KC (192 to 256), n > NC (2048 for
 # double, 4096 for float), each not a multiple of the block.
-BLOCK_SHAPES = [(300, 40, 70), (29, 33, 600), (7, 4100, 9)]
+BLOCK_SHAPES = [(304, 40, 70), (29, 33, 600), (7, 4100, 9)]
 
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])

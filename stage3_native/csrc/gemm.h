@@ -24,7 +24,8 @@
 /* A micro-kernel computes one mr x nr tile of c from a packed micro-panel of A (kc steps of
  * mr values) and one of B (kc steps of nr values, 64-byte aligned):
  *     c = (accumulate ? c : 0) + a_panel @ b_panel + (bias ? bias[0:nr] on every row : 0)
- * c has row stride ldc. A GemmKernel bundles it with the block sizes that suit it (see the
+ * c has row stride ldc. run_rows does the same for the first `rows` rows of the tile only
+ * (the bottom edge). A GemmKernel bundles them with the block sizes that suit it (see the
  * comment at the top of gemm.c) and, optionally, a SIMD packing routine.
  *
  * Packing a panel is the same job for A and B: `lanes` rows of A (columns of B), padded
@@ -37,11 +38,14 @@
                                     const T *bias, int accumulate); \
     typedef int (*PackPanel_##S)(int width, int lanes, i64 kc, const T *x, i64 s_step, \
                                  i64 s_lane, T *dst); \
+    typedef void (*MicroKernelRows_##S)(int rows, i64 kc, const T *a, const T *b, T *c, \
+                                        i64 ldc, const T *bias, int accumulate); \
     typedef struct { \
         const char *name; \
         int mr, nr;          /* register block: rows of A, columns of B per call */ \
         i64 mc, kc, nc;      /* cache blocks: rows of A, depth, columns of B */ \
         MicroKernel_##S run; \
+        MicroKernelRows_##S run_rows;    /* the first rows (< mr) only; NULL: none */ \
         PackPanel_##S pack;  /* NULL: gemm_t.h's portable packing only */ \
     } GemmKernel_##S; \
     const GemmKernel_##S *tg_gemm_kernel_##S(void); \

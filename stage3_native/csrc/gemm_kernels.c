@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "gemm.h"
 
 #define TEMPLATE "gemm_generic_t.h"
@@ -183,8 +184,10 @@ AVX2_TARGET static inline __m256i first_lanes(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-AVX2_TARGET static int avx2_pack_f32(int width, int lanes, i64 kc, const float *x, i64 s_step,
-                                     i64 s_lane, float *dst) {
+/* The packer's body, for a width and a count of lanes that are constants where it is
+ * inlined (always_inline), so its loops unroll and its lane checks disappear. */
+AVX2_TARGET static inline __attribute__((always_inline)) int pack_f32(
+        int width, int lanes, i64 kc, const float *x, i64 s_step, i64 s_lane, float *dst) {
     if (s_lane == 1 && lanes == width) {                /* copy runs of `width` values */
         __m256i tail = first_lanes(width % 8);
         for (i64 p = 0; p < kc; p++) {
@@ -213,22 +216,34 @@ AVX2_TARGET static int avx2_pack_f32(int width, int lanes, i64 kc, const float *
     }
     return 0;
 }
+
+AVX2_TARGET static int avx2_pack_f32(int width, int lanes, i64 kc, const float *x, i64 s_step,
+                                     i64 s_lane, float *dst) {
+    if (lanes == width)                     /* whole panels: the register blocks' widths */
+        switch (width) {
+        case 6: return pack_f32(6, 6, kc, x, s_step, s_lane, dst);
+        case 16: return pack_f32(16, 16, kc, x, s_step, s_lane, dst);
+        case 14: return pack_f32(14, 14, kc, x, s_step, s_lane, dst);
+        case 32: return pack_f32(32, 32, kc, x, s_step, s_lane, dst);
+        }
+    return pack_f32(width, lanes, kc, x, s_step, s_lane, dst);   /* edge panels */
+}
 #endif
 
 /* Each kernel with its block sizes (why these: the comment at the top of gemm.c).
- *                          name     mr  nr   mc   kc    nc   micro-kernel       packing */
+ *                          name     mr  nr   mc   kc    nc   micro-kernels (tile, rows)  packing */
 static const GemmKernel_f32 KERNELS_F32[N_KINDS] = {
-    [GENERIC] = {"generic",  4,  8, 128, 256, 4096, generic_kernel_f32, NULL},
+    [GENERIC] = {"generic",  4,  8, 128, 256, 4096, generic_kernel_f32, NULL, NULL},
 #ifdef TG_GEMM_X86
-    [AVX2]    = {"avx2",     6, 16, 144, 256, 4096, avx2_kernel_f32,    avx2_pack_f32},
-    [AVX512]  = {"avx512",  14, 32, 336, 192, 4096, avx512_kernel_f32,  avx2_pack_f32},
+    [AVX2]    = {"avx2",     6, 16, 144, 256, 4096, avx2_kernel_f32, avx2_kernel_f32_rows, avx2_pack_f32},
+    [AVX512]  = {"avx512",  14, 32, 336, 192, 4096, avx512_kernel_f32, avx512_kernel_f32_rows, avx2_pack_f32},
 #endif
 };
 static const GemmKernel_f64 KERNELS_F64[N_KINDS] = {
-    [GENERIC] = {"generic",  4,  8,  96, 256, 2048, generic_kernel_f64, NULL},
+    [GENERIC] = {"generic",  4,  8,  96, 256, 2048, generic_kernel_f64, NULL, NULL},
 #ifdef TG_GEMM_X86
-    [AVX2]    = {"avx2",     6,  8,  96, 256, 2048, avx2_kernel_f64, NULL},
-    [AVX512]  = {"avx512",  14, 16, 168, 192, 2048, avx512_kernel_f64, NULL},
+    [AVX2]    = {"avx2",     6,  8,  96, 256, 2048, avx2_kernel_f64, avx2_kernel_f64_rows, NULL},
+    [AVX512]  = {"avx512",  14, 16, 168, 192, 2048, avx512_kernel_f64, avx512_kernel_f64_rows, NULL},
 #endif
 };
 
@@ -277,4 +292,64 @@ int tg_gemm_use_kernel(const char *name) {
     if (kind < 0 || !cpu_supports(kind)) return 0;
     chosen = kind;
     return 1;
+}
+
+/* ---- the ceiling: one core's FMA peak, measured ---------------------------------------
+ * GFLOPS of a loop doing nothing but fused multiply-adds on registers, 12 independent
+ * chains (as many as the AVX2 micro-kernel has accumulators), at the vector width of the
+ * kernel in use: what a micro-kernel could reach if loads and the loops around it were
+ * free (benchmarks/gemm.py prints it beside TinyBLAS and OpenBLAS). Best of a few runs of
+ * about 20 ms; 0 for the generic kernel (its speed depends on what the compiler made). */
+#define PEAK_CHAINS 12
+
+#ifdef TG_GEMM_X86
+__attribute__((target("avx2,fma"))) static float avx2_fma_loop(i64 iterations) {
+    __m256 acc[PEAK_CHAINS], x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+    for (int j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm256_set1_ps((float)j);
+    for (i64 i = 0; i < iterations; i++)
+#pragma GCC unroll 12
+        for (int j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm256_fmadd_ps(acc[j], x, y);
+    float lanes[8], sum = 0;
+    for (int j = 0; j < PEAK_CHAINS; j++) {         /* use every result, or none is computed */
+        _mm256_storeu_ps(lanes, acc[j]);
+        for (int l = 0; l < 8; l++) sum += lanes[l];
+    }
+    return sum;
+}
+
+__attribute__((target("avx512f"))) static float avx512_fma_loop(i64 iterations) {
+    __m512 acc[PEAK_CHAINS], x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+    for (int j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_set1_ps((float)j);
+    for (i64 i = 0; i < iterations; i++)
+#pragma GCC unroll 12
+        for (int j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_fmadd_ps(acc[j], x, y);
+    float sum = 0;
+    for (int j = 0; j < PEAK_CHAINS; j++) sum += _mm512_reduce_add_ps(acc[j]);
+    return sum;
+}
+#endif
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+volatile float tg_gemm_peak_sink;               /* keeps the loops' results alive */
+
+double tg_gemm_peak_gflops(void) {
+    int kind = current_kind();
+    if (kind == GENERIC) return 0;
+    int lanes = kind == AVX512 ? 16 : 8;
+    i64 iterations = 1 << 20;
+    double best = 0;
+    for (int run = 0; run < 5; run++) {
+        double start = seconds_now();
+#ifdef TG_GEMM_X86
+        tg_gemm_peak_sink = kind == AVX512 ? avx512_fma_loop(iterations) : avx2_fma_loop(iterations);
+#endif
+        double gflops = 2.0 * lanes * PEAK_CHAINS * (double)iterations / (seconds_now() - start) / 1e9;
+        if (gflops > best) best = gflops;
+    }
+    return best;
 }

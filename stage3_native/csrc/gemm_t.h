@@ -52,10 +52,16 @@ static void FN(pack_panels)(const FN(GemmKernel) *kr, int width, i64 first, i64 
 /* ---- the macro-kernel: one packed block of A against one packed block of B -----------
  * jr walks the B panels (each stays in L1 while ir walks every A panel under it). */
 
-/* A tile at the bottom or right edge: computed whole into a scratch tile, and only its
- * rows x cols corner is written back (with the same accumulate and bias as the kernel). */
+/* A tile at the bottom or right edge. With all nr columns, the kernel's row-edge variant
+ * computes just the rows there are; otherwise the tile is computed whole into a scratch
+ * tile and only its rows x cols corner is written back (with the same accumulate and bias
+ * as the kernel). */
 static void FN(edge_tile)(const FN(GemmKernel) *kr, int rows, int cols, i64 kc, const T *ap,
                           const T *bp, T *c, i64 ldc, const T *bias, int accumulate) {
+    if (cols == kr->nr && kr->run_rows) {
+        kr->run_rows(rows, kc, ap, bp, c, ldc, bias, accumulate);
+        return;
+    }
     T tile[TG_GEMM_MAX_MR * TG_GEMM_MAX_NR] __attribute__((aligned(64)));
     kr->run(kc, ap, bp, tile, kr->nr, NULL, 0);
     for (int r = 0; r < rows; r++)
@@ -85,9 +91,12 @@ static void FN(macro_kernel)(const FN(GemmKernel) *kr, i64 mc, i64 nc, i64 kc, c
 
 /* ---- one thread's share of one matrix product --------------------------------------
  * The threads form a grid of t_m x t_n: thread `id` computes its band of rows (a multiple
- * of mr) and, inside every nc block, its band of columns (a multiple of nr). All threads
- * pack the shared B block together, then wait for each other (the barrier) before using
- * it, and again before it is overwritten by the next one. */
+ * of mr) and, inside every nc block, its band of columns (a multiple of nr).
+ * With one band of rows (t_m = 1) every thread packs the B panels of its own columns and
+ * needs nobody else's: the threads never wait for each other (each packs all of A, which
+ * costs little next to its share of the products when its band is wide).
+ * With several bands of rows, all threads pack the shared B block together, then wait for
+ * each other (the barrier) before using it, and again before it is overwritten. */
 typedef struct { i64 lo, hi; } FN(Range);
 
 /* Part `part` of `parts` of [0, size), cut at multiples of `unit`. */
@@ -119,7 +128,7 @@ static i64 FN(even_block)(i64 size, i64 most, int unit) {
 
 static void FN(gemm_thread)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b_pack, T *a_pack,
                             int id, int threads, int t_m) {
-    int t_n = threads / t_m;
+    int t_n = threads / t_m, shared_b = t_m > 1;
     FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
     i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr), kc_block = FN(even_block)(g->k, kr->kc, 1);
     i64 mc_block = rows.hi > rows.lo ? FN(even_block)(rows.hi - rows.lo, kr->mc, kr->mr) : kr->mr;
@@ -130,9 +139,11 @@ static void FN(gemm_thread)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
         for (i64 pc = 0; pc < g->k; pc += kc_block) {
             i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
             int first = pc == 0;                /* first pass over k: store, add the bias */
-            FN(pack_panels)(kr, kr->nr, panels * id / threads, panels * (id + 1) / threads, nc,
-                            kc, g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j, b_pack);
-            FN(barrier)(threads);
+            i64 first_panel = shared_b ? panels * id / threads : cols.lo / kr->nr;
+            i64 last_panel = shared_b ? panels * (id + 1) / threads : (cols.hi + kr->nr - 1) / kr->nr;
+            FN(pack_panels)(kr, kr->nr, first_panel, last_panel, nc, kc,
+                            g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j, b_pack);
+            if (shared_b) FN(barrier)(threads);
             for (i64 ic = rows.lo; ic < rows.hi && cols.lo < cols.hi; ic += mc_block) {
                 i64 mc = rows.hi - ic < mc_block ? rows.hi - ic : mc_block;
                 FN(pack_panels)(kr, kr->mr, 0, (mc + kr->mr - 1) / kr->mr, mc, kc,
@@ -141,17 +152,20 @@ static void FN(gemm_thread)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
                                  g->out + ic * g->n + jc + cols.lo, g->n,
                                  first && g->bias ? g->bias + jc + cols.lo : NULL, !first);
             }
-            FN(barrier)(threads);
+            if (shared_b) FN(barrier)(threads);
         }
     }
 }
 
-/* The thread grid t_m x t_n (t_m * t_n = threads) that gives the busiest thread the fewest
- * micro-tiles; on a tie, more bands of rows (each thread's A block then sits in its own
- * core's L2). */
+/* The thread grid t_m x t_n (t_m * t_n = threads). Bands of columns only (t_m = 1: no
+ * waiting, see above) when b has at least as many columns as a has rows, so that packing
+ * all of A in every thread stays cheap, and there is a panel for every thread. Otherwise
+ * the grid that gives the busiest thread the fewest micro-tiles; on a tie, more bands of
+ * rows (each thread's A block then sits in its own core's L2). */
 static int FN(rows_split)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
     i64 tiles_m = (m + kr->mr - 1) / kr->mr;
     i64 tiles_n = ((n < kr->nc ? n : kr->nc) + kr->nr - 1) / kr->nr;
+    if (n >= m && tiles_n >= threads) return 1;
     int best = 1;
     i64 best_cost = -1;
     for (int t_m = threads; t_m >= 1; t_m--) {

@@ -78,6 +78,7 @@ TG_MATMUL(double, f64)
  * runs the named kernel and it is now in use, else 0; "auto" or "": the widest again) */
 const char *tg_gemm_kernel(void);
 int tg_gemm_use_kernel(const char *name);
+double tg_gemm_peak_gflops(void);    /* one core's FMA peak at that kernel's width, measured */
 
 /* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
  * inner), along the middle dimension; cross-entropy of contiguous logits (n, c) against n
