@@ -6,18 +6,28 @@
     so b is a transposed view), weight gradient x.T @ g (a transposed), input gradient g @ W;
     and the forward with Linear's bias fused into the product (raw call only).
 
-Ours is timed through the public Tensor API (``a @ b`` on device "cpu", variant "tinyblas")
-and as the raw C call (tg_matmul_f32, preallocated out); OpenBLAS as numpy's ``a @ b`` and
-``np.matmul(a, b, out=...)``. The two are measured interleaved (ours, numpy, ours, numpy ...)
-so that a noisy neighbour slows both alike; each figure is the median of the repeats, each
-repeat timing enough calls to last a few milliseconds. GFLOPS = 2 m n k / seconds.
+TinyBLAS is timed as the raw C call (tg_matmul_f32 into a preallocated out) and through the
+public Tensor API (``a @ b`` on device "cpu", variant "tinyblas", which adds Python's
+overhead: tens of microseconds per call); OpenBLAS as ``np.matmul(a, b, out=...)`` and as
+numpy's ``a @ b``. GFLOPS = 2 m n k / seconds; each figure is the median of all samples, a
+sample timing enough calls to last a few milliseconds; ratio = TinyBLAS / OpenBLAS.
 
-Each thread count runs in a fresh subprocess with OPENBLAS_NUM_THREADS and
-TRACEGRAD_NUM_THREADS set before numpy and the library load (OpenBLAS reads its variable
-only at load time). The header gives the micro-kernel TinyBLAS chose and the core's FMA
-peak, measured by a loop of register-only FMAs at that kernel's vector width.
+How the two are interleaved: each thread count runs in fresh processes, one measuring
+TinyBLAS, the next OpenBLAS, then TinyBLAS again, for --rounds rounds, so that a noisy
+neighbour slows both alike. Separate processes, because both libraries keep their worker
+threads spinning for a while after a call (OpenMP's and OpenBLAS's pools): in one process
+the pool of whichever ran last would compete with the other for the two cores. Each
+process gets OPENBLAS_NUM_THREADS and TRACEGRAD_NUM_THREADS before numpy and the library
+load (OpenBLAS reads its variable only then).
 
-    python benchmarks/gemm.py [--quick] [--reps 7] [--threads 1 2]
+--clock cpu times one thread by its own CPU time (time.thread_time) instead of the wall
+clock: immune to the time slices other processes take on a shared machine, so the figures
+are the speed while running (only with --threads 1; two threads are always wall clock).
+
+The header gives the micro-kernel TinyBLAS chose and one core's FMA peak, measured by a
+loop of register-only FMAs at that kernel's vector width (tg_gemm_peak_gflops).
+
+    python benchmarks/gemm.py [--quick] [--rounds 3] [--reps 5] [--threads 1 2] [--clock wall|cpu]
 """
 import argparse
 import json
@@ -31,39 +41,70 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SQUARE_SIZES = (256, 512, 1024, 2048)
-QUICK_SQUARE_SIZES = (256, 512)
-LADDER = {"naive": (256,), "reordered": (256, 512), "blocked": (256, 512, 1024), "tinyblas": (256, 512, 1024)}
-QUICK_LADDER = {"naive": (128,), "reordered": (128, 256), "blocked": (128, 256), "tinyblas": (128, 256)}
+QUICK_SQUARE_SIZES = (128, 256)
+LADDER = {"naive": (256,), "reordered": (256, 512), "blocked": (256, 512), "tinyblas": (256, 512)}
+QUICK_LADDER = {"naive": (64,), "reordered": (64, 128), "blocked": (64, 128), "tinyblas": (64, 128)}
 # name, (m, n, k), which operand is a transposed view
-MNIST = [("MNIST forward x @ W.T", (32, 128, 784), "b"),
-         ("MNIST weight grad x.T @ g", (784, 128, 32), "a"),
-         ("MNIST input grad g @ W", (32, 784, 128), "")]
+MNIST = [("forward x @ W.T", (32, 128, 784), "b"),
+         ("weight grad x.T @ g", (784, 128, 32), "a"),
+         ("input grad g @ W", (32, 784, 128), "")]
+LINEAR = "forward + bias (fused)"
+SAMPLE_SECONDS = 0.005
 
 
 # ---------------------------------------------------------------------------------------
-# the worker: one thread count, in its own process
+# a worker: one library, one thread count, in its own process
 
-def _interleaved(calls, flops, reps, min_seconds=0.004):
-    """Median GFLOPS of each zero-argument callable in ``calls``, timed in turn, rep by rep.
-    Each sample runs a callable `inner` times, enough to last about min_seconds."""
+def _samples(calls, flops, reps, clock):
+    """GFLOPS samples of each zero-argument callable, timed in turn, rep by rep; a sample
+    runs a callable often enough to last about SAMPLE_SECONDS."""
     for call in calls.values():                         # warm-up: caches, allocator, threads
         call()
     start = time.perf_counter()
     next(iter(calls.values()))()
-    once = max(time.perf_counter() - start, 1e-7)
-    inner = max(1, int(min_seconds / once))
+    inner = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
     samples = {name: [] for name in calls}
     for _ in range(reps):
         for name, call in calls.items():
-            start = time.perf_counter()
+            start = clock()
             for _ in range(inner):
                 call()
-            samples[name].append((time.perf_counter() - start) / inner)
-    return {name: flops / statistics.median(times) / 1e9 for name, times in samples.items()}
+            samples[name].append(flops * inner / max(clock() - start, 1e-9) / 1e9)
+    return samples
 
 
-def _worker(threads, reps, quick):
+def _worker(library, threads, reps, quick, clock_name, ladder):
     import numpy as np
+
+    clock = time.thread_time if clock_name == "cpu" else time.perf_counter
+    rng = np.random.default_rng(0)
+    result = {}
+
+    def operands(m, n, k, transposed):
+        """float32 a (m, k) and b (k, n); the one named by `transposed` a transposed view."""
+        a = rng.standard_normal((k, m) if transposed == "a" else (m, k), dtype=np.float32)
+        b = rng.standard_normal((n, k) if transposed == "b" else (k, n), dtype=np.float32)
+        return (a.T if transposed == "a" else a), (b.T if transposed == "b" else b)
+
+    cases = [(f"n={n}", (n, n, n), "") for n in (QUICK_SQUARE_SIZES if quick else SQUARE_SIZES)] + MNIST
+
+    if library == "openblas":
+        for name, (m, n, k), transposed in cases:
+            a, b = operands(m, n, k, transposed)
+            out = np.empty((m, n), np.float32)
+            result[name] = _samples({"raw": lambda: np.matmul(a, b, out=out), "tensor": lambda: a @ b},
+                                    2.0 * m * n * k, reps, clock)
+        m, n, k = MNIST[0][1]
+        x, wt = operands(m, n, k, "b")
+        bias, out = rng.standard_normal(n, dtype=np.float32), np.empty((m, n), np.float32)
+
+        def linear():
+            np.matmul(x, wt, out=out)
+            np.add(out, bias, out=out)
+
+        result[LINEAR] = _samples({"raw": linear}, 2.0 * m * n * k, reps, clock)
+        print(json.dumps(result))
+        return
 
     sys.path.insert(0, str(ROOT))
     import stage2_tensor as tg
@@ -72,143 +113,153 @@ def _worker(threads, reps, quick):
     from stage3_native.cpu_backend import MATMUL_VARIANTS, ffi, lib
 
     cpu = backend.get("cpu")
-    rng = np.random.default_rng(0)
+    cpu.matmul_variant = "tinyblas"
     zero = ffi.new("int64_t[]", [0])
 
     def raw_call(a, b, out, bias=None, variant="tinyblas"):
-        """tg_matmul_f32 on numpy arrays' memory (strides in elements)."""
-        m, k = a.shape
-        n = b.shape[1]
-        sa, sb = [s // 4 for s in a.strides], [s // 4 for s in b.strides]
-        def pointer(array):                         # the closure keeps the arrays alive
+        """tg_matmul_f32 on the numpy arrays' memory (strides in elements)."""
+        def pointer(array):
             return ffi.NULL if array is None else ffi.cast("float *", array.ctypes.data)
 
-        args = (MATMUL_VARIANTS[variant], 1, zero, zero, m, n, k, pointer(a), sa[0], sa[1],
+        m, k = a.shape
+        sa, sb = [s // 4 for s in a.strides], [s // 4 for s in b.strides]
+        args = (MATMUL_VARIANTS[variant], 1, zero, zero, m, b.shape[1], k, pointer(a), sa[0], sa[1],
                 pointer(b), sb[0], sb[1], pointer(bias), pointer(out))
-        return lambda: (a, b, bias, out) and lib.tg_matmul_f32(*args)
+        keep = (a, b, bias, out)                        # the closure keeps the arrays alive
+        return lambda: keep and lib.tg_matmul_f32(*args)
 
-    def operands(m, n, k, transposed):
-        a = rng.standard_normal((k, m) if transposed == "a" else (m, k), dtype=np.float32)
-        b = rng.standard_normal((n, k) if transposed == "b" else (k, n), dtype=np.float32)
-        a, b = (a.T if transposed == "a" else a), (b.T if transposed == "b" else b)
-        ta = tg.from_numpy(np.ascontiguousarray(a.T), device="cpu").T if transposed == "a" else tg.from_numpy(a, device="cpu")
-        tb = tg.from_numpy(np.ascontiguousarray(b.T), device="cpu").T if transposed == "b" else tg.from_numpy(b, device="cpu")
-        return a, b, ta, tb
+    def tensor(array, transposed):
+        return (tg.from_numpy(np.ascontiguousarray(array.T), device="cpu").T if transposed
+                else tg.from_numpy(array, device="cpu"))
 
-    def compare(m, n, k, transposed=""):
-        a, b, ta, tb = operands(m, n, k, transposed)
-        out, ref = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
-        raw = raw_call(a, b, out)
-        raw()
-        np.matmul(a, b, out=ref)
-        error = float(np.abs(out - ref).max() / np.abs(ref).max())
-        cpu.matmul_variant = "tinyblas"
-        gflops = _interleaved({"tensor": lambda: ta @ tb, "numpy": lambda: a @ b,
-                               "raw": raw, "numpy_out": lambda: np.matmul(a, b, out=ref)},
-                              2.0 * m * n * k, reps)
-        return {**gflops, "error": error}
-
-    result = {"threads": threads, "kernel": cpu_backend.gemm_kernel(),
-              "peak": lib.tg_gemm_peak_gflops(), "ladder": {}, "square": {}, "mnist": {}}
-    if threads == 1:
+    result["kernel"] = cpu_backend.gemm_kernel()
+    result["peak"] = lib.tg_gemm_peak_gflops()
+    if ladder:
+        result["ladder"] = {}
         for variant, sizes in (QUICK_LADDER if quick else LADDER).items():
             for n in sizes:
-                a, b, _, _ = operands(n, n, n, "")
+                a, b = operands(n, n, n, "")
                 out = np.empty((n, n), np.float32)
-                result["ladder"].setdefault(variant, {})[n] = _interleaved(
-                    {"ours": raw_call(a, b, out, variant=variant)}, 2.0 * n ** 3, max(3, reps // 2))["ours"]
-    for n in QUICK_SQUARE_SIZES if quick else SQUARE_SIZES:
-        result["square"][n] = compare(n, n, n)
-    for name, (m, n, k), transposed in MNIST:
-        result["mnist"][name] = compare(m, n, k, transposed)
-    m, n, k = MNIST[0][1]                               # Linear's forward with its bias
-    x, wt, _, _ = operands(m, n, k, "b")
-    bias = rng.standard_normal(n, dtype=np.float32)
-    out, ref = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
-
-    def numpy_linear():
-        np.matmul(x, wt, out=ref)
-        np.add(ref, bias, out=ref)
-
-    result["mnist"]["MNIST forward + bias (fused)"] = _interleaved(
-        {"raw": raw_call(x, wt, out, bias), "numpy_out": numpy_linear}, 2.0 * m * n * k, reps)
+                result["ladder"].setdefault(variant, {})[n] = statistics.median(_samples(
+                    {"raw": raw_call(a, b, out, variant=variant)}, 2.0 * n ** 3, 3, clock)["raw"])
+    worst = 0.0
+    for name, (m, n, k), transposed in cases:
+        a, b = operands(m, n, k, transposed)
+        ta, tb = tensor(a, transposed == "a"), tensor(b, transposed == "b")
+        out = np.empty((m, n), np.float32)
+        raw = raw_call(a, b, out)
+        raw()
+        expected = a.astype(np.float64) @ b.astype(np.float64)
+        worst = max(worst, float(np.abs(out - expected).max() / np.abs(expected).max()))
+        result[name] = _samples({"raw": raw, "tensor": lambda: ta @ tb}, 2.0 * m * n * k, reps, clock)
+    m, n, k = MNIST[0][1]
+    x, wt = operands(m, n, k, "b")
+    bias, out = rng.standard_normal(n, dtype=np.float32), np.empty((m, n), np.float32)
+    result[LINEAR] = _samples({"raw": raw_call(x, wt, out, bias)}, 2.0 * m * n * k, reps, clock)
+    result["error"] = worst
     print(json.dumps(result))
 
 
 # ---------------------------------------------------------------------------------------
-# the parent: one worker per thread count, then the tables
+# the parent: alternate the workers, then the tables
 
-def run_worker(threads, reps, quick):
+def run_worker(library, threads, args, ladder=False):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), TRACEGRAD_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
-    command = [sys.executable, __file__, "--worker", str(threads), "--reps", str(reps)] + (["--quick"] if quick else [])
+    command = [sys.executable, __file__, "--worker", library, "--threads", str(threads), "--reps",
+               str(args.reps), "--clock", args.clock] + (["--quick"] if args.quick else []) + (["--ladder"] if ladder else [])
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"the {threads}-thread worker failed:\n{done.stderr}")
+        raise SystemExit(f"the {library} worker ({threads} threads) failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def format_ladder(result):
+def measure(threads, args):
+    """{case: {"tinyblas": {method: [samples]}, "openblas": {...}}} and the TinyBLAS extras."""
+    merged, extras = {}, {}
+    for round_ in range(args.rounds):
+        for library in ("tinyblas", "openblas"):
+            result = run_worker(library, threads, args, ladder=library == "tinyblas" and round_ == 0 and threads == 1)
+            for key in ("kernel", "peak", "ladder"):
+                if key in result:
+                    extras[key] = result.pop(key)
+            extras["error"] = max(extras.get("error", 0.0), result.pop("error", 0.0))
+            for case, methods in result.items():
+                for method, samples in methods.items():
+                    merged.setdefault(case, {}).setdefault(library, {}).setdefault(method, []).extend(samples)
+    return merged, extras
+
+
+def format_ladder(ladder):
+    sizes = sorted({int(n) for by_size in ladder.values() for n in by_size})
     lines = ["(a) matmul variants, float32 (n,n)@(n,n), 1 thread, GFLOPS (raw C call)",
-             "  variant        " + "".join(f"{n:>9}" for n in sorted({n for s in result['ladder'].values() for n in s}, key=int))]
-    sizes = sorted({n for s in result["ladder"].values() for n in s}, key=int)
-    for variant, by_size in result["ladder"].items():
-        lines.append(f"  {variant:<15}" + "".join(f"{by_size[n]:9.2f}" if n in by_size else f"{'':>9}" for n in sizes))
+             f"  {'variant':<12}" + "".join(f"{f'n={n}':>10}" for n in sizes)]
+    for variant, by_size in ladder.items():
+        lines.append(f"  {variant:<12}" + "".join(f"{by_size[str(n)]:10.2f}" if str(n) in by_size else f"{'':>10}"
+                                                 for n in sizes))
     return "\n".join(lines)
 
 
-def format_comparison(title, rows, with_tensor=True):
-    head = f"  {'':<30}{'TinyBLAS':>10}{'OpenBLAS':>10}{'ratio':>8}"
-    lines = [title, head + (f"{'Tensor@':>10}{'np a@b':>10}{'ratio':>8}" if with_tensor else "")]
-    for name, r in rows:
-        line = f"  {name:<30}{r['raw']:10.1f}{r['numpy_out']:10.1f}{r['raw'] / r['numpy_out']:8.2f}"
-        if with_tensor and "tensor" in r:
-            line += f"{r['tensor']:10.1f}{r['numpy']:10.1f}{r['tensor'] / r['numpy']:8.2f}"
+def format_comparison(title, merged):
+    lines = [title, f"  {'':<24}{'TinyBLAS':>10}{'OpenBLAS':>10}{'ratio':>7}   {'Tensor@':>9}{'np a@b':>9}{'ratio':>7}"]
+    for case, by_library in merged.items():
+        ours, theirs = by_library["tinyblas"], by_library["openblas"]
+        raw, raw_ref = statistics.median(ours["raw"]), statistics.median(theirs["raw"])
+        line = f"  {case:<24}{raw:10.1f}{raw_ref:10.1f}{raw / raw_ref:7.2f}"
+        if "tensor" in ours:
+            api, api_ref = statistics.median(ours["tensor"]), statistics.median(theirs["tensor"])
+            line += f"   {api:9.1f}{api_ref:9.1f}{api / api_ref:7.2f}"
         lines.append(line)
     return "\n".join(lines)
 
 
-def format_report(results):
-    first = results[0]
-    lines = [f"TinyBLAS micro-kernel: {first['kernel']}; machine: {platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} cpus; one core's FMA peak (measured, {first['kernel']} width): "
-             f"{first['peak']:.1f} GFLOPS",
-             "GFLOPS = 2mnk / median time; ratio = TinyBLAS / OpenBLAS (interleaved in one process). "
-             "Raw: C calls into preallocated out; Tensor@: tracegrad's a @ b vs numpy's a @ b "
-             "(includes Python overhead, ~tens of us per call).", ""]
-    if first["ladder"]:
-        lines += [format_ladder(first), ""]
-    for r in results:
-        t = r["threads"]
-        rows = [(f"n={n}", v) for n, v in r["square"].items()]
-        lines += [format_comparison(f"(b) square float32, {t} thread{'s' if t > 1 else ''}: GFLOPS", rows), ""]
-        lines += [format_comparison(f"(c) MNIST MLP shapes, {t} thread{'s' if t > 1 else ''}: GFLOPS",
-                                    list(r["mnist"].items())), ""]
-        if first["peak"]:
-            n_max = max(r["square"], key=int)
-            lines.append(f"  at n={n_max}, {t} thread(s): TinyBLAS {r['square'][n_max]['raw'] / (first['peak'] * t):.0%}"
-                         f" of the FMA peak, OpenBLAS {r['square'][n_max]['numpy_out'] / (first['peak'] * t):.0%}")
-            lines.append("")
-    worst = max(v["error"] for r in results for v in list(r["square"].values()) + list(r["mnist"].values()) if "error" in v)
-    lines.append(f"largest relative difference from numpy's result: {worst:.1e}")
+def format_report(by_threads, extras, args):
+    clock = "CPU time of the thread" if args.clock == "cpu" else "wall clock"
+    lines = [f"TinyBLAS micro-kernel: {extras['kernel']}; {platform.machine()}, {os.cpu_count()} cpus; "
+             f"one core's FMA peak (measured at {extras['kernel']} width): {extras['peak']:.1f} GFLOPS",
+             f"GFLOPS = 2mnk / time ({clock}); medians of {args.rounds} alternating rounds x {args.reps} samples "
+             "per library; ratio = TinyBLAS / OpenBLAS",
+             "left: raw C calls into a preallocated out; right: tracegrad's a @ b (Python overhead "
+             "included) vs numpy's a @ b", ""]
+    if "ladder" in extras:
+        lines += [format_ladder(extras["ladder"]), ""]
+    for threads, merged in by_threads.items():
+        plural = "s" if threads > 1 else ""
+        lines.append(format_comparison(f"(b, c) float32 on {threads} thread{plural}: GFLOPS", merged))
+        if extras["peak"]:
+            big = [case for case in merged if case.startswith("n=")][-1]
+            share = {lib_: statistics.median(merged[big][lib_]["raw"]) / (extras["peak"] * threads)
+                     for lib_ in ("tinyblas", "openblas")}
+            lines.append(f"  at {big}: TinyBLAS {share['tinyblas']:.0%} of {threads} core{plural}' FMA peak, "
+                         f"OpenBLAS {share['openblas']:.0%}")
+        lines.append("")
+    lines.append(f"largest relative difference from the float64 product: {extras['error']:.1e}")
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
-    parser.add_argument("--reps", type=int, default=7, help="repeats per measurement (median)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating worker pairs per thread count")
+    parser.add_argument("--reps", type=int, default=5, help="samples per case in each worker")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--json", action="store_true", help="print the raw results as JSON too")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--json", action="store_true", help="also print every sample as JSON")
+    parser.add_argument("--worker", choices=("tinyblas", "openblas"), help=argparse.SUPPRESS)
+    parser.add_argument("--ladder", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return _worker(args.worker, args.reps, args.quick)
-    results = [run_worker(t, args.reps, args.quick) for t in args.threads]
-    print(format_report(results))
+        return _worker(args.worker, args.threads[0], args.reps, args.quick,
+                       args.clock if args.threads[0] == 1 else "wall", args.ladder)
+    by_threads, extras = {}, {}
+    for threads in args.threads:
+        by_threads[threads], found = measure(threads, args)
+        extras.update({k: v for k, v in found.items() if k != "error"})
+        extras["error"] = max(extras.get("error", 0.0), found["error"])
+    print(format_report(by_threads, extras, args))
     if args.json:
-        print(json.dumps(results))
-    return results
+        print(json.dumps({"threads": by_threads, **extras}))
+    return by_threads, extras
 
 
 if __name__ == "__main__":
