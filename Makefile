@@ -33,6 +33,7 @@ bench: setup
 	$(PY) benchmarks/stage1_scalar.py
 	$(PY) benchmarks/stage2_tensor.py
 	$(PY) benchmarks/stage3_native.py
+	$(PY) benchmarks/gemm.py
 
 setup: $(STAMP) dot
 

@@ -4,6 +4,11 @@ Python loop over positions becomes one call into C with the view's shape and str
 
 A buffer is a cffi array (``ffi.new``), owned by Python: when the last tensor viewing it is
 dropped, reference counting frees the native memory at once.
+
+Matmul runs one of MATMUL_VARIANTS, the performance chapter's ladder (csrc/matmul.c), picked
+by the backend's ``matmul_variant``: the system CBLAS ("blas") when the library was built
+with one, else TinyBLAS ("tinyblas", csrc/gemm.c); "naive", "reordered" and "blocked" stay
+for the chapter. ``matmul(a, b, dtype, bias)`` adds a bias row inside the product (Linear).
 """
 import os
 
