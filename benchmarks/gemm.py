@@ -230,7 +230,7 @@ def format_report(by_threads, extras, args):
             big = [case for case in merged if case.startswith("n=")][-1]
             share = {lib_: statistics.median(merged[big][lib_]["raw"]) / (extras["peak"] * threads)
                      for lib_ in ("tinyblas", "openblas")}
-            lines.append(f"  at {big}: TinyBLAS {share['tinyblas']:.0%} of {threads} core{plural}' FMA peak, "
+            lines.append(f"  at {big}: TinyBLAS {share['tinyblas']:.0%} of the FMA peak of {threads} core{plural}, "
                          f"OpenBLAS {share['openblas']:.0%}")
         lines.append("")
     lines.append(f"largest relative difference from the float64 product: {extras['error']:.1e}")

@@ -25,7 +25,7 @@
  *    BLIS), each sized so that what is reused stays in the cache level it is reused from:
  *
  *      for jc in steps of NC over n            B block kc x NC       -> L3
- *        for pc in steps of KC over k          pack B[pc, jc]        (threads: see below)
+ *        for pc in steps of KC over k          pack B[pc, jc]
  *          for ic in steps of MC over m        A block MC x kc       -> L2, packed
  *            for jr in steps of NR over nc     B micro-panel kc x NR -> L1, reused by every ir
  *              for ir in steps of MR over mc   A micro-panel kc x MR, streamed from L2
@@ -44,14 +44,14 @@
  * 6 rows and one of 2); a tile at the right edge goes through a scratch tile. Block sizes
  * are evened out (k = 784 runs as 4 x 196, not 3 x 256 + 16).
  *
- * Threads (OpenMP, tg_thread_count()): one product is split into bands, one per thread.
- * When b has at least as many columns as a has rows, bands of columns: each thread packs
- * the B panels of its own columns and all of A (cheap next to its share of the work), and
- * the threads never wait for each other until the end. Otherwise (a tall a, as in the
- * weight gradient x.T @ g) bands of rows: each thread packs its own A block into its own
- * core's L2, all pack the shared B block together and wait for each other (a barrier)
- * before using it and before it is overwritten. A batch of at least as many products as
- * threads (attention's heads) instead gives whole products to threads. Products below
+ * Threads (OpenMP, tg_thread_count()): out is cut into one block per thread, bands of
+ * columns when b has at least as many columns as a has rows, else bands of rows, and each
+ * thread runs the loops above on its block with its own packing buffers. Nothing is
+ * shared but the operands, read-only: no barriers, no waiting for a thread that the
+ * operating system has paused, only the join at the end. The price: what several threads
+ * read is packed by each (all of A, with bands of columns), a few percent of the work at
+ * most when the longer side is the one cut. A batch of at least as many products as threads
+ * (attention's heads) instead gives whole products to threads. Products below
  * GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the others costs more.
  *
  * Measured on the reference machine (benchmarks/gemm.py, float32, 1 thread): at par with

@@ -8,7 +8,8 @@ typedef struct {
     const T *b;
     i64 sb_p, sb_j;             /* b[p, j] = b[p * sb_p + j * sb_j] */
     const T *bias;              /* NULL, or n values added to every row of out */
-    T *out;                     /* m x n, row-major */
+    T *out;                     /* m x n, row-major: out[i, j] = out[i * ldc + j] */
+    i64 ldc;
 } FN(Problem);
 
 /* ---- packing ------------------------------------------------------------------------
@@ -89,14 +90,71 @@ static void FN(macro_kernel)(const FN(GemmKernel) *kr, i64 mc, i64 nc, i64 kc, c
     }
 }
 
-/* ---- one thread's share of one matrix product --------------------------------------
- * The threads form a grid of t_m x t_n: thread `id` computes its band of rows (a multiple
- * of mr) and, inside every nc block, its band of columns (a multiple of nr).
- * With one band of rows (t_m = 1) every thread packs the B panels of its own columns and
- * needs nobody else's: the threads never wait for each other (each packs all of A, which
- * costs little next to its share of the products when its band is wide).
- * With several bands of rows, all threads pack the shared B block together, then wait for
- * each other (the barrier) before using it, and again before it is overwritten. */
+/* ---- the five loops, on one thread ----------------------------------------------------- */
+
+/* The block size for cutting `size` into equal blocks of at most `most` (a multiple of
+ * `unit`), rounded up to `unit`: k = 784 in blocks of 196 rather than 256, 256, 256, 16. */
+static i64 FN(even_block)(i64 size, i64 most, int unit) {
+    i64 blocks = (size + most - 1) / most;
+    i64 block = (size + blocks - 1) / blocks;
+    return (block + unit - 1) / unit * unit;
+}
+
+/* Packing buffers for a product, in elements: one block each (even_block never exceeds the
+ * kernel's sizes), plus the slack SIMD packers may write into (gemm.h). */
+static i64 FN(b_pack_size)(const FN(GemmKernel) *kr, i64 n, i64 k) {
+    i64 nc = n < kr->nc ? n : kr->nc, kc = k < kr->kc ? k : kr->kc;
+    return (nc + kr->nr - 1) / kr->nr * kr->nr * kc + TG_GEMM_PACK_SLACK;
+}
+
+static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, i64 m, i64 k) {
+    i64 mc = m < kr->mc ? m : kr->mc, kc = k < kr->kc ? k : kr->kc;
+    return (mc + kr->mr - 1) / kr->mr * kr->mr * kc + TG_GEMM_PACK_SLACK;
+}
+
+/* out = a @ b (+ bias): jc, pc, ic here, jr and ir in the macro-kernel (gemm.c's diagram). */
+static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b_pack,
+                            T *a_pack) {
+    i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
+    i64 kc_block = FN(even_block)(g->k, kr->kc, 1);
+    i64 mc_block = FN(even_block)(g->m, kr->mc, kr->mr);
+    for (i64 jc = 0; jc < g->n; jc += nc_block) {
+        i64 nc = g->n - jc < nc_block ? g->n - jc : nc_block;
+        for (i64 pc = 0; pc < g->k; pc += kc_block) {
+            i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
+            int first = pc == 0;                /* first pass over k: store, add the bias */
+            FN(pack_panels)(kr, kr->nr, 0, (nc + kr->nr - 1) / kr->nr, nc, kc,
+                            g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j, b_pack);
+            for (i64 ic = 0; ic < g->m; ic += mc_block) {
+                i64 mc = g->m - ic < mc_block ? g->m - ic : mc_block;
+                FN(pack_panels)(kr, kr->mr, 0, (mc + kr->mr - 1) / kr->mr, mc, kc,
+                                g->a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
+                FN(macro_kernel)(kr, mc, nc, kc, a_pack, b_pack, g->out + ic * g->ldc + jc,
+                                 g->ldc, first && g->bias ? g->bias + jc : NULL, !first);
+            }
+        }
+    }
+}
+
+/* Buffers from the caching allocator (no page faults after the first product), then the
+ * five loops. */
+static void FN(gemm_with_buffers)(const FN(GemmKernel) *kr, const FN(Problem) *g) {
+    T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, g->k));
+    T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, g->k));
+    FN(gemm_serial)(kr, g, b_pack, a_pack);
+    tg_free(a_pack);
+    tg_free(b_pack);
+}
+
+/* ---- threads: one block of out each ------------------------------------------------------
+ * out is cut into a grid of t_m x t_n blocks (bands of rows, a multiple of mr, times bands
+ * of columns, a multiple of nr), and each thread computes its block with the one-thread
+ * loops above and its own packing buffers: out[rows, cols] = a[rows, :] @ b[:, cols]. The
+ * threads share nothing but the operands they read, so they never wait for each other
+ * until the end. The price: each thread packs its rows of A and its columns of B, so with
+ * t_n bands of columns A is packed t_n times (and B t_m times). Cutting the longer side
+ * of out keeps that small: for m = 32, n = 784 (a batch times Linear's 784 inputs) each
+ * thread packs all 32 rows of A, a few percent of its work. */
 typedef struct { i64 lo, hi; } FN(Range);
 
 /* Part `part` of `parts` of [0, size), cut at multiples of `unit`. */
@@ -108,67 +166,16 @@ static FN(Range) FN(share)(i64 size, int unit, int part, int parts) {
     return r;
 }
 
-static void FN(barrier)(int threads) {
-#ifdef _OPENMP
-    if (threads > 1) {
-#pragma omp barrier
-    }
-#else
-    (void)threads;
-#endif
-}
-
-/* The block size for cutting `size` into equal blocks of at most `most` (a multiple of
- * `unit`), rounded up to `unit`: k = 784 in blocks of 196 rather than 256, 256, 256, 16. */
-static i64 FN(even_block)(i64 size, i64 most, int unit) {
-    i64 blocks = (size + most - 1) / most;
-    i64 block = (size + blocks - 1) / blocks;
-    return (block + unit - 1) / unit * unit;
-}
-
-static void FN(gemm_thread)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b_pack, T *a_pack,
-                            int id, int threads, int t_m) {
-    int t_n = threads / t_m, shared_b = t_m > 1;
-    FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
-    i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr), kc_block = FN(even_block)(g->k, kr->kc, 1);
-    i64 mc_block = rows.hi > rows.lo ? FN(even_block)(rows.hi - rows.lo, kr->mc, kr->mr) : kr->mr;
-    for (i64 jc = 0; jc < g->n; jc += nc_block) {
-        i64 nc = g->n - jc < nc_block ? g->n - jc : nc_block;
-        i64 panels = (nc + kr->nr - 1) / kr->nr;
-        FN(Range) cols = FN(share)(nc, kr->nr, id % t_n, t_n);
-        for (i64 pc = 0; pc < g->k; pc += kc_block) {
-            i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
-            int first = pc == 0;                /* first pass over k: store, add the bias */
-            i64 first_panel = shared_b ? panels * id / threads : cols.lo / kr->nr;
-            i64 last_panel = shared_b ? panels * (id + 1) / threads : (cols.hi + kr->nr - 1) / kr->nr;
-            FN(pack_panels)(kr, kr->nr, first_panel, last_panel, nc, kc,
-                            g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j, b_pack);
-            if (shared_b) FN(barrier)(threads);
-            for (i64 ic = rows.lo; ic < rows.hi && cols.lo < cols.hi; ic += mc_block) {
-                i64 mc = rows.hi - ic < mc_block ? rows.hi - ic : mc_block;
-                FN(pack_panels)(kr, kr->mr, 0, (mc + kr->mr - 1) / kr->mr, mc, kc,
-                                g->a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
-                FN(macro_kernel)(kr, mc, cols.hi - cols.lo, kc, a_pack, b_pack + cols.lo * kc,
-                                 g->out + ic * g->n + jc + cols.lo, g->n,
-                                 first && g->bias ? g->bias + jc + cols.lo : NULL, !first);
-            }
-            if (shared_b) FN(barrier)(threads);
-        }
-    }
-}
-
-/* The thread grid t_m x t_n (t_m * t_n = threads). Bands of columns only (t_m = 1: no
- * waiting, see above) when b has at least as many columns as a has rows, so that packing
- * all of A in every thread stays cheap, and there is a panel for every thread. Otherwise
- * the grid that gives the busiest thread the fewest micro-tiles; on a tie, more bands of
- * rows (each thread's A block then sits in its own core's L2). */
-static int FN(rows_split)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
-    i64 tiles_m = (m + kr->mr - 1) / kr->mr;
-    i64 tiles_n = ((n < kr->nc ? n : kr->nc) + kr->nr - 1) / kr->nr;
+/* How many bands of rows (t_m; t_n = threads / t_m): the longer side of out is cut, when it
+ * has a micro-tile for every thread; otherwise the grid that gives the busiest thread the
+ * fewest micro-tiles. */
+static int FN(row_bands)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
+    i64 tiles_m = (m + kr->mr - 1) / kr->mr, tiles_n = (n + kr->nr - 1) / kr->nr;
     if (n >= m && tiles_n >= threads) return 1;
+    if (m > n && tiles_m >= threads) return threads;
     int best = 1;
     i64 best_cost = -1;
-    for (int t_m = threads; t_m >= 1; t_m--) {
+    for (int t_m = 1; t_m <= threads; t_m++) {
         if (threads % t_m) continue;
         int t_n = threads / t_m;
         i64 cost = ((tiles_m + t_m - 1) / t_m) * ((tiles_n + t_n - 1) / t_n);
@@ -177,39 +184,39 @@ static int FN(rows_split)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
     return best;
 }
 
-/* Packing buffers for one product, in elements: at most one block each (even_block never
- * exceeds the kernel's sizes), plus the slack SIMD packers may write into (gemm.h). */
-static i64 FN(b_pack_size)(const FN(GemmKernel) *kr, const FN(Problem) *g) {
-    i64 nc = g->n < kr->nc ? g->n : kr->nc, kc = g->k < kr->kc ? g->k : kr->kc;
-    return (nc + kr->nr - 1) / kr->nr * kr->nr * kc + TG_GEMM_PACK_SLACK;
-}
-
-static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, const FN(Problem) *g) {
-    i64 mc = g->m < kr->mc ? g->m : kr->mc, kc = g->k < kr->kc ? g->k : kr->kc;
-    return (mc + kr->mr - 1) / kr->mr * kr->mr * kc + TG_GEMM_PACK_SLACK;
+/* Thread `id`'s block of out, as a product of its own (empty when there are more threads
+ * than micro-tiles). */
+static FN(Problem) FN(block_of)(const FN(GemmKernel) *kr, const FN(Problem) *g, int id,
+                                int threads, int t_m) {
+    int t_n = threads / t_m;
+    FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
+    FN(Range) cols = FN(share)(g->n, kr->nr, id % t_n, t_n);
+    FN(Problem) block = *g;
+    block.m = rows.hi - rows.lo;
+    block.n = cols.hi - cols.lo;
+    block.a = g->a + rows.lo * g->sa_i;
+    block.b = g->b + cols.lo * g->sb_j;
+    block.bias = g->bias ? g->bias + cols.lo : NULL;
+    block.out = g->out + rows.lo * g->ldc + cols.lo;
+    return block;
 }
 
 /* out = a @ b (+ bias) for one matrix, on up to `threads` threads. */
 static void FN(gemm_one)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
-    i64 a_size = FN(a_pack_size)(kr, g);
-    T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g));
-    T *a_packs = tg_alloc(sizeof(T) * a_size * threads);
     if (threads <= 1) {
-        FN(gemm_thread)(kr, g, b_pack, a_packs, 0, 1, 1);
-    } else {
-#pragma omp parallel num_threads(threads)
-        {
-            int id = 0, team = 1;
-#ifdef _OPENMP
-            id = omp_get_thread_num();
-            team = omp_get_num_threads();
-#endif
-            FN(gemm_thread)(kr, g, b_pack, a_packs + a_size * id, id, team,
-                            FN(rows_split)(kr, g->m, g->n, team));
-        }
+        FN(gemm_with_buffers)(kr, g);
+        return;
     }
-    tg_free(a_packs);
-    tg_free(b_pack);
+#pragma omp parallel num_threads(threads)
+    {
+        int id = 0, team = 1;
+#ifdef _OPENMP
+        id = omp_get_thread_num();
+        team = omp_get_num_threads();
+#endif
+        FN(Problem) block = FN(block_of)(kr, g, id, team, FN(row_bands)(kr, g->m, g->n, team));
+        if (block.m > 0 && block.n > 0) FN(gemm_with_buffers)(kr, &block);
+    }
 }
 
 /* out = bias on every row (or zeros): the product when k is 0. */
@@ -231,19 +238,26 @@ void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, 
     if ((double)batch * m * n * k < GEMM_PARALLEL_MIN) threads = 1;
 
     if (threads > 1 && batch >= threads && (batch % threads == 0 || batch >= 4 * threads)) {
-        /* Many matrices (attention heads, a batch of small products): one whole product
-         * per thread at a time, no synchronization inside. */
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (i64 t = 0; t < batch; t++) {
-            FN(Problem) g = {m, n, k, a + a_base[t], sa_i, sa_p, b + b_base[t], sb_p, sb_j,
-                             bias, out + t * m * n};
-            FN(gemm_one)(kr, &g, 1);
+        /* Many matrices (attention's heads, a batch of small products): whole products to
+         * each thread, with one set of packing buffers per thread. */
+#pragma omp parallel num_threads(threads)
+        {
+            T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, n, k));
+            T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, m, k));
+#pragma omp for schedule(static)
+            for (i64 t = 0; t < batch; t++) {
+                FN(Problem) g = {m, n, k, a + a_base[t], sa_i, sa_p, b + b_base[t], sb_p, sb_j,
+                                 bias, out + t * m * n, n};
+                FN(gemm_serial)(kr, &g, b_pack, a_pack);
+            }
+            tg_free(a_pack);
+            tg_free(b_pack);
         }
         return;
     }
     for (i64 t = 0; t < batch; t++) {
         FN(Problem) g = {m, n, k, a + a_base[t], sa_i, sa_p, b + b_base[t], sb_p, sb_j,
-                         bias, out + t * m * n};
+                         bias, out + t * m * n, n};
         FN(gemm_one)(kr, &g, threads);
     }
 }
