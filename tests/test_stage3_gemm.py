@@ -41,8 +41,10 @@ KERNELS = _runnable_kernels()
 SMALL_SHAPES = [(1, 1, 1), (1, 7, 3), (3, 1, 7), (2, 5, 9), (6, 16, 8), (10, 31, 12), (7, 17, 33),
                 (17, 33, 65), (65, 129, 17), (33, 65, 129)]
 # ... and past every cache block: m > MC per thread, k > KC (192 to 256), n > NC (2048 for
-# double, 4096 for float), each not a multiple of the block.
-BLOCK_SHAPES = [(304, 40, 70), (29, 33, 600), (7, 4100, 9)]
+# double, 4096 for float), each not a multiple of the block; the first two and the last are
+# big enough (m n k > GEMM_PARALLEL_MIN, 4.2M) for two threads: bands of rows (m > n), of
+# columns (n > m), and of columns past NC.
+BLOCK_SHAPES = [(310, 80, 200), (40, 520, 210), (29, 33, 600), (7, 4100, 9), (13, 4100, 100)]
 
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
@@ -164,15 +166,18 @@ def test_two_threads_give_the_same_bits_as_one(kernel, monkeypatch):
         stage3_native.set_num_threads(before)
 
 
-@pytest.mark.parametrize("batch", [(2,), (3,), (8,), (2, 3)], ids=str)
+BATCHES = {(2,): (150, 120, 130), (3,): (110, 120, 130), (8,): (96, 80, 72), (2, 3): (17, 33, 65)}
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batched_and_broadcast_operands(variant, batch, threads, monkeypatch):
-    """Batches of products: a batch of at least as many matrices as threads goes one whole
-    product per thread (2, 8: even; 3: split inside each product instead), and a broadcast
-    operand (stride 0 over the batch) is read in place."""
+    """Batches of products: on two threads, a batch of 2 or 8 goes one whole product per
+    thread, a batch of 3 splits each product instead (the small (2, 3) batch stays on one
+    thread); a broadcast operand (stride 0 over the batch) is read in place."""
     use_variant(monkeypatch, variant)
     rng = np.random.default_rng(4)
-    m, n, k = (64, 48, 40) if batch == (8,) else (17, 33, 65)
+    m, n, k = BATCHES[batch]
     a, b = operands(rng, m, n, k, np.float32, batch)
     bias = rng.uniform(-1, 1, n).astype(np.float32)
     assert_close((on_cpu(a, "contiguous") @ on_cpu(b, "transposed")).numpy(), reference(a, b),

@@ -61,7 +61,11 @@
 #include "gemm.h"
 #include "parallel.h"
 
-#define GEMM_PARALLEL_MIN (64.0 * 64 * 64)       /* m * n * k, over the whole batch */
+/* m * n * k (over the whole batch) below which a product runs on one thread: about 100 us
+ * of work on one core. Waking a sleeping OpenMP thread cost 40-80 us on the reference
+ * machine (a virtual machine, whose idle cores sleep in the hypervisor; see GOMP_SPINCOUNT
+ * in stage3_native/__init__.py), so smaller products gain nothing from a second thread. */
+#define GEMM_PARALLEL_MIN (128.0 * 128 * 256)
 
 #define TEMPLATE "gemm_t.h"
 #include "instantiate_float.h"
