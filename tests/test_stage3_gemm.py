@@ -230,11 +230,15 @@ def test_the_default_kernel_is_the_widest_this_cpu_runs():
 
 
 def test_kernel_can_be_forced_from_the_environment():
-    code = "from stage3_native import cpu_backend; print(cpu_backend.gemm_kernel())"
+    """TRACEGRAD_GEMM_KERNEL picks the kernel; and importing the package sets OpenMP's spin
+    count (GOMP_SPINCOUNT) when the environment has none."""
+    code = ("import os; from stage3_native import cpu_backend; "
+            "print(cpu_backend.gemm_kernel(), os.environ['GOMP_SPINCOUNT'])")
     env = dict(os.environ, TRACEGRAD_GEMM_KERNEL="generic")
+    env.pop("GOMP_SPINCOUNT", None)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "generic"
+    assert result.stdout.split() == ["generic", "1000"]
 
 
 def test_tinyblas_is_the_default_without_cblas(monkeypatch):
