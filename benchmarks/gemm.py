@@ -9,8 +9,11 @@
 TinyBLAS is timed as the raw C call (tg_matmul_f32 into a preallocated out) and through the
 public Tensor API (``a @ b`` on device "cpu", variant "tinyblas", which adds Python's
 overhead: tens of microseconds per call); OpenBLAS as ``np.matmul(a, b, out=...)`` and as
-numpy's ``a @ b``. GFLOPS = 2 m n k / seconds; each figure is the median of all samples, a
-sample timing enough calls to last a few milliseconds; ratio = TinyBLAS / OpenBLAS.
+numpy's ``a @ b``. GFLOPS = 2 m n k / seconds of one call, the methods taking turns call by
+call; ratio = TinyBLAS / OpenBLAS. Two summaries of the same calls: the median call (the
+typical speed) and the throughput, all the calls' work over their total time, where every
+stall counts: on a shared machine a call on two threads now and then waits milliseconds
+for a core, and a training loop pays for each one.
 
 How the two are interleaved: each thread count runs in fresh processes, one measuring
 TinyBLAS, the next OpenBLAS, then TinyBLAS again, for --rounds rounds, so that a noisy
@@ -49,27 +52,27 @@ MNIST = [("forward x @ W.T", (32, 128, 784), "b"),
          ("weight grad x.T @ g", (784, 128, 32), "a"),
          ("input grad g @ W", (32, 784, 128), "")]
 LINEAR = "forward + bias (fused)"
-SAMPLE_SECONDS = 0.005
+CALLS_SECONDS = 0.25
 
 
 # ---------------------------------------------------------------------------------------
 # a worker: one library, one thread count, in its own process
 
 def _samples(calls, flops, reps, clock):
-    """GFLOPS samples of each zero-argument callable, timed in turn, rep by rep; a sample
-    runs a callable often enough to last about SAMPLE_SECONDS."""
+    """GFLOPS of single calls of each zero-argument callable, the callables taking turns
+    call by call: at least `reps` calls each, more (up to 300) while they last less than
+    CALLS_SECONDS in all."""
     for call in calls.values():                         # warm-up: caches, allocator, threads
         call()
     start = time.perf_counter()
     next(iter(calls.values()))()
-    inner = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
+    count = max(reps, min(300, int(CALLS_SECONDS / max(time.perf_counter() - start, 1e-7))))
     samples = {name: [] for name in calls}
-    for _ in range(reps):
+    for _ in range(count):
         for name, call in calls.items():
             start = clock()
-            for _ in range(inner):
-                call()
-            samples[name].append(flops * inner / max(clock() - start, 1e-9) / 1e9)
+            call()
+            samples[name].append(flops / max(clock() - start, 1e-9) / 1e9)
     return samples
 
 
@@ -200,15 +203,24 @@ def format_ladder(ladder):
     return "\n".join(lines)
 
 
+def _throughput(samples):
+    """GFLOPS over all the calls together: total work / total time (every stall counts)."""
+    return len(samples) / sum(1.0 / g for g in samples)
+
+
 def format_comparison(title, merged):
-    lines = [title, f"  {'':<24}{'TinyBLAS':>10}{'OpenBLAS':>10}{'ratio':>7}   {'Tensor@':>9}{'np a@b':>9}{'ratio':>7}"]
+    lines = [title,
+             f"  {'':<24}{'median call':^27}   {'throughput (all calls)':^27}   {'median call, Python API':^27}",
+             f"  {'':<24}" + f"{'TinyBLAS':>10}{'OpenBLAS':>10}{'ratio':>7}   " * 2 + f"{'Tensor@':>10}{'np a@b':>10}{'ratio':>7}"]
     for case, by_library in merged.items():
         ours, theirs = by_library["tinyblas"], by_library["openblas"]
         raw, raw_ref = statistics.median(ours["raw"]), statistics.median(theirs["raw"])
-        line = f"  {case:<24}{raw:10.1f}{raw_ref:10.1f}{raw / raw_ref:7.2f}"
+        total, total_ref = _throughput(ours["raw"]), _throughput(theirs["raw"])
+        line = (f"  {case:<24}{raw:10.1f}{raw_ref:10.1f}{raw / raw_ref:7.2f}   "
+                f"{total:10.1f}{total_ref:10.1f}{total / total_ref:7.2f}   ")
         if "tensor" in ours:
             api, api_ref = statistics.median(ours["tensor"]), statistics.median(theirs["tensor"])
-            line += f"   {api:9.1f}{api_ref:9.1f}{api / api_ref:7.2f}"
+            line += f"{api:10.1f}{api_ref:10.1f}{api / api_ref:7.2f}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -217,10 +229,10 @@ def format_report(by_threads, extras, args):
     clock = "CPU time of the thread" if args.clock == "cpu" else "wall clock"
     lines = [f"TinyBLAS micro-kernel: {extras['kernel']}; {platform.machine()}, {os.cpu_count()} cpus; "
              f"one core's FMA peak (measured at {extras['kernel']} width): {extras['peak']:.1f} GFLOPS",
-             f"GFLOPS = 2mnk / time ({clock}); medians of {args.rounds} alternating rounds x {args.reps} samples "
-             "per library; ratio = TinyBLAS / OpenBLAS",
-             "left: raw C calls into a preallocated out; right: tracegrad's a @ b (Python overhead "
-             "included) vs numpy's a @ b", ""]
+             f"GFLOPS = 2mnk / time of a call ({clock}), {args.rounds} alternating rounds of processes per "
+             "library; ratio = TinyBLAS / OpenBLAS",
+             "raw C calls into a preallocated out (median call, and all calls' work / their total time), "
+             "then tracegrad's a @ b (Python overhead included) vs numpy's a @ b", ""]
     if "ladder" in extras:
         lines += [format_ladder(extras["ladder"]), ""]
     for threads, merged in by_threads.items():
@@ -241,7 +253,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating worker pairs per thread count")
-    parser.add_argument("--reps", type=int, default=5, help="samples per case in each worker")
+    parser.add_argument("--reps", type=int, default=5, help="the fewest calls per case in each worker")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--json", action="store_true", help="also print every sample as JSON")
