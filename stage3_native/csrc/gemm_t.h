@@ -153,8 +153,8 @@ static void FN(gemm_with_buffers)(const FN(GemmKernel) *kr, const FN(Problem) *g
  * threads share nothing but the operands they read, so they never wait for each other
  * until the end. The price: each thread packs its rows of A and its columns of B, so with
  * t_n bands of columns A is packed t_n times (and B t_m times). Cutting the longer side
- * of out keeps that small: for m = 32, n = 784 (a batch times Linear's 784 inputs) each
- * thread packs all 32 rows of A, a few percent of its work. */
+ * of out keeps that small: for m = 128, n = 784 (a batch of 128 times Linear's 784
+ * inputs) each thread packs all 128 rows of A, a few percent of its work. */
 typedef struct { i64 lo, hi; } FN(Range);
 
 /* Part `part` of `parts` of [0, size), cut at multiples of `unit`. */
