@@ -34,6 +34,7 @@ bench: setup
 	$(PY) benchmarks/stage2_tensor.py
 	$(PY) benchmarks/stage3_native.py
 	$(PY) benchmarks/training.py
+	$(PY) benchmarks/gemm.py
 
 setup: $(STAMP) dot
 

@@ -11,6 +11,14 @@ the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 
 Kernels use TRACEGRAD_NUM_THREADS threads (default: every core); ``set_num_threads``
 changes it at run time.
+
+OpenMP's waiting threads spin before they sleep: libgomp's default, GOMP_SPINCOUNT=300000,
+is milliseconds. On a machine whose cores are shared (other programs, or a second thread
+placed on a busy core), a thread spinning at the end of a parallel matmul holds the core its
+partner waits for, and every call takes a whole time slice: TinyBLAS on 2 threads measured
+0.4-2.5 GFLOPS instead of 40-80 that way. Unless the variable is set, the package sets it
+to 1000 (tens of microseconds: libgomp's own value for an oversubscribed machine) before
+the library, and with it libgomp, is loaded.
 """
 import os
 import subprocess
@@ -43,15 +51,10 @@ def _build():
                           + (result.stdout + result.stderr).strip())
 
 
-# OpenMP's threads spin after a parallel region by default, waiting for the next one. On a
-# machine with other work (2 vCPUs here), a spinning thread takes a core the other program
-# needs, and a region can then cost milliseconds. Passive threads sleep at once; set
-# OMP_WAIT_POLICY=active to measure the other way. (libgomp reads it when it loads.)
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
 if not os.environ.get(_BUILDING):
     if _needs_build():
         _build()
+    os.environ.setdefault("GOMP_SPINCOUNT", "1000")     # read once, when libgomp loads
     from stage2_tensor import backend as _backend
 
     from .cpu_backend import CpuBackend, empty_cache, get_num_threads, set_num_threads

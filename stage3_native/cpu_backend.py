@@ -4,6 +4,11 @@ Python loop over positions becomes one call into C with the view's shape and str
 
 A buffer is a cffi array (``ffi.new``), owned by Python: when the last tensor viewing it is
 dropped, reference counting frees the native memory at once.
+
+Matmul runs one of MATMUL_VARIANTS, the performance chapter's ladder (csrc/matmul.c), picked
+by the backend's ``matmul_variant``: the system CBLAS ("blas") when the library was built
+with one, else TinyBLAS ("tinyblas", csrc/gemm.c); "naive", "reordered" and "blocked" stay
+for the chapter. ``matmul(a, b, dtype, bias)`` adds a bias row inside the product (Linear).
 """
 import os
 
@@ -20,17 +25,33 @@ CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_
 CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
-MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3}
-FLOATS = (dtypes.float32, dtypes.float64)
-REDUCTIONS = ("none", "sum", "mean")                  # tg_cross_entropy's reduction codes            # the fused kernels' dtypes
+# The performance chapter's ladder (csrc/matmul.c): three loop orders, the system CBLAS
+# (when built with one) and TinyBLAS, the project's own packed SIMD BLAS (csrc/gemm.c).
+MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3, "tinyblas": 4}
+FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
+REDUCTIONS = ("none", "sum", "mean")                  # tg_cross_entropy's reduction codes
 
 
 def default_matmul():
     """The thesis's dispatch: the system CBLAS when the library was built with one, unless
-    TRACEGRAD_BLAS=tinyblas asks for the project's own blocked kernel (so both get tested)."""
+    TRACEGRAD_BLAS=tinyblas asks for the project's own TinyBLAS (so both get tested)."""
     if not lib.tg_has_cblas() or os.environ.get("TRACEGRAD_BLAS", "").lower() == "tinyblas":
-        return "blocked"
+        return "tinyblas"
     return "blas"
+
+
+def gemm_kernel():
+    """The micro-kernel TinyBLAS runs: "avx512", "avx2" (the widest this CPU has) or
+    "generic"; TRACEGRAD_GEMM_KERNEL, read at the first matmul, can pick a narrower one."""
+    return ffi.string(lib.tg_gemm_kernel()).decode()
+
+
+def use_gemm_kernel(name):
+    """Switch TinyBLAS's micro-kernel ("generic", "avx2", "avx512"; "auto": the widest the
+    CPU has). Raises ValueError when this CPU cannot run it."""
+    if not lib.tg_gemm_use_kernel(name.encode()):
+        raise ValueError(f"use_gemm_kernel: this CPU cannot run the {name!r} micro-kernel "
+                         f"(expected generic, avx2, avx512 or auto)")
 
 
 # Buffers of 16 KiB or more come from the caching allocator (csrc/alloc.c): a reused block
@@ -196,20 +217,28 @@ class CpuBackend(Backend):
         return result if dtype is wide else self.contiguous(View(result, (n_out,), (1,), 0, wide), dtype)
 
     def matmul(self, a, b, dtype, bias=None):
-        if dtype not in (dtypes.float32, dtypes.float64):
-            return self._on_python("matmul", (a, b, dtype, bias), dtype)
-        batch = range(len(a.shape) - 2)
-        a_base = positions(View(None, tuple(a.shape[d] for d in batch), tuple(a.strides[d] for d in batch), a.offset, None))
-        b_base = positions(View(None, tuple(b.shape[d] for d in batch), tuple(b.strides[d] for d in batch), b.offset, None))
+        """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
+        bias (None, or a 1-D view of length n) on every row: Linear's fused epilogue."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        if bias is not None and tuple(bias.shape) != (n,):
+            raise ValueError(f"matmul: bias must have shape ({n},), got {tuple(bias.shape)}")
+        if dtype not in FLOATS:
+            out = self._on_python("matmul", (a, b, dtype), dtype)
+            if bias is None:
+                return out
+            shape = tuple(a.shape[:-1]) + (n,)          # bias broadcast over the rows
+            rows = View(bias.buffer, shape, (0,) * (len(shape) - 1) + tuple(bias.strides), bias.offset, bias.dtype)
+            return self.binary("add", View(out, shape, make_strides(shape), 0, dtype), rows, dtype)
+        if len(a.shape) == 2:                           # one product: no batch to walk
+            a_base, b_base = (a.offset,), (b.offset,)
+        else:                                           # each batch element's offsets
+            a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))
+            b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))
         out = allocate(len(a_base) * m * n, dtype)
-        kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), ints(a_base), ints(b_base),
+        kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
                                 m, n, k, a.buffer, a.strides[-2], a.strides[-1],
-                                b.buffer, b.strides[-2], b.strides[-1], out)
-        if bias is not None:        # TEMPORARY until the GEMM's bias epilogue lands
-            shape = (len(a_base) * m, n)
-            out = self.binary("add", View(out, shape, (n, 1), 0, dtype),
-                              View(bias.buffer, shape, (0, bias.strides[0]), bias.offset, dtype), dtype)
+                                b.buffer, b.strides[-2], b.strides[-1],
+                                ffi.NULL if bias is None else self._dense(bias, dtype), out)
         return out
 
     def index_select(self, view, dim, index):

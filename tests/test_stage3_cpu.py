@@ -84,7 +84,7 @@ MATMUL_OPS = [op for op in ops_for(CPU) if op.name.startswith(("matmul", "matvec
 HAS_CBLAS = bool(stage3_native.cpu_backend.lib.tg_has_cblas())
 
 
-@pytest.mark.parametrize("variant", ["naive", "reordered", "blocked",
+@pytest.mark.parametrize("variant", ["naive", "reordered", "blocked", "tinyblas",
                                      pytest.param("blas", marks=pytest.mark.skipif(
                                          not HAS_CBLAS, reason="built without a system CBLAS"))])
 @pytest.mark.parametrize("op", MATMUL_OPS, ids=lambda op: op.name)
@@ -99,9 +99,9 @@ def test_every_matmul_variant(op, variant, monkeypatch):
 
 def test_tinyblas_can_be_forced(monkeypatch):
     monkeypatch.setenv("TRACEGRAD_BLAS", "tinyblas")
-    assert stage3_native.CpuBackend().matmul_variant == "blocked"
+    assert stage3_native.CpuBackend().matmul_variant == "tinyblas"
     monkeypatch.delenv("TRACEGRAD_BLAS")
-    assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "blocked")
+    assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "tinyblas")
 
 
 def test_demo_mlp_learns_on_cpu(tmp_path, monkeypatch, capsys):

@@ -55,7 +55,8 @@ static Block **free_list(size_t size, int create) {
 
 static Block *from_system(size_t size) {
     void *p = NULL;
-    if (size <= SMALL_LIMIT) return malloc(size);
+    if (size <= SMALL_LIMIT)                  /* malloc alone would give 16-byte alignment */
+        return posix_memalign(&p, HEADER, size) == 0 ? p : NULL;
     if (posix_memalign(&p, HUGE_PAGE, size) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
     madvise(p, size, MADV_HUGEPAGE);

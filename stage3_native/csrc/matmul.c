@@ -1,17 +1,22 @@
-/* Matrix multiplication, three ways (the thesis's performance chapter), for float and double:
+/* Matrix multiplication, the ladder of the thesis's performance chapter, for float and
+ * double; each rung is a variant (cpu_backend.py's MATMUL_VARIANTS):
  *
  *   0 naive i-j-k: the textbook loop; the inner loop walks b down a column, jumping a whole
  *     row of b per step, so nearly every load misses the cache;
  *   1 reordered i-k-j: the same arithmetic with the two inner loops swapped: the inner loop
  *     now walks a row of b and a row of out, consecutive in memory;
- *   2 blocked (TinyBLAS, the project's own): i-k-j on tiles small enough to stay in cache;
+ *   2 blocked: i-k-j on tiles small enough to stay in cache;
  *   3 a system CBLAS (cblas_sgemm / cblas_dgemm of OpenBLAS, MKL, Accelerate) when build.py
- *     found one (TG_HAVE_CBLAS); operands it cannot describe (no unit stride) use TinyBLAS.
+ *     found one (TG_HAVE_CBLAS); operands it cannot describe (no unit stride) use TinyBLAS;
+ *   4 TinyBLAS, the project's own BLAS (gemm.c): packed operands, cache blocking, a SIMD
+ *     micro-kernel chosen at run time, threads.
  *
  * Strides are in elements; a transposed operand is just swapped strides (stage2 passes
- * views). Each batch b has its own offsets a_base[b], b_base[b]; out is contiguous.
+ * views). Each batch b has its own offsets a_base[b], b_base[b]; out is contiguous. bias
+ * (NULL or n values) is added to every row of out: Linear's x @ W.T + b in one call.
  */
 #include <string.h>
+#include "gemm.h"
 #include "strided.h"
 
 #define TILE 64

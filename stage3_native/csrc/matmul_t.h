@@ -1,18 +1,27 @@
 /* Matmul variants for one element type T (included by matmul.c for float and double). */
 
+/* Every row of out (m x n) set to bias, or to zeros: where the accumulating loops start. */
+static void FN(start_rows)(i64 m, i64 n, const T *bias, T *out) {
+    if (bias == NULL) {
+        memset(out, 0, sizeof(T) * m * n);
+        return;
+    }
+    for (i64 i = 0; i < m; i++) memcpy(out + i * n, bias, sizeof(T) * n);
+}
+
 static void FN(naive)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
-                      const T *b, i64 sb_p, i64 sb_j, T *out) {
+                      const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out) {
     for (i64 i = 0; i < m; i++)
         for (i64 j = 0; j < n; j++) {
-            T acc = 0;
+            T acc = bias ? bias[j] : 0;
             for (i64 p = 0; p < k; p++) acc += a[i * sa_i + p * sa_p] * b[p * sb_p + j * sb_j];
             out[i * n + j] = acc;
         }
 }
 
 static void FN(reordered)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
-                          const T *b, i64 sb_p, i64 sb_j, T *out) {
-    memset(out, 0, sizeof(T) * m * n);
+                          const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out) {
+    FN(start_rows)(m, n, bias, out);
     for (i64 i = 0; i < m; i++)
         for (i64 p = 0; p < k; p++) {
             T aip = a[i * sa_i + p * sa_p];
@@ -21,8 +30,8 @@ static void FN(reordered)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
 }
 
 static void FN(blocked)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
-                        const T *b, i64 sb_p, i64 sb_j, T *out) {
-    memset(out, 0, sizeof(T) * m * n);
+                        const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out) {
+    FN(start_rows)(m, n, bias, out);
     for (i64 i0 = 0; i0 < m; i0 += TILE)
         for (i64 p0 = 0; p0 < k; p0 += TILE)
             for (i64 j0 = 0; j0 < n; j0 += TILE) {
@@ -38,28 +47,36 @@ static void FN(blocked)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
 }
 
 #ifdef TG_HAVE_CBLAS
-/* 1 when the system BLAS computed out = a @ b; 0 when it cannot read the operands. */
+/* 1 when the system BLAS computed out = a @ b (+ bias: out starts as the bias rows, and
+ * BLAS adds to it, beta = 1); 0 when it cannot read the operands. */
 static int FN(blas)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
-                    const T *b, i64 sb_p, i64 sb_j, T *out) {
+                    const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out) {
     i64 lda, ldb;
     int ta = blas_layout(m, k, sa_i, sa_p, &lda), tb = blas_layout(k, n, sb_p, sb_j, &ldb);
     if (ta < 0 || tb < 0 || m == 0 || n == 0 || k == 0) return 0;
-    GEMM(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1, a, (int)lda, b, (int)ldb, 0, out, (int)n);
+    if (bias) FN(start_rows)(m, n, bias, out);
+    GEMM(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1, a, (int)lda, b, (int)ldb, bias ? 1 : 0,
+         out, (int)n);
     return 1;
 }
 #endif
 
 void FN(tg_matmul)(int variant, i64 batch, const i64 *a_base, const i64 *b_base,
                    i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
-                   const T *b, i64 sb_p, i64 sb_j, T *out) {
+                   const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out) {
+    if (variant == 4) {                 /* TinyBLAS spreads the batch over threads itself */
+        FN(tg_gemm)(batch, a_base, b_base, m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out);
+        return;
+    }
     for (i64 t = 0; t < batch; t++) {
         const T *at = a + a_base[t], *bt = b + b_base[t];
         T *ot = out + t * m * n;
+        if (variant == 0) FN(naive)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, bias, ot);
+        else if (variant == 1) FN(reordered)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, bias, ot);
+        else if (variant == 2) FN(blocked)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, bias, ot);
 #ifdef TG_HAVE_CBLAS
-        if (variant == 3 && FN(blas)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot)) continue;
+        else if (FN(blas)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, bias, ot)) continue;
 #endif
-        if (variant == 0) FN(naive)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot);
-        else if (variant == 1) FN(reordered)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot);
-        else FN(blocked)(m, n, k, at, sa_i, sa_p, bt, sb_p, sb_j, ot);
+        else FN(tg_gemm)(1, a_base + t, b_base + t, m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, ot);
     }
 }

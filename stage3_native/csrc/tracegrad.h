@@ -61,15 +61,24 @@ void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset,
 /* matmul.c: 1 when the library was built against a system CBLAS */
 int tg_has_cblas(void);
 
-/* matmul.c: out[b, i, j] = sum_p a[b, i, p] * b[b, p, j] for each batch b; a_base and b_base
- * list each batch's offset; variant 0 naive i-j-k, 1 reordered i-k-j, 2 blocked (TinyBLAS),
- * 3 system CBLAS where it can read the operands (else TinyBLAS) */
+/* matmul.c: out[b, i, j] = sum_p a[b, i, p] * b[b, p, j] (+ bias[j]) for each batch b;
+ * a_base and b_base list each batch's offset; bias is NULL or n contiguous values added to
+ * every row (Linear's fused bias); variant 0 naive i-j-k, 1 reordered i-k-j, 2 blocked
+ * (tiled loops), 3 system CBLAS where it can read the operands (else TinyBLAS),
+ * 4 TinyBLAS (gemm.c: packed, SIMD micro-kernels, threads) */
 #define TG_MATMUL(T, S) \
     void tg_matmul_##S(int variant, i64 batch, const i64 *a_base, const i64 *b_base, \
                        i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p, \
-                       const T *b, i64 sb_p, i64 sb_j, T *out);
+                       const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out);
 TG_MATMUL(float, f32)
 TG_MATMUL(double, f64)
+
+/* gemm_kernels.c: the micro-kernel TinyBLAS uses ("generic", "avx2" or "avx512": the widest
+ * this CPU runs, or TRACEGRAD_GEMM_KERNEL's choice), and a way to switch it (1 when the CPU
+ * runs the named kernel and it is now in use, else 0; "auto" or "": the widest again) */
+const char *tg_gemm_kernel(void);
+int tg_gemm_use_kernel(const char *name);
+double tg_gemm_peak_gflops(void);    /* one core's FMA peak at that kernel's width, measured */
 
 /* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
  * inner), along the middle dimension; cross-entropy of contiguous logits (n, c) against n

@@ -1,0 +1,71 @@
+/* TinyBLAS: the project's own matrix multiplication, BLIS/Goto style (the thesis's
+ * performance chapter; matmul.c's variant 4, "tinyblas"). out = a @ b (+ bias on every
+ * row), float or double, any strides, one or many matrices.
+ *
+ * Why the blocked loops of matmul.c stay at ~10 GFLOPS while the machine can do ~90: a
+ * fused multiply-add unit finishes two 8-float FMAs per cycle only when it is fed from
+ * registers. The blocked loop loads and stores out[i, j] for every FMA, and walks b with
+ * whatever strides it has. The fix has three parts:
+ *
+ * 1. A micro-kernel (gemm_kernels.c) keeps an MR x NR tile of out in vector registers for
+ *    the whole k loop. Per step it loads one row of B (NR/8 vectors), broadcasts MR values
+ *    of A and does MR * NR/8 FMAs; AVX2's 6 x 16 uses 12 of the 16 ymm registers as
+ *    accumulators, 2 for B and 1 for the broadcast. 12 independent FMAs in flight cover the
+ *    FMA latency (4 cycles x 2 units = 8 needed). Loads per FMA: 8 for 12.
+ *
+ * 2. Packing: the micro-kernel wants its operands as contiguous, aligned micro-panels
+ *    (kc steps of MR values of A; kc steps of NR values of B). gemm_t.h copies blocks into
+ *    that order first. The copy reads any strides, so a transposed (x @ W.T) or sliced
+ *    operand costs what a contiguous one does, and edge panels are padded with zeros. The
+ *    SIMD kernels bring SIMD packers: a contiguous run is copied a vector at a time, a
+ *    transposed operand is transposed 8 x 8 in registers (with a scalar loop, packing
+ *    Linear's W.T took a third of the time of the MNIST forward product).
+ *
+ * 3. Cache blocking, five loops around the micro-kernel (Goto; Van Zee and van de Geijn's
+ *    BLIS), each sized so that what is reused stays in the cache level it is reused from:
+ *
+ *      for jc in steps of NC over n            B block kc x NC       -> L3
+ *        for pc in steps of KC over k          pack B[pc, jc]
+ *          for ic in steps of MC over m        A block MC x kc       -> L2, packed
+ *            for jr in steps of NR over nc     B micro-panel kc x NR -> L1, reused by every ir
+ *              for ir in steps of MR over mc   A micro-panel kc x MR, streamed from L2
+ *                micro-kernel: out[ir:ir+MR, jr:jr+NR] (+)= A panel @ B panel
+ *
+ *    For AVX2 float on this project's reference machine (AMD EPYC Zen 3: L1d 32 KiB,
+ *    L2 512 KiB per core, L3 32 MiB shared): KC = 256 makes a B micro-panel 16 KiB (half
+ *    of L1, the rest for the A panel streaming past and out's tile); MC = 144 makes the A
+ *    block 144 KiB (a good part of L2, leaving room for B panels on their way to L1);
+ *    NC = 4096 makes the B block 4 MiB (L3). gemm_kernels.c has every kernel's sizes.
+ *    Bigger KC also means fewer passes that reload and re-store out's tile.
+ *
+ * The first pass over k stores the tile (and adds the bias: Linear's x @ W.T + b costs
+ * no second pass over out); later passes add to it. A tile at the bottom edge runs a copy
+ * of the micro-kernel compiled for just the rows there are (m = 32, a batch, is 5 tiles of
+ * 6 rows and one of 2); a tile at the right edge goes through a scratch tile. Block sizes
+ * are evened out (k = 784 runs as 4 x 196, not 3 x 256 + 16).
+ *
+ * Threads (OpenMP, tg_thread_count()): out is cut into one block per thread, bands of
+ * columns when b has at least as many columns as a has rows, else bands of rows, and each
+ * thread runs the loops above on its block with its own packing buffers. Nothing is
+ * shared but the operands, read-only: no barriers, no waiting for a thread that the
+ * operating system has paused, only the join at the end. The price: what several threads
+ * read is packed by each (all of A, with bands of columns), a few percent of the work at
+ * most when the longer side is the one cut. A batch of at least as many products as threads
+ * (attention's heads) instead gives whole products to threads. Products below
+ * GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the others costs more.
+ *
+ * Measured on the reference machine (benchmarks/gemm.py, float32, 1 thread): at par with
+ * OpenBLAS's Haswell kernels, about 80-90 GFLOPS of a ~95-100 GFLOPS FMA peak.
+ */
+#include <string.h>
+#include "gemm.h"
+#include "parallel.h"
+
+/* m * n * k (over the whole batch) below which a product runs on one thread: about 100 us
+ * of work on one core. Waking a sleeping OpenMP thread cost 40-80 us on the reference
+ * machine (a virtual machine, whose idle cores sleep in the hypervisor; see GOMP_SPINCOUNT
+ * in stage3_native/__init__.py), so smaller products gain nothing from a second thread. */
+#define GEMM_PARALLEL_MIN (128.0 * 128 * 256)
+
+#define TEMPLATE "gemm_t.h"
+#include "instantiate_float.h"

@@ -1,0 +1,248 @@
+"""TinyBLAS (stage3_native/csrc/gemm.c) and the other matmul variants against numpy.
+
+Every variant, and every micro-kernel this CPU can run, on sizes that are not multiples of
+any block (so every edge tile runs), on sizes past KC and NC (so every blocking loop runs),
+with transposed, strided, batched and broadcast operands, with and without the fused bias,
+in float32 and float64, on one thread and on two.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage3_native
+from stage2_tensor import backend
+from stage2_tensor.tensor import Tensor
+from stage3_native import cpu_backend
+
+pytestmark = pytest.mark.stage3
+
+CPU = backend.get("cpu")
+HAS_CBLAS = bool(cpu_backend.lib.tg_has_cblas())
+VARIANTS = ["naive", "reordered", "blocked", "tinyblas"] + (["blas"] if HAS_CBLAS else [])
+DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
+
+
+def _runnable_kernels():
+    """The micro-kernels this CPU runs (asking switches to each; the default comes back)."""
+    default = cpu_backend.gemm_kernel()
+    runnable = [name for name in ("generic", "avx2", "avx512")
+                if cpu_backend.lib.tg_gemm_use_kernel(name.encode())]
+    cpu_backend.use_gemm_kernel(default)
+    return runnable
+
+
+KERNELS = _runnable_kernels()
+
+# (m, n, k): ones and primes around the register blocks (4 x 8, 6 x 16, 14 x 32) ...
+SMALL_SHAPES = [(1, 1, 1), (1, 7, 3), (3, 1, 7), (2, 5, 9), (6, 16, 8), (10, 31, 12), (7, 17, 33),
+                (17, 33, 65), (65, 129, 17), (33, 65, 129)]
+# ... and past every cache block: m > MC per thread, k > KC (192 to 256), n > NC (2048 for
+# double, 4096 for float), each not a multiple of the block; the first two and the last are
+# big enough (m n k > GEMM_PARALLEL_MIN, 4.2M) for two threads: bands of rows (m > n), of
+# columns (n > m), and of columns past NC.
+BLOCK_SHAPES = [(310, 80, 200), (40, 520, 210), (29, 33, 600), (7, 4100, 9), (13, 4100, 100)]
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    before = stage3_native.get_num_threads()
+    stage3_native.set_num_threads(request.param)
+    yield request.param
+    stage3_native.set_num_threads(before)
+
+
+@pytest.fixture(params=KERNELS)
+def kernel(request):
+    before = cpu_backend.gemm_kernel()
+    cpu_backend.use_gemm_kernel(request.param)
+    assert cpu_backend.gemm_kernel() == request.param
+    yield request.param
+    cpu_backend.use_gemm_kernel(before)
+
+
+def use_variant(monkeypatch, variant):
+    monkeypatch.setattr(CPU, "matmul_variant", variant)
+
+
+def on_cpu(array, layout):
+    """A cpu tensor with array's values, laid out as asked: contiguous, transposed (the last
+    two strides swapped) or strided (every other row and column of a bigger tensor)."""
+    if layout == "contiguous":
+        return tg.from_numpy(np.ascontiguousarray(array), device="cpu")
+    if layout == "transposed":
+        return tg.from_numpy(np.ascontiguousarray(np.swapaxes(array, -1, -2)), device="cpu").transpose(-1, -2)
+    big = np.zeros(array.shape[:-2] + (2 * array.shape[-2], 2 * array.shape[-1] + 1), array.dtype)
+    big[..., ::2, 1::2] = array
+    every_other = (slice(None),) * (array.ndim - 2) + (slice(None, None, 2), slice(1, None, 2))
+    return tg.from_numpy(big, device="cpu")[every_other]
+
+
+def operands(rng, m, n, k, np_dtype, batch=()):
+    a = rng.uniform(-1, 1, batch + (m, k)).astype(np_dtype)
+    b = rng.uniform(-1, 1, batch + (k, n)).astype(np_dtype)
+    return a, b
+
+
+def reference(a, b, bias=None):
+    out = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    return out if bias is None else out + bias.astype(np.float64)
+
+
+def assert_close(out, ref, dtype_name, k):
+    # Values are sums of k products of numbers in [-1, 1]: the rounding error grows with k.
+    tol = (3e-6 if dtype_name == "float32" else 1e-14) * max(k, 1)
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+
+
+def matmul_with_bias(a, b, bias, dtype):
+    """CpuBackend.matmul with its fused bias, called directly (stage2's Linear will)."""
+    view = bias.as_view() if bias is not None else None
+    buffer = CPU.matmul(a.as_view(), b.as_view(), dtype, bias=view)
+    return Tensor.from_buffer(buffer, a.shape[:-1] + (b.shape[-1],), dtype, "cpu").numpy()
+
+
+LAYOUT_PAIRS = [("contiguous", "contiguous"), ("transposed", "contiguous"),
+                ("contiguous", "transposed"), ("transposed", "transposed"),
+                ("strided", "strided"), ("strided", "transposed")]
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["", "bias"])
+@pytest.mark.parametrize("layouts", LAYOUT_PAIRS, ids="-".join)
+@pytest.mark.parametrize("dtype_name", DTYPES)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_agrees_with_numpy(variant, dtype_name, layouts, with_bias, monkeypatch):
+    use_variant(monkeypatch, variant)
+    dtype, np_dtype = DTYPES[dtype_name]
+    rng = np.random.default_rng(1)
+    for m, n, k in SMALL_SHAPES:
+        a, b = operands(rng, m, n, k, np_dtype)
+        ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
+        if with_bias:
+            bias = rng.uniform(-1, 1, n).astype(np_dtype)
+            out = matmul_with_bias(ta, tb, tg.from_numpy(bias, device="cpu"), dtype)
+        else:
+            bias, out = None, (ta @ tb).numpy()
+        assert out.dtype == np_dtype and out.shape == (m, n)
+        assert_close(out, reference(a, b, bias), dtype_name, k)
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["", "bias"])
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "transposed"),
+                                     ("strided", "transposed")], ids="-".join)
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_every_micro_kernel_through_every_block(kernel, threads, dtype_name, layouts, with_bias,
+                                                monkeypatch):
+    use_variant(monkeypatch, "tinyblas")
+    dtype, np_dtype = DTYPES[dtype_name]
+    rng = np.random.default_rng(2)
+    for m, n, k in SMALL_SHAPES + BLOCK_SHAPES:
+        a, b = operands(rng, m, n, k, np_dtype)
+        bias = rng.uniform(-1, 1, n).astype(np_dtype) if with_bias else None
+        ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
+        out = matmul_with_bias(ta, tb, None if bias is None else tg.from_numpy(bias, device="cpu"), dtype)
+        assert_close(out, reference(a, b, bias), dtype_name, k)
+
+
+def test_two_threads_give_the_same_bits_as_one(kernel, monkeypatch):
+    """Each output element is summed in the same order whatever the split between threads:
+    any difference would be a race or a tile computed twice or never."""
+    use_variant(monkeypatch, "tinyblas")
+    rng = np.random.default_rng(3)
+    before = stage3_native.get_num_threads()
+    try:
+        for m, n, k in [(301, 77, 300), (32, 4100, 40), (4, 100, 3)]:
+            a, b = operands(rng, m, n, k, np.float32)
+            ta, tb = on_cpu(a, "contiguous"), on_cpu(b, "transposed")
+            results = []
+            for count in (1, 2):
+                stage3_native.set_num_threads(count)
+                results.append((ta @ tb).numpy())
+            np.testing.assert_array_equal(results[0], results[1])
+    finally:
+        stage3_native.set_num_threads(before)
+
+
+BATCHES = {(2,): (150, 120, 130), (3,): (110, 120, 130), (8,): (96, 80, 72), (2, 3): (17, 33, 65)}
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=str)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_batched_and_broadcast_operands(variant, batch, threads, monkeypatch):
+    """Batches of products: on two threads, a batch of 2 or 8 goes one whole product per
+    thread, a batch of 3 splits each product instead (the small (2, 3) batch stays on one
+    thread); a broadcast operand (stride 0 over the batch) is read in place."""
+    use_variant(monkeypatch, variant)
+    rng = np.random.default_rng(4)
+    m, n, k = BATCHES[batch]
+    a, b = operands(rng, m, n, k, np.float32, batch)
+    bias = rng.uniform(-1, 1, n).astype(np.float32)
+    assert_close((on_cpu(a, "contiguous") @ on_cpu(b, "transposed")).numpy(), reference(a, b),
+                 "float32", k)
+    shared = b[(0,) * len(batch)]                               # one b for every a
+    broadcast = on_cpu(shared, "contiguous").expand(*batch, k, n)
+    assert broadcast.strides[0] == 0
+    out = matmul_with_bias(on_cpu(a, "strided"), broadcast, tg.from_numpy(bias, device="cpu"),
+                           tg.float32)
+    assert out.shape == batch + (m, n)
+    assert_close(out, reference(a, shared, bias), "float32", k)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_bias_is_converted_and_made_contiguous(variant, monkeypatch):
+    """A bias of another dtype, or a strided view, is copied into a dense one first."""
+    use_variant(monkeypatch, variant)
+    rng = np.random.default_rng(5)
+    a, b = operands(rng, 5, 9, 11, np.float32)
+    bias = rng.uniform(-1, 1, 18)
+    strided_bias = tg.from_numpy(bias, device="cpu")[::2]      # float64, stride 2
+    out = matmul_with_bias(on_cpu(a, "contiguous"), on_cpu(b, "contiguous"), strided_bias, tg.float32)
+    assert out.dtype == np.float32
+    assert_close(out, reference(a, b, bias[::2]), "float32", 11)
+
+
+def test_bias_when_k_is_zero_and_for_integers(monkeypatch):
+    use_variant(monkeypatch, "tinyblas")
+    bias = tg.from_numpy(np.array([1.5, -2.0, 3.0]), device="cpu")
+    empty_a, empty_b = tg.zeros((4, 0), dtype=tg.float64, device="cpu"), tg.zeros((0, 3), dtype=tg.float64, device="cpu")
+    assert matmul_with_bias(empty_a, empty_b, bias, tg.float64).tolist() == [[1.5, -2.0, 3.0]] * 4
+    a = tg.tensor([[1, 2], [3, 4]], device="cpu")              # int64: the python kernel, then + bias
+    out = matmul_with_bias(a, a, tg.tensor([10, 20], device="cpu"), tg.int64)
+    assert out.tolist() == [[17, 30], [25, 42]]
+
+
+def test_bias_of_the_wrong_length_is_refused():
+    a, b = tg.ones((2, 3), device="cpu"), tg.ones((3, 4), device="cpu")
+    with pytest.raises(ValueError, match=r"bias must have shape \(4,\)"):
+        CPU.matmul(a.as_view(), b.as_view(), tg.float32, bias=tg.ones(3, device="cpu").as_view())
+
+
+def test_the_default_kernel_is_the_widest_this_cpu_runs():
+    assert KERNELS[0] == "generic"
+    assert set(KERNELS) <= {"generic", "avx2", "avx512"}
+    if not os.environ.get("TRACEGRAD_GEMM_KERNEL"):
+        assert cpu_backend.gemm_kernel() == KERNELS[-1]
+    with pytest.raises(ValueError, match="cannot run"):
+        cpu_backend.use_gemm_kernel("sse9")
+
+
+def test_kernel_can_be_forced_from_the_environment():
+    """TRACEGRAD_GEMM_KERNEL picks the kernel; and importing the package sets OpenMP's spin
+    count (GOMP_SPINCOUNT) when the environment has none."""
+    code = ("import os; from stage3_native import cpu_backend; "
+            "print(cpu_backend.gemm_kernel(), os.environ['GOMP_SPINCOUNT'])")
+    env = dict(os.environ, TRACEGRAD_GEMM_KERNEL="generic")
+    env.pop("GOMP_SPINCOUNT", None)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["generic", "1000"]
+
+
+def test_tinyblas_is_the_default_without_cblas(monkeypatch):
+    monkeypatch.setenv("TRACEGRAD_BLAS", "tinyblas")
+    assert stage3_native.CpuBackend().matmul_variant == "tinyblas"
+    monkeypatch.delenv("TRACEGRAD_BLAS")
+    assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "tinyblas")
