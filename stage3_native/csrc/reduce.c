@@ -17,7 +17,8 @@
  *            (x.sum(0) of a row-major matrix): walking each output's elements would jump
  *            a whole row per element, so instead whole rows of the input are added into a
  *            row of accumulators, vectorized along the kept dimension, reading memory in
- *            order. Threads take tiles of TG_TILE columns.
+ *            order. Threads take tiles of TG_TILE columns, and split the reduced rows
+ *            when there are fewer tiles than threads.
  *   strided  anything else: the index increment walks each output's elements.
  *
  * float32 sums add blocks of elements in float lanes (8 per AVX2 register) and the block
@@ -25,6 +26,7 @@
  * stays that of a few thousand additions.
  */
 #include <math.h>
+#include <stdlib.h>
 #include "parallel.h"
 #include "simd.h"
 #include "strided.h"
@@ -34,7 +36,8 @@ enum { SUM, MAX, MIN, ARGMAX, ARGMIN };
 #define TG_LANES 32         /* independent accumulators of a row reduction */
 #define TG_SUM_BLOCK 1024   /* float32 sums: elements added in float before a double add */
 #define TG_ARG_BLOCK 1024   /* argmax: elements searched for a new maximum at a time */
-#define TG_TILE 1024        /* columns path: accumulators per work item (8 KB of doubles) */
+#define TG_TILE 4096        /* columns path: columns per work item (whole rows, where they fit) */
+#define TG_FOLD_ROWS 16     /* columns path: rows added in C before each addition in W */
 #define TG_MIN_COLUMNS 16   /* narrower kept rows take the strided path */
 
 /* The reduction after collapsing, and the path it takes. */

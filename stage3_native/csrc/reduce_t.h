@@ -117,66 +117,6 @@ static void FN(reduce_rows)(const Plan *p, int op, const T *x, W *vals, i64 *idx
     }
 }
 
-/* ---- columns: rows of the input combined into a row of accumulators ------------------- */
-
-/* Fold row i (m contiguous elements) into the accumulators: acc holds sums, maxima or
- * minima; for argmax/argmin acc holds the running extremes and at their row numbers. */
-TG_SIMD static void FN(column_step)(int op, W *restrict acc, i64 *restrict at, const T *row, i64 m, i64 i) {
-    if (i == 0) {
-        for (i64 j = 0; j < m; j++) acc[j] = (W)row[j];
-        for (i64 j = 0; at && j < m; j++) at[j] = 0;
-        return;
-    }
-    switch (op) {
-    case SUM:
-        for (i64 j = 0; j < m; j++) acc[j] += (W)row[j];
-        break;
-    case MAX:
-        for (i64 j = 0; j < m; j++) { W v = (W)row[j]; acc[j] = v > acc[j] || IS_NAN(v) ? v : acc[j]; }
-        break;
-    case MIN:
-        for (i64 j = 0; j < m; j++) { W v = (W)row[j]; acc[j] = v < acc[j] || IS_NAN(v) ? v : acc[j]; }
-        break;
-    case ARGMAX:
-        for (i64 j = 0; j < m; j++) {
-            W v = (W)row[j];
-            int take = v > acc[j] || (IS_NAN(v) && !IS_NAN(acc[j]));
-            acc[j] = take ? v : acc[j];
-            at[j] = take ? i : at[j];
-        }
-        break;
-    default:
-        for (i64 j = 0; j < m; j++) {
-            W v = (W)row[j];
-            int take = v < acc[j] || (IS_NAN(v) && !IS_NAN(acc[j]));
-            acc[j] = take ? v : acc[j];
-            at[j] = take ? i : at[j];
-        }
-    }
-}
-
-static void FN(reduce_columns)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
-    int last = p->n_outer - 1;
-    i64 m = p->outer_shape[last], rest = p->n_out / m, tiles = (m + TG_TILE - 1) / TG_TILE;
-    #pragma omp parallel if (p->n_out * p->n_in >= TG_PARALLEL_MIN && tg_thread_count() > 1)
-    {
-        W extremes[TG_TILE];                       /* argmax/argmin: the running values */
-        i64 lo, hi;
-        tg_thread_range(rest * tiles, 1, &lo, &hi);
-        for (i64 item = lo; item < hi; item++) {   /* columns [j0, j0 + len) of kept row r */
-            i64 r = item / tiles, j0 = item % tiles * TG_TILE, len = m - j0 < TG_TILE ? m - j0 : TG_TILE;
-            i64 oidx[TG_MAX_DIMS] = {0}, iidx[TG_MAX_DIMS] = {0}, base = 0, pos = 0;
-            tg_unravel(last, p->outer_shape, r, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
-            W *acc = op == SUM || op == MAX || op == MIN ? vals + r * m + j0 : extremes;
-            i64 *at = acc == extremes ? idx + r * m + j0 : NULL;
-            for (i64 i = 0; i < p->n_in; i++) {
-                FN(column_step)(op, acc, at, x + base + pos + j0, len, i);
-                tg_step(p->n_inner, p->inner_shape, iidx, &pos, p->inner_strides, 0, 0, 0, 0);
-            }
-        }
-    }
-}
-
 /* ---- strided: the index increment over each output's elements ------------------------- */
 
 static void FN(reduce_strided)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
@@ -201,6 +141,120 @@ static void FN(reduce_strided)(const Plan *p, int op, const T *x, W *vals, i64 *
             tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
         }
     }
+}
+
+/* ---- columns: rows of the input folded into a row of accumulators --------------------- */
+
+/* Fold k rows (row numbers i0, i0 + 1, ...; m contiguous elements each) into one tile's
+ * accumulators; `start`: they are the first rows, nothing to fold into yet. sum: the rows
+ * are added up in `block` (type C: float for float32), then block into acc (W, double):
+ * float speed, and the double sum sees one addition per TG_FOLD_ROWS rows. max/min:
+ * block holds the running extremes; argmax/argmin: block and at (their row numbers). */
+TG_SIMD static void FN(fold_rows)(int op, int start, i64 i0, int k, const T *const *rows, i64 m,
+                                  C *restrict block, W *restrict acc, i64 *restrict at) {
+    int r = 0;
+    if (op == SUM || start) {
+        for (i64 j = 0; j < m; j++) block[j] = (C)rows[0][j];
+        for (i64 j = 0; start && at && j < m; j++) at[j] = i0;
+        r = 1;
+    }
+    for (; r < k; r++) {
+        const T *row = rows[r];            /* a local: the vectorized loop reloads no pointer */
+        switch (op) {
+        case SUM:
+            for (i64 j = 0; j < m; j++) block[j] += (C)row[j];
+            break;
+        case MAX:
+            for (i64 j = 0; j < m; j++) { C v = (C)row[j]; block[j] = v > block[j] || IS_NAN(v) ? v : block[j]; }
+            break;
+        case MIN:
+            for (i64 j = 0; j < m; j++) { C v = (C)row[j]; block[j] = v < block[j] || IS_NAN(v) ? v : block[j]; }
+            break;
+        case ARGMAX:
+            for (i64 j = 0; j < m; j++) {
+                C v = (C)row[j];
+                int take = v > block[j] || (IS_NAN(v) && !IS_NAN(block[j]));
+                block[j] = take ? v : block[j];
+                at[j] = take ? i0 + r : at[j];
+            }
+            break;
+        default:
+            for (i64 j = 0; j < m; j++) {
+                C v = (C)row[j];
+                int take = v < block[j] || (IS_NAN(v) && !IS_NAN(block[j]));
+                block[j] = take ? v : block[j];
+                at[j] = take ? i0 + r : at[j];
+            }
+        }
+    }
+    if (op == SUM && start) for (i64 j = 0; j < m; j++) acc[j] = (W)block[j];
+    else if (op == SUM) for (i64 j = 0; j < m; j++) acc[j] += (W)block[j];
+}
+
+/* Reduced rows [i_lo, i_hi) of columns [j0, j0 + m) of kept row r: the results (sums,
+ * extremes) into vals (when given), row numbers of the extremes into at (arg ops). */
+static void FN(fold_tile)(const Plan *p, int op, const T *x, i64 r, i64 j0, i64 m, i64 i_lo, i64 i_hi,
+                          W *vals, i64 *at) {
+    C block[TG_TILE];
+    const T *rows[TG_FOLD_ROWS];
+    i64 oidx[TG_MAX_DIMS] = {0}, iidx[TG_MAX_DIMS] = {0}, base = 0, pos = 0;
+    tg_unravel(p->n_outer - 1, p->outer_shape, r, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
+    tg_unravel(p->n_inner, p->inner_shape, i_lo, iidx, 1, (i64 *[]){(i64 *)p->inner_strides}, &pos);
+    for (i64 i = i_lo; i < i_hi;) {
+        int k = i_hi - i < TG_FOLD_ROWS ? (int)(i_hi - i) : TG_FOLD_ROWS;
+        for (int q = 0; q < k; q++) {
+            rows[q] = x + base + pos + j0;
+            tg_step(p->n_inner, p->inner_shape, iidx, &pos, p->inner_strides, 0, 0, 0, 0);
+        }
+        FN(fold_rows)(op, i == i_lo, i, k, rows, m, block, vals, at);
+        i += k;
+    }
+    for (i64 j = 0; op != SUM && vals && j < m; j++) vals[j] = (W)block[j];
+}
+
+static void FN(reduce_columns)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
+    int threads = tg_thread_count(), arg = op == ARGMAX || op == ARGMIN;
+    int parallel = p->n_out * p->n_in >= TG_PARALLEL_MIN && threads > 1;
+    i64 m = p->outer_shape[p->n_outer - 1], n_out = p->n_out;
+    i64 tiles = (m + TG_TILE - 1) / TG_TILE, items = n_out / m * tiles;
+    /* Fewer tiles than threads (x.sum(0) of a matrix is one): the reduced rows are split
+     * among the threads too, each part folded into accumulators of its own, which are
+     * combined in order at the end (so the first extreme still wins a tie). arg ops keep
+     * each part's extremes beside the row numbers, to compare them. */
+    i64 parts = parallel && items < threads ? threads : 1;
+    parts = parts < p->n_in ? parts : p->n_in;
+    W *scratch = NULL;                            /* each part's results (slot 0: arg ops only) */
+    i64 *scratch_idx = NULL;
+    if (parts > 1 || arg) {
+        scratch = malloc(parts * n_out * sizeof(W));
+        scratch_idx = parts > 1 && arg ? malloc(parts * n_out * sizeof(i64)) : NULL;
+        if (!scratch || (parts > 1 && arg && !scratch_idx)) {          /* out of memory */
+            free(scratch);
+            free(scratch_idx);
+            FN(reduce_strided)(p, op, x, vals, idx);
+            return;
+        }
+    }
+    #pragma omp parallel for schedule(dynamic, 1) if (parallel)
+    for (i64 w = 0; w < items * parts; w++) {
+        i64 item = w / parts, part = w % parts, r = item / tiles, j0 = item % tiles * TG_TILE;
+        i64 len = m - j0 < TG_TILE ? m - j0 : TG_TILE, o = r * m + j0;
+        W *v = part == 0 && !arg ? vals + o : scratch + part * n_out + o;
+        i64 *at = !arg ? NULL : part == 0 ? idx + o : scratch_idx + part * n_out + o;
+        FN(fold_tile)(p, op, x, r, j0, len, p->n_in * part / parts, p->n_in * (part + 1) / parts, v, at);
+    }
+    W *best = arg ? scratch : vals;
+    for (i64 part = 1; part < parts; part++)
+        for (i64 o = 0; o < n_out; o++) {
+            W v = scratch[part * n_out + o];
+            if (op == SUM) best[o] += v;
+            else if (BEATS(op, v, best[o])) {
+                best[o] = v;
+                if (arg) idx[o] = scratch_idx[part * n_out + o];
+            }
+        }
+    free(scratch);
+    free(scratch_idx);
 }
 
 /* vals for sum, max, min; idx for argmax, argmin */
