@@ -11,19 +11,30 @@ TG_INLINE T FN(extreme_loop)(int op, const T *x, i64 n) {
     i64 i = 0;
     if (n >= TG_LANES) {
         for (int l = 0; l < TG_LANES; l++) acc[l] = x[l];
-        if (op == MAX || op == ARGMAX)
+        if (op == MAX || op == ARGMAX) {
             for (i = TG_LANES; i + TG_LANES <= n; i += TG_LANES)
                 for (int l = 0; l < TG_LANES; l++) {
                     T v = x[i + l];
                     acc[l] = v > acc[l] || IS_NAN(v) ? v : acc[l];
                 }
-        else
+            for (int w = TG_LANES / 2; w > 0; w /= 2)      /* the lanes by halving: vector steps */
+                for (int l = 0; l < w; l++) {
+                    T v = acc[l + w];
+                    acc[l] = v > acc[l] || IS_NAN(v) ? v : acc[l];
+                }
+        } else {
             for (i = TG_LANES; i + TG_LANES <= n; i += TG_LANES)
                 for (int l = 0; l < TG_LANES; l++) {
                     T v = x[i + l];
                     acc[l] = v < acc[l] || IS_NAN(v) ? v : acc[l];
                 }
-        for (int l = 0; l < TG_LANES; l++) if (BEATS(op, acc[l], r)) r = acc[l];
+            for (int w = TG_LANES / 2; w > 0; w /= 2)
+                for (int l = 0; l < w; l++) {
+                    T v = acc[l + w];
+                    acc[l] = v < acc[l] || IS_NAN(v) ? v : acc[l];
+                }
+        }
+        r = acc[0];
     }
     for (; i < n; i++) if (BEATS(op, x[i], r)) r = x[i];
     return r;
@@ -31,38 +42,46 @@ TG_INLINE T FN(extreme_loop)(int op, const T *x, i64 n) {
 
 TG_SIMD static T FN(extreme_row)(int op, const T *x, i64 n) { return FN(extreme_loop)(op, x, n); }
 
-/* Blocks of TG_SUM_BLOCK elements summed in TG_LANES accumulators of type C (float for
+/* Blocks of TG_SUM_BLOCK elements summed in TG_SUM_LANES accumulators of type C (float for
  * float32: 8 per AVX2 register), each block's sum then added in W (double). */
 TG_SIMD static W FN(sum_row)(const T *x, i64 n) {
     W total = 0;
     for (i64 start = 0; start < n; start += TG_SUM_BLOCK) {
         const T *block = x + start;
         i64 len = n - start < TG_SUM_BLOCK ? n - start : TG_SUM_BLOCK, i = 0;
-        C acc[TG_LANES] = {0};
-        for (; i + TG_LANES <= len; i += TG_LANES)
-            for (int l = 0; l < TG_LANES; l++) acc[l] += (C)block[i + l];
-        W sum = 0;
-        for (int l = 0; l < TG_LANES; l++) sum += (W)acc[l];
+        C acc[TG_SUM_LANES] = {0};
+        for (; i + TG_SUM_LANES <= len; i += TG_SUM_LANES)
+            for (int l = 0; l < TG_SUM_LANES; l++) acc[l] += (C)block[i + l];
+        for (int w = TG_SUM_LANES / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+        W sum = (W)acc[0];
         for (; i < len; i++) sum += (W)block[i];
         total += sum;
     }
     return total;
 }
 
-/* Index of the first max (min) of n >= 1 elements, or of the first NaN. A vectorized
- * extreme per block; only a block that holds a new extreme is searched for its position. */
+/* Index of the first max (min) of n >= 1 elements, or of the first NaN. Two passes, both
+ * vectorized: the extreme of each block of TG_ARG_BLOCK elements (extreme_loop), keeping
+ * the first block whose extreme beats all before it; then, in that block only, the first
+ * element equal to it, found 32 elements at a time. */
 TG_SIMD static i64 FN(arg_row)(int op, const T *x, i64 n) {
-    T best = x[0];
-    i64 best_i = 0;
-    for (i64 start = 0; start < n && !IS_NAN(best); start += TG_ARG_BLOCK) {
-        i64 len = n - start < TG_ARG_BLOCK ? n - start : TG_ARG_BLOCK, j = 0;
-        T m = FN(extreme_loop)(op, x + start, len);
-        if (!BEATS(op, m, best)) continue;
-        while (!(x[start + j] == m || (IS_NAN(m) && IS_NAN(x[start + j])))) j++;
-        best = m;
-        best_i = start + j;
+    T best = FN(extreme_loop)(op, x, n < TG_ARG_BLOCK ? n : TG_ARG_BLOCK);
+    i64 where = 0;
+    for (i64 start = TG_ARG_BLOCK; start < n && !IS_NAN(best); start += TG_ARG_BLOCK) {
+        T m = FN(extreme_loop)(op, x + start, n - start < TG_ARG_BLOCK ? n - start : TG_ARG_BLOCK);
+        if (BEATS(op, m, best)) { best = m; where = start; }
     }
-    return best_i;
+    const T *block = x + where;
+    i64 len = n - where < TG_ARG_BLOCK ? n - where : TG_ARG_BLOCK, j = 0;
+    int nan = IS_NAN(best);
+    for (; j + 32 <= len; j += 32) {
+        int hit = 0;
+        for (int l = 0; l < 32; l++) hit |= block[j + l] == best || (nan && IS_NAN(block[j + l]));
+        if (hit) break;
+    }
+    while (!(block[j] == best || (nan && IS_NAN(block[j])))) j++;
+    return where + j;
 }
 
 static void FN(row_result)(int op, const T *row, i64 n, W *vals, i64 *idx, i64 o) {
