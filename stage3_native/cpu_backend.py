@@ -103,6 +103,32 @@ def ints(values):
 _KERNELS = {}
 
 
+# The levels of the element-wise hierarchy and the paths of reductions, by their numbers in
+# csrc/tracegrad.h (TG_PATH_*, TG_REDUCE_*); csrc/elementwise.c and reduce.c explain them.
+PATHS = ("contiguous", "scalar", "lastdim", "strided")
+REDUCE_PATHS = ("rows", "columns", "strided")
+
+
+def elementwise_path(*tensors):
+    """Which level an element-wise op on these tensors (broadcast together) runs on:
+    "contiguous" (a), "scalar" (b), "lastdim" (c) or "strided" (d)."""
+    from stage2_tensor.broadcast import broadcast_shapes
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    strides = [s for t in tensors for s in t.broadcast_to(shape).strides]
+    return PATHS[lib.tg_elementwise_path(len(shape), ints(shape), len(tensors), ints(strides))]
+
+
+def reduce_path(tensor, dim=None):
+    """Which path a reduction of the tensor over dim (None: all) takes: "rows", "columns"
+    or "strided"."""
+    from stage2_tensor.reduce import normalize_dims
+    dims = normalize_dims(tensor, dim)
+    kept = [d for d in range(tensor.ndim) if d not in dims]
+    pick = lambda ds, values: ints(values[d] for d in ds)            # noqa: E731
+    return REDUCE_PATHS[lib.tg_reduce_path(len(kept), pick(kept, tensor.shape), pick(kept, tensor.strides),
+                                           len(dims), pick(dims, tensor.shape), pick(dims, tensor.strides))]
+
+
 def kernel(name, dtype):
     """The C function tg_<name>_<dtype suffix>, looked up once."""
     fn = _KERNELS.get((name, dtype))

@@ -1,55 +1,109 @@
-/* Element-wise kernels for one element type T (included by elementwise.c per dtype). */
+/* Element-wise kernels for one element type T (included by elementwise.c per dtype): the
+ * row kernels that every level of the hierarchy ends up calling, and the entry points.
+ *
+ * A row kernel handles n elements whose operands are each contiguous (step 1) or one value
+ * repeated (step 0). It switches on the op once, then runs a loop whose body is one
+ * formula: that is what the compiler vectorizes. TG_SIMD compiles each row kernel once per
+ * instruction set (simd.h). */
 
-static int FN(compare_op)(int op, W a, W b) {
+/* The loops live in the TG_SIMD function itself: a helper it called would be compiled
+ * once, for the baseline instruction set, unless inlined. */
+TG_SIMD static void FN(unary_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+    const T *x = in[0];
+    T *restrict out = out_;
+    i64 len = step[0] ? n : 1;                     /* one value repeated: computed once */
+#define UNARY(code, expr) \
+    case code: for (i64 i = 0; i < len; i++) { C v = (C)x[i]; out[i] = (T)(expr); } break;
     switch (op) {
-    case 7: return a == b;
-    case 8: return a != b;
-    case 9: return a < b;
-    case 10: return a <= b;
-    case 11: return a > b;
-    default: return a >= b;
+    UNARY(NEG, -v)
+    UNARY(EXP, MATH_EXP(v))
+    UNARY(LOG, MATH_LOG(v))                    /* log(0) = -inf, log(<0) = nan, as in numpy */
+    UNARY(SQRT, MATH_SQRT(v))
+    UNARY(ABS, MATH_ABS(v))
+    UNARY(RELU, v > 0 || v != v ? v : 0)       /* nan stays nan */
+    UNARY(SIGMOID, MATH_SIGMOID(v))
+    UNARY(TANH, MATH_TANH(v))
+    UNARY(GELU, gelu((double)v))
+    UNARY(RELU_GRAD, v > 0 ? 1 : 0)
+    UNARY(GELU_GRAD, gelu_grad((double)v))
+    UNARY(SIGN, (v > 0) - (v < 0))
     }
+#undef UNARY
+    for (i64 i = len; i < n; i++) out[i] = out[0];
+}
+
+TG_SIMD static void FN(binary_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+    const T *a = in[0], *b = in[1];
+    T *restrict out = out_;
+    int sa = step[0], sb = step[1];
+    i64 len = sa || sb ? n : 1;                    /* both one value: computed once */
+    if (len == 1) sa = sb = 1;
+#define BINARY(code, expr) \
+    case code: \
+        if (sa && sb) for (i64 i = 0; i < len; i++) { C x = (C)a[i], y = (C)b[i]; out[i] = (T)(expr); } \
+        else if (sa) { C y = (C)b[0]; for (i64 i = 0; i < len; i++) { C x = (C)a[i]; out[i] = (T)(expr); } } \
+        else { C x = (C)a[0]; for (i64 i = 0; i < len; i++) { C y = (C)b[i]; out[i] = (T)(expr); } } \
+        break;
+    switch (op) {
+    BINARY(ADD, x + y)
+    BINARY(SUB, x - y)
+    BINARY(MUL, x * y)
+    BINARY(DIV, MATH_DIV(x, y))
+    BINARY(POW, MATH_POW(x, y))
+    BINARY(MAXIMUM, y > x ? y : x)             /* ties and nan keep x, like Python's max */
+    BINARY(MINIMUM, y < x ? y : x)
+    }
+#undef BINARY
+    for (i64 i = len; i < n; i++) out[i] = out[0];
+}
+
+/* comparisons, in T itself (exact for every dtype); out is bool (uint8) */
+TG_SIMD static void FN(compare_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+    const T *a = in[0], *b = in[1];
+    uint8_t *restrict out = out_;
+    i64 sa = step[0], sb = step[1];
+#define COMPARE(code, expr) \
+    case code: for (i64 i = 0; i < n; i++) { T x = a[i * sa], y = b[i * sb]; out[i] = (expr); } break;
+    switch (op) {
+    COMPARE(EQ, x == y)
+    COMPARE(NE, x != y)
+    COMPARE(LT, x < y)
+    COMPARE(LE, x <= y)
+    COMPARE(GT, x > y)
+    COMPARE(GE, x >= y)
+    }
+#undef COMPARE
+}
+
+/* cond ? a : b, in[0] the bool condition */
+TG_SIMD static void FN(where_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+    const uint8_t *c = in[0];
+    const T *a = in[1], *b = in[2];
+    T *restrict out = out_;
+    i64 sc = step[0], sa = step[1], sb = step[2];
+    (void)op;
+    for (i64 i = 0; i < n; i++) out[i] = c[i * sc] ? a[i * sa] : b[i * sb];
 }
 
 void FN(tg_unary)(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out) {
-    i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, px = xo;
-    if (tg_is_contiguous(ndim, shape, xs)) {                 /* fast path: no index arithmetic */
-        for (i64 i = 0; i < n; i++) out[i] = (T)WIDE(unary_op)(op, (W)x[xo + i]);
-        return;
-    }
-    for (i64 i = 0; i < n; i++) {
-        out[i] = (T)WIDE(unary_op)(op, (W)x[px]);
-        tg_step(ndim, shape, idx, &px, xs, 0, 0, 0, 0);
-    }
+    elementwise(op, ndim, shape, 1, (const void *[]){x + xo}, (const i64 *[]){xs},
+                (int[]){sizeof(T)}, out, sizeof(T), FN(unary_row));
 }
 
 void FN(tg_binary)(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao,
                    const T *b, const i64 *bs, i64 bo, T *out) {
-    i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, pa = ao, pb = bo;
-    if (tg_is_contiguous(ndim, shape, as) && tg_is_contiguous(ndim, shape, bs)) {
-        for (i64 i = 0; i < n; i++) out[i] = (T)WIDE(binary_op)(op, (W)a[ao + i], (W)b[bo + i]);
-        return;
-    }
-    for (i64 i = 0; i < n; i++) {
-        out[i] = (T)WIDE(binary_op)(op, (W)a[pa], (W)b[pb]);
-        tg_step(ndim, shape, idx, &pa, as, &pb, bs, 0, 0);
-    }
+    elementwise(op, ndim, shape, 2, (const void *[]){a + ao, b + bo}, (const i64 *[]){as, bs},
+                (int[]){sizeof(T), sizeof(T)}, out, sizeof(T), FN(binary_row));
 }
 
 void FN(tg_compare)(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao,
                     const T *b, const i64 *bs, i64 bo, uint8_t *out) {
-    i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, pa = ao, pb = bo;
-    for (i64 i = 0; i < n; i++) {
-        out[i] = (uint8_t)FN(compare_op)(op, (W)a[pa], (W)b[pb]);
-        tg_step(ndim, shape, idx, &pa, as, &pb, bs, 0, 0);
-    }
+    elementwise(op, ndim, shape, 2, (const void *[]){a + ao, b + bo}, (const i64 *[]){as, bs},
+                (int[]){sizeof(T), sizeof(T)}, out, 1, FN(compare_row));
 }
 
 void FN(tg_where)(int ndim, const i64 *shape, const uint8_t *c, const i64 *cs, i64 co,
                   const T *a, const i64 *as, i64 ao, const T *b, const i64 *bs, i64 bo, T *out) {
-    i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, pc = co, pa = ao, pb = bo;
-    for (i64 i = 0; i < n; i++) {
-        out[i] = c[pc] ? a[pa] : b[pb];
-        tg_step(ndim, shape, idx, &pc, cs, &pa, as, &pb, bs);
-    }
+    elementwise(0, ndim, shape, 3, (const void *[]){c + co, a + ao, b + bo}, (const i64 *[]){cs, as, bs},
+                (int[]){1, sizeof(T), sizeof(T)}, out, sizeof(T), FN(where_row));
 }

@@ -30,8 +30,18 @@ void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *
              void *out, int out_dtype, const i64 *os, i64 oo);
 void tg_fill(void *out, int dtype, i64 n, double value, i64 int_value);
 
+/* elementwise.c: which level of the element-wise hierarchy runs for operands of this shape
+ * with these strides (n_in operands, ndim strides each, one after the other); reduce.c:
+ * which path a reduction takes, the kept (outer) and reduced (inner) dimensions given as
+ * tg_reduce takes them */
+enum { TG_PATH_CONTIGUOUS, TG_PATH_SCALAR, TG_PATH_LASTDIM, TG_PATH_STRIDED };
+enum { TG_REDUCE_ROWS, TG_REDUCE_COLUMNS, TG_REDUCE_STRIDED };
+int tg_elementwise_path(int ndim, const i64 *shape, int n_in, const i64 *strides);
+int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides,
+                   int n_inner, const i64 *inner_shape, const i64 *inner_strides);
+
 /* elementwise.c, reduce.c, index.c: one version per dtype suffix u8 i32 i64 f32 f64; W is
- * the type they compute in (int64_t for integer dtypes, double for floating point) */
+ * the type reductions accumulate in (int64_t for integer dtypes, double for floating point) */
 #define TG_ELEMENTWISE(T, W, S) \
     void tg_unary_##S(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out); \
     void tg_binary_##S(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao, \

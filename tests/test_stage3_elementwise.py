@@ -1,0 +1,352 @@
+"""stage3's element-wise and reduction kernels (csrc/elementwise.c, csrc/reduce.c) against
+numpy: every level of the dispatch hierarchy, each asked for by its layout (and the level
+the C side reports checked), every op in float32 and float64, on 1 and 2 threads, below and
+above TG_PARALLEL_MIN (where the kernels split their work among threads); the vectorized
+float32 exp at its special values and its accuracy; reductions over every dimension of
+contiguous and non-contiguous inputs, ties, NaN, and a 16M-element float32 sum."""
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage3_native
+from stage2_tensor.elementwise import unary
+from stage3_native.cpu_backend import elementwise_path, reduce_path
+
+pytestmark = pytest.mark.stage3
+
+PARALLEL_MIN = 65536                           # TG_PARALLEL_MIN in csrc/parallel.h
+SMALL, LARGE = (6, 37), (300, 257)             # 222 and 77,100 elements: one thread, then all
+assert math.prod(SMALL) < PARALLEL_MIN < math.prod(LARGE)
+F32, F64 = np.float32, np.float64
+TOLERANCE = {F32: dict(rtol=1e-6, atol=1e-37), F64: dict(rtol=1e-13, atol=1e-300)}
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    before = stage3_native.get_num_threads()
+    stage3_native.set_num_threads(request.param)
+    yield request.param
+    stage3_native.set_num_threads(before)
+
+
+def cpu(array):
+    return tg.from_numpy(np.array(array, order="C"), device="cpu")     # a copy, 0-d stays 0-d
+
+
+def transposed(array):
+    """The values of a 2-D array as the transpose of a contiguous tensor: strides (1, rows)."""
+    return cpu(array.T).T
+
+
+def stepped(array):
+    """The values of a 2-D array as every other column of a wider tensor: strides (2*cols, 2)."""
+    wide = np.zeros((array.shape[0], 2 * array.shape[1]), array.dtype)
+    wide[:, ::2] = array
+    return cpu(wide)[:, ::2]
+
+
+def with_size1_dims(array):
+    """(N, M) as an (N, 1, M) view whose size-1 dimension has an odd stride; collapsing
+    drops it, so the view counts as contiguous."""
+    n, m = array.shape
+    return cpu(array.reshape(n, m, 1)).permute(0, 2, 1)
+
+
+@functools.lru_cache(maxsize=None)
+def sample(dtype, shape, seed=0, low=-4.0, high=4.0):
+    """Fixed random values, none exactly 0, of dtype and shape."""
+    x = np.random.default_rng(seed).uniform(low, high, size=shape)
+    x[np.abs(x) < 1e-3] = 0.5
+    return x.astype(dtype)
+
+
+def erf(x):
+    return np.vectorize(math.erf, otypes=[float])(x)
+
+
+UNARY_REFERENCE = {
+    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
+    "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "tanh": np.tanh, "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
+    "relu_grad": lambda x: (x > 0).astype(float),
+    "gelu_grad": lambda x: 0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi),
+    "sign": np.sign,
+}
+BINARY = {
+    "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
+    "mul": (lambda a, b: a * b, np.multiply), "div": (lambda a, b: a / b, np.divide),
+    "pow": (lambda a, b: a ** b, np.power), "maximum": (lambda a, b: a.maximum(b), np.maximum),
+    "minimum": (lambda a, b: a.minimum(b), np.minimum),
+}
+COMPARE = {
+    "eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),
+    "lt": (lambda a, b: a < b, np.less), "le": (lambda a, b: a <= b, np.less_equal),
+    "gt": (lambda a, b: a > b, np.greater), "ge": (lambda a, b: a >= b, np.greater_equal),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def unary_reference(op, dtype, shape):
+    with np.errstate(all="ignore"):
+        return UNARY_REFERENCE[op](sample(dtype, shape).astype(F64))
+
+
+def check(result, reference, dtype):
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(result.numpy(), reference.astype(dtype), **TOLERANCE[dtype])
+    assert result.shape == reference.shape and result.numpy().dtype == dtype
+
+
+# ---- unary ops: (a) contiguous, (b) one value expanded, (c) an expanded row, (d) strided ----
+
+UNARY_LAYOUTS = {           # (N, M) values -> (tensor with those values, the level it takes)
+    "contiguous": (cpu, "contiguous"),
+    "size1_dims": (with_size1_dims, "contiguous"),
+    "transposed": (transposed, "strided"),
+    "stepped": (stepped, "strided"),
+}
+
+
+@pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
+@pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
+@pytest.mark.parametrize("layout", UNARY_LAYOUTS)
+def test_unary_ops_on_every_layout(layout, dtype, shape, threads):
+    make, path = UNARY_LAYOUTS[layout]
+    x = make(sample(dtype, shape))
+    assert elementwise_path(x) == path
+    for op in UNARY_REFERENCE:
+        reference = unary_reference(op, dtype, shape)
+        check(unary(op, x), reference.reshape(x.shape), dtype)
+
+
+@pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
+@pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
+def test_unary_ops_on_expanded_values(dtype, shape, threads):
+    row = sample(dtype, (1, shape[1]), seed=1)
+    cases = [(cpu(row).expand(*shape), np.broadcast_to(row, shape), "lastdim"),
+             (cpu(row[0, :1]).reshape(()).expand(*shape), np.full(shape, row[0, 0]), "scalar")]
+    for x, values, path in cases:
+        assert elementwise_path(x) == path
+        for op, reference in UNARY_REFERENCE.items():
+            with np.errstate(all="ignore"):
+                check(unary(op, x), reference(values.astype(F64)), dtype)
+
+
+def test_unary_ops_on_zero_dimensional_and_empty_tensors():
+    for op, reference in UNARY_REFERENCE.items():
+        for values in (np.array(0.75, F32), np.zeros((0, 5), F32), np.zeros((3, 0, 2), F64)):
+            x = cpu(values)
+            with np.errstate(all="ignore"):
+                check(unary(op, x), reference(values.astype(F64)), values.dtype.type)
+
+
+# ---- binary ops, comparisons and where: operands that land on each level -----------------
+
+def binary_cases(shape, dtype):
+    """(name, a, b as numpy values, a, b as tensors, the level): a (N, M) against every
+    kind of second operand, and layouts of a that are not contiguous."""
+    n, m = shape
+    a, b = sample(dtype, shape, seed=2), sample(dtype, shape, seed=3).copy()
+    row, col, one = sample(dtype, (m,), seed=4), sample(dtype, (n, 1), seed=5), sample(dtype, (), seed=6)
+    short_a, short_b = sample(dtype, (n * m // 3, 3), seed=7), sample(dtype, (3,), seed=8)
+    b[::3] = a[::3]                            # some equal elements for the comparisons
+    return [
+        ("contiguous", a, b, cpu(a), cpu(b), "contiguous"),
+        ("size1_dims", a.reshape(n, 1, m), b.reshape(n, 1, m), with_size1_dims(a), cpu(b).reshape(n, 1, m),
+         "contiguous"),
+        ("scalar_right", a, one, cpu(a), cpu(one), "scalar"),
+        ("scalar_left", one, b, cpu(one), cpu(b), "scalar"),
+        ("zero_d", one, np.array(-one), cpu(one), cpu(np.array(-one)), "contiguous"),
+        ("row", a, row, cpu(a), cpu(row), "lastdim"),
+        ("row_left", row, b, cpu(row), cpu(b), "lastdim"),
+        ("column", a, col, cpu(a), cpu(col), "lastdim"),
+        ("outer", col, row, cpu(col), cpu(row), "lastdim"),
+        ("transposed", a, b, transposed(a), cpu(b), "strided"),
+        ("both_transposed", a, b, transposed(a), transposed(b), "strided"),
+        ("stepped", a, b, stepped(a), cpu(b), "strided"),
+        ("short_rows", short_a, short_b, cpu(short_a), cpu(short_b), "strided"),
+        ("empty", a[:0], row, cpu(a[:0]), cpu(row), None),
+    ]
+
+
+CASE_NAMES = [case[0] for case in binary_cases(SMALL, F32)]
+
+
+@pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
+@pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", CASE_NAMES)
+def test_binary_ops_comparisons_and_where_on_every_level(case, dtype, shape, threads):
+    name, a, b, ta, tb, path = next(c for c in binary_cases(shape, dtype) if c[0] == case)
+    if path:
+        assert elementwise_path(ta, tb) == path
+    a64, b64 = a.astype(F64), b.astype(F64)
+    for op, (apply, reference) in BINARY.items():
+        x, y = (np.abs(a64), b64) if op == "pow" else (a64, b64)      # no nan from (-2) ** 0.5
+        tx = ta.abs() if op == "pow" else ta
+        with np.errstate(all="ignore"):
+            check(apply(tx, tb), reference(x, y), dtype)
+    for op, (apply, reference) in COMPARE.items():
+        np.testing.assert_array_equal(apply(ta, tb).numpy(), reference(a, b), err_msg=op)
+    np.testing.assert_array_equal(tg.where(ta > tb, ta, tb).numpy(), np.where(a > b, a, b))
+
+
+def test_integer_and_bool_tensors_on_every_level(threads):
+    for dtype in (np.int32, np.int64):
+        a = np.arange(-50_000, 50_000, dtype=dtype).reshape(400, 250) * 3
+        row = np.arange(250, dtype=dtype) - 100
+        for ta, tb, x, y in [(cpu(a), cpu(a[::-1]), a, a[::-1]), (cpu(a), cpu(row), a, row),
+                             (transposed(a), cpu(np.array(7, dtype)), a, np.array(7, dtype))]:
+            for op in ("add", "sub", "mul", "maximum", "minimum"):
+                np.testing.assert_array_equal(BINARY[op][0](ta, tb).numpy(), BINARY[op][1](x, y))
+            np.testing.assert_array_equal((ta > tb).numpy(), x > y)
+            np.testing.assert_array_equal(ta.abs().numpy(), np.abs(x))
+            np.testing.assert_array_equal((-ta).numpy(), -x)
+    mask = np.arange(100_000).reshape(400, 250) % 3 == 0
+    np.testing.assert_array_equal((cpu(mask) == cpu(mask.T.copy()).T).numpy(), np.ones_like(mask))
+
+
+# ---- float32 exp, sigmoid, tanh: the vectorized versions in vmath.h ----------------------
+
+def ulps(result, reference):
+    """|result - reference| in units of the float32 spacing at the reference."""
+    return np.abs(result.astype(F64) - reference) / np.spacing(np.abs(reference).astype(F32)).astype(F64)
+
+
+def test_float32_exp_special_values_like_numpy():
+    largest = np.float32(88.72283)                       # e^x still finite
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30, 1.0, -1.0, largest,
+                  np.nextafter(largest, np.float32(np.inf)), 89.0, 100.0, 1e30,
+                  -87.33654, -87.5, -100.0, -103.2789, -103.97, -104.0, -150.0, -1e30], F32)
+    result = cpu(x).exp().numpy()
+    with np.errstate(over="ignore"):
+        expected = np.exp(x.astype(F64)).astype(F32)
+    np.testing.assert_array_equal(np.isnan(result), np.isnan(x))
+    np.testing.assert_array_equal(np.isinf(result), np.isinf(expected))
+    normal = np.isfinite(expected) & (expected >= np.finfo(F32).tiny)
+    np.testing.assert_allclose(result[normal], expected[normal], rtol=2.5e-7)
+    subnormal = np.isfinite(expected) & (expected < np.finfo(F32).tiny)    # within one step
+    np.testing.assert_allclose(result[subnormal], expected[subnormal], rtol=0, atol=2.0 ** -149)
+    assert result[x == -np.inf][0] == 0 and result[x == np.inf][0] == np.inf
+
+
+def test_float32_exp_within_two_ulp_over_its_range():
+    x = np.random.default_rng(1).uniform(-87.3, 88.7, size=1_000_000).astype(F32)
+    reference = np.exp(x.astype(F64))
+    assert ulps(cpu(x).exp().numpy(), reference).max() <= 2.0
+
+
+def test_float32_sigmoid_and_tanh_special_values_and_accuracy():
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30, 0.6, -0.65, 20.0, -20.0,
+                  -90.0, -100.0], F32)
+    s, t = cpu(x).sigmoid().numpy(), cpu(x).tanh().numpy()
+    assert np.isnan(s[2]) and np.isnan(t[2])
+    assert (s[0], s[1], t[0], t[1]) == (1.0, 0.0, 1.0, -1.0)
+    assert t[5] == np.float32(1e-30) and np.signbit(t[4])
+    finite = np.isfinite(x)
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(s[finite], (1 / (1 + np.exp(-x[finite].astype(F64)))).astype(F32),
+                                   rtol=1e-6, atol=2.0 ** -149)
+    np.testing.assert_allclose(t[finite], np.tanh(x[finite].astype(F64)).astype(F32), rtol=1e-6)
+    dense = np.random.default_rng(2).uniform(-12, 12, size=200_000).astype(F32)
+    assert ulps(cpu(dense).tanh().numpy(), np.tanh(dense.astype(F64))).max() <= 4.0
+    assert ulps(cpu(dense).sigmoid().numpy(), 1 / (1 + np.exp(-dense.astype(F64)))).max() <= 4.0
+
+
+# ---- reductions ---------------------------------------------------------------------------
+
+REDUCE_LAYOUTS = {
+    "contiguous": lambda x: cpu(x),
+    "reversed_dims": lambda x: cpu(x.transpose(*reversed(range(x.ndim))).copy()).permute(*reversed(range(x.ndim))),
+    "stepped": lambda x: cpu(np.repeat(x, 2, axis=-1))[..., ::2],
+}
+
+
+def numpy_argextreme(x, dims, op):
+    """numpy's argmax/argmin over several dims: the row-major index within them."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    moved = np.transpose(x, kept + list(dims)).reshape([x.shape[d] for d in kept] + [-1])
+    return getattr(moved, op)(-1)
+
+
+def dims_of(ndim):
+    return [(d,) for d in range(ndim)] + [tuple(range(ndim))] + ([(0, 2)] if ndim == 3 else [])
+
+
+@pytest.mark.parametrize("shape", [(6, 37), (300, 257), (4, 9, 50), (20, 70, 60), (5, 3, 9000)])
+@pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
+@pytest.mark.parametrize("layout", REDUCE_LAYOUTS)
+def test_reductions_over_every_dim(layout, dtype, shape, threads):
+    values = np.round(sample(dtype, shape, seed=9) * 2) / 2        # coarse values: many ties
+    x = REDUCE_LAYOUTS[layout](values)
+    np.testing.assert_array_equal(x.numpy(), values)
+    for dims in dims_of(len(shape)):
+        dim = dims[0] if len(dims) == 1 else dims
+        np.testing.assert_allclose(x.sum(dim).numpy(), values.astype(F64).sum(axis=dims).astype(dtype),
+                                   rtol=1e-6 if dtype is F32 else 1e-12)
+        for op in ("max", "min"):
+            result = getattr(x, op)(dim)
+            np.testing.assert_array_equal(result.values.numpy(), getattr(values, op)(axis=dims))
+            np.testing.assert_array_equal(result.indices.numpy(), numpy_argextreme(values, dims, "arg" + op))
+    assert x.sum().item() == pytest.approx(values.astype(F64).sum(), rel=1e-6)
+    assert x.argmax().item() == values.argmax() and x.argmin().item() == values.argmin()
+    assert x.max().item() == values.max()
+
+
+def test_reduction_paths():
+    x = cpu(np.zeros((64, 32, 48), F32))
+    assert reduce_path(x, -1) == reduce_path(x, (1, 2)) == reduce_path(x) == "rows"
+    assert reduce_path(x, 0) == reduce_path(x, 1) == reduce_path(x, (0, 1)) == "columns"
+    assert reduce_path(x.permute(2, 1, 0), 0) == "rows"                 # contiguous in memory
+    assert reduce_path(x.permute(2, 1, 0), (1, 2)) == "columns"        # kept dim 0 has stride 1
+    assert reduce_path(x.permute(2, 1, 0), 2) == "strided"             # ...but is not the last kept
+    assert reduce_path(x[..., ::2], -1) == reduce_path(x[..., :8], 0) == "strided"
+
+
+def test_reductions_with_nan_propagate_it_like_numpy(threads):
+    for shape in [(7, 50), (3, 100_000), (1, 300_000), (300_000, 1)]:
+        values = sample(F32, shape, seed=10).copy()
+        values.flat[[5, values.size // 2, values.size - 3]] = np.nan
+        x = cpu(values)
+        for dim in (0, 1):
+            for op in ("max", "min"):
+                result = getattr(x, op)(dim)
+                np.testing.assert_array_equal(result.values.numpy(), getattr(values, op)(axis=dim))
+                np.testing.assert_array_equal(result.indices.numpy(), getattr(values, "arg" + op)(axis=dim))
+        assert np.isnan(x.max().item()) and x.argmax().item() == 5 and x.argmin().item() == 5
+
+
+def test_argmax_takes_the_first_of_equal_values(threads):
+    values = np.zeros((3, 200_000), F32)
+    values[:, [7, 150_000, 199_999]] = 1.0
+    x = cpu(values)
+    assert x.argmax(1).tolist() == [7, 7, 7] and x.argmin(1).tolist() == [0, 0, 0]
+    assert x.T.argmax(0).tolist() == [7, 7, 7]
+    assert cpu(values.ravel()).argmax().item() == 7
+
+
+def test_integer_reductions_stay_exact(threads):
+    values = np.arange(300_000, dtype=np.int64).reshape(600, 500) * (2**33 + 1)
+    x = cpu(values)
+    assert x.sum(0).tolist() == values.sum(0).tolist() and x.sum(1).tolist() == values.sum(1).tolist()
+    assert x.max(0).values.tolist() == values.max(0).tolist()
+    small = cpu(values.astype(np.int32) % 1000)
+    assert small.sum().item() == int((values.astype(np.int32) % 1000).sum())
+    assert small.min(1).indices.tolist() == (values.astype(np.int32) % 1000).argmin(1).tolist()
+
+
+def test_sums_of_nothing_are_zero():
+    assert cpu(np.zeros((0, 40), F32)).sum(0).tolist() == [0.0] * 40
+    assert cpu(np.zeros((40, 0), F32)).sum(1).tolist() == [0.0] * 40
+    assert cpu(np.zeros((0,), F64)).sum().item() == 0.0
+
+
+def test_float32_sum_of_16m_elements_is_accurate(threads):
+    values = np.random.default_rng(3).uniform(0, 1, size=1 << 24).astype(F32) + np.float32(100)
+    exact = values.astype(F64).sum()
+    assert cpu(values).sum().item() == pytest.approx(exact, rel=1e-6)
+    matrix = cpu(values.reshape(4096, 4096))
+    np.testing.assert_allclose(matrix.sum(0).numpy(), values.reshape(4096, 4096).astype(F64).sum(0), rtol=1e-6)
+    np.testing.assert_allclose(matrix.sum(1).numpy(), values.reshape(4096, 4096).astype(F64).sum(1), rtol=1e-6)
