@@ -8,7 +8,55 @@
  * double for both types, as stage2's python kernels do it; only the results are rounded.
  */
 #include <math.h>
+#include "parallel.h"
 #include "strided.h"
+#include "vmath.h"
+
+#define LANES 16        /* independent partial maxima and sums: a vector's worth, or two */
+
+/* Softmax over the last dimension of float rows (attention's scores, the common case),
+ * vectorized: the max and the sum each kept in LANES partial results (a loop-carried
+ * dependency on one variable would not vectorize), e^x from vmath.h's tg_expf, the row's
+ * sum finished in double. Within a few float ulps of the double-precision formula. */
+TG_SIMD static void softmax_row_f32(i64 size, const float *x, int log_softmax, float *out) {
+    float lane_max[LANES], lane_sum[LANES];
+    for (int l = 0; l < LANES; l++) lane_max[l] = -INFINITY, lane_sum[l] = 0;
+    i64 body = size / LANES * LANES;
+    for (i64 i = 0; i < body; i += LANES)
+        for (int l = 0; l < LANES; l++) lane_max[l] = x[i + l] > lane_max[l] ? x[i + l] : lane_max[l];
+    float m = -INFINITY;
+    for (int l = 0; l < LANES; l++) m = lane_max[l] > m ? lane_max[l] : m;
+    for (i64 i = body; i < size; i++) m = x[i] > m ? x[i] : m;
+    if (m == -INFINITY) m = 0;            /* an all -inf row: e^(x - 0) = 0, as the double path */
+    for (i64 i = 0; i < body; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            float e = tg_expf(x[i + l] - m);
+            out[i + l] = e;
+            lane_sum[l] += e;
+        }
+    double sum = 0;
+    for (int l = 0; l < LANES; l++) sum += lane_sum[l];
+    for (i64 i = body; i < size; i++) sum += out[i] = tg_expf(x[i] - m);
+    if (log_softmax) {
+        float shift = (float)(m + log(sum));
+        for (i64 i = 0; i < size; i++) out[i] = x[i] - shift;
+    } else {
+        float scale = (float)(1.0 / sum);
+        for (i64 i = 0; i < size; i++) out[i] *= scale;
+    }
+}
+
+/* The double version keeps the formula of softmax_t.h (libm's exp, one row at a time). */
+static void softmax_row_f64(i64 size, const double *x, int log_softmax, double *out);
 
 #define TEMPLATE "softmax_t.h"
 #include "instantiate_float.h"
+
+static void softmax_row_f64(i64 size, const double *x, int log_softmax, double *out) {
+    double m, log_sum;
+    row_stats_f64(x, size, 1, &m, &log_sum);
+    for (i64 i = 0; i < size; i++) {
+        double shifted = x[i] - m - log_sum;
+        out[i] = log_softmax ? shifted : exp(shifted);
+    }
+}

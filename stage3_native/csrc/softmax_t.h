@@ -13,6 +13,12 @@ static void FN(row_stats)(const T *x, i64 size, i64 step, double *max, double *l
 /* x viewed as (outer, size, inner), the softmax dimension in the middle: each of the
  * outer * inner rows is `size` elements `inner` apart. log != 0: log-softmax. */
 void FN(tg_softmax)(i64 outer, i64 size, i64 inner, const T *x, int log_softmax, T *out) {
+    if (inner == 1) {                     /* the last dimension: contiguous rows (softmax.c) */
+        #pragma omp parallel for schedule(static) if (outer * size >= TG_PARALLEL_MIN)
+        for (i64 o = 0; o < outer; o++)
+            FN(softmax_row)(size, x + o * size, log_softmax, out + o * size);
+        return;
+    }
     for (i64 o = 0; o < outer; o++)
         for (i64 k = 0; k < inner; k++) {
             const T *row = x + o * size * inner + k;
