@@ -94,9 +94,18 @@ def unary_reference(op, dtype, shape):
         return UNARY_REFERENCE[op](sample(dtype, shape).astype(F64))
 
 
-def check(result, reference, dtype):
+# float32 GELU and its derivative are computed in float (vmath.h's tg_phif): where x Phi(x)
+# is small, or Phi(x) + x phi(x) cancels, the relative error grows past 1e-6; they are held
+# to 1e-6 of values of order one instead, as the cpu-against-python tests hold every op.
+FLOAT_CANCELS = {"gelu", "gelu_grad"}
+
+
+def check(result, reference, dtype, op=None):
+    tolerance = TOLERANCE[dtype]
+    if dtype is F32 and op in FLOAT_CANCELS:
+        tolerance = dict(rtol=1e-6, atol=1e-6)
     with np.errstate(all="ignore"):
-        np.testing.assert_allclose(result.numpy(), reference.astype(dtype), **TOLERANCE[dtype])
+        np.testing.assert_allclose(result.numpy(), reference.astype(dtype), **tolerance)
     assert result.shape == reference.shape and result.numpy().dtype == dtype
 
 
@@ -119,7 +128,7 @@ def test_unary_ops_on_every_layout(layout, dtype, shape, threads):
     assert elementwise_path(x) == path
     for op in UNARY_REFERENCE:
         reference = unary_reference(op, dtype, shape)
-        check(unary(op, x), reference.reshape(x.shape), dtype)
+        check(unary(op, x), reference.reshape(x.shape), dtype, op)
 
 
 @pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
@@ -132,7 +141,7 @@ def test_unary_ops_on_expanded_values(dtype, shape, threads):
         assert elementwise_path(x) == path
         for op, reference in UNARY_REFERENCE.items():
             with np.errstate(all="ignore"):
-                check(unary(op, x), reference(values.astype(F64)), dtype)
+                check(unary(op, x), reference(values.astype(F64)), dtype, op)
 
 
 def test_unary_ops_on_zero_dimensional_and_empty_tensors():

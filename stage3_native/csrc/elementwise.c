@@ -181,8 +181,7 @@ static inline int64_t pow_int(int64_t a, int64_t b) {        /* by squaring; b <
 static inline double sigmoid(double x) {
     return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
 }
-/* gelu needs erf, which has no float version fast enough to matter: every type computes
- * it in double (exact GELU, x * Phi(x), PyTorch's default) */
+/* exact GELU, x * Phi(x) (PyTorch's default); float tensors use vmath.h's tg_geluf */
 static inline double gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
 static inline double gelu_grad(double x) {
     return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
@@ -194,6 +193,8 @@ static inline double gelu_grad(double x) {
 #define MATH_ABS(x) _Generic((x), float: fabsf, double: fabs, default: abs_int)(x)
 #define MATH_SIGMOID(x) _Generic((x), float: tg_sigmoidf, default: sigmoid)(x)
 #define MATH_TANH(x) _Generic((x), float: tg_tanhf, default: tanh)(x)
+#define MATH_GELU(x) _Generic((x), float: tg_geluf, default: gelu)(x)
+#define MATH_GELU_GRAD(x) _Generic((x), float: tg_gelu_gradf, default: gelu_grad)(x)
 #define MATH_DIV(a, b) _Generic((a), int64_t: div_int(a, b), default: (a) / (b))
 #define MATH_POW(a, b) _Generic((a), float: powf, double: pow, default: pow_int)(a, b)
 

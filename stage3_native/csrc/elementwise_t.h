@@ -23,9 +23,9 @@ TG_SIMD static void FN(unary_row)(int op, i64 n, const void *const *in, const in
     UNARY(RELU, v > 0 || v != v ? v : 0)       /* nan stays nan */
     UNARY(SIGMOID, MATH_SIGMOID(v))
     UNARY(TANH, MATH_TANH(v))
-    UNARY(GELU, gelu((double)v))
+    UNARY(GELU, MATH_GELU(v))
     UNARY(RELU_GRAD, v > 0 ? 1 : 0)
-    UNARY(GELU_GRAD, gelu_grad((double)v))
+    UNARY(GELU_GRAD, MATH_GELU_GRAD(v))
     UNARY(SIGN, (v > 0) - (v < 0))
     }
 #undef UNARY

@@ -64,4 +64,25 @@ TG_INLINE float tg_tanhf(float x) {
                                 + 1.33314422036e-1f) * z - 3.33332819422e-1f) * z);   /* keeps tanh(-0) = -0 */
     return a < 0.625f ? small : big;
 }
+/* Phi(x), the standard normal distribution function, erfc(-x / sqrt 2) / 2: GELU's
+ * x * Phi(x). erfc(z) for z >= 0 is t e^(-z^2 + P(t)) with t = 1 / (1 + z/2) and P a
+ * Chebyshev fit of degree 9 (Numerical Recipes' erfcc: relative error below 1.2e-7 for
+ * every z), so it vectorizes like tg_expf. For x < 0 the tail itself is the result, which
+ * keeps its relative accuracy far out; for x >= 0 it is 1 - the tail. */
+TG_INLINE float tg_phif(float x) {
+    float z = (x < 0 ? -x : x) * 0.70710678118654752f;
+    float t = 1.0f / (1.0f + 0.5f * z);
+    float half_x2 = 0.5f * x * x;           /* z^2 from x: one rounding fewer than z * z */
+    float p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
+              + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f
+              + t * (-0.82215223f + t * 0.17087277f))))))));
+    float tail = 0.5f * t * tg_expf(p - half_x2);            /* Phi(-|x|) */
+    return x < 0 ? tail : 1.0f - tail;
+}
+
+/* GELU (exact, PyTorch's default) and its derivative Phi(x) + x phi(x) */
+TG_INLINE float tg_geluf(float x) { return x * tg_phif(x); }
+TG_INLINE float tg_gelu_gradf(float x) {
+    return tg_phif(x) + x * 0.39894228040143268f * tg_expf(-0.5f * x * x);
+}
 #endif
