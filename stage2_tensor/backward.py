@@ -76,7 +76,8 @@ def _count_consumers(root_fn):
 
 
 def _accumulate(t, g):
-    g = g.detach()
+    if g.requires_grad:                   # backward runs under no_grad: only a given gradient
+        g = g.detach()
     if g.dtype is not t.dtype:
         g = g.to(dtype=t.dtype)
     t.grad = g if t.grad is None else t.grad + g

@@ -58,10 +58,8 @@ class Linear(GradientFunction):
                              f"and bias of shape {bias.shape} do not fit; expected weight "
                              f"(out_features, {x.shape[-1] if x.shape else 'in_features'}) and bias (out_features,)")
         self.save_for_backward(x, weight)
-        rows = self.rows(x)
-        out = x.launch("matmul", rows.as_view(), _transposed(weight).as_view(), x.dtype,
-                       bias.as_view(), shape=(rows.shape[0], weight.shape[0]), dtype=x.dtype)
-        return out.view_of(x.shape[:-1] + weight.shape[:1], None, 0)
+        out = _product(self.rows(x), _transposed(weight), bias)
+        return out if x.ndim == 2 else out.view_of(x.shape[:-1] + weight.shape[:1], None, 0)
 
     @staticmethod
     def rows(t):
@@ -74,14 +72,27 @@ class Linear(GradientFunction):
     def backward(self, grad):
         x, weight = self.saved_tensors
         g = self.rows(grad)
-        dx = g.matmul(weight).reshape(*x.shape) if self.needs_input_grad[0] else None
-        dw = g.matmul(self.rows(x), transpose_a=True) if self.needs_input_grad[1] else None
-        db = g.sum(0) if self.needs_input_grad[2] else None
+        dx = dw = db = None
+        if self.needs_input_grad[0]:
+            dx = _product(g, weight)
+            dx = dx if x.ndim == 2 else dx.view_of(x.shape, None, 0)
+        if self.needs_input_grad[1]:
+            dw = _product(_transposed(g), self.rows(x))
+        if self.needs_input_grad[2]:
+            db = g.launch("reduce", "sum", g.as_view(), (0,), g.dtype, shape=weight.shape[:1], dtype=g.dtype)
         return dx, dw, db
 
 
 def _transposed(m):
     return m.view_of(m.shape[::-1], m.strides[::-1], m.offset)
+
+
+def _product(a, b, bias=None):
+    """a @ b (+ bias on every row) for matrices, straight from the device's matmul kernel:
+    Linear records its own gradient, so the product needs no GradientFunction of its own."""
+    extra = () if bias is None else (bias.as_view(),)
+    return a.launch("matmul", a.as_view(), b.as_view(), a.dtype, *extra,
+                    shape=(a.shape[0], b.shape[1]), dtype=a.dtype)
 
 
 def dropout(x, p=0.5, training=True):
