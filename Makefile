@@ -35,6 +35,8 @@ bench: setup
 	$(PY) benchmarks/stage3_native.py
 	$(PY) benchmarks/training.py
 	$(PY) benchmarks/gemm.py
+	$(PY) benchmarks/elementwise.py
+	$(PY) benchmarks/overhead.py
 
 setup: $(STAMP) dot
 
