@@ -29,7 +29,8 @@ FIGURES = {
     "03_scalar_autograd": ["upstream-local-gradient.svg", "chain_graph.svg",
                            "bobnet_loss.png", "bobnet_graph.svg"],
     "04_tensor_autograd": ["opgraph_1.png"],
-    "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg"],
+    "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
+                         "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
 }
 
 
