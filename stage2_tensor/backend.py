@@ -42,9 +42,9 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        loss_i = -log softmax(logits_i)[targets[i]], the N
                                        losses or ("sum", "mean") their reduction to one
                                        value; a target out of range raises bad_target(...)
-    cross_entropy_backward(probs, targets, scale, dtype)
+    cross_entropy_backward(probs, targets, scale, factor, dtype)
                                        its gradient: (probs - onehot(targets)) * scale[i]
-                                       for row i (scale: a view of N values)
+                                       * factor for row i (scale: a view of N values)
     layer_norm(x, weight, bias, eps, dtype)
                                        each row of x (its last dimension, n values) to
                                        (x - mean) * rstd * weight + bias, rstd = 1 /

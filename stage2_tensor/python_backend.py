@@ -221,13 +221,13 @@ class PythonBackend(Backend):
             losses = [cast(sum(losses) / n if reduction == "mean" else sum(losses))]
         return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs)
 
-    def cross_entropy_backward(self, probs, targets, scale, dtype):
-        """(probs - onehot(targets)) * scale[i] for each row i."""
+    def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
+        """(probs - onehot(targets)) * scale[i] * factor for each row i."""
         n, c = probs.shape
         pbuf, sbuf, cast = probs.buffer, scale.buffer, dtype.cast
         out = []
         for i, (tp, sp) in enumerate(zip(positions(targets), positions(scale))):
-            target, s = targets.buffer[tp], sbuf[sp]
+            target, s = targets.buffer[tp], sbuf[sp] * factor
             out.extend(cast((pbuf[probs.offset + i * probs.strides[0] + j * probs.strides[1]]
                              - (j == target)) * s) for j in range(c))
         return array.array(dtype.typecode, out)

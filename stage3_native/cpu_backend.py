@@ -328,15 +328,15 @@ class CpuBackend(Backend):
             raise backend.bad_target(bad, target_ids[bad], c)
         return losses, probs
 
-    def cross_entropy_backward(self, probs, targets, scale, dtype):
+    def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
         if dtype not in FLOATS:
-            return self._on_python("cross_entropy_backward", (probs, targets, scale, dtype), dtype)
+            return self._on_python("cross_entropy_backward", (probs, targets, scale, factor, dtype), dtype)
         n, c = probs.shape
         out = allocate(n * c, dtype)
         scale_step = scale.strides[0] if n > 1 else 0
         kernel("cross_entropy_backward", dtype)(n, c, self._dense(probs, dtype),
                                                 self._dense(targets, dtypes.int64),
-                                                scale.buffer + scale.offset, scale_step, out)
+                                                scale.buffer + scale.offset, scale_step, factor, out)
         return out
 
     def _update_in_place(self, name, groups, *settings):

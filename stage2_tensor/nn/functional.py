@@ -216,11 +216,10 @@ class CrossEntropy(GradientFunction):
     def backward(self, grad):
         probs, target = self.saved_tensors
         n = probs.shape[0]
-        if self.reduction == "mean":
-            grad = grad / n
+        factor = 1 / n if self.reduction == "mean" else 1.0
         scale = grad.broadcast_view((n,))              # one upstream value per row
         out = backends.launch(probs.device, "cross_entropy_backward", probs.as_view(),
-                              target.as_view(), scale, probs.dtype, out_dtype=probs.dtype)
+                              target.as_view(), scale, factor, probs.dtype, out_dtype=probs.dtype)
         return Tensor.from_buffer(out, probs.shape, probs.dtype, probs.device), None
 
 

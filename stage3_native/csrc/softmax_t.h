@@ -55,12 +55,12 @@ i64 FN(tg_cross_entropy)(i64 n, i64 c, const T *logits, const i64 *targets, int 
 }
 
 /* The gradient of cross-entropy with respect to the logits: (probs - onehot(targets)) *
- * scale, row i scaled by scale[i * scale_step] (the upstream gradient: one value per row,
- * or one for all with scale_step 0, already divided by n for the mean). */
+ * scale[i * scale_step] * factor for row i (the upstream gradient: one value per row, or
+ * one for all with scale_step 0; factor 1/n for the mean, else 1). */
 void FN(tg_cross_entropy_backward)(i64 n, i64 c, const T *probs, const i64 *targets,
-                                   const T *scale, i64 scale_step, T *out) {
+                                   const T *scale, i64 scale_step, double factor, T *out) {
     for (i64 i = 0; i < n; i++) {
-        double s = (double)scale[i * scale_step];
+        double s = (double)scale[i * scale_step] * factor;
         for (i64 j = 0; j < c; j++)
             out[i * c + j] = (T)(((double)probs[i * c + j] - (j == targets[i])) * s);
     }

@@ -94,13 +94,13 @@ double tg_gemm_peak_gflops(void);    /* one core's FMA peak at that kernel's wid
  * inner), along the middle dimension; cross-entropy of contiguous logits (n, c) against n
  * class indices: the losses (reduction 0 none, 1 sum, 2 mean) and the softmax probabilities
  * (n * c), returning the position of the first target out of range or -1; and its
- * gradient with respect to the logits, each row scaled by scale[i * scale_step] */
+ * gradient with respect to the logits, row i scaled by scale[i * scale_step] * factor */
 #define TG_SOFTMAX(T, S) \
     void tg_softmax_##S(i64 outer, i64 size, i64 inner, const T *x, int log, T *out); \
     i64 tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
                              int reduction, T *losses, T *probs); \
     void tg_cross_entropy_backward_##S(i64 n, i64 c, const T *probs, const i64 *targets, \
-                                       const T *scale, i64 scale_step, T *out);
+                                       const T *scale, i64 scale_step, double factor, T *out);
 TG_SOFTMAX(float, f32)
 TG_SOFTMAX(double, f64)
 
