@@ -10,10 +10,7 @@ kernel), importing rebuilds it first; if the compiler fails, the ImportError sho
 the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 
 Kernels use TRACEGRAD_NUM_THREADS threads (default: every core); ``set_num_threads``
-changes it at run time. Idle kernel threads sleep (OMP_WAIT_POLICY=passive, unless set
-otherwise) rather than spin: on cores that other programs keep busy, a spinning thread holds
-the core the thread it waits for needs, and a threaded add took 30x longer than on one
-thread (measured); sleeping costs a wake-up (0.02 to 0.3 ms here) per threaded call.
+changes it at run time.
 """
 import os
 import subprocess
@@ -49,7 +46,6 @@ def _build():
 if not os.environ.get(_BUILDING):
     if _needs_build():
         _build()
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")    # read when the library loads
     from stage2_tensor import backend as _backend
 
     from .cpu_backend import CpuBackend, get_num_threads, set_num_threads

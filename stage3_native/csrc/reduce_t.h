@@ -276,7 +276,7 @@ static void FN(reduce_columns)(const Plan *p, int op, const T *x, W *vals, i64 *
             return;
         }
     }
-    #pragma omp parallel for schedule(dynamic, 1) if (parallel)
+    #pragma omp parallel for schedule(static) if (parallel)
     for (i64 w = 0; w < items * parts; w++) {
         i64 item = w / parts, part = w % parts, r = item / tiles, j0 = item % tiles * TG_TILE;
         i64 len = m - j0 < TG_TILE ? m - j0 : TG_TILE, o = r * m + j0;
