@@ -1,62 +1,51 @@
 /* Include the kernel template named by TEMPLATE once per dtype: inside it, T is the element
- * type, FN(name) gives name_<suffix> (FN(tg_unary) -> tg_unary_f32), and W is the type the
- * arithmetic is done in: int64_t for the integer types (exact, even beyond 2^53), double for
- * the floating-point ones; WIDE(name) picks the matching op function, name_int or name_real.
- * C is the type a vectorized kernel computes in: W, except float for float32, whose SIMD
- * registers hold twice as many floats as doubles (and float arithmetic on float32 inputs
- * rounds + - * / exactly as double arithmetic rounded back to float would). */
+ * type, FN(name) gives name_<suffix> (FN(tg_unary) -> tg_unary_f32), W the wide type sums
+ * accumulate in: int64_t for the integer types (exact, even beyond 2^53), double for the
+ * floating-point ones. C is the type vectorized kernels compute in: W, except float for
+ * float32, whose SIMD registers hold twice as many floats as doubles (and float arithmetic
+ * on float32 inputs rounds + - * / exactly as double arithmetic rounded back to float). */
 #define T uint8_t
 #define FN(name) name##_u8
 #define W int64_t
-#define WIDE(name) name##_int
 #define C int64_t
 #include TEMPLATE
 #undef T
 #undef FN
 #undef W
-#undef WIDE
 #undef C
 #define T int32_t
 #define FN(name) name##_i32
 #define W int64_t
-#define WIDE(name) name##_int
 #define C int64_t
 #include TEMPLATE
 #undef T
 #undef FN
 #undef W
-#undef WIDE
 #undef C
 #define T int64_t
 #define FN(name) name##_i64
 #define W int64_t
-#define WIDE(name) name##_int
 #define C int64_t
 #include TEMPLATE
 #undef T
 #undef FN
 #undef W
-#undef WIDE
 #undef C
 #define T float
 #define FN(name) name##_f32
 #define W double
-#define WIDE(name) name##_real
 #define C float
 #include TEMPLATE
 #undef T
 #undef FN
 #undef W
-#undef WIDE
 #undef C
 #define T double
 #define FN(name) name##_f64
 #define W double
-#define WIDE(name) name##_real
 #define C W
 #include TEMPLATE
 #undef T
 #undef FN
 #undef W
-#undef WIDE
 #undef C
