@@ -24,14 +24,6 @@ F32, F64 = np.float32, np.float64
 TOLERANCE = {F32: dict(rtol=1e-6, atol=1e-37), F64: dict(rtol=1e-13, atol=1e-300)}
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    before = stage3_native.get_num_threads()
-    stage3_native.set_num_threads(request.param)
-    yield request.param
-    stage3_native.set_num_threads(before)
-
-
 def cpu(array):
     return tg.from_numpy(np.array(array, order="C"), device="cpu")     # a copy, 0-d stays 0-d
 

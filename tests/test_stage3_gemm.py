@@ -47,14 +47,6 @@ SMALL_SHAPES = [(1, 1, 1), (1, 7, 3), (3, 1, 7), (2, 5, 9), (6, 16, 8), (10, 31,
 BLOCK_SHAPES = [(310, 80, 200), (40, 520, 210), (29, 33, 600), (7, 4100, 9), (13, 4100, 100)]
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    before = stage3_native.get_num_threads()
-    stage3_native.set_num_threads(request.param)
-    yield request.param
-    stage3_native.set_num_threads(before)
-
-
 @pytest.fixture(params=KERNELS)
 def kernel(request):
     before = cpu_backend.gemm_kernel()

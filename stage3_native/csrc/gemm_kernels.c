@@ -43,20 +43,7 @@ static const char *const KIND_NAMES[N_KINDS] = {"generic", "avx2", "avx512"};
 #define MR 6
 #define NR 16
 #define KERNEL avx2_kernel_f32
-#include "gemm_simd_t.h"
-#undef T
-#undef VEC
-#undef VLEN
-#undef MR
-#undef NR
-#undef KERNEL
-#undef VZERO
-#undef VLOAD
-#undef VLOADU
-#undef VSTOREU
-#undef VBCAST
-#undef VFMA
-#undef VADD
+#include "gemm_simd_t.h"      /* which #undefs its parameters */
 
 #define VZERO() _mm256_setzero_pd()
 #define VLOAD(p) _mm256_load_pd(p)
@@ -71,21 +58,8 @@ static const char *const KIND_NAMES[N_KINDS] = {"generic", "avx2", "avx512"};
 #define MR 6
 #define NR 8
 #define KERNEL avx2_kernel_f64
-#include "gemm_simd_t.h"
-#undef T
-#undef VEC
-#undef VLEN
-#undef MR
-#undef NR
-#undef KERNEL
-#undef VZERO
-#undef VLOAD
-#undef VLOADU
-#undef VSTOREU
-#undef VBCAST
-#undef VFMA
-#undef VADD
-#undef TARGET
+#include "gemm_simd_t.h"      /* which #undefs its parameters */
+#undef TARGET                   /* this instruction set's two types are done */
 
 /* ---- AVX-512F: 32 zmm registers of 16 floats (8 doubles) -----------------------------
  * 14 x 32 floats: 14 rows x 2 vectors = 28 accumulators, 2 for the B row, 1 broadcast: 31. */
@@ -103,20 +77,7 @@ static const char *const KIND_NAMES[N_KINDS] = {"generic", "avx2", "avx512"};
 #define MR 14
 #define NR 32
 #define KERNEL avx512_kernel_f32
-#include "gemm_simd_t.h"
-#undef T
-#undef VEC
-#undef VLEN
-#undef MR
-#undef NR
-#undef KERNEL
-#undef VZERO
-#undef VLOAD
-#undef VLOADU
-#undef VSTOREU
-#undef VBCAST
-#undef VFMA
-#undef VADD
+#include "gemm_simd_t.h"      /* which #undefs its parameters */
 
 #define VZERO() _mm512_setzero_pd()
 #define VLOAD(p) _mm512_load_pd(p)
@@ -131,21 +92,8 @@ static const char *const KIND_NAMES[N_KINDS] = {"generic", "avx2", "avx512"};
 #define MR 14
 #define NR 16
 #define KERNEL avx512_kernel_f64
-#include "gemm_simd_t.h"
-#undef T
-#undef VEC
-#undef VLEN
-#undef MR
-#undef NR
-#undef KERNEL
-#undef VZERO
-#undef VLOAD
-#undef VLOADU
-#undef VSTOREU
-#undef VBCAST
-#undef VFMA
-#undef VADD
-#undef TARGET
+#include "gemm_simd_t.h"      /* which #undefs its parameters */
+#undef TARGET                   /* this instruction set's two types are done */
 #endif /* TG_GEMM_X86 */
 
 #ifdef TG_GEMM_X86

@@ -87,3 +87,18 @@ TARGET static void NAMED(KERNEL, _rows)(int rows, i64 kc, const T *restrict a,
 #undef COLS
 #undef CONCAT
 #undef NAMED
+/* The parameters, so that the next instantiation can define them afresh (TARGET is
+ * shared by an instruction set's two types: gemm_kernels.c undefines it). */
+#undef T
+#undef VEC
+#undef VLEN
+#undef MR
+#undef NR
+#undef KERNEL
+#undef VZERO
+#undef VLOAD
+#undef VLOADU
+#undef VSTOREU
+#undef VBCAST
+#undef VFMA
+#undef VADD
