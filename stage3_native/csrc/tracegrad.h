@@ -40,7 +40,7 @@ int tg_elementwise_path(int ndim, const i64 *shape, int n_in, const i64 *strides
 int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides,
                    int n_inner, const i64 *inner_shape, const i64 *inner_strides);
 
-/* elementwise.c, reduce.c, index.c: one version per dtype suffix u8 i32 i64 f32 f64; W is
+/* elementwise.c, reduce.c: one version per dtype suffix u8 i32 i64 f32 f64; W is
  * the type reductions accumulate in (int64_t for integer dtypes, double for floating point) */
 #define TG_ELEMENTWISE(T, W, S) \
     void tg_unary_##S(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out); \
@@ -55,9 +55,7 @@ int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides
                        const T *x, i64 xo, W *out); \
     void tg_argreduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
                           int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
-                          const T *x, i64 xo, i64 *out); \
-    void tg_index_add_##S(int ndim, const i64 *shape, int dim, const i64 *index, i64 n_index, \
-                          const T *src, const i64 *ss, i64 so, T *out);
+                          const T *x, i64 xo, i64 *out);
 TG_ELEMENTWISE(uint8_t, int64_t, u8)
 TG_ELEMENTWISE(int32_t, int64_t, i32)
 TG_ELEMENTWISE(int64_t, int64_t, i64)
