@@ -147,18 +147,10 @@ def log_fallback(op, backend_name):
         log.warning("op %s not found in backend %s, falling back to python", op, backend_name)
 
 
-def kernel(backend, name):
-    """The backend's kernel `name`, or None (after logging once) when it has none."""
-    if backend.has(name):
-        return getattr(backend, name)
-    log_fallback(name, backend.name)
-    return None
-
-
 def launch(device, name, *args, out_dtype=None):
     """Run kernel `name` of `device`'s backend on `args` (Views and plain values); a backend
     without it runs the python backend's instead (see ``on_python``)."""
-    be = _BACKENDS.get(device) or get(device)
+    be = get(device)
     fn = getattr(be, name, None)
     if fn is not None:
         return fn(*args)

@@ -34,7 +34,6 @@ static Block *small_free[N_SMALL];        /* one list per power of two */
 static Block *large_free[N_LARGE];        /* one list per large size seen (sizes below) */
 static size_t large_size[N_LARGE];
 static size_t cached_bytes;
-static i64 n_handed_out, n_fresh;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int small_class(size_t n) {        /* smallest c with 64 << c >= n */
@@ -71,8 +70,6 @@ void *tg_alloc(size_t nbytes) {
     pthread_mutex_lock(&lock);
     Block **list = free_list(size, 0), *b = list ? *list : NULL;
     if (b) { *list = b->next; cached_bytes -= size; }
-    n_handed_out++;
-    n_fresh += b == NULL;
     pthread_mutex_unlock(&lock);
     if (b == NULL && (b = from_system(size)) == NULL) return NULL;
     b->size = size;
@@ -87,14 +84,6 @@ void tg_free(void *p) {
     if (list) { b->next = *list; *list = b; cached_bytes += b->size; }
     pthread_mutex_unlock(&lock);
     if (list == NULL) free(b);
-}
-
-void tg_alloc_stats(i64 *stats) {
-    pthread_mutex_lock(&lock);
-    stats[0] = n_handed_out;
-    stats[1] = n_fresh;
-    stats[2] = (i64)cached_bytes;
-    pthread_mutex_unlock(&lock);
 }
 
 void tg_alloc_trim(void) {

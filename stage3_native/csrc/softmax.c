@@ -46,17 +46,8 @@ TG_SIMD static void softmax_row_f32(i64 size, const float *x, int log_softmax, f
     }
 }
 
-/* The double version keeps the formula of softmax_t.h (libm's exp, one row at a time). */
-static void softmax_row_f64(i64 size, const double *x, int log_softmax, double *out);
+/* Double rows keep softmax_t.h's formula (libm's exp), as any other row. */
+#define softmax_row_f64(size, x, log_softmax, out) strided_row_f64(x, size, 1, log_softmax, out)
 
 #define TEMPLATE "softmax_t.h"
 #include "instantiate_float.h"
-
-static void softmax_row_f64(i64 size, const double *x, int log_softmax, double *out) {
-    double m, log_sum;
-    row_stats_f64(x, size, 1, &m, &log_sum);
-    for (i64 i = 0; i < size; i++) {
-        double shifted = x[i] - m - log_sum;
-        out[i] = log_softmax ? shifted : exp(shifted);
-    }
-}

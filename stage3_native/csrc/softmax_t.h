@@ -10,6 +10,16 @@ static void FN(row_stats)(const T *x, i64 size, i64 step, double *max, double *l
     *log_sum = log(sum);
 }
 
+/* softmax (log-softmax when log_softmax) of `size` elements `step` apart, into dst */
+static void FN(strided_row)(const T *row, i64 size, i64 step, int log_softmax, T *dst) {
+    double m, log_sum;
+    FN(row_stats)(row, size, step, &m, &log_sum);
+    for (i64 i = 0; i < size; i++) {
+        double shifted = (double)row[i * step] - m - log_sum;           /* log-softmax */
+        dst[i * step] = (T)(log_softmax ? shifted : exp(shifted));
+    }
+}
+
 /* x viewed as (outer, size, inner), the softmax dimension in the middle: each of the
  * outer * inner rows is `size` elements `inner` apart. log != 0: log-softmax. */
 void FN(tg_softmax)(i64 outer, i64 size, i64 inner, const T *x, int log_softmax, T *out) {
@@ -20,16 +30,8 @@ void FN(tg_softmax)(i64 outer, i64 size, i64 inner, const T *x, int log_softmax,
         return;
     }
     for (i64 o = 0; o < outer; o++)
-        for (i64 k = 0; k < inner; k++) {
-            const T *row = x + o * size * inner + k;
-            T *dst = out + o * size * inner + k;
-            double m, log_sum;
-            FN(row_stats)(row, size, inner, &m, &log_sum);
-            for (i64 i = 0; i < size; i++) {
-                double shifted = (double)row[i * inner] - m - log_sum;     /* log-softmax */
-                dst[i * inner] = (T)(log_softmax ? shifted : exp(shifted));
-            }
-        }
+        for (i64 k = 0; k < inner; k++)
+            FN(strided_row)(x + o * size * inner + k, size, inner, log_softmax, out + o * size * inner + k);
 }
 
 /* logits (n, c), targets n class indices: loss_i = -log softmax(logits_i)[targets[i]],

@@ -19,10 +19,9 @@ void tg_set_num_threads(int n);
 int tg_num_threads(void);
 
 /* alloc.c: the caching allocator behind every cpu buffer (uninitialized memory; tg_free
- * keeps blocks for reuse, large ones on huge pages) and its statistics */
+ * keeps blocks for reuse, large ones on huge pages) */
 void *tg_alloc(size_t nbytes);
 void tg_free(void *p);
-void tg_alloc_stats(i64 *stats);     /* [blocks handed out, fresh from the OS, cached bytes] */
 void tg_alloc_trim(void);            /* give every cached block back to the OS */
 
 /* copy.c: strided copy with dtype conversion (contiguous(), write(), casts) */
