@@ -19,6 +19,7 @@ STAGE = {
     "02_neural_networks": "stage2",
     "03_scalar_autograd": "stage1",
     "04_tensor_autograd": "stage2",
+    "05_mnist_optimizers": "stage4",
     "06_native_engine": "stage3",
 }
 
@@ -29,6 +30,9 @@ FIGURES = {
     "03_scalar_autograd": ["upstream-local-gradient.svg", "chain_graph.svg",
                            "bobnet_loss.png", "bobnet_graph.svg"],
     "04_tensor_autograd": ["opgraph_1.png"],
+    "05_mnist_optimizers": ["mnist_net.png", "mnist_loss_sgd_avg.png", "mnist_loss_sgd_no_average.png",
+                            "mnist_loss_with_momentum.png", "mnist_loss_with_rmsprop.png",
+                            "mnist_loss_with_adam.png", "mnist_inference_screenshot.png"],
     "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
 }

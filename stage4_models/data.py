@@ -1,0 +1,106 @@
+"""Finding the data files the models train on (MNIST, names, GPT-2's tokenizer files,
+tiny-shakespeare), shared by every stage4 program.
+
+A file ``folder/name`` is looked for, in this order, in
+
+1. ``$TRACEGRAD_DATA/folder/name`` (the Makefile points it at ``../shared/data``),
+2. ``~/.cache/tracegrad/folder/name``,
+
+and only when it is in neither is it downloaded from its public original into the cache,
+checked against its SHA-256 (a wrong or cut-off download is deleted, never used) and then
+used. Offline, the error names the missing files and the variable that would find them.
+"""
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+VARIABLE = "TRACEGRAD_DATA"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a dataset: where it lives under a data folder, where to download it
+    from (mirrors, tried in order) and its SHA-256."""
+    folder: str
+    name: str
+    urls: tuple
+    sha256: str
+
+    @property
+    def relative(self):
+        return Path(self.folder) / self.name
+
+
+def cache_dir():
+    return Path.home() / ".cache" / "tracegrad"
+
+
+def search_dirs():
+    """The folders looked in, in order: $TRACEGRAD_DATA (when set), then the cache."""
+    dirs = [Path(os.environ[VARIABLE]).expanduser()] if os.environ.get(VARIABLE) else []
+    return dirs + [cache_dir()]
+
+
+def locate(file):
+    """The path of an existing copy of ``file``, or None."""
+    for base in search_dirs():
+        path = base / file.relative
+        if path.is_file():
+            return path
+    return None
+
+
+def fetch(files, download=True):
+    """Paths of every file in ``files``, downloading the missing ones into the cache.
+    Raises FileNotFoundError naming each file that could be neither found nor downloaded."""
+    paths, missing = [], []
+    for f in files:
+        path = locate(f)
+        if path is None and download:
+            path = _download(f)
+        paths.append(path)
+        if path is None:
+            missing.append(f)
+    if missing:
+        names = ", ".join(str(f.relative) for f in missing)
+        looked = " and ".join(str(d) for d in search_dirs())
+        raise FileNotFoundError(
+            f"data file(s) not found: {names} (looked in {looked}) and the download from "
+            f"{missing[0].urls[0]} failed. Set {VARIABLE} to a folder that holds "
+            f"{missing[0].relative}, or put the file(s) in {cache_dir()}.")
+    return paths
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _download(file):
+    """Download ``file`` into the cache (temp file, checksum, rename); its path, or None
+    when no mirror could be reached or none gave the right bytes."""
+    target = cache_dir() / file.relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for url in file.urls:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{file.name}.")
+        print(f"downloading {file.relative} from {url}", file=sys.stderr)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as response:
+                shutil.copyfileobj(response, out)
+            if sha256_of(tmp) == file.sha256:
+                os.replace(tmp, target)
+                return target
+        except OSError:                  # offline, refused, timed out: try the next mirror
+            pass
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return None

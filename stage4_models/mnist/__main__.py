@@ -1,0 +1,106 @@
+"""The MNIST program (thesis, "Mnist Training Example"):
+
+    python -m stage4_models.mnist train --optim sgd|momentum|rmsprop|adam --steps N --batch 32
+                                        --lr LR --device cpu|python|cuda --seed S --out runs/NAME
+    python -m stage4_models.mnist evaluate --checkpoint runs/NAME/checkpoint.tg
+    python -m stage4_models.mnist predict --checkpoint runs/NAME/checkpoint.tg IMAGE.png
+    python -m stage4_models.mnist table [--seeds 3] [--steps 60000]
+
+``train`` shows a progress bar, writes runs/NAME/loss.csv (the loss of every step),
+checkpoint.tg and summary.json, and prints one line: wall time, examples/s, test accuracy.
+``table`` runs the thesis's four optimizers and writes chapters/logs/mnist_results.json.
+"""
+import argparse
+import sys
+
+import numpy as np
+
+from . import data
+from .predict import predict, read_image, to_mnist
+from .table import OPTIMIZERS, reproduce
+from .training import THESIS, Config, evaluate, load_checkpoint, save_run, summary_line, train
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m stage4_models.mnist", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    t = commands.add_parser("train", help="train MnistNet, write its log, checkpoint and summary")
+    t.add_argument("--optim", choices=sorted(THESIS), default="sgd")
+    t.add_argument("--steps", type=int, default=60000)
+    t.add_argument("--batch", type=int, default=32)
+    t.add_argument("--lr", type=float, default=None, help="default: the thesis's rate for --optim")
+    t.add_argument("--device", default="cpu", help="cpu (C kernels), python (pure Python, slow) or cuda")
+    t.add_argument("--seed", type=int, default=123)
+    t.add_argument("--loss", choices=("thesis", "cross_entropy"), default="thesis")
+    t.add_argument("--subset", type=int, default=None, help="train on the first N training images")
+    t.add_argument("--test-limit", type=int, default=None, help="test on the first N test images")
+    t.add_argument("--out", default=None, help="folder for loss.csv, checkpoint.tg, summary.json "
+                                                "(default runs/OPTIM)")
+
+    e = commands.add_parser("evaluate", help="test accuracy of a checkpoint")
+    e.add_argument("--checkpoint", required=True)
+    e.add_argument("--device", default="cpu")
+
+    p = commands.add_parser("predict", help="classify a digit in an image file")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("image", help="a PNG: 28x28 grey, or any size (resized as MNIST was)")
+    p.add_argument("--device", default="cpu")
+
+    s = commands.add_parser("table", help="reproduce the thesis's optimizer table")
+    s.add_argument("--seeds", type=int, default=3, help="seeds per optimizer (123, 124, ...)")
+    s.add_argument("--steps", type=int, default=60000)
+    s.add_argument("--device", default="cpu")
+    s.add_argument("--optim", nargs="+", choices=OPTIMIZERS, default=list(OPTIMIZERS))
+
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def run_train(args):
+    config = Config(optim=args.optim, steps=args.steps, batch=args.batch, lr=args.lr,
+                    device=args.device, seed=args.seed, loss=args.loss, subset=args.subset)
+    result = train(config, test_limit=args.test_limit)
+    out = args.out or f"runs/{args.optim}"
+    save_run(result, config, out)
+    print(summary_line(result, config))
+    print(f"wrote {out}/loss.csv, {out}/checkpoint.tg, {out}/summary.json")
+    return 0
+
+
+def run_evaluate(args):
+    model, config = load_checkpoint(args.checkpoint, args.device)
+    images, labels = data.load("test")
+    result = evaluate(model, images, labels)
+    print(f"{args.checkpoint} ({config['optim']}, {config['steps']} steps): test accuracy "
+          f"{result['accuracy']:.4f} on {len(images)} images")
+    return 0
+
+
+def run_predict(args):
+    model, _ = load_checkpoint(args.checkpoint, args.device)
+    probs = predict(model, to_mnist(read_image(args.image)))
+    digit = int(np.argmax(probs))
+    print(f"{args.image}: digit {digit} (probability {probs[digit]:.3f})")
+    print("probabilities: " + "  ".join(f"{d}: {p:.3f}" for d, p in enumerate(probs)))
+    return 0
+
+
+def run_table(args):
+    table, _ = reproduce(seeds=tuple(123 + i for i in range(args.seeds)), steps=args.steps,
+                         device=args.device, optimizers=args.optim)
+    for name, row in table.items():
+        print(f"{name:9s} accuracy {row['accuracy']:.4f} (thesis {row['thesis_accuracy']:.4f}, "
+              f"{row['difference_points']:+.2f} points) over seeds {row['seeds']}; "
+              f"median {row['wall_seconds']:.1f} s, {row['examples_per_second']:,} examples/s")
+    return 0
+
+
+COMMANDS = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict, "table": run_table}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,342 @@
+"""stage4's MNIST program (stage4_models/mnist): the IDX reader on files written here, the
+data lookup, mini-batches, the thesis's loss and each optimizer's first steps against
+numpy, a short training run on the shared data, checkpoints, and predicting from a PNG."""
+import gzip
+import json
+import os
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage4_models.data as datafiles
+from stage4_models.mnist import __main__ as cli
+from stage4_models.mnist import data, idx, predict
+from stage4_models.mnist.model import MnistNet, thesis_loss
+from stage4_models.mnist.training import Config, evaluate, load_checkpoint, make_optimizer, train
+
+pytestmark = pytest.mark.stage4
+
+
+# ---- the IDX format ----------------------------------------------------------------------
+def idx_bytes(array, code=0x08):
+    header = bytes([0, 0, code, array.ndim]) + b"".join(int(n).to_bytes(4, "big") for n in array.shape)
+    return header + array.astype(">u1" if code == 0x08 else ">i4").tobytes()
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["raw", "gzip"])
+def test_idx_reads_what_was_written(tmp_path, gz):
+    images = np.random.default_rng(0).integers(0, 256, size=(5, 28, 28), dtype=np.uint8)
+    path = tmp_path / ("images.gz" if gz else "images")
+    (gzip.open if gz else open)(path, "wb").write(idx_bytes(images))
+    out = idx.read_idx(path, expect_magic=2051)
+    assert out.shape == (5, 28, 28) and out.dtype == np.uint8
+    np.testing.assert_array_equal(out, images)
+
+
+def test_idx_round_trip_of_write_idx_with_ints(tmp_path):
+    values = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+    idx.write_idx(tmp_path / "v.gz", values)
+    np.testing.assert_array_equal(idx.read_idx(tmp_path / "v.gz"), values)
+
+
+def test_truncated_idx_is_an_error_naming_file_and_sizes(tmp_path):
+    path = tmp_path / "short"
+    path.write_bytes(idx_bytes(np.zeros((3, 28, 28), np.uint8))[:-10])
+    with pytest.raises(idx.IdxError, match=r"short.*truncated.*2352 bytes.*2342"):
+        idx.read_idx(path)
+
+
+def test_trailing_bytes_and_cut_header_are_errors(tmp_path):
+    path = tmp_path / "long"
+    path.write_bytes(idx_bytes(np.zeros((2, 3), np.uint8)) + b"\0")
+    with pytest.raises(idx.IdxError, match="trailing bytes"):
+        idx.read_idx(path)
+    path.write_bytes(bytes([0, 0, 8, 3, 0, 0]))
+    with pytest.raises(idx.IdxError, match="truncated header"):
+        idx.read_idx(path)
+
+
+def test_wrong_magic_is_an_error(tmp_path):
+    path = tmp_path / "labels"
+    path.write_bytes(idx_bytes(np.zeros(4, np.uint8)))          # magic 2049 (labels)
+    with pytest.raises(idx.IdxError, match="magic number 2049, expected 2051"):
+        idx.read_idx(path, expect_magic=2051)
+    path.write_bytes(b"PK\x03\x04 not an idx file")
+    with pytest.raises(idx.IdxError, match="not an IDX header"):
+        idx.read_idx(path)
+
+
+def test_cut_gzip_stream_is_an_error(tmp_path):
+    path = tmp_path / "cut.gz"
+    path.write_bytes(gzip.compress(idx_bytes(np.arange(200, dtype=np.uint8)))[:-12])
+    with pytest.raises(idx.IdxError, match="cut.gz: damaged gzip"):
+        idx.read_idx(path)
+
+
+def test_images_and_labels_must_match(tmp_path):
+    idx.write_idx(tmp_path / "i.gz", np.zeros((4, 28, 28), np.uint8))
+    idx.write_idx(tmp_path / "l.gz", np.zeros(3, np.uint8))
+    with pytest.raises(idx.IdxError, match="4 images but .* 3 labels"):
+        data.read_pair(tmp_path / "i.gz", tmp_path / "l.gz")
+
+
+# ---- finding the files -------------------------------------------------------------------
+def fake_mnist(folder, n=4):
+    folder = folder / "mnist"
+    folder.mkdir(parents=True)
+    for prefix in ("train", "t10k"):
+        idx.write_idx(folder / f"{prefix}-images-idx3-ubyte.gz", np.full((n, 28, 28), 7, np.uint8))
+        idx.write_idx(folder / f"{prefix}-labels-idx1-ubyte.gz", np.arange(n, dtype=np.uint8) % 10)
+
+
+def test_loader_reads_from_tracegrad_data_first(tmp_path, monkeypatch):
+    fake_mnist(tmp_path / "data")
+    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    paths = datafiles.fetch(data.files("test"), download=False)
+    assert all(str(p).startswith(str(tmp_path / "data")) for p in paths)
+    with pytest.raises(idx.IdxError, match="4 images, expected 10000"):   # sizes are checked
+        data.load("test", download=False)
+
+
+def test_loader_falls_back_to_the_cache(tmp_path, monkeypatch):
+    fake_mnist(tmp_path / "home" / ".cache" / "tracegrad")
+    monkeypatch.delenv("TRACEGRAD_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    paths = datafiles.fetch(data.files("train"), download=False)
+    assert all(".cache/tracegrad/mnist" in str(p) for p in paths)
+
+
+def test_offline_error_names_the_files_and_the_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+    def offline(*args, **kwargs):
+        raise OSError("network is unreachable")
+    monkeypatch.setattr(datafiles.urllib.request, "urlopen", offline)
+    with pytest.raises(FileNotFoundError) as err:
+        data.load("train")
+    message = str(err.value)
+    assert "mnist/train-images-idx3-ubyte.gz" in message and "TRACEGRAD_DATA" in message
+    assert not list((tmp_path / "home").rglob("*idx*")), "a failed download left a file behind"
+
+
+def test_download_with_wrong_checksum_is_rejected(tmp_path, monkeypatch):
+    import io
+    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(datafiles.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"<html>moved</html>"))
+    with pytest.raises(FileNotFoundError, match="t10k-labels"):
+        datafiles.fetch([data.files("test")[1]])
+    assert not list((tmp_path / "home").rglob("*t10k*")), "bytes with a wrong checksum were kept"
+
+
+# ---- mini-batches ------------------------------------------------------------------------
+def test_batches_cover_each_example_once_per_epoch_with_a_partial_last_batch():
+    x, y = np.arange(10)[:, None] * np.ones((1, 3)), np.arange(10)
+    batches = list(data.Batches(x, y, 4, seed=1))
+    assert [len(b[1]) for b in batches] == [4, 4, 2]
+    assert sorted(np.concatenate([b[1] for b in batches])) == list(range(10))
+    for bx, by in batches:
+        np.testing.assert_array_equal(bx[:, 0], by)              # rows stay paired
+    again = list(data.Batches(x, y, 4, seed=1))
+    assert all((a[1] == b[1]).all() for a, b in zip(batches, again))   # the seed repeats it
+    other = np.concatenate([b[1] for b in data.Batches(x, y, 4, seed=2)])
+    assert list(other) != list(np.concatenate([b[1] for b in batches]))
+    assert [len(b[1]) for b in data.Batches(x, y, 4, drop_last=True)] == [4, 4]
+    ordered = np.concatenate([b[1] for b in data.Batches(x, y, 4, shuffle=False)])
+    assert list(ordered) == list(range(10))
+
+
+def test_batches_forever_reshuffles_each_epoch():
+    x, y = np.zeros((6, 1)), np.arange(6)
+    stream = data.Batches(x, y, 6, seed=0).forever()
+    first, second = next(stream)[1], next(stream)[1]
+    assert sorted(first) == sorted(second) == list(range(6)) and list(first) != list(second)
+
+
+# ---- the loss and the optimizers, one step at a time, against numpy ----------------------
+def numpy_step_gradients(W, x, onehot):
+    """The thesis's loss and its gradients for MnistNet, derived by hand."""
+    B = len(x)
+    h = x @ W["fc1.weight"].T + W["fc1.bias"]
+    a = np.maximum(h, 0)
+    z = a @ W["fc2.weight"].T + W["fc2.bias"]
+    e = np.exp(z - z.max(1, keepdims=True))
+    p = e / e.sum(1, keepdims=True)
+    loss = ((p - onehot) ** 2).sum() / B
+    dp = 2 * (p - onehot) / B
+    dz = p * (dp - (dp * p).sum(1, keepdims=True))               # softmax's Jacobian
+    da = dz @ W["fc2.weight"]
+    dh = da * (h > 0)
+    return loss, {"fc2.weight": dz.T @ a, "fc2.bias": dz.sum(0), "fc1.weight": dh.T @ x, "fc1.bias": dh.sum(0)}
+
+
+def numpy_update(name, W, G, state, t, lr):
+    out = {}
+    for k in W:
+        w, g, s = W[k], G[k], state.setdefault(k, {})
+        if name == "sgd":
+            out[k] = w - lr * g
+        elif name == "momentum":                                 # PyTorch's rule: buffer = g at first
+            s["b"] = g if t == 1 else 0.9 * s["b"] + (1 - 0.1) * g
+            out[k] = w - lr * s["b"]
+        elif name == "rmsprop":
+            s["v"] = 0.99 * s.get("v", 0) + 0.01 * g * g
+            out[k] = w - lr * g / (np.sqrt(s["v"]) + 1e-8)
+        else:
+            s["m"] = 0.9 * s.get("m", 0) + 0.1 * g
+            s["v"] = 0.999 * s.get("v", 0) + 0.001 * g * g
+            m_hat, v_hat = s["m"] / (1 - 0.9 ** t), s["v"] / (1 - 0.999 ** t)
+            out[k] = w - lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+    return out
+
+
+@pytest.mark.parametrize("device,name", [("python", "sgd"), ("cpu", "sgd"), ("cpu", "momentum"),
+                                         ("cpu", "rmsprop"), ("cpu", "adam")])
+def test_loss_and_two_optimizer_steps_match_numpy(device, name):
+    rng = np.random.default_rng(3)
+    tg.seed(0)
+    model = MnistNet(device=device).double()
+    x = rng.random((3, 784))
+    onehot = np.eye(10)[rng.integers(0, 10, 3)]
+    W = {k: v.numpy().astype(np.float64) for k, v in model.state_dict().items()}
+    lr = 0.05
+    opt = make_optimizer(name, model.parameters(), lr)
+    state = {}
+    for t in (1, 2):
+        loss = thesis_loss(model(tg.tensor(x.tolist(), device=device, dtype=tg.float64)),
+                           tg.tensor(onehot.tolist(), device=device, dtype=tg.float64))
+        expected_loss, G = numpy_step_gradients(W, x, onehot)
+        assert loss.item() == pytest.approx(expected_loss, rel=1e-12)
+        opt.zero_grad()
+        loss.backward()
+        for k, p in model.named_parameters():
+            np.testing.assert_allclose(p.grad.numpy(), G[k], rtol=1e-9, atol=1e-12, err_msg=f"grad of {k}")
+        opt.step()
+        W = numpy_update(name, W, G, state, t, lr)
+        for k, p in model.named_parameters():
+            np.testing.assert_allclose(p.detach().numpy(), W[k], rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{name} step {t}: {k}")
+
+
+def test_thesis_loss_is_squared_error_summed_and_divided_by_batch():
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    onehot = np.array([[1.0, 0, 0], [0, 1.0, 0]])
+    # by hand: (0.09 + 0.04 + 0.01 + 0.01 + 0.81 + 0.64) / 2 = 0.8
+    loss = thesis_loss(tg.tensor(probs.tolist(), dtype=tg.float64), tg.tensor(onehot.tolist(), dtype=tg.float64))
+    assert loss.item() == pytest.approx(0.8, abs=1e-12)
+
+
+# ---- training on the real data -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def mnist():
+    try:
+        return {split: data.load(split, download=False) for split in ("train", "test")}
+    except FileNotFoundError as e:
+        pytest.skip(f"MNIST is not in $TRACEGRAD_DATA or ~/.cache/tracegrad (tests never download): {e}")
+
+
+@pytest.fixture(scope="module")
+def trained(mnist):
+    config = Config(optim="adam", steps=400, subset=6000, seed=1)
+    return train(config, mnist, progress=False), config
+
+
+SHORT_RUN_FLOOR = 0.85       # 400 Adam steps on 6,000 images reach 0.906-0.915 on seeds 1-6
+
+
+def test_real_files_load_with_the_published_first_labels(mnist):
+    (train_x, train_y), (test_x, test_y) = mnist["train"], mnist["test"]
+    assert train_x.shape == (60000, 28, 28) and test_x.shape == (10000, 28, 28)
+    assert list(train_y[:10]) == [5, 0, 4, 1, 9, 2, 1, 3, 1, 4]
+    assert list(test_y[:10]) == [7, 2, 1, 0, 4, 1, 4, 9, 5, 9]
+
+
+def test_short_training_run_learns(trained):
+    result, config = trained
+    assert len(result.losses) == config.steps and all(np.isfinite(result.losses))
+    assert np.mean(result.losses[-50:]) < 0.5 * np.mean(result.losses[:50])
+    assert result.accuracy >= SHORT_RUN_FLOOR, f"test accuracy {result.accuracy:.4f} after {config.steps} steps"
+
+
+def test_checkpoint_round_trip_is_bit_exact(trained, mnist, tmp_path):
+    result, config = trained
+    from stage4_models.mnist.training import save_checkpoint
+    save_checkpoint(result.model, config, tmp_path / "ck.tg")
+    model, saved_config = load_checkpoint(tmp_path / "ck.tg")
+    assert saved_config["optim"] == "adam" and saved_config["steps"] == 400
+    for (k, a), (_, b) in zip(result.model.state_dict().items(), model.state_dict().items()):
+        assert a.numpy().tobytes() == b.numpy().tobytes(), k
+    images, labels = mnist["test"]
+    assert evaluate(model, images[:500], labels[:500]) == evaluate(result.model, images[:500], labels[:500])
+    (tmp_path / "bad.tg").write_bytes(b"")
+    tg.save({"weights": tg.zeros(2)}, tmp_path / "other.tg")
+    with pytest.raises(ValueError, match="not an MNIST checkpoint"):
+        load_checkpoint(tmp_path / "other.tg")
+
+
+def test_predict_a_resized_inverted_test_digit(trained, mnist, tmp_path, capsys):
+    import matplotlib.image as mpimg
+    result, config = trained
+    images, labels = mnist["test"]
+    pick = next(i for i in range(100)
+                if np.argmax(predict.predict(result.model, images[i] / 255.0)) == labels[i])
+    # the digit as a reader would draw it: dark on white paper, 3x larger, in a wider frame
+    big = np.kron(255 - images[pick], np.ones((3, 3))).astype(np.uint8)
+    paper = np.full((100, 120), 255, np.uint8)
+    paper[8:92, 20:104] = big
+    png = tmp_path / "digit.png"
+    mpimg.imsave(png, paper, cmap="gray", vmin=0, vmax=255)
+    grey = predict.read_image(png)
+    assert grey.shape == (100, 120) and 0 <= grey.min() and grey.max() <= 1
+    assert predict.to_mnist(grey).shape == (28, 28)
+    from stage4_models.mnist.training import save_checkpoint
+    save_checkpoint(result.model, config, tmp_path / "ck.tg")
+    assert cli.main(["predict", "--checkpoint", str(tmp_path / "ck.tg"), str(png)]) == 0
+    out = capsys.readouterr().out
+    assert f"digit {labels[pick]}" in out, out
+    probabilities = [float(part.split(": ")[1]) for part in out.split("probabilities: ")[1].split("  ")]
+    assert len(probabilities) == 10 and sum(probabilities) == pytest.approx(1, abs=0.01)
+
+
+def test_area_resize_keeps_the_mean_and_an_mnist_image_passes_through():
+    image = np.random.default_rng(0).random((37, 53))
+    small = predict.area_resize(image, 10, 7)
+    assert small.shape == (10, 7) and small.mean() == pytest.approx(image.mean(), rel=1e-9)
+    np.testing.assert_allclose(predict.area_resize(image, 37, 53), image, atol=1e-12)
+    digit = np.zeros((28, 28))
+    digit[5:20, 12:15] = 1.0
+    np.testing.assert_array_equal(predict.to_mnist(digit), digit)
+
+
+def test_unreadable_image_is_a_clear_error(tmp_path):
+    path = tmp_path / "x.png"
+    path.write_bytes(b"not a png")
+    with pytest.raises(ValueError, match="x.png: cannot read an image"):
+        predict.read_image(path)
+
+
+def test_cli_train_then_evaluate(mnist, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli.main(["train", "--optim", "momentum", "--steps", "150", "--subset", "2000",
+                     "--test-limit", "1000", "--out", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert "momentum: 150 steps of 32 on cpu" in line and "examples/s" in line and "test accuracy" in line
+    rows = (out / "loss.csv").read_text().splitlines()
+    assert rows[0] == "step,loss" and len(rows) == 151
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 150 and summary["thesis_accuracy"] == 0.9778 and 0 < summary["accuracy"] <= 1
+    assert cli.main(["evaluate", "--checkpoint", str(out / "checkpoint.tg")]) == 0
+    assert "test accuracy" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_input(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--optim", "lbfgs"])
+    assert "invalid choice: 'lbfgs'" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--checkpoint", str(tmp_path / "missing.tg")]) == 2
+    assert "missing.tg" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        train(Config(device="tpu", steps=1), {"train": (np.zeros((1, 28, 28), np.uint8), np.zeros(1, np.uint8))})
