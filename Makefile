@@ -21,6 +21,7 @@ export MPLBACKEND ?= Agg
 demo: setup
 	$(PY) -m stage1_scalargrad.examples.bobnet
 	$(PY) -m stage3_native.examples.mlp
+	$(PY) -m stage4_models.mnist train --optim sgd --steps 60000 --out runs/sgd
 
 test: setup
 	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
@@ -37,6 +38,7 @@ bench: setup
 	$(PY) benchmarks/gemm.py
 	$(PY) benchmarks/elementwise.py
 	$(PY) benchmarks/overhead.py
+	$(PY) benchmarks/mnist.py
 
 setup: $(STAMP) dot
 

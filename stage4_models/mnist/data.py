@@ -75,6 +75,8 @@ class Batches:
     def __init__(self, inputs, labels, batch_size, shuffle=True, seed=0, drop_last=False):
         if len(inputs) != len(labels):
             raise ValueError(f"Batches: {len(inputs)} inputs but {len(labels)} labels")
+        if len(inputs) == 0:
+            raise ValueError("Batches: the dataset is empty")
         if batch_size < 1:
             raise ValueError(f"Batches: batch_size must be at least 1, got {batch_size}")
         if drop_last and batch_size > len(inputs):
