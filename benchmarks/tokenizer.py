@@ -23,6 +23,7 @@ from stage4_models import data  # noqa: E402
 from stage4_models.tokenizer import GPT2Tokenizer  # noqa: E402
 from stage4_models.tokenizer.gpt2 import FILES  # noqa: E402
 from stage4_models.tokenizer.pretokenize import pretokenize  # noqa: E402
+from stage4_models.tokens import SHAKESPEARE  # noqa: E402
 
 try:
     import tiktoken
@@ -30,9 +31,6 @@ try:
 except ImportError:
     tiktoken = None
 
-SHAKESPEARE = data.DataFile("shakespeare", "input.txt",
-                            ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",),
-                            "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed")
 # tiktoken_ext.openai_public's gpt2 pattern
 TIKTOKEN_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 

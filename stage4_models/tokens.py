@@ -23,10 +23,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .data import DataFile
 from .tokenizer import ENDOFTEXT, GPT2Tokenizer
 
 DTYPE = np.dtype("<u2")           # little-endian uint16, whatever the machine's order
 MAX_ID = np.iinfo(DTYPE).max      # 65535
+# The corpus the chapters and the benchmark tokenize (karpathy/char-rnn's tiny-shakespeare).
+SHAKESPEARE = DataFile("shakespeare", "input.txt",
+                       ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",),
+                       "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed")
 
 
 def documents(corpus):

@@ -6,6 +6,7 @@ tokens, errors, and BPE training whose saved files load back (into tiktoken too)
 import json
 import random
 
+import numpy as np
 import pytest
 import tiktoken
 import tiktoken.load
@@ -18,7 +19,8 @@ from stage4_models.tokenizer import __main__ as cli
 from stage4_models.tokenizer.bpe import _bpe_heap, bpe, merge_steps
 from stage4_models.tokenizer.gpt2 import FILES
 from stage4_models.tokenizer.pretokenize import GPT2_PATTERN, pretokenize
-from stage4_models.tokenizer.train import save, train, train_tokenizer
+from stage4_models.tokenizer.train import train, train_tokenizer
+from stage4_models.tokens import SHAKESPEARE
 
 pytestmark = pytest.mark.stage4
 
@@ -100,7 +102,7 @@ def hard_text(size, seed=0):
 def corpus():
     """Over a megabyte of text: tiny-shakespeare plus ~200 kB of hard cases."""
     try:
-        (path,) = datafiles.fetch([datafiles.DataFile("shakespeare", "input.txt", ("",), "")], download=False)
+        (path,) = datafiles.fetch([SHAKESPEARE], download=False)
     except FileNotFoundError as e:
         pytest.skip(f"shakespeare/input.txt is not in $TRACEGRAD_DATA (tests never download): {e}")
     return path.read_text(encoding="utf-8") + "\n".join(HARD) + hard_text(200_000)
@@ -228,6 +230,9 @@ def test_decode_unknown_id_is_a_clear_error(tok):
         tok.decode([15496, 50257])
     with pytest.raises(ValueError, match="unknown token id -1"):
         tok.decode([-1])
+    with pytest.raises(ValueError, match="unknown token id 'a'"):
+        tok.decode([1, "a"])
+    assert tok.decode(np.array(THESIS_IDS)) == THESIS_TEXT     # numpy ids (TokenStream's) work
 
 
 def test_encode_wants_str(tok):

@@ -6,6 +6,7 @@ per file:
 * ``bpe.py``: merging one piece's symbols by rank;
 * ``gpt2.py``: ``GPT2Tokenizer`` (encode, decode, special tokens), byte-identical to tiktoken;
 * ``train.py``: learning merges from a corpus and saving them as encoder.json and vocab.bpe;
+* ``figures.py``: a text drawn as its tokens (chapter 8's figure);
 * ``__main__.py``: ``python -m stage4_models.tokenizer encode|decode|train``.
 """
 from .gpt2 import ENDOFTEXT, GPT2Tokenizer

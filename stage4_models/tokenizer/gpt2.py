@@ -162,9 +162,14 @@ class GPT2Tokenizer:
         decoder = self.decoder
         try:
             return b"".join([decoder[i] for i in ids])
-        except (KeyError, TypeError):
-            bad = next(i for i in ids if not isinstance(i, int) or i not in decoder)
-            raise ValueError(f"unknown token id {bad!r}: expected an int in 0..{self.n_vocab - 1}") from None
+        except (KeyError, TypeError):       # find the culprit only on the error path
+            for i in ids:
+                try:
+                    decoder[i]
+                except (KeyError, TypeError):
+                    raise ValueError(f"unknown token id {i!r}: expected an int in "
+                                     f"0..{self.n_vocab - 1}") from None
+            raise
 
     def decode(self, ids):
         """The text of the token ids. A token may end inside a multi-byte character; bytes
