@@ -39,6 +39,7 @@ bench: setup
 	$(PY) benchmarks/elementwise.py
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/mnist.py
+	$(PY) benchmarks/tokenizer.py
 
 setup: $(STAMP) dot
 

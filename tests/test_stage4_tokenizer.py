@@ -1,0 +1,310 @@
+"""stage4's GPT-2 tokenizer (stage4_models/tokenizer) against tiktoken, OpenAI's own, built
+from the same local encoder.json and vocab.bpe (tiktoken is the tests' oracle only; the
+tokenizer does not use it): the thesis's example, over a megabyte of varied text,
+hypothesis-generated strings, round trips of text and of invalid UTF-8 bytes, special
+tokens, errors, and BPE training whose saved files load back (into tiktoken too)."""
+import json
+import random
+
+import numpy as np
+import pytest
+import tiktoken
+import tiktoken.load
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stage4_models import data as datafiles
+from stage4_models.tokenizer import GPT2Tokenizer, byte_unicode
+from stage4_models.tokenizer import __main__ as cli
+from stage4_models.tokenizer.bpe import _bpe_heap, bpe, merge_steps
+from stage4_models.tokenizer.gpt2 import FILES
+from stage4_models.tokenizer.pretokenize import GPT2_PATTERN, pretokenize
+from stage4_models.tokenizer.train import train, train_tokenizer
+from stage4_models.tokens import SHAKESPEARE
+
+pytestmark = pytest.mark.stage4
+
+THESIS_TEXT = "This is an example sentence! Hällö wörld!"
+THESIS_IDS = [1212, 318, 281, 1672, 6827, 0, 367, 11033, 297, 9101, 266, 30570, 335, 0]
+
+
+@pytest.fixture(scope="module")
+def gpt2_files():
+    try:
+        return datafiles.fetch(FILES, download=False)
+    except FileNotFoundError as e:
+        pytest.skip(f"gpt2/encoder.json and vocab.bpe are not in $TRACEGRAD_DATA or "
+                    f"~/.cache/tracegrad (tests never download): {e}")
+
+
+@pytest.fixture(scope="module")
+def tok(gpt2_files):
+    return GPT2Tokenizer.from_files(*gpt2_files)
+
+
+def tiktoken_from(encoder_json, vocab_bpe, pat_str, eot):
+    ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(vocab_bpe_file=str(vocab_bpe),
+                                                          encoder_json_file=str(encoder_json))
+    return tiktoken.Encoding("local", pat_str=pat_str, mergeable_ranks=ranks,
+                             special_tokens={"<|endoftext|>": eot}, explicit_n_vocab=eot + 1)
+
+
+@pytest.fixture(scope="module")
+def oracle(gpt2_files):
+    """tiktoken's gpt2 encoding, exactly as tiktoken_ext.openai_public defines it, but from
+    the local files (never a download)."""
+    pat = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+    return tiktoken_from(*gpt2_files, pat, 50256)
+
+
+# ---- a corpus of hard cases ----------------------------------------------------------------
+HARD = [
+    "Hällö wörld! Ça va? naïve café Ærøskøbing Straße ÀÉÎÕÜ ñandú",
+    "日本語のテキストと漢字、中文字符，한국어 텍스트。 Ελληνικά Кириллица עברית العربية हिन्दी ไทย",
+    "emoji 😀😃🙂👍🏽 flags 🇫🇷🇯🇵 family 👨‍👩‍👧‍👦 ZWJ 👩🏾‍💻 🏳️‍🌈 keycap 1️⃣ ✈️",
+    "def f(x):\n\treturn {'a': [1, 2, 3]} if x else None  # comment\n",
+    "for (int i = 0; i < n; ++i) { s += a[i] * b[i]; }  /* C */\n#include <stdio.h>\n",
+    "tabs\t\tand\t spaces   mixed \t\n  \n\n\n\n    indented\n        more\r\n\r\nCRLF",
+    "numbers 0 7 42 123456789 3.14159 1e-10 -273.15 1,000,000 ١٢٣ ½ Ⅻ ²³",
+    "contractions: it's don't we're I've I'm you'll he'd IT'S DON'T WE'RE I'VE I'M YOU'LL HE'D",
+    "mixed It'S dOn'T 'twas rock'n'roll o'clock ''quoted'' '''triple''' 's 'd'll",
+    "unicode spaces:\u00a0nbsp\u2002en\u2003em\u2009thin\u3000ideographic\u2028line\u2029para\x85nel",
+    "controls \x00\x01\x1b[31m\x7f \x1c\x1d\x1e\x1f \u200b\u200c\u200d\ufeff zero-width",
+    "<|endoftext|> special text <|endoftext|><|endoftext|> and <|endof text|>",
+    "URLs https://example.com/a?b=c&d=e#f mail@host.org C:\\Windows\\path ~/.bashrc",
+    "punctuation!!! ??? ... --- ___ *** ((( ))) [[[ ]]] {{{ }}} \"\"\" ''' ``` ;;; :::",
+    "combining e\u0301 a\u0308 n\u0303 Z̷̢͉̈́a̸̛̰l̷g̶o̵ Hangul jamo \u1100\u1161\u11a8",
+    " leading space", "trailing space ", "   ", "\n", "", "a", " ", "\t \n \t",
+    "x" * 300 + " " + "y z" * 50 + " " * 400 + "end" + "\n" * 300 + "1" * 500,
+    "\U0001F600" * 100 + "é" * 300 + "日本" * 200,
+]
+# Characters to mix at random: letters, digits, spaces of every kind, symbols, emoji.
+ALPHABET = ("abcdeEFGXYZ ", "0123456789", " \t\n\r\u00a0\u3000\x85", "'\"!?.,;:-_()[]{}<>|/\\@#$%^&*+=~`",
+            "éüßøñçÆŒ", "日本語中文한국어", "😀👍🏽🇫🇷\u200d♀️", "'s't're've'm'll'd")
+
+
+def hard_text(size, seed=0):
+    """Random text of about ``size`` characters built from the hard cases and ALPHABET."""
+    rng = random.Random(seed)
+    parts, n = [], 0
+    while n < size:
+        if rng.random() < 0.1:
+            part = rng.choice(HARD)
+        else:
+            group = rng.choice(ALPHABET)
+            part = "".join(rng.choice(group) for _ in range(rng.randint(1, 12)))
+        parts.append(part)
+        n += len(part)
+    return "".join(parts)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    """Over a megabyte of text: tiny-shakespeare plus ~200 kB of hard cases."""
+    try:
+        (path,) = datafiles.fetch([SHAKESPEARE], download=False)
+    except FileNotFoundError as e:
+        pytest.skip(f"shakespeare/input.txt is not in $TRACEGRAD_DATA (tests never download): {e}")
+    return path.read_text(encoding="utf-8") + "\n".join(HARD) + hard_text(200_000)
+
+
+# ---- the thesis's example and tiktoken --------------------------------------------------
+def test_thesis_example(tok, oracle):
+    assert tok.encode(THESIS_TEXT) == THESIS_IDS
+    assert oracle.encode_ordinary(THESIS_TEXT) == THESIS_IDS
+    assert tok.decode(THESIS_IDS) == THESIS_TEXT
+
+
+def test_known_ids(tok):
+    assert tok.encode("Hello world") == [15496, 995]
+    assert tok.n_vocab == 50257 and tok.special == {"<|endoftext|>": 50256}
+    assert tok.decode([50256]) == "<|endoftext|>"
+
+
+def test_over_a_megabyte_identical_to_tiktoken(tok, corpus, oracle):
+    assert len(corpus.encode("utf-8")) >= 1_000_000
+    ours, theirs = tok.encode(corpus), oracle.encode_ordinary(corpus)
+    if ours != theirs:
+        i = next(i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b) if \
+            any(a != b for a, b in zip(ours, theirs)) else min(len(ours), len(theirs))
+        context = tok.decode(theirs[max(0, i - 5):i + 5])
+        pytest.fail(f"token {i} differs: ours {ours[i:i + 5]}, tiktoken {theirs[i:i + 5]} in {context!r}")
+    assert tok.decode(ours) == corpus
+
+
+@pytest.mark.parametrize("text", HARD, ids=range(len(HARD)))
+def test_hard_cases_identical_to_tiktoken(tok, oracle, text):
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+    assert tok.decode(tok.encode(text)) == text
+
+
+@given(st.text(max_size=60))
+def test_any_text_identical_to_tiktoken(tok, oracle, text):
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+    assert tok.decode(tok.encode(text)) == text
+
+
+@given(st.lists(st.sampled_from(["a", "b", " ", "  ", "\n", "'s", "'", "1", "é", "😀", "\t", "ab", "\u00a0"]),
+                max_size=30).map("".join))
+def test_whitespace_and_contraction_mixes_identical_to_tiktoken(tok, oracle, text):
+    assert "".join(pretokenize(text)) == text
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+
+
+def test_pretokenizer_pieces():
+    assert pretokenize("a   b") == ["a", "  ", " b"]
+    assert pretokenize("I'm here, it's 2024!\n\n") == ["I", "'m", " here", ",", " it", "'s", " 2024", "!", "\n\n"]
+    assert pretokenize("DON'T") == ["DON", "'", "T"]        # contractions are lower case only
+    text = hard_text(5000, seed=3)
+    assert "".join(pretokenize(text)) == text
+
+
+# ---- bytes ----------------------------------------------------------------------------------
+def test_byte_table_is_gpt2s():
+    table = byte_unicode.bytes_to_unicode()
+    assert len(set(table.values())) == 256
+    assert table[ord(" ")] == "Ġ" and table[ord("\n")] == "Ċ" and table[ord("A")] == "A"
+    assert byte_unicode.decode(byte_unicode.encode(bytes(range(256)))) == bytes(range(256))
+    with pytest.raises(ValueError, match="not in GPT-2's byte table"):
+        byte_unicode.decode("€")
+
+
+@given(st.binary(max_size=80))
+def test_any_bytes_round_trip(tok, data):
+    assert tok.decode_bytes(tok.encode_bytes(data)) == data
+
+
+def test_invalid_utf8_round_trips_and_valid_bytes_match_text(tok, oracle):
+    bad = b"ok \xff\xfe caf\xc3 \xe6\x97 \xed\xa0\x80 end\x80" + "Hällö".encode() + b"\xf0\x9f\x98"
+    ids = tok.encode_bytes(bad)
+    assert tok.decode_bytes(ids) == bad
+    assert oracle.decode_bytes(ids) == bad                  # the ids are real GPT-2 tokens
+    assert "\ufffd" in tok.decode(ids)                      # text decoding replaces them
+    text = "Hällö 日本 😀"
+    assert tok.encode_bytes(text.encode()) == tok.encode(text)
+
+
+def test_lone_surrogates_encode_as_tiktoken(tok, oracle):
+    text = "a\ud800b \udcff"
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+
+
+def test_long_pieces_heap_and_plain_merges_agree(tok):
+    ranks = tok.encoder
+    for piece in ["a" * 700, " " + "ab" * 400, "1" * 999, byte_unicode.encode("é日😀".encode() * 60)]:
+        assert _bpe_heap(piece, ranks) == list(merge_steps(piece, ranks))[-1][0]
+        assert bpe(piece, ranks) == _bpe_heap(piece, ranks)
+
+
+def test_merge_steps_on_one_word(tok):
+    steps = list(merge_steps(byte_unicode.encode(b" lowest"), tok.encoder))
+    assert steps[0][0] == list("Ġlowest") and steps[0][1] is None
+    ranks = [rank for _, _, rank in steps[1:]]
+    assert ranks == sorted(ranks)           # here each merge ranks after the one before
+    assert steps[-1][0] == ["Ġlowest"] and tok.encode(" lowest") == [tok.encoder["Ġlowest"]]
+
+
+# ---- special tokens ----------------------------------------------------------------------
+def test_special_text_is_ordinary_by_default(tok, oracle):
+    text = "a<|endoftext|>b"
+    assert 50256 not in tok.encode(text)
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("allowed", [{"<|endoftext|>"}, "all", "<|endoftext|>"])
+def test_allowed_special_gives_its_id(tok, oracle, allowed):
+    text = "end.<|endoftext|>Next doc <|endoftext|><|endoftext|>"
+    ids = tok.encode(text, allowed_special=allowed)
+    assert ids == oracle.encode(text, allowed_special="all")
+    assert ids.count(50256) == 3 and tok.decode(ids) == text
+
+
+def test_unknown_special_is_an_error(tok):
+    with pytest.raises(ValueError, match=r"unknown special tokens \['<\|im_start\|>'\]"):
+        tok.encode("x", allowed_special={"<|im_start|>"})
+
+
+# ---- errors ---------------------------------------------------------------------------------
+def test_decode_unknown_id_is_a_clear_error(tok):
+    with pytest.raises(ValueError, match=r"unknown token id 50257: expected an int in 0\.\.50256"):
+        tok.decode([15496, 50257])
+    with pytest.raises(ValueError, match="unknown token id -1"):
+        tok.decode([-1])
+    with pytest.raises(ValueError, match="unknown token id 'a'"):
+        tok.decode([1, "a"])
+    assert tok.decode(np.array(THESIS_IDS)) == THESIS_TEXT     # numpy ids (TokenStream's) work
+
+
+def test_encode_wants_str(tok):
+    with pytest.raises(TypeError, match="encode_bytes"):
+        tok.encode(b"bytes")
+
+
+def test_missing_and_mismatched_files(tmp_path, gpt2_files):
+    with pytest.raises(FileNotFoundError, match="missing.json"):
+        GPT2Tokenizer.from_files(tmp_path / "missing.json", gpt2_files[1])
+    (tmp_path / "vocab.bpe").write_text("no header\n")
+    with pytest.raises(ValueError, match="expected '#version: 0.2'"):
+        GPT2Tokenizer.from_files(gpt2_files[0], tmp_path / "vocab.bpe")
+    (tmp_path / "vocab.bpe").write_text("#version: 0.2\nĠ t\n")   # encoder.json has 50,000 more
+    with pytest.raises(ValueError, match="do not match"):
+        GPT2Tokenizer.from_files(gpt2_files[0], tmp_path / "vocab.bpe")
+
+
+def test_default_finds_the_data_folder(monkeypatch, tmp_path, gpt2_files):
+    monkeypatch.setenv("TRACEGRAD_DATA", str(gpt2_files[0].parent.parent))
+    assert GPT2Tokenizer.default(download=False).encode(THESIS_TEXT) == THESIS_IDS
+    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path))
+    monkeypatch.setattr(datafiles, "cache_dir", lambda: tmp_path / "cache")
+    with pytest.raises(FileNotFoundError, match="gpt2/encoder.json"):
+        GPT2Tokenizer.default(download=False)
+
+
+# ---- BPE training ----------------------------------------------------------------------
+# Sennrich et al.'s example: "low" x5, "lower" x2, "newest" x6, "widest" x3, each with
+# GPT-2's leading space. Pair counts: e s 9, s t 9 (tie: byte order), then Ġ l / l o / o w 7...
+SENNRICH = " " + " ".join(["low"] * 5 + ["lower"] * 2 + ["newest"] * 6 + ["widest"] * 3)
+
+
+def test_training_learns_the_expected_merges():
+    merges = train(SENNRICH, 257 + 8)
+    assert merges == [("e", "s"), ("es", "t"), ("Ġ", "l"), ("Ġl", "o"), ("Ġlo", "w"),
+                      ("Ġ", "n"), ("Ġn", "e"), ("Ġne", "w")]
+
+
+def test_training_stops_when_pairs_run_out():
+    assert train("ab ab", 1000) == [("a", "b"), ("Ġ", "ab")]
+    with pytest.raises(ValueError, match="vocab_size must be an int >= 257"):
+        train("ab", 256)
+
+
+def test_trained_files_load_back_and_round_trip(tmp_path):
+    corpus = [SENNRICH, hard_text(20_000, seed=1)]
+    tok = train_tokenizer(corpus, 400, tmp_path)
+    assert tok.n_vocab == 400 and tok.special == {"<|endoftext|>": 399}
+    merges = train(corpus, 400)
+    assert len(merges) == 400 - 257
+    vocab = (tmp_path / "vocab.bpe").read_text(encoding="utf-8").split("\n")
+    assert vocab[0] == "#version: 0.2" and vocab[1:-1] == [f"{a} {b}" for a, b in merges] and vocab[-1] == ""
+    encoder = json.loads((tmp_path / "encoder.json").read_text(encoding="utf-8"))
+    assert all(encoder[a + b] == 256 + i for i, (a, b) in enumerate(merges))
+    assert encoder["<|endoftext|>"] == 399 and encoder["Ġ"] == byte_unicode.byte_order().index(32)
+    text = hard_text(3000, seed=2)
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text and max(ids) < 400
+    assert len(ids) < len(text.encode())                   # the merges compress
+    oracle = tiktoken_from(tmp_path / "encoder.json", tmp_path / "vocab.bpe", GPT2_PATTERN, 399)
+    assert oracle.encode_ordinary(text) == ids              # tiktoken reads our files too
+
+
+def test_cli_encode_decode_train(tmp_path, gpt2_files, monkeypatch, capsys):
+    monkeypatch.setenv("TRACEGRAD_DATA", str(gpt2_files[0].parent.parent))
+    assert cli.main(["encode", THESIS_TEXT]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in THESIS_IDS]
+    assert cli.main(["decode", *map(str, THESIS_IDS)]) == 0
+    assert capsys.readouterr().out == THESIS_TEXT + "\n"
+    assert cli.main(["decode", "99999"]) == 2
+    assert "unknown token id 99999" in capsys.readouterr().err
+    (tmp_path / "c.txt").write_text(SENNRICH)
+    assert cli.main(["train", str(tmp_path / "c.txt"), "--vocab-size", "260", "--out", str(tmp_path / "v")]) == 0
+    assert (tmp_path / "v" / "vocab.bpe").read_text() == "#version: 0.2\ne s\nes t\nĠ l\n"
