@@ -237,10 +237,13 @@ class CpuBackend(Backend):
             kernel("argreduce", view.dtype)(*args, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        wide = dtypes.float64 if view.dtype.is_floating_point else dtypes.int64   # the kernel's W
-        result = allocate(n_out, wide)                   # accumulated in W, then stored as dtype
-        kernel("reduce", view.dtype)(*args, result)
-        return result if dtype is wide else self.contiguous(View(result, (n_out,), (1,), 0, wide), dtype)
+        # The kernel accumulates in double (float input) or int64 and stores its results as
+        # any dtype of that kind; another kind (a float sum as int) is converted afterwards.
+        same_kind = dtype.is_floating_point == view.dtype.is_floating_point
+        stored = dtype if same_kind else dtypes.float64 if view.dtype.is_floating_point else dtypes.int64
+        out = allocate(n_out, stored)
+        kernel("reduce", view.dtype)(*args, out, CODE[stored])
+        return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
     def matmul(self, a, b, dtype, bias=None):
         """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
@@ -315,6 +318,15 @@ class CpuBackend(Backend):
         out = allocate(numel(view.shape), dtype)
         kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
         return out
+
+    def softmax_backward(self, grad, out, dim, log, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
+        outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
+        dx = allocate(numel(out.shape), dtype)
+        kernel("softmax_backward", dtype)(outer, out.shape[dim], inner, self._dense(grad, dtype),
+                                          self._dense(out, dtype), int(log), dx)
+        return dx
 
     def cross_entropy(self, logits, targets, reduction, dtype):
         if dtype not in FLOATS:
