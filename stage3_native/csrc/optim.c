@@ -4,7 +4,8 @@
  * with the arithmetic in double and each stored value rounded to T. One call updates a
  * whole parameter group (a native call per parameter would cost more than the update of
  * a small one); each array is contiguous (cpu_backend.py copies other views and writes
- * them back). Large parameters are split across threads.
+ * them back). Large parameters are split across threads; each loop is vectorized
+ * (optim_t.h).
  *
  * SGD:  g += weight_decay * p; with momentum: v = momentum * v + (1 - dampening) * g
  *       (v = g on the first step), g = v, or g + momentum * v with nesterov; p -= lr * g.
@@ -15,6 +16,7 @@
  */
 #include <math.h>
 #include "parallel.h"
+#include "simd.h"
 #include "strided.h"
 
 #define TEMPLATE "optim_t.h"
