@@ -25,7 +25,7 @@ TG_SIMD static void FN(sgd_range)(i64 lo, i64 hi, T *restrict p, const T *restri
 
 static void FN(sgd_one)(i64 n, T *p, const T *grad, T *v, double lr, double momentum,
                         double dampening, double weight_decay, int first_step, int nesterov) {
-    if (n < TG_PARALLEL_MIN || tg_thread_count() == 1) {
+    if (n < TG_UPDATE_PARALLEL_MIN || tg_thread_count() == 1) {
         FN(sgd_range)(0, n, p, grad, v, lr, momentum, dampening, weight_decay, first_step, nesterov);
         return;
     }
@@ -65,7 +65,7 @@ static void FN(adam_one)(i64 n, T *p, const T *grad, T *m, T *v, double lr, doub
                          double beta2, double eps, double weight_decay, int decoupled, i64 step) {
     double step_size = lr / (1 - pow(beta1, (double)step));
     double root_correction = sqrt(1 - pow(beta2, (double)step));
-    if (n < TG_PARALLEL_MIN || tg_thread_count() == 1) {
+    if (n < TG_UPDATE_PARALLEL_MIN || tg_thread_count() == 1) {
         FN(adam_range)(0, n, p, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled,
                        step_size, root_correction);
         return;
