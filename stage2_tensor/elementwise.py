@@ -75,8 +75,11 @@ def operands(a, b):
         dtype = dtypes.promote(a.dtype, b.dtype)
     else:
         dtype = dtypes.promote_scalar(t.dtype, b if t is a else a)
-    a = as_tensor(a, dtype=dtype, device=t.device)
-    b = as_tensor(b, dtype=dtype, device=t.device)
+    device = t.storage.device
+    if a is not t or a.dtype is not dtype:         # a tensor of the right dtype stays itself
+        a = as_tensor(a, dtype=dtype, device=device)
+    if b is not t or b.dtype is not dtype:
+        b = as_tensor(b, dtype=dtype, device=device)
     shape = broadcast_shapes(a.shape, b.shape)
     return a, b, shape, dtype
 
