@@ -12,7 +12,9 @@ broadcasting and views stay in stage2, written once.
     contiguous(view, dtype)            copy (and cast to dtype) the view, row-major
     unary(op, view, dtype)             op in UNARY_OPS, element by element
     binary(op, a, b, dtype)            op in BINARY_OPS; a and b are views already broadcast
-                                       to one shape (stride 0 where stretched)
+                                       to one shape (stride 0 where stretched). pow_grad is
+                                       d(a^b)/da = b * a^(b-1), 0 where b == 0 (Pow's
+                                       backward, as relu_grad is ReLU's)
     where(cond, a, b, dtype)           cond ? a : b, all three broadcast to one shape
     reduce(op, view, dims, dtype)      op in REDUCE_OPS over `dims`; the result's shape is
                                        the view's with those dims removed
@@ -36,6 +38,11 @@ kernels, each doing in one pass what would otherwise be several tensor operation
 
     softmax(view, dim, log, dtype)     softmax along `dim` (log-softmax when `log`), the
                                        row max subtracted first so no exponent overflows
+    softmax_backward(grad, out, dim, log, dtype)
+                                       its gradient from the upstream grad and the forward
+                                       output y (both of one shape), per row along `dim`:
+                                       softmax dx = y * (g - sum(g * y)), log-softmax
+                                       dx = g - e^y * sum(g)
     cross_entropy(logits, targets, reduction, dtype)
                                        logits (N, C), targets a view of N int64 class
                                        indices: (losses, probabilities as N * C values),
@@ -78,7 +85,7 @@ log = logging.getLogger("tracegrad")
 
 UNARY_OPS = ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu",
              "relu_grad", "gelu_grad", "sign")
-BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum",
+BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "pow_grad",
               "eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_OPS = ("sum", "max", "min", "argmax", "argmin")
 

@@ -75,8 +75,11 @@ def operands(a, b):
         dtype = dtypes.promote(a.dtype, b.dtype)
     else:
         dtype = dtypes.promote_scalar(t.dtype, b if t is a else a)
-    a = as_tensor(a, dtype=dtype, device=t.device)
-    b = as_tensor(b, dtype=dtype, device=t.device)
+    device = t.storage.device
+    if a is not t or a.dtype is not dtype:         # a tensor of the right dtype stays itself
+        a = as_tensor(a, dtype=dtype, device=device)
+    if b is not t or b.dtype is not dtype:
+        b = as_tensor(b, dtype=dtype, device=device)
     shape = broadcast_shapes(a.shape, b.shape)
     return a, b, shape, dtype
 
@@ -111,7 +114,7 @@ class Sub(Binary):
     op = "sub"
 
     def backward(self, grad):
-        return grad, -grad
+        return grad, (-grad if self.needs_input_grad[1] else None)
 
 
 class Mul(Binary):
@@ -122,7 +125,8 @@ class Mul(Binary):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return grad * b, grad * a
+        needs_a, needs_b = self.needs_input_grad
+        return grad * b if needs_a else None, grad * a if needs_b else None
 
 
 class Div(Binary):
@@ -133,7 +137,8 @@ class Div(Binary):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return grad / b, -grad * a / (b * b)
+        needs_a, needs_b = self.needs_input_grad
+        return grad / b if needs_a else None, -grad * a / (b * b) if needs_b else None
 
 
 class Pow(Binary):
@@ -144,9 +149,10 @@ class Pow(Binary):
 
     def backward(self, grad):
         a, b, out = self.saved_tensors
-        da = grad * b * a ** (b - 1) if self.needs_input_grad[0] else None
+        needs_a, needs_b = self.needs_input_grad
+        da = grad * binary_kernel("pow_grad", a, b) if needs_a else None
         db = None
-        if len(self.needs_input_grad) > 1 and self.needs_input_grad[1]:
+        if needs_b:
             # d/db a^b = a^b ln a; at a == 0 (b >= 0) its limit is 0, as in PyTorch
             log_a = where(a == 0, 0.0, a.log())
             db = grad * out * log_a
@@ -161,9 +167,10 @@ class Maximum(Binary):
 
     def backward(self, grad):
         a, b = self.saved_tensors
+        needs_a, needs_b = self.needs_input_grad
         # The larger input gets the gradient; a tie splits it, as in PyTorch.
         share = where(a > b, 1.0, where(a == b, 0.5, 0.0))
-        return grad * share, grad * (1 - share)
+        return grad * share if needs_a else None, grad * (1 - share) if needs_b else None
 
 
 class Minimum(Maximum):
@@ -185,6 +192,14 @@ def binary(op, a, b):
             and a.storage.device == b.storage.device):
         a, b, _, _ = operands(a, b)
     return BINARY[op].apply(a, b)
+
+
+def binary_kernel(op, a, b):
+    """A binary kernel outside autograd (local gradients inside backward passes, like
+    pow_grad): a and b tensors of one dtype and device."""
+    shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+    return a.launch("binary", op, a.broadcast_view(shape), b.broadcast_view(shape), a.dtype,
+                    shape=shape, dtype=a.dtype)
 
 
 def compare(op, a, b):

@@ -80,9 +80,13 @@ UNARY = {
     "sigmoid": _sigmoid, "gelu": _gelu, "gelu_grad": _gelu_grad,
     "sign": lambda x: (x > 0) - (x < 0),
 }
+def _pow_grad(a, b):                # d(a^b)/da; a^0 is the constant 1 (even at a = 0)
+    return 0 if b == 0 else b * _pow(a, b - 1)
+
+
 BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _div, "pow": _pow,
-    "maximum": max, "minimum": min,
+    "maximum": max, "minimum": min, "pow_grad": _pow_grad,
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
     "gt": operator.gt, "ge": operator.ge,
 }
@@ -201,6 +205,28 @@ class PythonBackend(Backend):
             for i, value in enumerate(row):
                 out[out_base + i * out_stride] = cast(value)
         return out
+
+    def softmax_backward(self, grad, out, dim, log, dtype):
+        """Each row along `dim`: s = sum(g * y) (softmax) or sum(g) (log-softmax), then
+        dx = y * (g - s) or g - e^y * s."""
+        others = [d for d in range(len(out.shape)) if d != dim]
+        size = out.shape[dim]
+        dx = array.array(dtype.typecode, [dtype.cast(0)]) * numel(out.shape)
+        dx_view = View(dx, out.shape, make_strides(out.shape), 0, dtype)
+        cast = dtype.cast
+        for g0, y0, d0 in zip(positions(_subview(grad, others)), positions(_subview(out, others)),
+                              positions(_subview(dx_view, others))):
+            g = [grad.buffer[g0 + i * grad.strides[dim]] for i in range(size)]
+            y = [out.buffer[y0 + i * out.strides[dim]] for i in range(size)]
+            if log:
+                s = sum(g)
+                row = [gi - _exp(yi) * s for gi, yi in zip(g, y)]
+            else:
+                s = sum(gi * yi for gi, yi in zip(g, y))
+                row = [yi * (gi - s) for gi, yi in zip(g, y)]
+            for i, value in enumerate(row):
+                dx[d0 + i * dx_view.strides[dim]] = cast(value)
+        return dx
 
     def cross_entropy(self, logits, targets, reduction, dtype):
         """loss_i = log(sum_j e^(x_ij - m_i)) - (x_i,target_i - m_i), with the row's

@@ -2,11 +2,14 @@
 
 softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m) with m = max_j x_j: subtracting the max does
 not change the result but keeps every exponent <= 0, so nothing overflows. The forward pass
-is one fused kernel of the device (``softmax`` in backend.py); the backward pass is written
-out here, in tensor operations on the saved output y:
+is one fused kernel of the device (``softmax`` in backend.py), and so is the backward
+pass (``softmax_backward``), from the saved output y and the upstream gradient g:
 
     softmax:      dx = y * (g - sum_j g_j y_j)        (the Jacobian diag(y) - y y^T times g)
     log-softmax:  dx = g - e^y * sum_j g_j            (e^y is the softmax)
+
+In tensor operations each is four kernel launches (a product, a sum, a difference, a
+product), each with an intermediate tensor; fused, one pass over each row.
 """
 from . import dtypes
 from .function import GradientFunction
@@ -23,9 +26,8 @@ class Softmax(GradientFunction):
 
     def backward(self, grad):
         (out,) = self.saved_tensors
-        if self.log:
-            return (grad - out.exp() * grad.sum(dim=self.dim, keepdim=True),)
-        return (out * (grad - (grad * out).sum(dim=self.dim, keepdim=True)),)
+        return (out.launch("softmax_backward", grad.as_view(), out.as_view(), self.dim, self.log,
+                           out.dtype, shape=out.shape, dtype=out.dtype),)
 
 
 def _apply(x, dim, log):

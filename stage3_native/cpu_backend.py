@@ -30,6 +30,12 @@ SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3, "tinyblas": 4}
 FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
 REDUCTIONS = ("none", "sum", "mean")                  # tg_cross_entropy's reduction codes
+# Op codes by name: the positions in backend.py's tuples, looked up once per call in a dict
+# (a tuple's index() searches it)
+UNARY_CODE = {op: i for i, op in enumerate(UNARY_OPS)}
+BINARY_CODE = {op: i for i, op in enumerate(BINARY_OPS)}
+FIRST_COMPARISON = BINARY_CODE["eq"]
+REDUCE_CODE = {op: i for i, op in enumerate(REDUCE_OPS)}
 
 
 def default_matmul():
@@ -145,7 +151,7 @@ class CpuBackend(Backend):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
 
     def from_flat(self, values, dtype):
-        return ffi.new(f"{CTYPE[dtype]}[]", [dtype.cast(v) for v in values])
+        return ffi.new(CTYPE_ARRAY[dtype], [dtype.cast(v) for v in values])
 
     def full(self, n, value, dtype):
         if value == 0:
@@ -196,24 +202,26 @@ class CpuBackend(Backend):
             return view
         return View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
 
+    # The element-wise kernels run for every small operation, so their wrappers stay lean:
+    # a view's shape and strides are tuples already (cffi passes a tuple as a C array).
     def unary(self, op, view, dtype):
-        x = self._as(view, dtype)
+        x = view if view.dtype is dtype else self._as(view, dtype)
         out = allocate(numel(x.shape), dtype)
-        kernel("unary", dtype)(UNARY_OPS.index(op), len(x.shape), ints(x.shape), x.buffer,
-                               ints(x.strides), x.offset, out)
+        kernel("unary", dtype)(UNARY_CODE[op], len(x.shape), x.shape, x.buffer, x.strides, x.offset, out)
         return out
 
     def binary(self, op, a, b, dtype):
-        code = BINARY_OPS.index(op)
-        if dtype is dtypes.bool_ and code >= BINARY_OPS.index("eq"):     # a comparison
+        code = BINARY_CODE[op]
+        if dtype is dtypes.bool_ and code >= FIRST_COMPARISON:         # a comparison
             out = allocate(numel(a.shape), dtypes.bool_)
-            kernel("compare", a.dtype)(code, len(a.shape), ints(a.shape), a.buffer, ints(a.strides),
-                                       a.offset, b.buffer, ints(b.strides), b.offset, out)
+            kernel("compare", a.dtype)(code, len(a.shape), a.shape, a.buffer, a.strides,
+                                       a.offset, b.buffer, b.strides, b.offset, out)
             return out
-        a, b = self._as(a, dtype), self._as(b, dtype)
+        if a.dtype is not dtype or b.dtype is not dtype:
+            a, b = self._as(a, dtype), self._as(b, dtype)
         out = allocate(numel(a.shape), dtype)
-        kernel("binary", dtype)(code, len(a.shape), ints(a.shape), a.buffer, ints(a.strides), a.offset,
-                                b.buffer, ints(b.strides), b.offset, out)
+        kernel("binary", dtype)(code, len(a.shape), a.shape, a.buffer, a.strides, a.offset,
+                                b.buffer, b.strides, b.offset, out)
         return out
 
     def where(self, cond, a, b, dtype):
@@ -224,23 +232,27 @@ class CpuBackend(Backend):
         return out
 
     def reduce(self, op, view, dims, dtype):
-        kept = [d for d in range(len(view.shape)) if d not in dims]
-        outer_shape = [view.shape[d] for d in kept]
-        inner_shape = [view.shape[d] for d in dims]
-        if numel(inner_shape) == 0 and op != "sum":
+        shape, strides = view.shape, view.strides
+        kept = [d for d in range(len(shape)) if d not in dims]
+        outer_shape = tuple([shape[d] for d in kept])
+        inner_shape = tuple([shape[d] for d in dims])
+        if op != "sum" and numel(inner_shape) == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
-        args = (REDUCE_OPS.index(op), len(kept), ints(outer_shape), ints(view.strides[d] for d in kept),
-                len(dims), ints(inner_shape), ints(view.strides[d] for d in dims), view.buffer, view.offset)
+        args = (REDUCE_CODE[op], len(kept), outer_shape, tuple([strides[d] for d in kept]),
+                len(dims), inner_shape, tuple([strides[d] for d in dims]), view.buffer, view.offset)
         n_out = numel(outer_shape)
         if op.startswith("arg"):
             out = allocate(n_out, dtypes.int64)
             kernel("argreduce", view.dtype)(*args, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        wide = dtypes.float64 if view.dtype.is_floating_point else dtypes.int64   # the kernel's W
-        result = allocate(n_out, wide)                   # accumulated in W, then stored as dtype
-        kernel("reduce", view.dtype)(*args, result)
-        return result if dtype is wide else self.contiguous(View(result, (n_out,), (1,), 0, wide), dtype)
+        # The kernel accumulates in double (float input) or int64 and stores its results as
+        # any dtype of that kind; another kind (a float sum as int) is converted afterwards.
+        same_kind = dtype.is_floating_point == view.dtype.is_floating_point
+        stored = dtype if same_kind else dtypes.float64 if view.dtype.is_floating_point else dtypes.int64
+        out = allocate(n_out, stored)
+        kernel("reduce", view.dtype)(*args, out, CODE[stored])
+        return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
     def matmul(self, a, b, dtype, bias=None):
         """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
@@ -315,6 +327,15 @@ class CpuBackend(Backend):
         out = allocate(numel(view.shape), dtype)
         kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
         return out
+
+    def softmax_backward(self, grad, out, dim, log, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
+        outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
+        dx = allocate(numel(out.shape), dtype)
+        kernel("softmax_backward", dtype)(outer, out.shape[dim], inner, self._dense(grad, dtype),
+                                          self._dense(out, dtype), int(log), dx)
+        return dx
 
     def cross_entropy(self, logits, targets, reduction, dtype):
         if dtype not in FLOATS:

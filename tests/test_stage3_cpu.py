@@ -161,6 +161,37 @@ def test_fused_cross_entropy_on_cpu_matches_python_even_for_huge_logits():
     assert grads["cpu"].dtype == np.float32
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_fused_softmax_backward_matches_numpy_and_python(log, dtype):
+    """softmax_backward (softmax.c): the vectorized float rows (37 values: a body of whole
+    lane groups and a tail, and 10), the general rows along a dimension that is not the
+    last, an expanded (stride 0) upstream gradient; against the Jacobian-vector product in
+    numpy and the python device's kernel."""
+    rng = np.random.default_rng(4)
+    for shape, dim in [((5, 37), 1), ((32, 10), 1), ((4, 6, 3), 1), ((7, 3), 0)]:
+        x0 = (rng.normal(size=shape) * 3).astype(dtype)
+        g0 = rng.normal(size=shape).astype(dtype)
+        e = np.exp(x0.astype(np.float64) - x0.max(dim, keepdims=True))
+        y = e / e.sum(dim, keepdims=True)
+        expected = (g0 - y * g0.sum(dim, keepdims=True) if log
+                    else y * (g0 - (g0 * y).sum(dim, keepdims=True)))
+        for device in ("python", "cpu"):
+            x = tg.from_numpy(x0, device=device).requires_grad_()
+            out = x.log_softmax(dim) if log else x.softmax(dim)
+            out.backward(tg.from_numpy(g0, device=device))
+            np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5 if dtype is np.float32 else 1e-12,
+                                       atol=1e-6 if dtype is np.float32 else 1e-14)
+            assert x.grad.numpy().dtype == dtype
+        for device in ("python", "cpu"):                    # a stride-0 gradient (from a sum)
+            x = tg.from_numpy(x0, device=device).requires_grad_()
+            (x.log_softmax(dim) if log else x.softmax(dim)).sum().backward()
+            ones = np.ones(shape)
+            expected = ones - y * ones.sum(dim, keepdims=True) if log else y * (ones - y.sum(dim, keepdims=True))
+            np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5 if dtype is np.float32 else 1e-12,
+                                       atol=1e-6 if dtype is np.float32 else 1e-13)
+
+
 @pytest.mark.parametrize("make", [
     lambda ps: tg.optim.SGD(ps, lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01),
     lambda ps: tg.optim.SGD(ps, lr=0.05, momentum=0.8, weight_decay=0.05, nesterov=True),
@@ -190,12 +221,13 @@ def test_fused_optimizer_steps_on_cpu_match_python(make):
 
 
 def test_a_backend_without_the_fused_kernels_falls_back_to_python(caplog, monkeypatch):
-    """The same one path on a device lacking softmax, cross_entropy and the updates: the
+    """The same one path on a device lacking softmax (and its backward), cross_entropy and
+    the updates: the
     python kernels run instead (the in-place ones written back), with one log line each."""
     import stage2_tensor.nn.functional as F
     from stage3_native.cpu_backend import CpuBackend
     lean = CpuBackend()
-    for name in ("softmax", "cross_entropy", "sgd_update", "adam_update"):
+    for name in ("softmax", "softmax_backward", "cross_entropy", "sgd_update", "adam_update"):
         setattr(lean, name, None)
     lean.name = "lean"
     monkeypatch.setitem(backend._BACKENDS, "lean", lean)
@@ -210,7 +242,7 @@ def test_a_backend_without_the_fused_kernels_falls_back_to_python(caplog, monkey
             opt.step()
         results[device] = w.detach().numpy()
     np.testing.assert_allclose(results["lean"], results["python"], rtol=1e-6)
-    for name in ("softmax", "cross_entropy", "sgd_update", "adam_update"):
+    for name in ("softmax", "softmax_backward", "cross_entropy", "sgd_update", "adam_update"):
         assert f"op {name} not found in backend lean, falling back to python" in caplog.text
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import stage2_tensor as tg
 import stage3_native
-from stage2_tensor.elementwise import unary
+from stage2_tensor.elementwise import binary_kernel, unary
 from stage3_native.cpu_backend import elementwise_path, reduce_path
 
 pytestmark = pytest.mark.stage3
@@ -72,6 +72,8 @@ BINARY = {
     "mul": (lambda a, b: a * b, np.multiply), "div": (lambda a, b: a / b, np.divide),
     "pow": (lambda a, b: a ** b, np.power), "maximum": (lambda a, b: a.maximum(b), np.maximum),
     "minimum": (lambda a, b: a.minimum(b), np.minimum),
+    "pow_grad": (lambda a, b: binary_kernel("pow_grad", a, b),       # Pow's local gradient
+                 lambda a, b: np.where(b == 0, 0.0, b * a ** (b - 1))),
 }
 COMPARE = {
     "eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),
@@ -185,8 +187,9 @@ def test_binary_ops_comparisons_and_where_on_every_level(case, dtype, shape, thr
         assert elementwise_path(ta, tb) == path
     a64, b64 = a.astype(F64), b.astype(F64)
     for op, (apply, reference) in BINARY.items():
-        x, y = (np.abs(a64), b64) if op == "pow" else (a64, b64)      # no nan from (-2) ** 0.5
-        tx = ta.abs() if op == "pow" else ta
+        powers = op in ("pow", "pow_grad")
+        x, y = (np.abs(a64), b64) if powers else (a64, b64)      # no nan from (-2) ** 0.5
+        tx = ta.abs() if powers else ta
         with np.errstate(all="ignore"):
             check(apply(tx, tb), reference(x, y), dtype)
     for op, (apply, reference) in COMPARE.items():
@@ -294,6 +297,20 @@ def test_reductions_over_every_dim(layout, dtype, shape, threads):
     assert x.sum().item() == pytest.approx(values.astype(F64).sum(), rel=1e-6)
     assert x.argmax().item() == values.argmax() and x.argmin().item() == values.argmin()
     assert x.max().item() == values.max()
+
+
+def test_reductions_write_the_result_dtype():
+    """The kernel stores its results as the output's dtype: float32 sums stay float32,
+    int32 maxima int32, integer sums int64."""
+    f32 = cpu(sample(F32, (6, 37)))
+    i32 = cpu((sample(F32, (6, 37)) * 1000).astype(np.int32))
+    for result, dtype in [(f32.sum(), tg.float32), (f32.sum(0), tg.float32), (f32.T.sum(1), tg.float32),
+                          (f32.double().sum(1), tg.float64), (i32.max(1).values, tg.int32),
+                          (i32.sum(0), tg.int64), (cpu(np.zeros((0, 3), F32)).sum(0), tg.float32)]:
+        assert result.dtype is tg.float32 if dtype is tg.float32 else result.dtype is dtype
+        assert result.numpy().dtype == np.dtype(dtype.name)
+    np.testing.assert_array_equal(i32.max(1).values.numpy(), i32.numpy().max(1))
+    np.testing.assert_array_equal(i32.sum(0).numpy(), i32.numpy().astype(np.int64).sum(0))
 
 
 def test_reduction_paths():

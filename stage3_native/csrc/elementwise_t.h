@@ -52,6 +52,8 @@ TG_SIMD static void FN(binary_row)(int op, i64 n, const void *const *in, const i
     BINARY(POW, MATH_POW(x, y))
     BINARY(MAXIMUM, y > x ? y : x)             /* ties and nan keep x, like Python's max */
     BINARY(MINIMUM, y < x ? y : x)
+    /* d(x^y)/dx (x^0 is the constant 1), in W: one rounding, as pow's */
+    BINARY(POW_GRAD, y == 0 ? 0 : (C)((W)y * MATH_POW((W)x, (W)y - 1)))
     }
 #undef BINARY
     for (i64 i = len; i < n; i++) out[i] = out[0];

@@ -4,7 +4,8 @@
  * with the arithmetic in double and each stored value rounded to T. One call updates a
  * whole parameter group (a native call per parameter would cost more than the update of
  * a small one); each array is contiguous (cpu_backend.py copies other views and writes
- * them back). Large parameters are split across threads.
+ * them back). Large parameters are split across threads; each loop is vectorized
+ * (optim_t.h).
  *
  * SGD:  g += weight_decay * p; with momentum: v = momentum * v + (1 - dampening) * g
  *       (v = g on the first step), g = v, or g + momentum * v with nesterov; p -= lr * g.
@@ -15,7 +16,16 @@
  */
 #include <math.h>
 #include "parallel.h"
+#include "simd.h"
 #include "strided.h"
+
+/* Elements below which an update runs on one thread. An update streams 3 to 5 arrays with
+ * a few operations per element: 100k float32 elements (MNIST's first weight) take ~30 us
+ * on one core of the reference machine, while waking a sleeping OpenMP thread there costs
+ * ~60 us (a virtual machine; see GOMP_SPINCOUNT in stage3_native/__init__.py). A second
+ * thread pays off from about 4x TG_PARALLEL_MIN elements (measured: MNIST's training step
+ * went from 560 to 795 us when its weight update was split over 2 threads). */
+#define TG_UPDATE_PARALLEL_MIN (8 * TG_PARALLEL_MIN)
 
 #define TEMPLATE "optim_t.h"
 #include "instantiate_float.h"

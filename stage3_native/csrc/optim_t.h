@@ -1,10 +1,17 @@
 /* Optimizer updates for one element type T (included by optim.c for float and double).
- * One call updates every parameter of a group: count arrays, sizes[t] elements each. */
+ * One call updates every parameter of a group: count arrays, sizes[t] elements each.
+ *
+ * Each update is a loop over elements [lo, hi) of one parameter, compiled once per
+ * instruction set (TG_SIMD): its branches (momentum or not, weight decay or not) are the
+ * same for every element, so the compiler moves them out of the loop and vectorizes each
+ * variant, float to double and back included. A large parameter is split among threads,
+ * each calling the loop on its own slice (an OpenMP loop inside the TG_SIMD function would
+ * be compiled apart from it, for the baseline instruction set). */
 
-static void FN(sgd_one)(i64 n, T *p, const T *grad, T *v, double lr, double momentum,
-                        double dampening, double weight_decay, int first_step, int nesterov) {
-    #pragma omp parallel for schedule(static) if (n >= TG_PARALLEL_MIN)
-    for (i64 i = 0; i < n; i++) {
+TG_SIMD static void FN(sgd_range)(i64 lo, i64 hi, T *restrict p, const T *restrict grad,
+                                  T *restrict v, double lr, double momentum, double dampening,
+                                  double weight_decay, int first_step, int nesterov) {
+    for (i64 i = lo; i < hi; i++) {
         double g = (double)grad[i];
         if (weight_decay != 0) g += weight_decay * (double)p[i];
         if (momentum != 0) {
@@ -13,6 +20,20 @@ static void FN(sgd_one)(i64 n, T *p, const T *grad, T *v, double lr, double mome
             g = nesterov ? g + momentum * (double)vi : (double)vi;
         }
         p[i] = (T)((double)p[i] - lr * g);
+    }
+}
+
+static void FN(sgd_one)(i64 n, T *p, const T *grad, T *v, double lr, double momentum,
+                        double dampening, double weight_decay, int first_step, int nesterov) {
+    if (n < TG_UPDATE_PARALLEL_MIN || tg_thread_count() == 1) {
+        FN(sgd_range)(0, n, p, grad, v, lr, momentum, dampening, weight_decay, first_step, nesterov);
+        return;
+    }
+    #pragma omp parallel
+    {
+        i64 lo, hi;
+        tg_thread_range(n, 16, &lo, &hi);
+        FN(sgd_range)(lo, hi, p, grad, v, lr, momentum, dampening, weight_decay, first_step, nesterov);
     }
 }
 
@@ -25,12 +46,11 @@ void FN(tg_sgd_update)(i64 count, const i64 *sizes, T **p, T **grad, T **v, doub
                     first_step[t], nesterov);
 }
 
-static void FN(adam_one)(i64 n, T *p, const T *grad, T *m, T *v, double lr, double beta1,
-                         double beta2, double eps, double weight_decay, int decoupled, i64 step) {
-    double step_size = lr / (1 - pow(beta1, (double)step));
-    double root_correction = sqrt(1 - pow(beta2, (double)step));
-    #pragma omp parallel for schedule(static) if (n >= TG_PARALLEL_MIN)
-    for (i64 i = 0; i < n; i++) {
+TG_SIMD static void FN(adam_range)(i64 lo, i64 hi, T *restrict p, const T *restrict grad,
+                                   T *restrict m, T *restrict v, double lr, double beta1,
+                                   double beta2, double eps, double weight_decay, int decoupled,
+                                   double step_size, double root_correction) {
+    for (i64 i = lo; i < hi; i++) {
         double g = (double)grad[i];
         if (weight_decay != 0 && decoupled) p[i] = (T)((double)p[i] * (1 - lr * weight_decay));
         else if (weight_decay != 0) g += weight_decay * (double)p[i];
@@ -38,6 +58,24 @@ static void FN(adam_one)(i64 n, T *p, const T *grad, T *m, T *v, double lr, doub
         v[i] = (T)(beta2 * (double)v[i] + (1 - beta2) * g * g);
         double denom = sqrt((double)v[i]) / root_correction + eps;
         p[i] = (T)((double)p[i] - step_size * ((double)m[i] / denom));
+    }
+}
+
+static void FN(adam_one)(i64 n, T *p, const T *grad, T *m, T *v, double lr, double beta1,
+                         double beta2, double eps, double weight_decay, int decoupled, i64 step) {
+    double step_size = lr / (1 - pow(beta1, (double)step));
+    double root_correction = sqrt(1 - pow(beta2, (double)step));
+    if (n < TG_UPDATE_PARALLEL_MIN || tg_thread_count() == 1) {
+        FN(adam_range)(0, n, p, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled,
+                       step_size, root_correction);
+        return;
+    }
+    #pragma omp parallel
+    {
+        i64 lo, hi;
+        tg_thread_range(n, 16, &lo, &hi);
+        FN(adam_range)(lo, hi, p, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled,
+                       step_size, root_correction);
     }
 }
 

@@ -1,7 +1,7 @@
 /* Reductions over any set of dimensions. The caller splits the view into the kept
  * ("outer") dimensions, one output each, and the reduced ("inner") ones. Op codes: 0 sum,
- * 1 max, 2 min for tg_reduce (results in W: int64 for integer tensors, double for
- * floating-point ones); 3 argmax, 4 argmin for tg_argreduce (the row-major index within the
+ * 1 max, 2 min for tg_reduce (computed in W: int64 for integer tensors, double for
+ * floating-point ones; stored as the output's dtype); 3 argmax, 4 argmin for tg_argreduce (the row-major index within the
  * reduced dimensions; the first one on ties, and the first NaN, as numpy; max and min
  * propagate NaN, as numpy's do).
  *
@@ -80,6 +80,28 @@ int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides
  * equal values stays; or NaN where acc is not, so the first NaN stays. */
 #define BEATS(op, v, acc) \
     (((op) == MAX || (op) == ARGMAX ? (v) > (acc) : (v) < (acc)) || (IS_NAN(v) && !IS_NAN(acc)))
+
+/* Where results go: the output buffer and its dtype (cpu_backend.py's codes: 0 bool,
+ * 1 int32, 2 int64, 3 float32, 4 float64). Each result is computed in W and stored once,
+ * rounded to the output's dtype: a float32 sum is written as float32 by the kernel itself,
+ * with no second pass (a conversion kernel) over the output. */
+typedef struct { void *p; int dtype; } Out;
+
+static inline void store_double(Out out, i64 o, double v) {
+    switch (out.dtype) {
+    case 3: ((float *)out.p)[o] = (float)v; break;
+    default: ((double *)out.p)[o] = v;
+    }
+}
+
+static inline void store_int(Out out, i64 o, int64_t v) {     /* exact: not through double */
+    switch (out.dtype) {
+    case 0: ((uint8_t *)out.p)[o] = v != 0; break;
+    case 1: ((int32_t *)out.p)[o] = (int32_t)v; break;
+    default: ((int64_t *)out.p)[o] = v;
+    }
+}
+#define STORE(out, o, v) _Generic((v), double: store_double, default: store_int)(out, o, v)
 
 /* isnan for floating-point values; integers never are */
 static inline int isnan_float(float v) { return isnan(v); }

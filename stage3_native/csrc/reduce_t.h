@@ -84,13 +84,15 @@ TG_SIMD static i64 FN(arg_row)(int op, const T *x, i64 n) {
     return where + j;
 }
 
-static void FN(row_result)(int op, const T *row, i64 n, W *vals, i64 *idx, i64 o) {
-    if (op == SUM) vals[o] = FN(sum_row)(row, n);
-    else if (op == MAX || op == MIN) vals[o] = (W)FN(extreme_row)(op, row, n);
-    else idx[o] = FN(arg_row)(op, row, n);
+/* One row's result: its sum or extreme, in W; for argmax, argmin its index, into *at. */
+static W FN(row_value)(int op, const T *row, i64 n, i64 *at) {
+    if (op == SUM) return FN(sum_row)(row, n);
+    if (op == MAX || op == MIN) return (W)FN(extreme_row)(op, row, n);
+    *at = FN(arg_row)(op, row, n);
+    return 0;
 }
 
-static void FN(reduce_rows)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
+static void FN(reduce_rows)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
     int threads = tg_thread_count(), parallel = p->n_out * p->n_in >= TG_PARALLEL_MIN && threads > 1;
     if (!parallel || p->n_out >= 4 * threads) {             /* threads take whole rows */
         #pragma omp parallel if (parallel)
@@ -99,7 +101,10 @@ static void FN(reduce_rows)(const Plan *p, int op, const T *x, W *vals, i64 *idx
             tg_thread_range(p->n_out, 8, &lo, &hi);
             tg_unravel(p->n_outer, p->outer_shape, lo, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
             for (i64 o = lo; o < hi; o++) {
-                FN(row_result)(op, x + base, p->n_in, vals, idx, o);
+                i64 at = 0;
+                W v = FN(row_value)(op, x + base, p->n_in, &at);
+                if (idx) idx[o] = at;
+                else STORE(out, o, v);
                 tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
             }
         }
@@ -120,25 +125,29 @@ static void FN(reduce_rows)(const Plan *p, int op, const T *x, W *vals, i64 *idx
             int t = tg_thread_index();
             if (lo < hi) {
                 has[t] = 1;
-                FN(row_result)(op, x + base + lo, hi - lo, part, part_i, t);
+                part[t] = FN(row_value)(op, x + base + lo, hi - lo, &part_i[t]);
                 part_i[t] += lo;
             }
         }
         int first = 1;
+        W v = 0;
+        i64 at = 0;
         for (int t = 0; t < threads; t++) {
             if (!has[t]) continue;
-            if (op == SUM) vals[o] = first ? part[t] : vals[o] + part[t];
-            else if (op == MAX || op == MIN) vals[o] = first || BEATS(op, part[t], vals[o]) ? part[t] : vals[o];
-            else if (first || BEATS(op, x[base + part_i[t]], x[base + idx[o]])) idx[o] = part_i[t];
+            if (op == SUM) v = first ? part[t] : v + part[t];
+            else if (op == MAX || op == MIN) v = first || BEATS(op, part[t], v) ? part[t] : v;
+            else if (first || BEATS(op, x[base + part_i[t]], x[base + at])) at = part_i[t];
             first = 0;
         }
+        if (idx) idx[o] = at;
+        else STORE(out, o, v);
         tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
     }
 }
 
 /* ---- strided: the index increment over each output's elements ------------------------- */
 
-static void FN(reduce_strided)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
+static void FN(reduce_strided)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
     #pragma omp parallel if (p->n_out * p->n_in >= TG_PARALLEL_MIN && tg_thread_count() > 1)
     {
         i64 lo, hi, oidx[TG_MAX_DIMS] = {0}, base = 0;
@@ -154,8 +163,8 @@ static void FN(reduce_strided)(const Plan *p, int op, const T *x, W *vals, i64 *
                 else if (BEATS(op, v, best)) { best = v; best_i = i; }
                 tg_step(p->n_inner, p->inner_shape, iidx, &pos, p->inner_strides, 0, 0, 0, 0);
             }
-            if (op == SUM) vals[o] = sum;
-            else if (op == MAX || op == MIN) vals[o] = (W)best;
+            if (op == SUM) STORE(out, o, sum);
+            else if (op == MAX || op == MIN) STORE(out, o, (W)best);
             else idx[o] = best_i;
             tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
         }
@@ -253,75 +262,72 @@ static void FN(fold_tile)(const Plan *p, int op, const T *x, i64 r, i64 j0, i64 
     for (i64 j = 0; op != SUM && vals && j < m; j++) vals[j] = (W)block[j];
 }
 
-static void FN(reduce_columns)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
+static void FN(reduce_columns)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
     int threads = tg_thread_count(), arg = op == ARGMAX || op == ARGMIN;
     int parallel = p->n_out * p->n_in >= TG_PARALLEL_MIN && threads > 1;
     i64 m = p->outer_shape[p->n_outer - 1], n_out = p->n_out;
     i64 tiles = (m + TG_TILE - 1) / TG_TILE, items = n_out / m * tiles;
     /* Fewer tiles than threads (x.sum(0) of a matrix is one): the reduced rows are split
      * among the threads too, each part folded into accumulators of its own, which are
-     * combined in order at the end (so the first extreme still wins a tie). arg ops keep
-     * each part's extremes beside the row numbers, to compare them. */
+     * combined in order at the end (so the first extreme still wins a tie). Each part's
+     * results are kept in W (sums accumulate there), stored as the output's dtype at the
+     * end; arg ops keep each part's extremes beside the row numbers, to compare them. */
     i64 parts = parallel && items < threads ? threads : 1;
     parts = parts < p->n_in ? parts : p->n_in;
-    W *scratch = NULL;                            /* each part's results (slot 0: arg ops only) */
-    i64 *scratch_idx = NULL;
-    if (parts > 1 || arg) {
-        scratch = malloc(parts * n_out * sizeof(W));
-        scratch_idx = parts > 1 && arg ? malloc(parts * n_out * sizeof(i64)) : NULL;
-        if (!scratch || (parts > 1 && arg && !scratch_idx)) {          /* out of memory */
-            free(scratch);
-            free(scratch_idx);
-            FN(reduce_strided)(p, op, x, vals, idx);
-            return;
-        }
+    W *scratch = malloc(parts * n_out * sizeof(W));              /* each part's results */
+    i64 *scratch_idx = parts > 1 && arg ? malloc(parts * n_out * sizeof(i64)) : NULL;
+    if (!scratch || (parts > 1 && arg && !scratch_idx)) {          /* out of memory */
+        free(scratch);
+        free(scratch_idx);
+        FN(reduce_strided)(p, op, x, out, idx);
+        return;
     }
     #pragma omp parallel for schedule(static) if (parallel)
     for (i64 w = 0; w < items * parts; w++) {
         i64 item = w / parts, part = w % parts, r = item / tiles, j0 = item % tiles * TG_TILE;
         i64 len = m - j0 < TG_TILE ? m - j0 : TG_TILE, o = r * m + j0;
-        W *v = part == 0 && !arg ? vals + o : scratch + part * n_out + o;
+        W *v = scratch + part * n_out + o;
         i64 *at = !arg ? NULL : part == 0 ? idx + o : scratch_idx + part * n_out + o;
         FN(fold_tile)(p, op, x, r, j0, len, p->n_in * part / parts, p->n_in * (part + 1) / parts, v, at);
     }
-    W *best = arg ? scratch : vals;
     for (i64 part = 1; part < parts; part++)
         for (i64 o = 0; o < n_out; o++) {
             W v = scratch[part * n_out + o];
-            if (op == SUM) best[o] += v;
-            else if (BEATS(op, v, best[o])) {
-                best[o] = v;
+            if (op == SUM) scratch[o] += v;
+            else if (BEATS(op, v, scratch[o])) {
+                scratch[o] = v;
                 if (arg) idx[o] = scratch_idx[part * n_out + o];
             }
         }
+    for (i64 o = 0; !arg && o < n_out; o++) STORE(out, o, scratch[o]);
     free(scratch);
     free(scratch_idx);
 }
 
-/* vals for sum, max, min; idx for argmax, argmin */
-static void FN(reduce)(const Plan *p, int op, const T *x, W *vals, i64 *idx) {
+/* out for sum, max, min; idx for argmax, argmin */
+static void FN(reduce)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
     if (p->n_out == 0) return;
     if (p->n_in == 0) {                           /* a sum over nothing (max raises before) */
-        for (i64 o = 0; o < p->n_out; o++) vals[o] = 0;
+        for (i64 o = 0; o < p->n_out; o++) STORE(out, o, (W)0);
         return;
     }
     switch (p->path) {
-    case TG_REDUCE_ROWS: FN(reduce_rows)(p, op, x, vals, idx); break;
-    case TG_REDUCE_COLUMNS: FN(reduce_columns)(p, op, x, vals, idx); break;
-    default: FN(reduce_strided)(p, op, x, vals, idx);
+    case TG_REDUCE_ROWS: FN(reduce_rows)(p, op, x, out, idx); break;
+    case TG_REDUCE_COLUMNS: FN(reduce_columns)(p, op, x, out, idx); break;
+    default: FN(reduce_strided)(p, op, x, out, idx);
     }
 }
 
 void FN(tg_reduce)(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides,
                    int n_inner, const i64 *inner_shape, const i64 *inner_strides,
-                   const T *x, i64 xo, W *out) {
+                   const T *x, i64 xo, void *out, int out_dtype) {
     Plan p = plan_reduce(n_outer, outer_shape, outer_strides, n_inner, inner_shape, inner_strides);
-    FN(reduce)(&p, op, x + xo, out, NULL);
+    FN(reduce)(&p, op, x + xo, (Out){out, out_dtype}, NULL);
 }
 
 void FN(tg_argreduce)(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides,
                       int n_inner, const i64 *inner_shape, const i64 *inner_strides,
                       const T *x, i64 xo, i64 *out) {
     Plan p = plan_reduce(n_outer, outer_shape, outer_strides, n_inner, inner_shape, inner_strides);
-    FN(reduce)(&p, op, x + xo, NULL, out);
+    FN(reduce)(&p, op, x + xo, (Out){NULL, 0}, out);
 }

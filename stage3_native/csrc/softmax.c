@@ -49,5 +49,32 @@ TG_SIMD static void softmax_row_f32(i64 size, const float *x, int log_softmax, f
 /* Double rows keep softmax_t.h's formula (libm's exp), as any other row. */
 #define softmax_row_f64(size, x, log_softmax, out) strided_row_f64(x, size, 1, log_softmax, out)
 
+/* The gradient of a float row over the last dimension, vectorized the same way: the row's
+ * sum, of g * y (softmax) or of g (log-softmax), in LANES partial sums finished in double,
+ * then dx = y * (g - sum) or g - e^y * sum in one pass. */
+TG_SIMD static void softmax_backward_row_f32(i64 size, const float *g, const float *y,
+                                             int log_softmax, float *dx) {
+    float lane_sum[LANES];
+    for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
+    i64 body = size / LANES * LANES;
+    if (log_softmax)
+        for (i64 i = 0; i < body; i += LANES)
+            for (int l = 0; l < LANES; l++) lane_sum[l] += g[i + l];
+    else
+        for (i64 i = 0; i < body; i += LANES)
+            for (int l = 0; l < LANES; l++) lane_sum[l] += g[i + l] * y[i + l];
+    double sum = 0;
+    for (int l = 0; l < LANES; l++) sum += lane_sum[l];
+    for (i64 i = body; i < size; i++) sum += log_softmax ? (double)g[i] : (double)g[i] * y[i];
+    float s = (float)sum;
+    if (log_softmax)
+        for (i64 i = 0; i < size; i++) dx[i] = g[i] - tg_expf(y[i]) * s;
+    else
+        for (i64 i = 0; i < size; i++) dx[i] = y[i] * (g[i] - s);
+}
+
+#define softmax_backward_row_f64(size, g, y, log_softmax, dx) \
+    strided_backward_row_f64(g, y, size, 1, log_softmax, dx)
+
 #define TEMPLATE "softmax_t.h"
 #include "instantiate_float.h"

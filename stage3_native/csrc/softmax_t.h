@@ -34,6 +34,36 @@ void FN(tg_softmax)(i64 outer, i64 size, i64 inner, const T *x, int log_softmax,
             FN(strided_row)(x + o * size * inner + k, size, inner, log_softmax, out + o * size * inner + k);
 }
 
+/* The gradient of one row, `size` elements `step` apart, from the upstream g and the
+ * output y: dx = y * (g - sum_j g_j y_j) for softmax, g - e^y * sum_j g_j for log-softmax
+ * (e^y is the softmax), in double. */
+static void FN(strided_backward_row)(const T *g, const T *y, i64 size, i64 step, int log_softmax,
+                                     T *dx) {
+    double sum = 0;
+    for (i64 i = 0; i < size; i++)
+        sum += log_softmax ? (double)g[i * step] : (double)g[i * step] * (double)y[i * step];
+    for (i64 i = 0; i < size; i++) {
+        double gi = (double)g[i * step], yi = (double)y[i * step];
+        dx[i * step] = (T)(log_softmax ? gi - exp(yi) * sum : yi * (gi - sum));
+    }
+}
+
+/* grad and y viewed as (outer, size, inner), as tg_softmax's x: each row's gradient. */
+void FN(tg_softmax_backward)(i64 outer, i64 size, i64 inner, const T *grad, const T *y,
+                             int log_softmax, T *out) {
+    if (inner == 1) {                     /* the last dimension: contiguous rows (softmax.c) */
+        #pragma omp parallel for schedule(static) if (outer * size >= TG_PARALLEL_MIN)
+        for (i64 o = 0; o < outer; o++)
+            FN(softmax_backward_row)(size, grad + o * size, y + o * size, log_softmax, out + o * size);
+        return;
+    }
+    for (i64 o = 0; o < outer; o++)
+        for (i64 k = 0; k < inner; k++) {
+            i64 start = o * size * inner + k;
+            FN(strided_backward_row)(grad + start, y + start, size, inner, log_softmax, out + start);
+        }
+}
+
 /* logits (n, c), targets n class indices: loss_i = -log softmax(logits_i)[targets[i]],
  * and probs, the softmax of every row (what the backward pass needs: probs - onehot).
  * reduction 0 writes the n losses, 1 their sum, 2 their mean, into losses. Returns the

@@ -40,7 +40,9 @@ int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides
                    int n_inner, const i64 *inner_shape, const i64 *inner_strides);
 
 /* elementwise.c, reduce.c: one version per dtype suffix u8 i32 i64 f32 f64; W is
- * the type reductions accumulate in (int64_t for integer dtypes, double for floating point) */
+ * the type reductions accumulate in (int64_t for integer dtypes, double for floating point);
+ * tg_reduce stores its results as out_dtype (a float type for floating-point x, else an
+ * integer type) */
 #define TG_ELEMENTWISE(T, W, S) \
     void tg_unary_##S(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out); \
     void tg_binary_##S(int op, int ndim, const i64 *shape, const T *a, const i64 *as, i64 ao, \
@@ -51,7 +53,7 @@ int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides
                       const T *a, const i64 *as, i64 ao, const T *b, const i64 *bs, i64 bo, T *out); \
     void tg_reduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
                        int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
-                       const T *x, i64 xo, W *out); \
+                       const T *x, i64 xo, void *out, int out_dtype); \
     void tg_argreduce_##S(int op, int n_outer, const i64 *outer_shape, const i64 *outer_strides, \
                           int n_inner, const i64 *inner_shape, const i64 *inner_strides, \
                           const T *x, i64 xo, i64 *out);
@@ -88,12 +90,15 @@ int tg_gemm_use_kernel(const char *name);
 double tg_gemm_peak_gflops(void);    /* one core's FMA peak at that kernel's width, measured */
 
 /* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
- * inner), along the middle dimension; cross-entropy of contiguous logits (n, c) against n
+ * inner), along the middle dimension; its gradient from the upstream grad and the output y
+ * (both contiguous, of x's shape); cross-entropy of contiguous logits (n, c) against n
  * class indices: the losses (reduction 0 none, 1 sum, 2 mean) and the softmax probabilities
  * (n * c), returning the position of the first target out of range or -1; and its
  * gradient with respect to the logits, row i scaled by scale[i * scale_step] * factor */
 #define TG_SOFTMAX(T, S) \
     void tg_softmax_##S(i64 outer, i64 size, i64 inner, const T *x, int log, T *out); \
+    void tg_softmax_backward_##S(i64 outer, i64 size, i64 inner, const T *grad, const T *y, \
+                                 int log, T *out); \
     i64 tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
                              int reduction, T *losses, T *probs); \
     void tg_cross_entropy_backward_##S(i64 n, i64 c, const T *probs, const i64 *targets, \
