@@ -157,6 +157,18 @@ def save_run(result, config, out):
                                                  indent=2) + "\n")
 
 
+def write_average_log(result, path, window=1000):
+    """A compact log for the repository: one row per ``window`` steps (step = the window's
+    last step, counting from 1), the mean training loss over the window and the learning
+    rate at its last step."""
+    n = len(result.losses) // window * window
+    means = np.asarray(result.losses[:n], dtype=np.float64).reshape(-1, window).mean(1)
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([("step", f"loss_mean_{window}", "lr")] + [
+            ((i + 1) * window, f"{m:.6f}", f"{result.lrs[(i + 1) * window - 1]:.6g}") for i, m in enumerate(means)])
+    return path
+
+
 def summary(result, config):
     return {"parameters": result.parameters, "thesis_parameters": THESIS_PARAMETERS,
             "steps": config.steps, "wall_seconds": round(result.wall_seconds, 3),
