@@ -66,3 +66,27 @@ def loss_curve(losses, path, window=1000, levels=None, title=None):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return save(fig, path)
+
+
+def embedding_map(weight, vocab, path, title=None):
+    """The learned embedding table (|V|, E) projected on its two principal directions
+    (numpy's SVD of the centred table, for looking at it only): characters the model
+    treats alike land close together."""
+    import matplotlib.pyplot as plt
+    table = np.asarray(weight, dtype=np.float64)
+    centred = table - table.mean(0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    xy = centred @ vt[:2].T
+    share = (s[:2] ** 2).sum() / (s ** 2).sum()
+    fig, ax = plt.subplots(figsize=(6, 5.5))
+    vowels = set("aeiouy")
+    for (x, y), c in zip(xy, vocab.chars):
+        colour = "#d62728" if c in vowels else ("#2ca02c" if c == "." else "#1f77b4")
+        ax.scatter(x, y, s=260, color=colour, alpha=0.25, lw=0)
+        ax.text(x, y, c, ha="center", va="center", fontsize=11, color=colour, weight="bold")
+    ax.set_xlabel("first principal direction")
+    ax.set_ylabel("second principal direction")
+    ax.set_title(title or f"Learned character embeddings, 2 of {table.shape[1]} dimensions "
+                 f"({share:.0%} of the variance); vowels in red", fontsize=10)
+    ax.grid(alpha=0.3)
+    return save(fig, path)
