@@ -31,7 +31,11 @@ def bigram_counts(counts, vocab, path, title=None):
     ax.set_ylabel("previous character")
     ax.set_title(title or f"Bigram counts: how often the column's character follows the row's "
                  f"({counts.sum():,} pairs; '.' = start or end of a name)", fontsize=12, pad=10)
-    return save(fig, path)
+    save(fig, path)
+    if str(path).endswith(".png"):          # 729 cells of text: a 256-colour palette is a
+        from PIL import Image               # third of the bytes and looks the same
+        Image.open(path).convert("RGB").convert("P", palette=Image.Palette.ADAPTIVE).save(path, optimize=True)
+    return path
 
 
 def window_means(values, window):
