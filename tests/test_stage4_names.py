@@ -295,3 +295,15 @@ def test_cli_rejects_bad_input(tmp_path, capsys, trained):
     assert "steps must be at least 1" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         train(Config(device="tpu", steps=1), ["ann"])
+
+
+def test_python_and_cpu_devices_train_alike(words, capsys, tmp_path):
+    config = dict(steps=15, hidden=20, seed=2)
+    runs = {device: train(Config(device=device, **config), words[:3000], progress=False, eval_limit=300)
+            for device in ("python", "cpu")}
+    np.testing.assert_allclose(runs["python"].losses, runs["cpu"].losses, rtol=1e-4)
+    for name in data.SPLITS:
+        assert runs["python"].split_losses[name] == pytest.approx(runs["cpu"].split_losses[name], rel=1e-4)
+    assert cli.main(["train", "--device", "python", "--steps", "5", "--hidden", "10", "--eval-limit", "100",
+                     "--out", str(tmp_path / "py")]) == 0
+    assert "mlp: 5 steps of 32 on python" in capsys.readouterr().out

@@ -3,7 +3,8 @@ Neural Networks"):
 
     python -m stage4_models.names train [--steps 200000] [--batch 32] [--lr 0.1] [--lr-end 0.05]
                                         [--embedding 8] [--hidden 200] [--block-size 3]
-                                        [--device cpu|python|cuda] [--seed 123] [--out runs/names]
+                                        [--device cpu|python|cuda] [--seed 123] [--eval-limit N]
+                                        [--out runs/names]
     python -m stage4_models.names sample --checkpoint runs/names/checkpoint.tg [-n 20] [--seed 0]
                                          [--prompt PREFIX]
     python -m stage4_models.names bigram [--smoothing 1] [-n 20] [--seed 0] [--prompt PREFIX]
@@ -35,6 +36,8 @@ def main(argv=None):
     t.add_argument("--hidden", type=int, default=defaults.hidden, help="hidden tanh units")
     t.add_argument("--device", default="cpu", help="cpu (C kernels), python (pure Python, slow) or cuda")
     t.add_argument("--seed", type=int, default=defaults.seed)
+    t.add_argument("--eval-limit", type=int, default=None,
+                   help="loss on the first N windows of each split only (for --device python)")
     t.add_argument("--out", default="runs/names", help="folder for loss.csv, checkpoint.tg, summary.json")
 
     s = commands.add_parser("sample", help="names drawn from a trained checkpoint")
@@ -62,7 +65,7 @@ def run_train(args):
     config = Config(steps=args.steps, batch=args.batch, lr=args.lr, lr_end=args.lr_end,
                     block_size=args.block_size, embedding_size=args.embedding, hidden=args.hidden,
                     device=args.device, seed=args.seed)
-    result = train(config)
+    result = train(config, eval_limit=args.eval_limit)
     save_run(result, config, args.out)
     print(summary_line(result, config))
     print(f"wrote {args.out}/loss.csv, {args.out}/checkpoint.tg, {args.out}/summary.json")
