@@ -1,7 +1,8 @@
 """Training the MLP language model (thesis, "Language Modelling using Neural Networks"):
 mini-batches of 32 windows, cross-entropy on the logits, plain SGD with the learning rate
 falling linearly from 0.1 at the first step to 0.05 at the last (the thesis's 200,000);
-the loss on each split, checkpoints, and sampling names from a trained model.
+the loss on each split, checkpoints, and sampling names from a trained model. The batches
+come from MNIST's ``Batches`` (every training window once per epoch, in a seeded order).
 """
 import csv
 import json
@@ -18,8 +19,8 @@ import stage2_tensor.optim as optim
 from stage2_tensor import backend
 from stage2_tensor.optim.lr_scheduler import LinearLR
 
-from . import data, sampling
 from ..mnist.data import Batches
+from . import data, sampling
 from .mlp import BLOCK_SIZE, EMBEDDING_SIZE, HIDDEN, MLPLanguageModel
 
 CHECKPOINT_KIND = "tracegrad-names-mlp"
