@@ -21,6 +21,7 @@ STAGE = {
     "04_tensor_autograd": "stage2",
     "05_mnist_optimizers": "stage4",
     "06_native_engine": "stage3",
+    "07_language_models": "stage4",
     "08_tokenization": "stage4",
 }
 
@@ -34,6 +35,7 @@ FIGURES = {
     "05_mnist_optimizers": ["mnist_net.png", "mnist_loss_sgd_avg.png", "mnist_loss_sgd_no_average.png",
                             "mnist_loss_with_momentum.png", "mnist_loss_with_rmsprop.png",
                             "mnist_loss_with_adam.png", "mnist_inference_screenshot.png"],
+    "07_language_models": ["bigram_counts.png", "mlplm_loss.png", "mlplm_embedding.png"],
     "08_tokenization": ["tokenizer_example.png"],
     "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
