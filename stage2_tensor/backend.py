@@ -14,7 +14,8 @@ broadcasting and views stay in stage2, written once.
     binary(op, a, b, dtype)            op in BINARY_OPS; a and b are views already broadcast
                                        to one shape (stride 0 where stretched). pow_grad is
                                        d(a^b)/da = b * a^(b-1), 0 where b == 0 (Pow's
-                                       backward, as relu_grad is ReLU's)
+                                       backward); relu_backward(g, x) is g where x > 0,
+                                       else 0 (ReLU's upstream x local, in one pass)
     where(cond, a, b, dtype)           cond ? a : b, all three broadcast to one shape
     reduce(op, view, dims, dtype)      op in REDUCE_OPS over `dims`; the result's shape is
                                        the view's with those dims removed
@@ -33,7 +34,7 @@ A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to
 as what.
 
 Optional, for speed: to_bytes(view) / from_bytes(data, dtype) move a tensor between devices
-as one block of bytes; as_numpy(view) / from_numpy(array) share memory with numpy. Fused
+as one block of bytes; as_numpy(view) / from_numpy(array, dtype) share memory with numpy. Fused
 kernels, each doing in one pass what would otherwise be several tensor operations:
 
     softmax(view, dim, log, dtype)     softmax along `dim` (log-softmax when `log`), the
@@ -84,8 +85,8 @@ from typing import Any, NamedTuple
 log = logging.getLogger("tracegrad")
 
 UNARY_OPS = ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu",
-             "relu_grad", "gelu_grad", "sign")
-BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "pow_grad",
+             "gelu_grad", "sign")
+BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "pow_grad", "relu_backward",
               "eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_OPS = ("sum", "max", "min", "argmax", "argmin")
 

@@ -23,7 +23,7 @@ LOCAL_GRADIENTS = {
     "log": ("input", lambda x: 1 / x),
     "sqrt": ("output", lambda out: 0.5 / out),
     "abs": ("input", lambda x: unary("sign", x)),
-    "relu": ("input", lambda x: unary("relu_grad", x)),
+    "relu": ("input", "relu_backward"),  # a kernel gives upstream x local directly (below)
     "sigmoid": ("output", lambda out: out * (1 - out)),
     "tanh": ("output", lambda out: 1 - out * out),
     "gelu": ("input", lambda x: unary("gelu_grad", x)),
@@ -53,6 +53,8 @@ class Unary(GradientFunction):
         if local is None:                   # neg: the local gradient is the constant -1
             return (-grad,)
         saved, = self.saved_tensors
+        if isinstance(local, str):          # one kernel computes upstream x local: relu's is
+            return (binary_kernel(local, grad, saved),)   # "grad where x > 0, else 0"
         return (grad * local(saved),)
 
 
@@ -61,6 +63,23 @@ def unary(op, x):
         return Unary.apply(x, op)
     # Not differentiable (masks and signs used inside backward passes): a plain kernel call.
     return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
+
+
+_CONSTANTS = {}
+
+
+def constant(x, dtype, device):
+    """A Python number (bool, int or float) in arithmetic as a 0-d tensor, made once per value, dtype and device:
+    the 2 of ``x ** 2`` or the batch size of ``loss / B`` comes back every training step.
+    Keyed by repr, so that -0.0 and 0.0 (equal, with one hash) stay two constants. Only
+    operations see these tensors (as inputs they record), and none writes to an input."""
+    key = (repr(x), dtype, device)
+    t = _CONSTANTS.get(key)
+    if t is None:
+        if len(_CONSTANTS) >= 4096:                 # a loop over ever new numbers: start over
+            _CONSTANTS.clear()
+        t = _CONSTANTS[key] = as_tensor(x, dtype=dtype, device=device)
+    return t
 
 
 def operands(a, b):
@@ -77,9 +96,9 @@ def operands(a, b):
         dtype = dtypes.promote_scalar(t.dtype, b if t is a else a)
     device = t.storage.device
     if a is not t or a.dtype is not dtype:         # a tensor of the right dtype stays itself
-        a = as_tensor(a, dtype=dtype, device=device)
+        a = as_tensor(a, dtype=dtype, device=device) if isinstance(a, Tensor) else constant(a, dtype, device)
     if b is not t or b.dtype is not dtype:
-        b = as_tensor(b, dtype=dtype, device=device)
+        b = as_tensor(b, dtype=dtype, device=device) if isinstance(b, Tensor) else constant(b, dtype, device)
     shape = broadcast_shapes(a.shape, b.shape)
     return a, b, shape, dtype
 

@@ -18,17 +18,23 @@ def to_numpy(t):
     return np.array(t.tolist(), dtype=t.dtype.name).reshape(t.shape)
 
 
+_BY_NUMPY_DTYPE = {}        # numpy dtype object -> ours; keyed by the object, since str(dtype)
+                            # costs microseconds and a training loop converts every batch
+
+
 def from_numpy(array, device="python"):
     from .factories import tensor
     from .tensor import Tensor
-    name = str(array.dtype)
-    if name not in _NUMPY_NAMES:
-        raise TypeError(f"from_numpy: numpy dtype {name} is not supported; expected one of "
-                        f"{sorted(_NUMPY_NAMES)}")
-    dtype = _NUMPY_NAMES[name]
+    if not _BY_NUMPY_DTYPE:
+        import numpy as np
+        _BY_NUMPY_DTYPE.update({np.dtype(name): dtype for name, dtype in _NUMPY_NAMES.items()})
+    dtype = _BY_NUMPY_DTYPE.get(array.dtype)
+    if dtype is None:
+        raise TypeError(f"from_numpy: numpy dtype {array.dtype} is not supported; expected one of "
+                        f"{sorted(_NUMPY_NAMES)} in the machine's byte order")
     be = backend.get(device)
     if be.has("from_numpy"):
-        buffer = be.from_numpy(array)               # None when the layout does not allow sharing
+        buffer = be.from_numpy(array, dtype)        # None when the layout does not allow sharing
         if buffer is not None:
             return Tensor.from_buffer(buffer, array.shape, dtype, device)
     return tensor(array.tolist(), dtype=dtype, device=device)

@@ -76,7 +76,6 @@ UNARY = {
     "neg": operator.neg, "exp": _exp, "log": _log, "abs": abs, "tanh": math.tanh,
     "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
     "relu": lambda x: x if x > 0 or x != x else 0,  # +0 for negatives (not -0.0); nan stays
-    "relu_grad": lambda x: 1 if x > 0 else 0,
     "sigmoid": _sigmoid, "gelu": _gelu, "gelu_grad": _gelu_grad,
     "sign": lambda x: (x > 0) - (x < 0),
 }
@@ -87,6 +86,7 @@ def _pow_grad(a, b):                # d(a^b)/da; a^0 is the constant 1 (even at 
 BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _div, "pow": _pow,
     "maximum": max, "minimum": min, "pow_grad": _pow_grad,
+    "relu_backward": lambda g, x: g if x > 0 else 0 * g,
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
     "gt": operator.gt, "ge": operator.ge,
 }

@@ -12,13 +12,18 @@ the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 Kernels use TRACEGRAD_NUM_THREADS threads (default: every core); ``set_num_threads``
 changes it at run time.
 
-OpenMP's waiting threads spin before they sleep: libgomp's default, GOMP_SPINCOUNT=300000,
-is milliseconds. On a machine whose cores are shared (other programs, or a second thread
-placed on a busy core), a thread spinning at the end of a parallel matmul holds the core its
-partner waits for, and every call takes a whole time slice: TinyBLAS on 2 threads measured
-0.4-2.5 GFLOPS instead of 40-80 that way. Unless the variable is set, the package sets it
-to 1000 (tens of microseconds: libgomp's own value for an oversubscribed machine) before
-the library, and with it libgomp, is loaded.
+OpenMP's waiting threads spin before they sleep (GOMP_SPINCOUNT), and the spin count
+trades two costs. Too short, and a thread sleeps between two kernels and must be woken for
+the next: 40-80 us on the reference machine (a virtual machine), more than MNIST's whole
+32x784x128 product, so a training step of small kernels got slower on 2 threads than on
+one (680 against 560 us with GOMP_SPINCOUNT=1000). Too long (libgomp's default, 300000:
+milliseconds), and on a machine whose cores are busy with other programs a spinning thread
+holds the core its partner waits for: TinyBLAS on 2 threads measured 0.4-2.5 GFLOPS
+instead of 40-80. Unless the variable is set, the package sets 30000 before the library,
+and with it libgomp, is loaded: it spans the gaps between a training step's kernels (the
+MNIST step: 485 us on 2 threads, the same as with 300000), and on a machine with one core
+busy elsewhere a 2-thread 256^3 matmul still ran at 27 GFLOPS (73 with 1000). On a shared
+machine, set GOMP_SPINCOUNT=1000 or use one thread (TRACEGRAD_NUM_THREADS=1).
 """
 import os
 import subprocess
@@ -54,7 +59,7 @@ def _build():
 if not os.environ.get(_BUILDING):
     if _needs_build():
         _build()
-    os.environ.setdefault("GOMP_SPINCOUNT", "1000")     # read once, when libgomp loads
+    os.environ.setdefault("GOMP_SPINCOUNT", "30000")     # read once, when libgomp loads
     from stage2_tensor import backend as _backend
 
     from .cpu_backend import CpuBackend, empty_cache, get_num_threads, set_num_threads

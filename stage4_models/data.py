@@ -69,10 +69,11 @@ def fetch(files, download=True):
     if missing:
         names = ", ".join(str(f.relative) for f in missing)
         looked = " and ".join(str(d) for d in search_dirs())
+        tried = (f"the download from {missing[0].urls[0]} failed" if download
+                 else "downloading was not allowed")
         raise FileNotFoundError(
-            f"data file(s) not found: {names} (looked in {looked}) and the download from "
-            f"{missing[0].urls[0]} failed. Set {VARIABLE} to a folder that holds "
-            f"{missing[0].relative}, or put the file(s) in {cache_dir()}.")
+            f"data file(s) not found: {names} (looked in {looked}) and {tried}. Set {VARIABLE} "
+            f"to a folder that holds {missing[0].relative}, or put the file(s) in {cache_dir()}.")
     return paths
 
 

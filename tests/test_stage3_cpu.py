@@ -97,13 +97,6 @@ def test_every_matmul_variant(op, variant, monkeypatch):
     np.testing.assert_allclose(value, op.reference(*inputs), rtol=1e-12, atol=1e-12)
 
 
-def test_tinyblas_can_be_forced(monkeypatch):
-    monkeypatch.setenv("TRACEGRAD_BLAS", "tinyblas")
-    assert stage3_native.CpuBackend().matmul_variant == "tinyblas"
-    monkeypatch.delenv("TRACEGRAD_BLAS")
-    assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "tinyblas")
-
-
 def test_demo_mlp_learns_on_cpu(tmp_path, monkeypatch, capsys):
     from stage3_native.examples import mlp
     monkeypatch.setenv("TRACEGRAD_FIGURES", str(tmp_path))

@@ -63,7 +63,6 @@ UNARY_REFERENCE = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh, "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
-    "relu_grad": lambda x: (x > 0).astype(float),
     "gelu_grad": lambda x: 0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi),
     "sign": np.sign,
 }
@@ -74,6 +73,8 @@ BINARY = {
     "minimum": (lambda a, b: a.minimum(b), np.minimum),
     "pow_grad": (lambda a, b: binary_kernel("pow_grad", a, b),       # Pow's local gradient
                  lambda a, b: np.where(b == 0, 0.0, b * a ** (b - 1))),
+    "relu_backward": (lambda a, b: binary_kernel("relu_backward", a, b),   # ReLU's backward
+                      lambda a, b: np.where(b > 0, a, 0.0)),
 }
 COMPARE = {
     "eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),

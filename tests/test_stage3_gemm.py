@@ -230,11 +230,11 @@ def test_kernel_can_be_forced_from_the_environment():
     env.pop("GOMP_SPINCOUNT", None)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["generic", "1000"]
+    assert result.stdout.split() == ["generic", "30000"]
 
 
-def test_tinyblas_is_the_default_without_cblas(monkeypatch):
-    monkeypatch.setenv("TRACEGRAD_BLAS", "tinyblas")
+def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):
+    monkeypatch.delenv("TRACEGRAD_BLAS", raising=False)
     assert stage3_native.CpuBackend().matmul_variant == "tinyblas"
-    monkeypatch.delenv("TRACEGRAD_BLAS")
+    monkeypatch.setenv("TRACEGRAD_BLAS", "blas")
     assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "tinyblas")

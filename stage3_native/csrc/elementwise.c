@@ -40,8 +40,8 @@
 #include "strided.h"
 #include "vmath.h"
 
-enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, RELU_GRAD, GELU_GRAD, SIGN };
-enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, EQ, NE, LT, LE, GT, GE };
+enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN };
+enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
 
 #define TG_MIN_ROW 16      /* (c) calls the row loop once per row: shorter rows go to (d) */
 #define TG_BLOCK 256       /* (d) gathers this many elements per operand at a time */

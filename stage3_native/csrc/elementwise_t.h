@@ -24,7 +24,6 @@ TG_SIMD static void FN(unary_row)(int op, i64 n, const void *const *in, const in
     UNARY(SIGMOID, MATH_SIGMOID(v))
     UNARY(TANH, MATH_TANH(v))
     UNARY(GELU, MATH_GELU(v))
-    UNARY(RELU_GRAD, v > 0 ? 1 : 0)
     UNARY(GELU_GRAD, MATH_GELU_GRAD(v))
     UNARY(SIGN, (v > 0) - (v < 0))
     }
@@ -54,6 +53,8 @@ TG_SIMD static void FN(binary_row)(int op, i64 n, const void *const *in, const i
     BINARY(MINIMUM, y < x ? y : x)
     /* d(x^y)/dx (x^0 is the constant 1), in W: one rounding, as pow's */
     BINARY(POW_GRAD, y == 0 ? 0 : (C)((W)y * MATH_POW((W)x, (W)y - 1)))
+    /* ReLU's backward: the upstream gradient x where the input y was positive, else 0 */
+    BINARY(RELU_BACKWARD, y > 0 ? x : 0)
     }
 #undef BINARY
     for (i64 i = len; i < n; i++) out[i] = out[0];

@@ -61,11 +61,12 @@
 #include "gemm.h"
 #include "parallel.h"
 
-/* m * n * k (over the whole batch) below which a product runs on one thread: about 100 us
- * of work on one core. Waking a sleeping OpenMP thread cost 40-80 us on the reference
- * machine (a virtual machine, whose idle cores sleep in the hypervisor; see GOMP_SPINCOUNT
- * in stage3_native/__init__.py), so smaller products gain nothing from a second thread. */
-#define GEMM_PARALLEL_MIN (128.0 * 128 * 256)
+/* m * n * k (over the whole batch) below which a product runs on one thread: about 25 us
+ * of work on one core. A second thread still spinning from the previous kernel (see
+ * GOMP_SPINCOUNT in stage3_native/__init__.py) joins in a microsecond or two, so MNIST's
+ * 32x784x128 products (100 us on one core) gain from it; a sleeping one costs 40-80 us to
+ * wake on the reference machine (a virtual machine). */
+#define GEMM_PARALLEL_MIN (64.0 * 64 * 256)
 
 #define TEMPLATE "gemm_t.h"
 #include "instantiate_float.h"

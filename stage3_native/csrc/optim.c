@@ -21,11 +21,12 @@
 
 /* Elements below which an update runs on one thread. An update streams 3 to 5 arrays with
  * a few operations per element: 100k float32 elements (MNIST's first weight) take ~30 us
- * on one core of the reference machine, while waking a sleeping OpenMP thread there costs
- * ~60 us (a virtual machine; see GOMP_SPINCOUNT in stage3_native/__init__.py). A second
- * thread pays off from about 4x TG_PARALLEL_MIN elements (measured: MNIST's training step
- * went from 560 to 795 us when its weight update was split over 2 threads). */
-#define TG_UPDATE_PARALLEL_MIN (8 * TG_PARALLEL_MIN)
+ * on one core of the reference machine. Waking a sleeping OpenMP thread there costs ~60 us
+ * (a virtual machine), so with GOMP_SPINCOUNT=1000 splitting that update made MNIST's step
+ * slower (560 -> 795 us); with the package's default, 30000 (stage3_native/__init__.py),
+ * the second thread is still spinning from the step's matmuls and the split pays: 475 ->
+ * 450 us. */
+#define TG_UPDATE_PARALLEL_MIN (TG_PARALLEL_MIN)
 
 #define TEMPLATE "optim_t.h"
 #include "instantiate_float.h"

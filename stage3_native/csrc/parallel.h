@@ -1,6 +1,8 @@
 /* Threads for the kernels: OpenMP when the compiler has it (build.py adds -fopenmp),
- * otherwise every loop simply runs on one thread. Waking threads costs a few microseconds,
- * so a kernel splits its work only above TG_PARALLEL_MIN elements. threads.c sets the
+ * otherwise every loop simply runs on one thread. Handing work to another thread costs
+ * microseconds when it is still spinning and tens of microseconds when it sleeps (see
+ * GOMP_SPINCOUNT in stage3_native/__init__.py), so a kernel splits its work only above
+ * TG_PARALLEL_MIN elements. threads.c sets the
  * thread count (TRACEGRAD_NUM_THREADS). */
 #ifndef TG_PARALLEL_H
 #define TG_PARALLEL_H
