@@ -53,6 +53,13 @@ kernels, each doing in one pass what would otherwise be several tensor operation
     cross_entropy_backward(probs, targets, scale, factor, dtype)
                                        its gradient: (probs - onehot(targets)) * scale[i]
                                        * factor for row i (scale: a view of N values)
+    mse_loss(a, b, reduction, dtype)   a and b views of one shape: (losses, diff), diff =
+                                       a - b (n values), the losses (a - b)^2 per element
+                                       or ("sum", "mean") their reduction to one value
+    mse_loss_backward(diff, grad, factor, dtype)
+                                       its gradient with respect to a: 2 * diff * grad *
+                                       factor, grad a view of diff's shape (stride 0 when
+                                       the upstream gradient is one value)
     layer_norm(x, weight, bias, eps, dtype)
                                        each row of x (its last dimension, n values) to
                                        (x - mean) * rstd * weight + bias, rstd = 1 /

@@ -258,6 +258,23 @@ class PythonBackend(Backend):
                              - (j == target)) * s) for j in range(c))
         return array.array(dtype.typecode, out)
 
+    def mse_loss(self, a, b, reduction, dtype):
+        """diff = a - b; the losses diff^2 per element, or their sum or mean."""
+        cast = dtype.cast
+        diff = [cast(a.buffer[i] - b.buffer[j]) for i, j in zip(positions(a), positions(b))]
+        if reduction == "none":
+            losses = [cast(d * d) for d in diff]
+        else:
+            total = sum(d * d for d in diff)
+            losses = [cast(total / len(diff) if reduction == "mean" else total)]
+        return array.array(dtype.typecode, losses), array.array(dtype.typecode, diff)
+
+    def mse_loss_backward(self, diff, grad, factor, dtype):
+        """2 * diff * grad * factor, element by element."""
+        cast = dtype.cast
+        return array.array(dtype.typecode, [cast(2 * diff.buffer[i] * grad.buffer[j] * factor)
+                                            for i, j in zip(positions(diff), positions(grad))])
+
     def layer_norm(self, x, weight, bias, eps, dtype):
         """Each row of the last dimension (n values): mean m, biased variance, rstd s =
         1 / sqrt(var + eps), out = (x - m) * s * weight + bias. Returns (out, mean, rstd)."""

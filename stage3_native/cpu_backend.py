@@ -29,7 +29,7 @@ SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
 # (when built with one) and TinyBLAS, the project's own packed SIMD BLAS (csrc/gemm.c).
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3, "tinyblas": 4}
 FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
-REDUCTIONS = ("none", "sum", "mean")                  # tg_cross_entropy's reduction codes
+REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
 # Op codes by name: the positions in backend.py's tuples, looked up once per call in a dict
 # (a tuple's index() searches it)
 UNARY_CODE = {op: i for i, op in enumerate(UNARY_OPS)}
@@ -366,6 +366,26 @@ class CpuBackend(Backend):
         kernel("cross_entropy_backward", dtype)(n, c, self._dense(probs, dtype),
                                                 self._dense(targets, dtypes.int64),
                                                 scale.buffer + scale.offset, scale_step, factor, out)
+        return out
+
+    def mse_loss(self, a, b, reduction, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
+        n = numel(a.shape)
+        losses, diff = allocate(n if reduction == "none" else 1, dtype), allocate(n, dtype)
+        kernel("mse_loss", dtype)(n, self._dense(a, dtype), self._dense(b, dtype),
+                                  REDUCTIONS.index(reduction), losses, diff)
+        return losses, diff
+
+    def mse_loss_backward(self, diff, grad, factor, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("mse_loss_backward", (diff, grad, factor, dtype), dtype)
+        n = numel(diff.shape)
+        out = allocate(n, dtype)
+        one_value = n > 1 and not any(grad.strides) and grad.dtype is dtype   # a reduction's
+        values = grad.buffer + grad.offset if one_value else self._dense(grad, dtype)
+        kernel("mse_loss_backward", dtype)(n, self._dense(diff, dtype), values, 0 if one_value else 1,
+                                           factor, out)
         return out
 
     def _update_in_place(self, name, groups, *settings):

@@ -106,6 +106,16 @@ double tg_gemm_peak_gflops(void);    /* one core's FMA peak at that kernel's wid
 TG_SOFTMAX(float, f32)
 TG_SOFTMAX(double, f64)
 
+/* mse.c: the squared-error loss of a against b (n elements each; reduction 0 none, 1 sum,
+ * 2 mean), keeping diff = a - b; and its gradient with respect to a, 2 * diff * grad * factor
+ * (grad: one value with grad_step 0, or n with grad_step 1) */
+#define TG_MSE(T, S) \
+    void tg_mse_loss_##S(i64 n, const T *a, const T *b, int reduction, T *losses, T *diff); \
+    void tg_mse_loss_backward_##S(i64 n, const T *diff, const T *grad, i64 grad_step, \
+                                  double factor, T *out);
+TG_MSE(float, f32)
+TG_MSE(double, f64)
+
 /* optim.c: one optimizer step for a group of `count` parameters, in place on each p[t]
  * (sizes[t] contiguous elements) and its state (v[t] NULL for SGD without momentum);
  * Adam's step[t] counts from 1 */

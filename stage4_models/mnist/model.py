@@ -30,8 +30,10 @@ class MnistNet(nn.Module):
 
 
 def thesis_loss(probs, onehot):
-    """sum over the batch and the classes of (p - y)^2, divided by the batch size."""
-    return ((probs - onehot) ** 2).sum() / probs.shape[0]
+    """sum over the batch and the classes of (p - y)^2, divided by the batch size: the
+    thesis's ((p - y) ** 2).sum() / B, with the squared error summed by one fused kernel
+    (``F.mse_loss``, the same numbers in one kernel each way instead of three)."""
+    return F.mse_loss(probs, onehot, reduction="sum") / probs.shape[0]
 
 
 def cross_entropy_loss(logits, labels):
