@@ -60,17 +60,18 @@ def backward(root, gradient=None, retain_graph=False):
 
 
 def _count_consumers(root_fn):
-    pending = {}
-    stack, seen = [root_fn], {root_fn}
+    pending = {}                          # also the functions seen: each is pushed once
+    stack = [root_fn]
     while stack:
         fn = stack.pop()
         for x in fn.inputs:
             f = x.grad_fn
             if f is None or not x.requires_grad:
                 continue
-            pending[f] = pending.get(f, 0) + 1
-            if f not in seen:
-                seen.add(f)
+            if f in pending:
+                pending[f] += 1
+            else:
+                pending[f] = 1
                 stack.append(f)
     return pending
 

@@ -45,7 +45,7 @@ class GradientFunction:
         return out
 
     def save_for_backward(self, *tensors):
-        self._saved = tuple((t, t.storage.version) for t in tensors)
+        self._saved = tuple([(t, t.storage.version) for t in tensors])
 
     @property
     def saved_tensors(self):
@@ -60,7 +60,7 @@ class GradientFunction:
                     f"a tensor of shape {t.shape} that {self.name} saved for its gradient was "
                     f"modified in place afterwards (version {version} when saved, "
                     f"{t.storage.version} now); use an out-of-place operation instead")
-        return tuple(t for t, _ in self._saved)
+        return tuple([t for t, _ in self._saved])
 
     def release(self):
         """Free the saved tensors after backward (unless the graph is retained)."""

@@ -23,8 +23,6 @@ _BY_NUMPY_DTYPE = {}        # numpy dtype object -> ours; keyed by the object, s
 
 
 def from_numpy(array, device="python"):
-    from .factories import tensor
-    from .tensor import Tensor
     if not _BY_NUMPY_DTYPE:
         import numpy as np
         _BY_NUMPY_DTYPE.update({np.dtype(name): dtype for name, dtype in _NUMPY_NAMES.items()})
@@ -38,3 +36,9 @@ def from_numpy(array, device="python"):
         if buffer is not None:
             return Tensor.from_buffer(buffer, array.shape, dtype, device)
     return tensor(array.tolist(), dtype=dtype, device=device)
+
+
+# Imported last, not inside from_numpy: an import statement costs ~1 us even when the
+# module is loaded, and a training loop converts every batch.
+from .factories import tensor  # noqa: E402  (tensor.py imports this module)
+from .tensor import Tensor  # noqa: E402

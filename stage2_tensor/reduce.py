@@ -45,7 +45,9 @@ class Sum(GradientFunction):
         return _reduce_kernel("sum", x, dims, keepdim, dtype)
 
     def backward(self, grad):
-        return (grad.reshape(*kept_shape(self.shape, self.dims, True)).expand(*self.shape),)
+        if grad.shape:          # a 0-d gradient (the sum of everything: a loss) expands as it is
+            grad = grad.reshape(*kept_shape(self.shape, self.dims, True))
+        return (grad.expand(*self.shape),)
 
 
 class Extremum(GradientFunction):

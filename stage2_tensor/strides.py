@@ -42,6 +42,8 @@ def flat_index(index, strides, offset=0):
 
 def is_contiguous(shape, strides):
     """True when the view walks its buffer in row-major order with no gaps."""
+    if type(shape) is tuple and _STRIDES.get(shape) == strides:
+        return True             # the usual case, a tensor made contiguous: one dict look-up
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides)):
         if size != 1 and stride != expected:

@@ -138,6 +138,24 @@ def reduce_path(tensor, dim=None):
                                            len(dims), pick(dims, tensor.shape), pick(dims, tensor.strides))]
 
 
+_SPLITS = {}
+
+
+def split_dims(shape, strides, dims):
+    """A reduction's two index spaces, (kept shape, kept strides, reduced shape, reduced
+    strides), for a view of ``shape`` and ``strides`` reduced over ``dims``. Cached: a
+    training loop reduces the same few layouts every step."""
+    key = (shape, strides, tuple(dims))
+    split = _SPLITS.get(key)
+    if split is None:
+        kept = [d for d in range(len(shape)) if d not in dims]
+        split = (tuple([shape[d] for d in kept]), tuple([strides[d] for d in kept]),
+                 tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]))
+        if len(_SPLITS) < 10_000:
+            _SPLITS[key] = split
+    return split
+
+
 def kernel(name, dtype):
     """The C function tg_<name>_<dtype suffix>, looked up once."""
     fn = _KERNELS.get((name, dtype))
@@ -240,14 +258,11 @@ class CpuBackend(Backend):
         return out
 
     def reduce(self, op, view, dims, dtype):
-        shape, strides = view.shape, view.strides
-        kept = [d for d in range(len(shape)) if d not in dims]
-        outer_shape = tuple([shape[d] for d in kept])
-        inner_shape = tuple([shape[d] for d in dims])
+        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
         if op != "sum" and numel(inner_shape) == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
-        args = (REDUCE_CODE[op], len(kept), outer_shape, tuple([strides[d] for d in kept]),
-                len(dims), inner_shape, tuple([strides[d] for d in dims]), view.buffer, view.offset)
+        args = (REDUCE_CODE[op], len(outer_shape), outer_shape, outer_strides,
+                len(inner_shape), inner_shape, inner_strides, view.buffer, view.offset)
         n_out = numel(outer_shape)
         if op.startswith("arg"):
             out = allocate(n_out, dtypes.int64)

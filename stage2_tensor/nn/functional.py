@@ -59,7 +59,7 @@ class Linear(GradientFunction):
                              f"and bias of shape {bias.shape} do not fit; expected weight "
                              f"(out_features, {x.shape[-1] if x.shape else 'in_features'}) and bias (out_features,)")
         self.save_for_backward(x, weight)
-        out = _product(self.rows(x), _transposed(weight), bias)
+        out = _product(x, self.rows(x).as_view(), _transposed(weight), bias)
         return out if x.ndim == 2 else out.view_of(x.shape[:-1] + weight.shape[:1], None, 0)
 
     @staticmethod
@@ -75,25 +75,27 @@ class Linear(GradientFunction):
         g = self.rows(grad)
         dx = dw = db = None
         if self.needs_input_grad[0]:
-            dx = _product(g, weight)
+            dx = _product(g, g.as_view(), weight.as_view())
             dx = dx if x.ndim == 2 else dx.view_of(x.shape, None, 0)
         if self.needs_input_grad[1]:
-            dw = _product(_transposed(g), self.rows(x))
+            dw = _product(g, _transposed(g), self.rows(x).as_view())
         if self.needs_input_grad[2]:
             db = g.launch("reduce", "sum", g.as_view(), (0,), g.dtype, shape=weight.shape[:1], dtype=g.dtype)
         return dx, dw, db
 
 
 def _transposed(m):
-    return m.view_of(m.shape[::-1], m.strides[::-1], m.offset)
+    """The matrix m transposed, as the View a kernel reads: its shape and strides reversed
+    (no tensor is made for it: the product only reads it)."""
+    return backends.View(m.storage.buffer, m.shape[::-1], m.strides[::-1], m.offset, m.dtype)
 
 
-def _product(a, b, bias=None):
-    """a @ b (+ bias on every row) for matrices, straight from the device's matmul kernel:
-    Linear records its own gradient, so the product needs no GradientFunction of its own."""
+def _product(t, a, b, bias=None):
+    """a @ b (+ bias on every row) for matrices given as Views, on the device and dtype of
+    the tensor t, straight from the device's matmul kernel: Linear records its own
+    gradient, so the product needs no GradientFunction of its own."""
     extra = () if bias is None else (bias.as_view(),)
-    return a.launch("matmul", a.as_view(), b.as_view(), a.dtype, *extra,
-                    shape=(a.shape[0], b.shape[1]), dtype=a.dtype)
+    return t.launch("matmul", a, b, t.dtype, *extra, shape=(a.shape[0], b.shape[1]), dtype=t.dtype)
 
 
 def dropout(x, p=0.5, training=True):

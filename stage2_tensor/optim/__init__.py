@@ -24,19 +24,26 @@ def fused_update(kernel, params, states, *settings):
     gets a new version, as after any in-place operation."""
     buckets = {}
     for i, p in enumerate(params):
-        buckets.setdefault((p.device, p.dtype), []).append(i)
+        buckets.setdefault((p.storage.device, p.dtype), []).append(i)
     for (device, dtype), picked in buckets.items():
-        ps = [params[i] for i in picked]
-        grads = [g if g.dtype is dtype and g.device == device else g.to(device=device, dtype=dtype)
-                 for g in (p.grad for p in ps)]
-        kinds = [[kind[i] for i in picked] for kind in states]
+        if len(buckets) == 1:           # the usual case: every parameter in one call, as given
+            ps, kinds, values = params, states, settings
+        else:
+            ps = [params[i] for i in picked]
+            kinds = [[kind[i] for i in picked] for kind in states]
+            values = [[s[i] for i in picked] if isinstance(s, list) else s for s in settings]
+        grads = [p.grad for p in ps]
+        grads = [g if g.dtype is dtype and g.storage.device == device else g.to(device=device, dtype=dtype)
+                 for g in grads]
         views = [[t.as_view() if t is not None else None for t in kind] for kind in kinds]
-        values = [[s[i] for i in picked] if isinstance(s, list) else s for s in settings]
         backend.launch(device, kernel, [p.as_view() for p in ps], [g.as_view() for g in grads],
                        *views, *values)
-        for t in (*ps, *(t for kind in kinds for t in kind)):
-            if t is not None:
-                t.storage.version += 1
+        for t in ps:
+            t.storage.version += 1
+        for kind in kinds:
+            for t in kind:
+                if t is not None:
+                    t.storage.version += 1
 
 
 class Optimizer:
