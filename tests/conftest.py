@@ -18,3 +18,18 @@ def threads(request):
     stage3_native.set_num_threads(request.param)
     yield request.param
     stage3_native.set_num_threads(before)
+
+
+@pytest.fixture
+def offline(tmp_path, monkeypatch):
+    """What a data loader meets on a fresh machine without a network: $TRACEGRAD_DATA an empty
+    folder, an empty home (so no ~/.cache/tracegrad) and every download failing. Returns
+    that home; a test may patch urlopen again (monkeypatch) to serve wrong bytes."""
+    import stage4_models.data as datafiles
+
+    def unreachable(*args, **kwargs):
+        raise OSError("network is unreachable")
+    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(datafiles.urllib.request, "urlopen", unreachable)
+    return tmp_path / "home"

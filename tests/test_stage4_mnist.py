@@ -108,28 +108,20 @@ def test_loader_falls_back_to_the_cache(tmp_path, monkeypatch):
     assert all(".cache/tracegrad/mnist" in str(p) for p in paths)
 
 
-def test_offline_error_names_the_files_and_the_variable(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "empty"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-    def offline(*args, **kwargs):
-        raise OSError("network is unreachable")
-    monkeypatch.setattr(datafiles.urllib.request, "urlopen", offline)
+def test_offline_error_names_the_files_and_the_variable(offline):
     with pytest.raises(FileNotFoundError) as err:
         data.load("train")
     message = str(err.value)
     assert "mnist/train-images-idx3-ubyte.gz" in message and "TRACEGRAD_DATA" in message
-    assert not list((tmp_path / "home").rglob("*idx*")), "a failed download left a file behind"
+    assert not list(offline.rglob("*idx*")), "a failed download left a file behind"
 
 
-def test_download_with_wrong_checksum_is_rejected(tmp_path, monkeypatch):
+def test_download_with_wrong_checksum_is_rejected(offline, monkeypatch):
     import io
-    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "empty"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setattr(datafiles.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"<html>moved</html>"))
     with pytest.raises(FileNotFoundError, match="t10k-labels"):
         datafiles.fetch([data.files("test")[1]])
-    assert not list((tmp_path / "home").rglob("*t10k*")), "bytes with a wrong checksum were kept"
+    assert not list(offline.rglob("*t10k*")), "bytes with a wrong checksum were kept"
 
 
 # ---- mini-batches ------------------------------------------------------------------------

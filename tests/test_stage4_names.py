@@ -57,19 +57,13 @@ def test_read_names_checks_each_line(tmp_path):
             data.read_names(path)
 
 
-def test_missing_names_offline_is_an_error_naming_the_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRACEGRAD_DATA", str(tmp_path / "empty"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-    def offline(*args, **kwargs):
-        raise OSError("network is unreachable")
-    monkeypatch.setattr(datafiles.urllib.request, "urlopen", offline)
+def test_missing_names_offline_is_an_error_naming_the_file(offline, monkeypatch):
     with pytest.raises(FileNotFoundError, match="names/names.txt.*TRACEGRAD_DATA"):
         data.load()
     monkeypatch.setattr(datafiles.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(b"emma\nava"))
     with pytest.raises(FileNotFoundError, match="names.txt"):        # wrong checksum: rejected
         data.load()
-    left = [p for p in (tmp_path / "home").rglob("*") if p.is_file()]
+    left = [p for p in offline.rglob("*") if p.is_file()]
     assert not left, f"a rejected download left {left} behind"
 
 

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from ..cli import dispatch
 from . import data
 from .predict import predict, read_image, to_mnist
 from .table import OPTIMIZERS, reproduce
@@ -53,12 +54,7 @@ def main(argv=None):
     s.add_argument("--device", default="cpu")
     s.add_argument("--optim", nargs="+", choices=OPTIMIZERS, default=list(OPTIMIZERS))
 
-    args = parser.parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return dispatch(parser.parse_args(argv), COMMANDS)
 
 
 def run_train(args):

@@ -17,6 +17,7 @@ loss on the train, dev and test names. ``sample`` prints names drawn from a chec
 import argparse
 import sys
 
+from ..cli import dispatch
 from . import bigram, data
 from .training import Config, load_checkpoint, sample, save_run, summary_line, train
 
@@ -53,12 +54,7 @@ def main(argv=None):
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--prompt", default="", help="the first letters of every name")
 
-    args = parser.parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return dispatch(parser.parse_args(argv), COMMANDS)
 
 
 def run_train(args):

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cli import dispatch
 from .gpt2 import GPT2Tokenizer
 from .train import save, train
 
@@ -40,12 +41,7 @@ def main(argv=None):
     t.add_argument("corpus", nargs="+", help="UTF-8 text files, each one document")
     t.add_argument("--vocab-size", type=int, default=1024, help="tokens in all: 256 bytes, merges, <|endoftext|>")
     t.add_argument("--out", required=True, help="folder for encoder.json and vocab.bpe")
-    args = parser.parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return dispatch(parser.parse_args(argv), COMMANDS)
 
 
 def run_encode(args):
