@@ -16,10 +16,10 @@ from tqdm import tqdm
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
-from stage2_tensor import backend
 from stage2_tensor.optim.lr_scheduler import LinearLR
 
 from ..mnist.data import Batches
+from ..mnist.training import use_device
 from . import data, sampling
 from .mlp import BLOCK_SIZE, EMBEDDING_SIZE, HIDDEN, MLPLanguageModel
 
@@ -50,12 +50,6 @@ class Config:
             raise ValueError(f"the learning rate must decay: need 0 < lr_end <= lr, got "
                              f"lr {self.lr} and lr_end {self.lr_end}")
 
-
-def use_device(name):
-    """Device ``name``, made available ("cpu" and "cuda" load stage3_native on first use);
-    an unknown or unavailable device raises, naming what exists."""
-    backend.get(name)
-    return name
 
 
 def make_optimizer(params, config):
