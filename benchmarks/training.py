@@ -118,20 +118,24 @@ def gpt_pool(n_batches, seed=0):
 
 
 # ---- the engines: a workload builds a step function per engine ---------------------------------
+def training_step(opt, loss_of, batches):
+    """One step on batch i (cycling through ``batches``), the same for both engines:
+    zero_grad, the loss of the batch's tensors, backward, the optimizer's step."""
+    def step(i):
+        opt.zero_grad()
+        loss = loss_of(*batches[i % len(batches)])
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return step
+
+
 def tracegrad_mnist(pool):
     tg.seed(0)
     model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10)).to(DEVICE)
     opt = tg.optim.SGD(model.parameters(), lr=0.01)
     batches = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
-
-    def step(i):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return model, step
+    return model, training_step(opt, lambda x, y: F.cross_entropy(model(x), y), batches)
 
 
 def torch_mnist(pool, weights):
@@ -139,15 +143,7 @@ def torch_mnist(pool, weights):
     model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()})
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in pool]
-
-    def step(i):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return step
+    return training_step(opt, lambda x, y: torch.nn.functional.cross_entropy(model(x), y), batches)
 
 
 def tracegrad_gpt(pool):
@@ -155,15 +151,7 @@ def tracegrad_gpt(pool):
     model = GPT(GPT_CONFIG, device=DEVICE)
     opt = tg.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
     batches = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
-
-    def step(i):
-        idx, targets = batches[i % len(batches)]
-        opt.zero_grad()
-        _, loss = model(idx, targets)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return model, step
+    return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], batches)
 
 
 def torch_gpt_model(config, sdpa):
@@ -233,15 +221,7 @@ def torch_gpt(pool, weights, sdpa):
     model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()})
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
     batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in pool]
-
-    def step(i):
-        idx, targets = batches[i % len(batches)]
-        opt.zero_grad()
-        _, loss = model(idx, targets)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return step
+    return training_step(opt, lambda idx, targets: model(idx, targets)[1], batches)
 
 
 def weights_of(model):
