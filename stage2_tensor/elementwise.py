@@ -69,8 +69,9 @@ _CONSTANTS = {}
 
 
 def constant(x, dtype, device):
-    """A Python number (bool, int or float) in arithmetic as a 0-d tensor, made once per value, dtype and device:
-    the 2 of ``x ** 2`` or the batch size of ``loss / B`` comes back every training step.
+    """A Python number (bool, int or float) in arithmetic as a 0-d tensor, made once per
+    value, dtype and device: the 2 of ``x ** 2`` or the batch size of ``loss / B`` comes back
+    every training step.
     Keyed by repr, so that -0.0 and 0.0 (equal, with one hash) stay two constants. Only
     operations see these tensors (as inputs they record), and none writes to an input."""
     key = (repr(x), dtype, device)

@@ -131,11 +131,10 @@ def reduce_path(tensor, dim=None):
     """Which path a reduction of the tensor over dim (None: all) takes: "rows", "columns"
     or "strided"."""
     from stage2_tensor.reduce import normalize_dims
-    dims = normalize_dims(tensor, dim)
-    kept = [d for d in range(tensor.ndim) if d not in dims]
-    pick = lambda ds, values: ints(values[d] for d in ds)            # noqa: E731
-    return REDUCE_PATHS[lib.tg_reduce_path(len(kept), pick(kept, tensor.shape), pick(kept, tensor.strides),
-                                           len(dims), pick(dims, tensor.shape), pick(dims, tensor.strides))]
+    outer_shape, outer_strides, inner_shape, inner_strides = split_dims(
+        tensor.shape, tensor.strides, normalize_dims(tensor, dim))
+    return REDUCE_PATHS[lib.tg_reduce_path(len(outer_shape), outer_shape, outer_strides,
+                                           len(inner_shape), inner_shape, inner_strides)]
 
 
 _SPLITS = {}

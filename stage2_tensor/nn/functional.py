@@ -181,14 +181,10 @@ class LayerNorm(GradientFunction):
         return tuple(grads)
 
 
-def _reduce(loss, reduction, name):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+def _check_reduction(reduction, name):
+    """The loss kernels reduce by themselves; this only rejects an unknown reduction."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 class MSELoss(GradientFunction):
@@ -223,8 +219,7 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(target.shape) != input.shape:
         warnings.warn(f"mse_loss: target size {tuple(target.shape)} is different from input "
                       f"size {input.shape}; they broadcast, which is likely wrong", stacklevel=2)
-    if reduction not in ("mean", "sum", "none"):
-        _reduce(None, reduction, "mse_loss")          # raises the ValueError
+    _check_reduction(reduction, "mse_loss")
     if input.device != target.device:
         raise RuntimeError(f"mse_loss: input is on device {input.device!r} and target on "
                            f"{target.device!r}; move one with .to(device)")
@@ -272,8 +267,7 @@ def cross_entropy(input, target, reduction="mean"):
                          f"got logits of shape {input.shape} and target of shape {target.shape}")
     if input.ndim == 1:                               # one sample
         return cross_entropy(input.unsqueeze(0), target.reshape(1), reduction).reshape(())
-    if reduction not in ("mean", "sum", "none"):
-        _reduce(None, reduction, "cross_entropy")    # raises the ValueError
+    _check_reduction(reduction, "cross_entropy")
     return CrossEntropy.apply(input, target, reduction)
 
 

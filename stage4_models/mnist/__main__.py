@@ -19,6 +19,7 @@ from ..cli import dispatch
 from . import data
 from .predict import predict, read_image, to_mnist
 from .table import OPTIMIZERS, reproduce
+from .model import LOSSES
 from .training import THESIS, Config, evaluate, load_checkpoint, save_run, summary_line, train
 
 
@@ -33,7 +34,7 @@ def main(argv=None):
     t.add_argument("--lr", type=float, default=None, help="default: the thesis's rate for --optim")
     t.add_argument("--device", default="cpu", help="cpu (C kernels), python (pure Python, slow) or cuda")
     t.add_argument("--seed", type=int, default=123)
-    t.add_argument("--loss", choices=("thesis", "cross_entropy"), default="thesis")
+    t.add_argument("--loss", choices=LOSSES, default="thesis")
     t.add_argument("--subset", type=int, default=None, help="train on the first N training images")
     t.add_argument("--test-limit", type=int, default=None, help="test on the first N test images")
     t.add_argument("--out", default=None, help="folder for loss.csv, checkpoint.tg, summary.json "

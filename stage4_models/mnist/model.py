@@ -41,5 +41,6 @@ def cross_entropy_loss(logits, labels):
     return F.cross_entropy(logits, labels)
 
 
-# --loss name -> (what the model gives the loss, what the target is)
-LOSSES = {"thesis": ("probs", "onehot"), "cross_entropy": ("logits", "labels")}
+# --loss: the thesis's, on probabilities and one-hot labels, or cross-entropy, on logits
+# and class indices
+LOSSES = ("thesis", "cross_entropy")

@@ -88,8 +88,11 @@ def train(config, datasets=None, progress=True, test_limit=None):
     images, labels = datasets["train"]
     if config.subset:
         images, labels = images[:config.subset], labels[:config.subset]
-    inputs, onehots = data.as_inputs(images), np.eye(CLASSES, dtype=np.float32)[labels]
-    targets = onehots if LOSSES[config.loss][1] == "onehot" else labels.astype(np.int64)
+    inputs = data.as_inputs(images)
+    if config.loss == "thesis":
+        targets = np.eye(CLASSES, dtype=np.float32)[labels]
+    else:
+        targets = labels.astype(np.int64)
     batches = data.Batches(inputs, targets, config.batch, shuffle=True, seed=config.seed).forever()
 
     tg.seed(config.seed)
