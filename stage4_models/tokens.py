@@ -1,12 +1,13 @@
 """Token datasets: a corpus encoded once into a file of token ids, then read back in
 random windows for training a language model (thesis, "Training a GPT-like model").
 
-    python -m stage4_models.tokens prepare CORPUS OUT.bin [--vocab DIR]
+    python -m stage4_models.tokens prepare CORPUS OUT.bin [--vocab DIR | --char]
 
 CORPUS is a text file or a folder of ``*.txt`` files. Each file is a document, and in a
 file the text ``<|endoftext|>`` also ends a document (the GPT-2 convention for corpora
 such as OpenWebText); documents are written with the ``<|endoftext|>`` id between them,
-so the model learns where one text stops and the next begins.
+so the model learns where one text stops and the next begins. The character tokenizer
+(``--char``, tokenizer/char.py) has no such token; its documents are joined by a blank line.
 
 The file is the ids and nothing else, little-endian uint16, 2 bytes per token: a corpus
 of 300,000 tokens is 600 kB, and numpy maps it without reading it (``np.memmap``).
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .data import DataFile
-from .tokenizer import ENDOFTEXT, GPT2Tokenizer
+from .tokenizer import ENDOFTEXT, CharTokenizer, GPT2Tokenizer
 
 DTYPE = np.dtype("<u2")           # little-endian uint16, whatever the machine's order
 MAX_ID = np.iinfo(DTYPE).max      # 65535
@@ -57,18 +58,18 @@ def check_vocabulary(tokenizer):
         raise ValueError(f"the vocabulary has {tokenizer.n_vocab} tokens (ids up to {tokenizer.n_vocab - 1}), "
                          f"but a token file stores uint16 ids 0..{MAX_ID}: use a vocabulary of at most "
                          f"{MAX_ID + 1} tokens")
-    if ENDOFTEXT not in tokenizer.special:
-        raise ValueError(f"the tokenizer has no {ENDOFTEXT} token to separate documents")
 
 
 def encode_documents(docs, tokenizer):
-    """The ids of the documents, with the <|endoftext|> id between each two, as uint16."""
+    """The ids of the documents, with the <|endoftext|> id (or, for a tokenizer without
+    one, a blank line) between each two, as uint16."""
     check_vocabulary(tokenizer)
-    eot = tokenizer.special[ENDOFTEXT]
+    eot = tokenizer.special.get(ENDOFTEXT)
+    separator = [eot] if eot is not None else tokenizer.encode_ordinary("\n\n")
     ids = []
     for i, doc in enumerate(docs):
         if i:
-            ids.append(eot)
+            ids += separator
         ids += tokenizer.encode_ordinary(doc)
     return np.array(ids, dtype=DTYPE)
 
@@ -100,6 +101,13 @@ def load(path):
     return np.memmap(path, dtype=DTYPE, mode="r")
 
 
+def split(ids, val_fraction=0.1):
+    """(train, val): the first 1 - val_fraction of the tokens and the rest (a contiguous
+    tail, so no validation window overlaps a training one)."""
+    n = int(len(ids) * (1 - val_fraction))
+    return ids[:n], ids[n:]
+
+
 class TokenStream:
     """Random (x, y) training windows from a token file, reproducible by seed.
 
@@ -113,12 +121,15 @@ class TokenStream:
         if len(self.ids) < block_size + 1:
             raise ValueError(f"{len(self.ids)} tokens, too few for one window of block_size {block_size} "
                              f"(needs block_size + 1 tokens: the targets are one token on)")
-        self.block_size, self.batch_size = block_size, batch_size
+        self.block_size, self.batch_size, self.seed = block_size, batch_size, seed
         self.rng = np.random.default_rng(seed)
 
-    def batch(self):
-        """One (x, y) batch."""
-        starts = self.rng.integers(0, len(self.ids) - self.block_size, size=self.batch_size)
+    def batch(self, step=None):
+        """One (x, y) batch: the next from the stream's generator, or, given ``step``, the
+        batch of that step, the same whenever it is asked for (resumed training draws the
+        batches it would have drawn without stopping)."""
+        rng = self.rng if step is None else np.random.default_rng([self.seed, step])
+        starts = rng.integers(0, len(self.ids) - self.block_size, size=self.batch_size)
         rows = starts[:, None] + np.arange(self.block_size + 1)     # one gather for x and y
         window = self.ids[rows].astype(np.int64)
         return window[:, :-1], window[:, 1:]
@@ -135,9 +146,10 @@ def main(argv=None):
     p.add_argument("corpus", help="a UTF-8 text file, or a folder of *.txt files (one document each)")
     p.add_argument("out", help="the token file to write (e.g. data/shakespeare.bin)")
     p.add_argument("--vocab", help="folder with encoder.json and vocab.bpe (default: GPT-2's)")
+    p.add_argument("--char", action="store_true", help="one token per character (newline and printable ASCII)")
     args = parser.parse_args(argv)
     try:
-        tokenizer = None
+        tokenizer = CharTokenizer() if args.char else None
         if args.vocab:
             tokenizer = GPT2Tokenizer.from_files(Path(args.vocab) / "encoder.json", Path(args.vocab) / "vocab.bpe")
         ids = prepare(args.corpus, args.out, tokenizer)

@@ -81,6 +81,13 @@ def _layer_norm(x, weight=None, bias=None, eps=1e-5):
     return out if bias is None else out + bias
 
 
+def _attention(q, k, v, causal=False):
+    scores = q @ _t(k) / math.sqrt(q.shape[-1])
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf)
+    return _softmax(scores) @ v
+
+
 def tensor_op(name, apply, reference, *shapes, domains=None):
     """An op only tensor engines have, checked at the given input shapes."""
     return Op(name, len(shapes), apply, reference, domains or (ANY,) * len(shapes),
@@ -167,6 +174,17 @@ TENSOR_OPS = [
     tensor_op("layer_norm_plain", lambda ns, x: ns.nn.functional.layer_norm(x, 4), _layer_norm, (2, 3, 4)),
     tensor_op("layer_norm_bias_only", lambda ns, x, b: ns.nn.functional.layer_norm(x, 5, None, b),
               lambda x, b: _layer_norm(x, bias=b), (2, 5), (5,)),
+    tensor_op("attention", lambda ns, q, k, v: ns.nn.functional.scaled_dot_product_attention(q, k, v),
+              _attention, (2, 3, 4), (2, 5, 4), (2, 5, 3)),
+    tensor_op("attention_causal",
+              lambda ns, q, k, v: ns.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
+              lambda q, k, v: _attention(q, k, v, causal=True), (2, 1, 4, 3), (2, 2, 4, 3), (2, 4, 3)),
+    tensor_op("attention_bool_mask",
+              lambda ns, q, k, v: ns.nn.functional.scaled_dot_product_attention(
+                  q, k, v, attn_mask=ns.tensor([[True, False, True], [True, True, False]], device=q.device)),
+              lambda q, k, v: _softmax(np.where([[True, False, True], [True, True, False]],
+                                                q @ _t(k) / math.sqrt(q.shape[-1]), -np.inf)) @ v,
+              (2, 2), (3, 2), (3, 2)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
 ]

@@ -6,16 +6,17 @@
   ``ModuleList``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
   ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
-* ``functional.py`` (``nn.functional`` / ``F``): the functions behind them.
+* ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
+* ``utils.py``: ``clip_grad_norm_``.
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)
 """
-from . import functional
+from . import functional, utils
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, LayerNorm, Linear,
                      LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
 from .modules import Module, ModuleList, Parameter, Sequential
 
-__all__ = ["functional", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
+__all__ = ["functional", "utils", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
            "Embedding", "LayerNorm", "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
            "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss"]

@@ -271,6 +271,37 @@ def cross_entropy(input, target, reduction="mean"):
     return CrossEntropy.apply(input, target, reduction)
 
 
+def attention_weights(q, k, attn_mask=None, is_causal=False):
+    """softmax(q k^T / sqrt(d) + mask) over the keys (thesis, "Self-attention"): for each
+    query, how much of each value to take. q: (..., T, d), k: (..., S, d) -> (..., T, S).
+    ``attn_mask`` is added to the scores (-inf where a query must not look; a bool mask:
+    False there); ``is_causal`` hides key j from query i when j > i (PyTorch's alignment,
+    from the top left)."""
+    d = q.shape[-1]
+    # Scaling q (T x d numbers) instead of the scores (T x S) gives the same result with
+    # less work. The 1/sqrt(d) keeps the scores' spread independent of d, so the softmax
+    # does not saturate and its gradient does not vanish in wide heads.
+    scores = (q * (1.0 / d ** 0.5)) @ k.transpose(-2, -1)
+    T, S = scores.shape[-2:]
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("pass either attn_mask or is_causal=True, not both")
+        attn_mask = arange(T, device=q.device).unsqueeze(-1) >= arange(S, device=q.device)
+    if attn_mask is not None:
+        if attn_mask.dtype is dtypes.bool_:
+            scores = scores.masked_fill(attn_mask == False, -float("inf"))  # noqa: E712
+        else:
+            scores = scores + attn_mask
+    return scores.softmax(dim=-1)
+
+
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, training=True):
+    """PyTorch's F.scaled_dot_product_attention: dropout(attention_weights(q, k)) @ v,
+    (..., T, d) queries over (..., S, d) keys and values -> (..., T, d)."""
+    weights = attention_weights(q, k, attn_mask, is_causal)
+    return dropout(weights, dropout_p, training) @ v
+
+
 def one_hot(tensor, num_classes=-1):
     """int64 (..., num_classes) with a 1 at each index; -1 means max index + 1."""
     import stage2_tensor                               # at call time: the package imports nn
@@ -280,4 +311,5 @@ def one_hot(tensor, num_classes=-1):
 
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",
-           "layer_norm", "mse_loss", "cross_entropy", "one_hot"]
+           "layer_norm", "mse_loss", "cross_entropy", "one_hot", "attention_weights",
+           "scaled_dot_product_attention"]

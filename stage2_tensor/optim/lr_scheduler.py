@@ -2,6 +2,7 @@
 ``lr`` in each of the optimizer's ``param_groups``; call ``scheduler.step()`` once per
 training step (or epoch), after ``optimizer.step()``.
 """
+import math
 
 
 class LRScheduler:
@@ -48,3 +49,37 @@ class LinearLR(LRScheduler):
         done = min(self.last_epoch, self.total_iters) / self.total_iters
         factor = self.start_factor + (self.end_factor - self.start_factor) * done
         return [base * factor for base in self.base_lrs]
+
+
+class WarmupCosineLR(LRScheduler):
+    """GPT training's schedule: a linear warm-up, then a cosine decay to a floor.
+
+        step < warmup:           lr = base_lr * (step + 1) / (warmup + 1)
+        warmup <= step < total:  lr = min_lr + (base_lr - min_lr) * (1 + cos(pi * r)) / 2,
+                                 r = (step - warmup) / (total - warmup) going from 0 to 1
+        step >= total:           lr = min_lr
+
+    Warm-up: Adam's second-moment estimates start from few samples, so the first updates
+    are noisy; small steps until they settle keep them from throwing the weights off. The
+    cosine then spends more steps near the high rate than a linear decay and lands softly.
+    (PyTorch composes this from LinearLR, CosineAnnealingLR and SequentialLR.)"""
+
+    def __init__(self, optimizer, warmup, total, min_lr=0.0, last_epoch=-1):
+        if not 0 <= warmup <= total:
+            raise ValueError(f"WarmupCosineLR needs 0 <= warmup <= total, got warmup {warmup} "
+                             f"and total {total}")
+        if min_lr < 0:
+            raise ValueError(f"min_lr must be >= 0, got {min_lr}")
+        self.warmup, self.total, self.min_lr = warmup, total, min_lr
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.lr_at(self.last_epoch, base) for base in self.base_lrs]
+
+    def lr_at(self, step, base_lr):
+        if step < self.warmup:
+            return base_lr * (step + 1) / (self.warmup + 1)
+        if step >= self.total:
+            return self.min_lr
+        r = (step - self.warmup) / max(self.total - self.warmup, 1)
+        return self.min_lr + (base_lr - self.min_lr) * (1 + math.cos(math.pi * r)) / 2

@@ -43,26 +43,35 @@ class CausalSelfAttention(nn.Module):
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
         self.attn_dropout = nn.Dropout(config.dropout)
         self.resid_dropout = nn.Dropout(config.dropout)
-        self._masks = {}       # (T, device, dtype) -> additive causal mask; not a parameter
+        self._masks = {}       # (T, past, device, dtype) -> additive causal mask; not a parameter
+        self.keep_attention = False   # set True to keep the last weights (the attention figure)
+        self.last_attention = None
 
-    def causal_mask(self, T, device, dtype):
-        """(T, T): 0 on and below the diagonal, -inf above. Adding it to the scores does what
-        masked_fill does, in one operation whose gradient is the identity."""
-        key = (T, device, dtype)
+    def causal_mask(self, T, past, device, dtype):
+        """(T, past + T): row i is query position past + i, which may see keys 0..past + i;
+        0 there and -inf beyond. Adding it to the scores does what masked_fill does, in one
+        operation whose gradient is the identity."""
+        key = (T, past, device, dtype)
         if key not in self._masks:
-            future = tg.arange(T, device=device).unsqueeze(-1) < tg.arange(T, device=device)
-            self._masks[key] = tg.zeros(T, T, dtype=dtype, device=device).masked_fill(future, -math.inf)
+            future = tg.arange(T, device=device).unsqueeze(-1) + past < tg.arange(past + T, device=device)
+            self._masks[key] = tg.zeros(T, past + T, dtype=dtype, device=device).masked_fill(future, -math.inf)
         return self._masks[key]
 
-    def forward(self, x):
+    def forward(self, x, cache=None):
+        """x: (B, T, C). With a KVCache (generation), x holds only the new positions: their
+        keys and values are appended to the cache and their queries attend to all of it."""
         B, T, C = x.shape
         H, hd = self.n_head, C // self.n_head
         q, k, v = self.c_attn(x).split(C, dim=2)                 # three (B, T, C) views
         q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (q, k, v))   # (B, H, T, hd)
-        # Scaling q (T x hd numbers per head) instead of the scores (T x T) gives the same
-        # result with less work.
-        att = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)  # (B, H, T, T)
-        att = (att + self.causal_mask(T, x.device, x.dtype)).softmax(dim=-1)
+        past = 0
+        if cache is not None:
+            past = cache.length(self)
+            k, v = cache.append(self, k, v)                      # (B, H, past + T, hd)
+        # One new query (generation) may see every key; otherwise the future is masked.
+        mask = self.causal_mask(T, past, x.device, x.dtype) if T > 1 else None
+        att = F.attention_weights(q, k, mask)                    # (B, H, T, past + T)
+        self.last_attention = att if self.keep_attention else None
         y = self.attn_dropout(att) @ v                           # (B, H, T, hd)
         y = y.transpose(1, 2).reshape(B, T, C)                   # the heads side by side
         return self.resid_dropout(self.c_proj(y))
@@ -94,8 +103,8 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd)
         self.mlp = MLP(config)
 
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
+    def forward(self, x, cache=None):
+        x = x + self.attn(self.ln_1(x), cache)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -145,18 +154,27 @@ class GPT(nn.Module):
         """Trainable numbers; the tied LM head counts once (it is the token embedding)."""
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx, targets=None, cache=None):
+        """idx: int64 (B, T). With a KVCache holding P earlier positions, idx holds the next T
+        tokens, at positions P..P+T-1 (see generate.py)."""
         B, T = idx.shape
-        if T > self.config.block_size:
-            raise ValueError(f"cannot forward a sequence of length {T}: the block size "
+        past = cache.length() if cache is not None else 0
+        if past + T > self.config.block_size:
+            raise ValueError(f"cannot forward a sequence of length {past + T}: the block size "
                              f"(the longest sequence the model reads) is {self.config.block_size}")
         t = self.transformer
-        # The positions are 0..T-1, so their embeddings are the table's first T rows: a view.
-        x = t.drop(t.wte(idx) + t.wpe.weight[:T])                 # (B, T, n_embd)
+        # The positions are past..past+T-1, so their embeddings are rows of the table: a view.
+        x = t.drop(t.wte(idx) + t.wpe.weight[past:past + T])     # (B, T, n_embd)
         for block in t.h:
-            x = block(x)
+            x = block(x, cache)
         logits = self.lm_head(t.ln_f(x))                          # (B, T, vocab_size)
         if targets is None:
             return logits
         loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
         return logits, loss
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=False, seed=None,
+                 use_cache=True):
+        """idx (B, T) followed by max_new_tokens sampled tokens (see generate.py)."""
+        from .generate import generate
+        return generate(self, idx, max_new_tokens, temperature, top_k, greedy, seed, use_cache)

@@ -1,0 +1,80 @@
+"""The GPT program (thesis, "Training a GPT-like model"):
+
+    python -m stage4_models.gpt train --config tiny|char|chat-base [--steps N] [--batch B]
+                                      [--lr LR] [--warmup W] [--data CORPUS.bin|.txt] [--init-from CKPT]
+                                      [--device cpu|python|cuda] [--seed S] [--out runs/char]
+    python -m stage4_models.gpt train --resume runs/char/checkpoint.tg [--steps N]
+    python -m stage4_models.gpt sample --checkpoint runs/char/checkpoint.tg [--prompt TEXT]
+                                       [--tokens 500] [--temperature 1.0] [--top-k K]
+                                       [--greedy] [--seed 0]
+
+``train`` shows a progress bar; every eval_interval steps it prints (and appends to
+OUT/train.log) the train and validation loss, the training time so far and tokens/s.
+OUT gets checkpoint.tg (also every checkpoint_interval steps, to resume from), log.csv
+(the evaluations), loss.csv (every step) and summary.json. The corpus is tiny-shakespeare
+unless --data names a token file (``python -m stage4_models.tokens prepare``) or a text.
+``sample`` prints the prompt continued by the model.
+"""
+import argparse
+import sys
+from dataclasses import replace
+
+from ..cli import dispatch
+from .training import CONFIGS, _read, config_named, decode_sample, load_checkpoint, train
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m stage4_models.gpt", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    t = commands.add_parser("train", help="train a GPT; write its log, checkpoints and summary")
+    t.add_argument("--config", default="char", choices=sorted(CONFIGS), help="a named run (training.py)")
+    t.add_argument("--resume", help="continue the run saved in this checkpoint")
+    for name, kind in (("steps", int), ("batch", int), ("lr", float), ("warmup", int), ("dropout", float),
+                       ("eval-interval", int), ("eval-batches", int), ("final-eval-batches", int),
+                       ("seed", int)):
+        t.add_argument(f"--{name}", type=kind, help="override the config's value")
+    t.add_argument("--data", help="corpus: a token .bin or a text file (default: tiny-shakespeare)")
+    t.add_argument("--init-from", help="start from this checkpoint's weights (fine-tuning)")
+    t.add_argument("--device", help="cpu (C kernels, default), python (pure Python, slow) or cuda")
+    t.add_argument("--out", help="output folder (default: runs/CONFIG)")
+
+    s = commands.add_parser("sample", help="continue a prompt with a trained checkpoint")
+    s.add_argument("--checkpoint", required=True)
+    s.add_argument("--prompt", default="\n")
+    s.add_argument("--tokens", type=int, default=500, help="how many tokens to generate")
+    s.add_argument("--temperature", type=float, default=1.0)
+    s.add_argument("--top-k", type=int)
+    s.add_argument("--greedy", action="store_true", help="always the most likely token")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--device", default="cpu")
+    return dispatch(parser.parse_args(argv), COMMANDS)
+
+
+def run_train(args):
+    overrides = dict(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, dropout=args.dropout,
+                     eval_interval=args.eval_interval, eval_batches=args.eval_batches,
+                     final_eval_batches=args.final_eval_batches, seed=args.seed, data=args.data,
+                     init_from=args.init_from, device=args.device)
+    if args.resume:                           # the saved run, with what the command line changes
+        _, saved = _read(args.resume, args.device or "cpu")
+        config = replace(saved, **{k: v for k, v in overrides.items() if v is not None})
+    else:
+        config = config_named(args.config, **overrides)
+    out = args.out or f"runs/{config.name}"
+    train(config, out=out, resume=args.resume)
+    print(f"wrote {out}/checkpoint.tg, {out}/log.csv, {out}/loss.csv, {out}/train.log, {out}/summary.json")
+    return 0
+
+
+def run_sample(args):
+    model, _, tokenizer = load_checkpoint(args.checkpoint, args.device)
+    print(decode_sample(model, tokenizer, args.prompt, args.tokens, temperature=args.temperature,
+                        top_k=args.top_k, greedy=args.greedy, seed=args.seed))
+    return 0
+
+
+COMMANDS = {"train": run_train, "sample": run_sample}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""Training a GPT (thesis, "Training a GPT-like model"): random windows of a token corpus,
+next-token cross-entropy, AdamW with a warm-up and a cosine decay, gradient clipping,
+train and validation loss every ``eval_interval`` steps, atomic checkpoints, and resuming.
+
+A run is a TrainConfig; CONFIGS holds the named ones (``--config`` on the command line):
+
+* ``tiny``: the thesis's model, GPT-2's 50,257 BPE tokens, 2 layers, 4 heads, n_embd 32,
+  block 256, Adam at 2.5e-3 with betas 0.9/0.95, 500 steps (no warm-up, no decay: the
+  thesis's loop);
+* ``char``: a well-known CPU recipe for a character model of Shakespeare (4 layers, 4
+  heads, n_embd 128, block 64, batch 12, 2,000 steps, dropout 0);
+* ``chat-base``: the same model with a block of 256 characters, long enough for a whole
+  question and answer, pretrained on Shakespeare for the chatbot (see stage4_models.chat).
+
+Every step's batch is drawn from (seed, step) alone (``TokenStream.batch(step)``), and the
+checkpoint holds the weights, the optimizer's moments, the step and the package's random
+generator, so a resumed run takes exactly the steps the uninterrupted one would have.
+"""
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+import stage2_tensor as tg
+import stage2_tensor.optim as optim
+from stage2_tensor.factories import generator
+from stage2_tensor.nn.utils import clip_grad_norm_
+from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
+
+from .. import tokens
+from ..data import fetch
+from ..mnist.training import use_device
+from ..tokenizer import CharTokenizer, GPT2Tokenizer
+from .model import GPT, GPTConfig
+
+CHECKPOINT_KIND = "tracegrad-gpt"
+TOKENIZERS = {"char": CharTokenizer, "gpt2": GPT2Tokenizer.default}
+
+
+@dataclass
+class TrainConfig:
+    """One training run: the model, the data, the optimizer and its schedule."""
+    name: str = "char"
+    tokenizer: str = "char"              # "char" or "gpt2"; sets the vocabulary size
+    block_size: int = 64
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    dropout: float = 0.0
+    bias: bool = True
+    data: str = None                     # token .bin or text file; None: tiny-shakespeare
+    val_fraction: float = 0.1            # the corpus's tail, held out for the validation loss
+    batch: int = 12
+    steps: int = 2000
+    lr: float = 1e-3
+    min_lr: float = 1e-4                 # where the cosine ends
+    warmup: int = 100
+    betas: tuple = (0.9, 0.99)
+    weight_decay: float = 0.1            # AdamW's, on the matrices only (see make_optimizer)
+    grad_clip: float = 1.0               # 0: no clipping
+    eval_interval: int = 250
+    eval_batches: int = 20               # batches per loss estimate during training
+    final_eval_batches: int = 200        # and for the final figures
+    checkpoint_interval: int = 500
+    device: str = "cpu"
+    seed: int = 1337
+    init_from: str = None                # a checkpoint whose weights to start from (fine-tuning)
+
+    def __post_init__(self):
+        self.betas = tuple(self.betas)
+        if self.tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {self.tokenizer!r}; expected one of {sorted(TOKENIZERS)}")
+        for name in ("block_size", "n_layer", "n_head", "n_embd", "batch", "steps", "eval_interval",
+                     "eval_batches", "final_eval_batches", "checkpoint_interval"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0 < self.val_fraction < 1:
+            raise ValueError(f"val_fraction must be between 0 and 1, got {self.val_fraction}")
+
+    def model_config(self, vocab_size):
+        return GPTConfig(vocab_size, self.block_size, self.n_layer, self.n_head, self.n_embd,
+                         self.dropout, self.bias)
+
+
+CONFIGS = {
+    "tiny": TrainConfig(name="tiny", tokenizer="gpt2", block_size=256, n_layer=2, n_head=4, n_embd=32,
+                        batch=8, steps=500, lr=2.5e-3, min_lr=2.5e-3, warmup=0, betas=(0.9, 0.95),
+                        weight_decay=0.0, grad_clip=0.0, eval_interval=50, eval_batches=10,
+                        final_eval_batches=50),
+    "char": TrainConfig(),
+    "chat-base": TrainConfig(name="chat-base", block_size=256, batch=8, steps=1500, eval_interval=250),
+}
+
+
+def config_named(name, **overrides):
+    """CONFIGS[name] with the fields in ``overrides`` (those not None) replaced."""
+    if name not in CONFIGS:
+        raise ValueError(f"unknown config {name!r}; expected one of {sorted(CONFIGS)}")
+    return replace(CONFIGS[name], **{k: v for k, v in overrides.items() if v is not None})
+
+
+def load_corpus(config, tokenizer):
+    """The token ids of the run's corpus: a .bin of uint16 ids (tokens.py), or a text file
+    encoded now; tiny-shakespeare (found or fetched as data.py does) when none is named."""
+    path = Path(config.data) if config.data else fetch([tokens.SHAKESPEARE])[0]
+    if path.suffix == ".bin":
+        ids = np.asarray(tokens.load(path))
+        if ids.max() >= tokenizer.n_vocab:
+            raise ValueError(f"{path} holds token id {ids.max()}, but the {config.tokenizer} "
+                             f"vocabulary has {tokenizer.n_vocab} tokens: was it prepared with "
+                             f"another tokenizer?")
+        return ids
+    if not path.is_file():
+        raise FileNotFoundError(f"corpus not found: {path} (expected a token .bin or a text file)")
+    return np.array(tokenizer.encode_ordinary(path.read_text(encoding="utf-8")), dtype=np.int64)
+
+
+def make_optimizer(model, config):
+    """AdamW with weight decay on the weight matrices and embeddings only: decaying biases
+    and LayerNorm gains toward 0 only removes useful offsets and scales."""
+    params = list(model.parameters())
+    decay = [p for p in params if p.ndim >= 2]
+    no_decay = [p for p in params if p.ndim < 2]
+    return optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                        {"params": no_decay, "weight_decay": 0.0}], lr=config.lr, betas=config.betas)
+
+
+@dataclass
+class Run:
+    """What training produced and measured."""
+    model: GPT
+    config: TrainConfig
+    tokenizer: object
+    losses: list = field(default_factory=list)        # every step's training loss
+    history: list = field(default_factory=list)       # dicts: step, train, val, lr, seconds
+    step: int = 0                                     # steps taken
+    seconds: float = 0.0                              # training time (evaluations excluded)
+    final: dict = None                                # {"train", "val"} on final_eval_batches
+
+    @property
+    def tokens_per_second(self):
+        return self.step * self.config.batch * self.config.block_size / max(self.seconds, 1e-9)
+
+
+@tg.no_grad()
+def estimate_loss(model, stream, n_batches, device, first_step=10**9):
+    """Mean loss over ``n_batches`` fixed batches of ``stream`` (drawn as steps first_step,
+    first_step + 1, ..., so every evaluation of a run sees the same ones)."""
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    for i in range(n_batches):
+        x, y = stream.batch(first_step + i)
+        total += model(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))[1].item()
+    model.train(was_training)
+    return total / n_batches
+
+
+def train(config, out=None, resume=None, progress=True, log=print):
+    """Train as ``config`` says, writing to the folder ``out`` (when given) a checkpoint
+    every ``checkpoint_interval`` steps and at the end, ``log.csv`` (the evaluations),
+    ``loss.csv`` (every step) and ``train.log``; ``resume``: a checkpoint to continue from.
+    Returns a Run."""
+    device = use_device(config.device)
+    tokenizer = TOKENIZERS[config.tokenizer]()
+    train_ids, val_ids = tokens.split(load_corpus(config, tokenizer), config.val_fraction)
+    streams = {name: tokens.TokenStream(ids, config.block_size, config.batch, seed=config.seed)
+               for name, ids in (("train", train_ids), ("val", val_ids))}
+    tg.seed(config.seed)
+    run = Run(GPT(config.model_config(tokenizer.n_vocab), device=device), config, tokenizer)
+    opt = make_optimizer(run.model, config)
+    if config.init_from and not resume:
+        run.model.load_state_dict(load_checkpoint(config.init_from, device)[0].state_dict())
+    if resume:
+        restore(run, opt, resume)
+    scheduler = WarmupCosineLR(opt, min(config.warmup, config.steps), config.steps, config.min_lr, last_epoch=run.step - 1)
+    out = Path(out) if out else None
+    logger = Logger(out, log, append=bool(resume))
+    logger(f"{config.name}: {run.model.num_parameters():,} parameters, {len(train_ids):,} training and "
+           f"{len(val_ids):,} validation tokens, {config.steps} steps of {config.batch} x "
+           f"{config.block_size} tokens on {device}" + (f", resumed at step {run.step}" if resume else ""))
+
+    def evaluate(step):
+        row = dict(step=step, lr=opt.param_groups[0]["lr"], seconds=round(run.seconds, 2),
+                   **{name: estimate_loss(run.model, s, config.eval_batches, device) for name, s in streams.items()})
+        run.history.append(row)
+        logger(f"step {step}: train loss {row['train']:.4f}, val loss {row['val']:.4f}, "
+               f"{run.seconds:.1f} s, {run.tokens_per_second:,.0f} tokens/s")
+
+    bar = tqdm(range(run.step, config.steps), desc=config.name, disable=not progress, mininterval=0.5,
+               unit="step", initial=run.step, total=config.steps)
+    for step in bar:
+        if step % config.eval_interval == 0:
+            evaluate(step)
+        start = time.perf_counter()
+        x, y = streams["train"].batch(step)
+        _, loss = run.model(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))
+        opt.zero_grad()
+        loss.backward()
+        if config.grad_clip:
+            clip_grad_norm_(run.model.parameters(), config.grad_clip)
+        opt.step()
+        scheduler.step()
+        run.losses.append(loss.item())
+        run.step = step + 1
+        run.seconds += time.perf_counter() - start
+        bar.set_postfix(loss=f"{run.losses[-1]:.4f}", refresh=False)
+        if out and run.step % config.checkpoint_interval == 0 and run.step < config.steps:
+            save_checkpoint(run, opt, out / "checkpoint.tg")
+    evaluate(run.step)
+    run.final = {name: estimate_loss(run.model, s, config.final_eval_batches, device)
+                 for name, s in streams.items()}
+    logger(f"done: {run.step} steps in {run.seconds:.1f} s ({run.tokens_per_second:,.0f} tokens/s); "
+           f"loss over {config.final_eval_batches} batches: train {run.final['train']:.4f}, "
+           f"val {run.final['val']:.4f}")
+    if out:
+        save_run(run, opt, out)
+    return run
+
+
+class Logger:
+    """Prints a line and appends it to out/train.log."""
+
+    def __init__(self, out, echo, append):
+        self.path, self.echo = (out / "train.log" if out else None), echo
+        if self.path:
+            out.mkdir(parents=True, exist_ok=True)
+            if not append:
+                self.path.write_text("")
+
+    def __call__(self, line):
+        if self.echo:
+            self.echo(line)
+        if self.path:
+            with self.path.open("a") as f:
+                f.write(line + "\n")
+
+
+def save_run(run, opt, out):
+    """checkpoint.tg, log.csv (the evaluations), loss.csv (every step) and summary.json."""
+    save_checkpoint(run, opt, out / "checkpoint.tg")
+    with (out / "log.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, ["step", "train", "val", "lr", "seconds"])
+        writer.writeheader()
+        writer.writerows(run.history)
+    with (out / "loss.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([("step", "loss")] + list(enumerate(run.losses)))
+    (out / "summary.json").write_text(json.dumps(summary(run), indent=2) + "\n")
+
+
+def summary(run):
+    return {"config": asdict(run.config), "parameters": run.model.num_parameters(), "steps": run.step,
+            "seconds": round(run.seconds, 2), "tokens_per_second": round(run.tokens_per_second),
+            "final_train_loss": run.final["train"], "final_val_loss": run.final["val"]}
+
+
+def save_checkpoint(run, opt, path):
+    """Everything a resumed run needs, written atomically (tg.save: temp file + rename)."""
+    state = generator().getstate()
+    tg.save({"kind": CHECKPOINT_KIND, "config": asdict(run.config), "model": run.model.state_dict(),
+             "optimizer": opt.state_dict(), "step": run.step, "seconds": run.seconds,
+             "losses": run.losses, "history": run.history,
+             "rng": [state[0], list(state[1]), state[2]]}, path)
+
+
+def _read(path, device):
+    saved = tg.load(path, map_location=use_device(device))
+    if not isinstance(saved, dict) or saved.get("kind") != CHECKPOINT_KIND:
+        raise ValueError(f"{path} is not a GPT checkpoint (written by `python -m stage4_models.gpt train`)")
+    known = {f.name for f in fields(TrainConfig)}
+    return saved, TrainConfig(**{k: v for k, v in saved["config"].items() if k in known})
+
+
+def load_checkpoint(path, device="cpu"):
+    """(GPT with the checkpoint's weights on ``device``, its TrainConfig, its tokenizer)."""
+    saved, config = _read(path, device)
+    tokenizer = TOKENIZERS[config.tokenizer]()
+    model = GPT(config.model_config(tokenizer.n_vocab), device=device)
+    model.load_state_dict(saved["model"])
+    return model, config, tokenizer
+
+
+def restore(run, opt, path):
+    """Put a checkpoint's weights, optimizer state, step, log and random state into ``run``."""
+    saved, config = _read(path, run.config.device)
+    mine = run.config.model_config(run.tokenizer.n_vocab)
+    if config.model_config(run.tokenizer.n_vocab) != mine:
+        raise ValueError(f"{path} holds a model {config.model_config(run.tokenizer.n_vocab)}, "
+                         f"but this run builds {mine}")
+    run.model.load_state_dict(saved["model"])
+    opt.load_state_dict(saved["optimizer"])
+    run.step, run.seconds = saved["step"], saved["seconds"]
+    run.losses, run.history = list(saved["losses"]), list(saved["history"])
+    version, internal, gauss = saved["rng"]
+    generator().setstate((version, tuple(internal), gauss))
+
+
+def decode_sample(model, tokenizer, prompt, max_new_tokens, **sampling):
+    """The prompt (text) continued by the model, as text."""
+    ids = tokenizer.encode(prompt) or [0]
+    idx = tg.tensor([ids], device=model.transformer.wte.weight.device)
+    out = model.generate(idx, max_new_tokens, **sampling)
+    return tokenizer.decode(out.tolist()[0])
+

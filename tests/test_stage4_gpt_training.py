@@ -1,0 +1,221 @@
+"""stage4's GPT beyond the forward pass: generation (with and without the KV cache), the
+learning-rate schedule, gradient clipping, the character tokenizer, and the training program
+(learning, checkpoints, resuming, the command line)."""
+import math
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage2_tensor.optim as optim
+from stage2_tensor.nn.utils import clip_grad_norm_
+from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
+from stage4_models import tokens
+from stage4_models.gpt import GPT, GPTConfig
+from stage4_models.gpt.__main__ import main
+from stage4_models.gpt.generate import draw
+from stage4_models.gpt.kv_cache import KVCache
+from stage4_models.gpt.training import TrainConfig, load_checkpoint, train
+from stage4_models.tokenizer import CharTokenizer
+
+pytestmark = pytest.mark.stage4
+
+DEVICES = ["python", "cpu"]
+
+
+def small_model(device, dtype=tg.float64, block_size=8, seed=0):
+    tg.seed(seed)
+    model = GPT(GPTConfig(vocab_size=13, block_size=block_size, n_layer=2, n_head=2, n_embd=8),
+                device=device, dtype=dtype)
+    rng = np.random.default_rng(seed)           # larger weights than GPT-2's: peaked, varied logits
+    with tg.no_grad():
+        for name, p in model.named_parameters():
+            values = rng.normal(1.0 if ".ln_" in name else 0.0, 0.5, size=p.shape)
+            p.copy_(tg.tensor(values.tolist(), dtype=p.dtype, device=p.device))
+    return model
+
+
+# ---- generation ------------------------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_cache_gives_the_logits_of_a_full_forward_pass(device):
+    model = small_model(device)
+    idx = tg.tensor([[1, 5, 2, 7, 3, 3], [0, 12, 4, 4, 9, 1]], device=device)
+    full = model(idx).detach().numpy()
+    cache = KVCache()
+    first = model(idx[:, :4], cache=cache)                    # the prompt, then one position at a time
+    assert cache.length() == 4
+    steps = [model(idx[:, t:t + 1], cache=cache) for t in (4, 5)]
+    assert cache.length() == 6
+    np.testing.assert_allclose(first.detach().numpy(), full[:, :4], rtol=1e-12, atol=1e-12)
+    for t, logits in zip((4, 5), steps):
+        np.testing.assert_allclose(logits.detach().numpy()[:, 0], full[:, t], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="length 9.*block size.* is 8"):
+        model(tg.tensor([[1, 2, 3]], device=device), cache=cache)   # 6 cached + 3 > 8
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("sampling", [dict(greedy=True), dict(seed=3), dict(seed=4, top_k=3, temperature=0.7)],
+                         ids=["greedy", "sampled", "top_k"])
+def test_cached_and_uncached_generation_give_identical_tokens(device, sampling):
+    model = small_model(device)
+    idx = tg.tensor([[1, 2, 3], [4, 5, 6]], device=device)
+    # 14 new tokens: past the block of 8, where the window slides and the cache is rebuilt
+    cached = model.generate(idx, 14, use_cache=True, **sampling).tolist()
+    uncached = model.generate(idx, 14, use_cache=False, **sampling).tolist()
+    assert cached == uncached
+    assert [row[:3] for row in cached] == idx.tolist() and len(cached[0]) == 17
+    assert len({tuple(row[3:]) for row in cached}) == 2        # the two prompts continue differently
+
+
+def test_greedy_is_the_argmax_of_an_uncropped_forward_pass():
+    model = small_model("cpu")
+    out = model.generate(tg.tensor([[3, 1]], device="cpu"), 5, greedy=True).tolist()[0]
+    for t in range(2, len(out)):
+        logits = model(tg.tensor([out[max(0, t - 8):t]], device="cpu")).detach().numpy()[0, -1]
+        assert out[t] == int(np.argmax(logits))
+    sampled_top1 = model.generate(tg.tensor([[3, 1]], device="cpu"), 5, top_k=1, seed=9).tolist()[0]
+    assert sampled_top1 == out                                   # top_k=1 leaves only the argmax
+
+
+def test_sampling_follows_the_distribution_and_repeats_by_seed():
+    model = small_model("cpu")
+    idx = tg.tensor([[3]], device="cpu")
+    assert model.generate(idx, 6, seed=1).tolist() == model.generate(idx, 6, seed=1).tolist()
+    probs = np.exp(model(idx).detach().numpy()[0, -1])
+    probs /= probs.sum()
+    rows = np.repeat(probs[None], 4000, axis=0)              # 4000 draws from the same distribution
+    draws = np.bincount(draw(rows, random.Random(0)), minlength=13) / 4000
+    assert np.abs(draws - probs).max() < 0.04                   # binomial sd <= 0.008
+    first = model.generate(idx, 1, seed=5, use_cache=False).tolist()[0][1]
+    assert first == draw(probs[None], random.Random(5))[0]     # generate draws the same way
+    hot = model.generate(idx, 1, seed=0, temperature=1e-3).tolist()[0][1]
+    assert hot == int(np.argmax(probs))                         # temperature -> 0: the argmax
+
+
+def test_generate_rejects_bad_settings():
+    model = small_model("cpu")
+    idx = tg.tensor([[3]], device="cpu")
+    with pytest.raises(ValueError, match="temperature must be > 0.*greedy=True"):
+        model.generate(idx, 2, temperature=0)
+    with pytest.raises(ValueError, match="top_k must be at least 1"):
+        model.generate(idx, 2, top_k=0)
+    with pytest.raises(ValueError, match=r"shape \(batch, length >= 1\), got \(3,\)"):
+        model.generate(tg.tensor([1, 2, 3], device="cpu"), 2)
+
+
+# ---- schedule, clipping, tokenizer -----------------------------------------------------------
+def test_warmup_cosine_schedule():
+    p = tg.zeros(2, requires_grad=True)
+    opt = optim.AdamW([p], lr=1.0)
+    scheduler = WarmupCosineLR(opt, warmup=4, total=12, min_lr=0.1)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(14):
+        scheduler.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs[:4] == pytest.approx([1 / 5, 2 / 5, 3 / 5, 4 / 5])            # linear warm-up
+    assert lrs[4] == pytest.approx(1.0)                                   # the peak
+    assert lrs[8] == pytest.approx(0.1 + 0.9 * (1 + math.cos(math.pi / 2)) / 2)   # halfway down
+    assert all(a >= b for a, b in zip(lrs[4:], lrs[5:]))                  # then only down
+    assert lrs[12:] == pytest.approx([0.1, 0.1, 0.1])                     # the floor
+    with pytest.raises(ValueError, match="0 <= warmup <= total"):
+        WarmupCosineLR(opt, warmup=5, total=3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clip_grad_norm(device):
+    rng = np.random.default_rng(0)
+    grads = [rng.normal(size=s) for s in ((3, 4), (5,), ())]
+    params = [tg.zeros(*g.shape, dtype=tg.float64, device=device, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = tg.tensor(g.tolist(), dtype=tg.float64, device=device)
+    norm = math.sqrt(sum((g ** 2).sum() for g in grads))
+    assert clip_grad_norm_(params, norm * 2) == pytest.approx(norm)       # below the cap: untouched
+    for p, g in zip(params, grads):
+        np.testing.assert_array_equal(p.grad.numpy(), g)
+    assert clip_grad_norm_(params, 1.0) == pytest.approx(norm)
+    for p, g in zip(params, grads):
+        np.testing.assert_allclose(p.grad.numpy(), g / norm, rtol=1e-6)   # same direction, length 1
+    with pytest.raises(ValueError, match="max_norm must be > 0"):
+        clip_grad_norm_(params, 0)
+
+
+def test_char_tokenizer():
+    tok = CharTokenizer()
+    text = "First Citizen:\nBefore we proceed, call 0800-123 or mail a@b.example!"
+    assert tok.n_vocab == 96 and tok.decode(tok.encode(text)) == text
+    assert tok.encode("\n A~") == [0, 1, 34, 95]
+    with pytest.raises(ValueError, match=r"character 'é' at offset 3 is not in the character vocabulary"):
+        tok.encode("caf\u00e9")
+
+
+def test_prepare_char_token_file(tmp_path):
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("to be")
+    (corpus / "b.txt").write_text("or not")
+    assert tokens.main(["prepare", str(corpus), str(tmp_path / "c.bin"), "--char"]) == 0
+    ids = tokens.load(tmp_path / "c.bin")
+    assert CharTokenizer().decode(ids.tolist()) == "to be\n\nor not"   # documents joined by a blank line
+
+
+# ---- training --------------------------------------------------------------------------------
+def corpus(tmp_path):
+    """A corpus with structure to learn: a few sentences repeated in a random order."""
+    rng = np.random.default_rng(0)
+    lines = ["the cat sat on the mat.", "a dog ran to the park!", "we meet at 9:30 in room B7."]
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(lines[i] for i in rng.integers(0, 3, size=400)))
+    return path
+
+
+def tiny_run(tmp_path, **changes):
+    return replace(TrainConfig(name="test", block_size=16, n_layer=1, n_head=2, n_embd=16, batch=4,
+                               steps=6, warmup=2, lr=3e-3, eval_interval=3, eval_batches=2,
+                               final_eval_batches=2, checkpoint_interval=3, data=str(corpus(tmp_path))),
+                   **changes)
+
+
+def test_training_learns_the_corpus(tmp_path):
+    run = train(tiny_run(tmp_path, steps=250, lr=1e-2, eval_interval=50, dropout=0.1), progress=False, log=None)
+    assert run.step == 250 and len(run.losses) == 250
+    assert run.losses[0] > 4.0                                   # about ln(96): chance
+    assert run.final["val"] < 1.2                                # most characters are now predictable
+    assert [row["step"] for row in run.history] == [0, 50, 100, 150, 200, 250]
+    text = CharTokenizer().decode(run.model.generate(tg.tensor([CharTokenizer().encode("the ")]), 20,
+                                                     greedy=True).tolist()[0])
+    assert any(word in text for word in ("cat", "mat", "park", "room"))
+
+
+def test_resumed_run_takes_the_same_steps(tmp_path):
+    config = tiny_run(tmp_path, dropout=0.2)                     # dropout: the random state must resume too
+    whole = train(config, out=tmp_path / "whole", progress=False, log=None)
+    halfway = train(replace(config, steps=3), out=tmp_path / "half", progress=False, log=None)
+    resumed = train(config, out=tmp_path / "half", resume=tmp_path / "half" / "checkpoint.tg",
+                    progress=False, log=None)
+    assert resumed.losses[:3] == halfway.losses and resumed.losses == whole.losses
+    for (name, a), (_, b) in zip(whole.model.state_dict().items(), resumed.model.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+    model, saved_config, _ = load_checkpoint(tmp_path / "whole" / "checkpoint.tg")
+    assert saved_config == config
+    for (name, a), (_, b) in zip(whole.model.state_dict().items(), model.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)   # bit-exact checkpoint
+    log = (tmp_path / "half" / "train.log").read_text()
+    assert "resumed at step 3" in log and "tokens/s" in log
+
+
+def test_command_line_train_resume_sample(tmp_path, capsys):
+    data, out = str(corpus(tmp_path)), str(tmp_path / "run")
+    common = ["--data", data, "--eval-interval", "2", "--eval-batches", "1", "--final-eval-batches", "1",
+              "--batch", "2", "--out", out]
+    assert main(["train", "--config", "char", "--steps", "2"] + common) == 0
+    assert main(["train", "--resume", out + "/checkpoint.tg", "--steps", "4"] + common) == 0
+    printed = capsys.readouterr().out
+    assert "resumed at step 2" in printed and "done: 4 steps" in printed
+    assert (tmp_path / "run" / "loss.csv").read_text().count("\n") == 5     # header + 4 steps
+    assert main(["sample", "--checkpoint", out + "/checkpoint.tg", "--prompt", "the ", "--tokens", "7"]) == 0
+    sample = capsys.readouterr().out
+    assert sample.startswith("the ") and len(sample.rstrip("\n")) >= 4 + 1
+    assert main(["train", "--config", "char", "--data", str(tmp_path / "missing.txt")]) == 2
+    assert "corpus not found" in capsys.readouterr().err
