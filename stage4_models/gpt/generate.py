@@ -7,6 +7,8 @@ append it, repeat.
 - ``top_k`` keeps only the k most likely tokens (the rest get probability 0).
 - ``greedy`` takes the most likely token every time (the thesis's ``top1``); the output is
   then fixed by the prompt.
+- ``stop``: a token id that ends generation once every row has produced it (the chatbot
+  stops at the newline that ends its turn); the result is then shorter.
 - ``seed`` makes sampling repeat: draws come from ``random.Random(seed)``, or from the
   package's generator (``tracegrad.seed``) when seed is None.
 
@@ -45,8 +47,9 @@ def draw(probs, rng):
 
 
 def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=False, seed=None,
-             use_cache=True):
-    """idx: int64 tensor (B, T) of prompt tokens (T >= 1). Returns (B, T + max_new_tokens)."""
+             use_cache=True, stop=None):
+    """idx: int64 tensor (B, T) of prompt tokens (T >= 1). Returns (B, T + max_new_tokens),
+    or fewer columns when every row has produced ``stop``."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature} (for the most likely "
                          f"token every time, pass greedy=True)")
@@ -69,6 +72,8 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=Fal
                 else:
                     nxt = draw(next_token_distribution(logits, temperature, top_k), rng)
                 tokens = np.concatenate([tokens, nxt[:, None]], axis=1)
+                if stop is not None and (tokens[:, idx.shape[1]:] == stop).any(axis=1).all():
+                    break
     finally:
         model.train(was_training)
     return tg.from_numpy(tokens, device=idx.device)

@@ -174,7 +174,7 @@ class GPT(nn.Module):
         return logits, loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=False, seed=None,
-                 use_cache=True):
+                 use_cache=True, stop=None):
         """idx (B, T) followed by max_new_tokens sampled tokens (see generate.py)."""
         from .generate import generate
-        return generate(self, idx, max_new_tokens, temperature, top_k, greedy, seed, use_cache)
+        return generate(self, idx, max_new_tokens, temperature, top_k, greedy, seed, use_cache, stop)
