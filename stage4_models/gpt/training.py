@@ -10,7 +10,8 @@ A run is a TrainConfig; CONFIGS holds the named ones (``--config`` on the comman
 * ``char``: a well-known CPU recipe for a character model of Shakespeare (4 layers, 4
   heads, n_embd 128, block 64, batch 12, 2,000 steps, dropout 0);
 * ``chat-base``: the same model with a block of 256 characters, long enough for a whole
-  question and answer, pretrained on Shakespeare for the chatbot (see stage4_models.chat).
+  question and answer, pretrained on Shakespeare for the chatbot;
+* ``chat``: ``chat-base`` fine-tuned on the college conversations (stage4_models.chat).
 
 Every step's batch is drawn from (seed, step) alone (``TokenStream.batch(step)``), and the
 checkpoint holds the weights, the optimizer's moments, the step and the package's random
@@ -34,11 +35,13 @@ from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 from .. import tokens
 from ..data import fetch
 from ..mnist.training import use_device
+from ..chat.dataset import DATA
 from ..tokenizer import CharTokenizer, GPT2Tokenizer
 from .model import GPT, GPTConfig
 
 CHECKPOINT_KIND = "tracegrad-gpt"
 TOKENIZERS = {"char": CharTokenizer, "gpt2": GPT2Tokenizer.default}
+CHAT_DATA = DATA / "train.txt"            # the chatbot's conversations, shipped with the package
 
 
 @dataclass
@@ -93,6 +96,8 @@ CONFIGS = {
                         final_eval_batches=50),
     "char": TrainConfig(),
     "chat-base": TrainConfig(name="chat-base", block_size=256, batch=8, steps=1500, eval_interval=250),
+    "chat": TrainConfig(name="chat", block_size=256, batch=8, steps=1000, lr=1e-3, warmup=50, dropout=0.1,
+                        eval_interval=100, data=str(CHAT_DATA), init_from="runs/chat-base/checkpoint.tg"),
 }
 
 
