@@ -63,6 +63,14 @@ def gelu_tanh_u(x):
     return math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
 
 
+def gelu_tanh_grad(x):
+    """d/dx 0.5 x (1 + tanh u) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx, in sigmoids
+    s = sigmoid(2u) and t = sigmoid(-2u) = 1 - s: 1 + tanh u = 2 s, 1 - tanh^2 u = 4 s t."""
+    u = gelu_tanh_u(x)
+    s, t = 1 / (1 + np.exp(-2 * u)), 1 / (1 + np.exp(2 * u))
+    return s + 2 * x * s * t * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+
+
 UNARY_REFERENCE = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
@@ -73,11 +81,7 @@ UNARY_REFERENCE = {
     # as x / (1 + e^-2u) (the same number): in float64, 1 + tanh(u) for x near -4 cancels
     # to ~1e-5 and numpy's tanh and libm's may differ by an ulp, far more than rtol 1e-13
     "gelu_tanh": lambda x: x / (1 + np.exp(-2 * gelu_tanh_u(x))),
-    # its derivative 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx, in sigmoids s = s(2u):
-    # 1 + tanh u = 2 s and 1 - tanh^2 u = 4 s (1 - s) = 4 s s(-2u)
-    "gelu_tanh_grad": lambda x: (lambda s, t: s + 2 * x * s * t * math.sqrt(2 / math.pi)
-                                 * (1 + 3 * 0.044715 * x * x))(
-        1 / (1 + np.exp(-2 * gelu_tanh_u(x))), 1 / (1 + np.exp(2 * gelu_tanh_u(x)))),
+    "gelu_tanh_grad": gelu_tanh_grad,
 }
 BINARY = {
     "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),

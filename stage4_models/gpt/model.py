@@ -146,6 +146,12 @@ class GPT(nn.Module):
         """Trainable numbers; the tied LM head counts once (it is the token embedding)."""
         return sum(p.numel() for p in self.parameters())
 
+    @classmethod
+    def from_pretrained(cls, folder, device=None, dtype=None):
+        """GPT-2's released weights from a Hugging Face folder (pretrained.py says how)."""
+        from .pretrained import from_pretrained     # imported here: pretrained.py imports GPT
+        return from_pretrained(folder, device, dtype)
+
     def forward(self, idx, targets=None):
         B, T = idx.shape
         if T > self.config.block_size:
