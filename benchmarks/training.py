@@ -186,7 +186,7 @@ def torch_gpt_model(config, sdpa):
             self.ln_2 = tnn.LayerNorm(config.n_embd)
             self.mlp = tnn.Sequential()
             self.mlp.c_fc = tnn.Linear(config.n_embd, 4 * config.n_embd)
-            self.mlp.gelu = tnn.GELU()
+            self.mlp.gelu = tnn.GELU(approximate="tanh")       # GPT-2's, as stage4's GPT
             self.mlp.c_proj = tnn.Linear(4 * config.n_embd, config.n_embd)
 
         def forward(self, x):

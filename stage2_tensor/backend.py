@@ -92,7 +92,7 @@ from typing import Any, NamedTuple
 log = logging.getLogger("tracegrad")
 
 UNARY_OPS = ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu",
-             "gelu_grad", "sign")
+             "gelu_grad", "sign", "gelu_tanh", "gelu_tanh_grad")
 BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "pow_grad", "relu_backward",
               "eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_OPS = ("sum", "max", "min", "argmax", "argmin")

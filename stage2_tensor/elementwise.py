@@ -11,7 +11,7 @@ from .factories import as_tensor, zeros_like
 from .function import GradientFunction
 from .tensor import Tensor
 
-FLOAT_ONLY = {"exp", "log", "sqrt", "sigmoid", "tanh", "gelu"}
+FLOAT_ONLY = {"exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh"}
 
 
 # op: (what its local gradient is computed from, the local gradient d out / d x).
@@ -27,7 +27,21 @@ LOCAL_GRADIENTS = {
     "sigmoid": ("output", lambda out: out * (1 - out)),
     "tanh": ("output", lambda out: 1 - out * out),
     "gelu": ("input", lambda x: unary("gelu_grad", x)),
+    "gelu_tanh": ("input", lambda x: unary("gelu_tanh_grad", x)),
 }
+
+# nn.GELU's and F.gelu's `approximate` (PyTorch's names) -> the op that computes it
+GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
+
+
+def gelu_op(approximate):
+    """The unary op of GELU with ``approximate`` "none" (exact, x * Phi(x)) or "tanh"
+    (GPT-2's approximation); anything else is a ValueError naming the allowed values."""
+    try:
+        return GELU_OPS[approximate]
+    except (KeyError, TypeError):       # TypeError: an unhashable value, e.g. a list
+        raise ValueError(f"GELU: approximate={approximate!r} is not one of "
+                         f"{', '.join(repr(k) for k in GELU_OPS)}") from None
 
 
 class Unary(GradientFunction):
@@ -35,7 +49,7 @@ class Unary(GradientFunction):
 
     @property
     def name(self):
-        return self.op.capitalize()
+        return "".join(part.capitalize() for part in self.op.split("_"))    # GeluTanh
 
     def forward(self, x, op):
         self.op = op

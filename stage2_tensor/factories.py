@@ -2,6 +2,7 @@
 
 Random factories draw from one module-level generator; ``seed(n)`` makes them repeat.
 """
+import contextlib
 import math
 import random as _random
 
@@ -102,8 +103,28 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     return _make(values, (n,), dtype, device or "python", requires_grad)
 
 
+_skip_init = []                # while skip_init is active: [the device its zeros go to]
+
+
+@contextlib.contextmanager
+def skip_init(device=None):
+    """Inside ``with skip_init():`` the random factories (rand, randn, uniform, normal, so
+    every layer's initialisation) give zeros instead of drawing, on ``device`` when given.
+    For building a model whose parameters a checkpoint is about to overwrite: drawing
+    GPT-2's 124M initial numbers one by one in Python would take minutes, to be thrown
+    away. (PyTorch's torch.nn.utils.skip_init, Hugging Face's no_init_weights.)"""
+    _skip_init.append(device)
+    try:
+        yield
+    finally:
+        _skip_init.pop()
+
+
 def _random_tensor(size, draw, dtype, requires_grad, device):
     size = _shape(size)
+    if _skip_init:
+        return full(size, 0.0, dtype=dtype or dtypes.float32, requires_grad=requires_grad,
+                    device=_skip_init[-1] or device)
     return _make([draw() for _ in range(numel(size))], size, dtype or dtypes.float32,
                  device or "python", requires_grad)
 

@@ -52,6 +52,26 @@ def _gelu_grad(x):                  # Phi(x) + x * phi(x)
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0))) + x * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
 
 
+# GPT-2's GELU, PyTorch's approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+# Computed as x * sigmoid(z) with z = 2 sqrt(2/pi) (x + 0.044715 x^3), the same number since
+# 0.5 (1 + tanh(u)) = sigmoid(2u): for x < 0, 1 + tanh(u) cancels and sigmoid does not.
+_GELU_TANH_K = 2 * math.sqrt(2 / math.pi)
+_GELU_TANH_C = 0.044715
+
+
+def _gelu_tanh(x):
+    return x * _sigmoid(_GELU_TANH_K * (x + _GELU_TANH_C * x * x * x))
+
+
+def _gelu_tanh_grad(x):             # s + x s (1 - s) dz/dx with s = sigmoid(z)
+    z = _GELU_TANH_K * (x + _GELU_TANH_C * x * x * x)
+    # s (1 - s) = e / (1 + e)^2 with e = e^-|z|: neither factor is 1 - (a number near 1)
+    e = math.exp(-abs(z))
+    a = 1.0 / (1.0 + e)
+    s = a if z >= 0 else e * a
+    return s + x * (e * a * a) * _GELU_TANH_K * (1.0 + 3 * _GELU_TANH_C * x * x)
+
+
 def _div(a, b):
     try:
         return a / b
@@ -77,6 +97,7 @@ UNARY = {
     "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
     "relu": lambda x: x if x > 0 or x != x else 0,  # +0 for negatives (not -0.0); nan stays
     "sigmoid": _sigmoid, "gelu": _gelu, "gelu_grad": _gelu_grad,
+    "gelu_tanh": _gelu_tanh, "gelu_tanh_grad": _gelu_tanh_grad,
     "sign": lambda x: (x > 0) - (x < 0),
 }
 def _pow_grad(a, b):                # d(a^b)/da; a^0 is the constant 1 (even at a = 0)

@@ -349,7 +349,7 @@ class Tensor:
     def relu(self): return _unary("relu", self)
     def sigmoid(self): return _unary("sigmoid", self)
     def tanh(self): return _unary("tanh", self)
-    def gelu(self): return _unary("gelu", self)
+    def gelu(self, approximate="none"): return _unary(elementwise.gelu_op(approximate), self)
 
     def maximum(self, other): return _binary("maximum", self, other)
     def minimum(self, other): return _binary("minimum", self, other)

@@ -115,6 +115,10 @@ TENSOR_OPS = [
     tensor_op("abs", lambda ns, a: a.abs(), np.abs, (2, 3), domains=(KINK,)),
     tensor_op("gelu", lambda ns, a: a.gelu(), lambda a: 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2))),
               (2, 3)),
+    # GPT-2's GELU, by its definition (PyTorch's formula; the engines compute x * sigmoid(2u))
+    tensor_op("gelu_tanh", lambda ns, a: ns.nn.functional.gelu(a, approximate="tanh"),
+              lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
+              (2, 3)),
     # Reductions over int and tuple dims, negative dims, keepdim.
     tensor_op("sum_all", lambda ns, a: a.sum(), np.sum, (2, 3)),
     tensor_op("sum_dim0", lambda ns, a: a.sum(0), lambda a: a.sum(0), (2, 3)),

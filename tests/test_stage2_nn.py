@@ -293,6 +293,22 @@ def test_activation_modules_and_functions():
     assert F.one_hot(tg.tensor([2, 0])).tolist() == [[0, 0, 1], [1, 0, 0]]
 
 
+def test_gelu_tanh_approximation_and_bad_values():
+    z = np.linspace(-5, 5, 11)
+    x = f64(z)
+    gpt2 = 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3)))
+    np.testing.assert_allclose(array(nn.GELU(approximate="tanh")(x)), gpt2, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(array(F.gelu(x, approximate="tanh")), gpt2, rtol=1e-12, atol=1e-15)
+    exact = array(F.gelu(x, approximate="none"))
+    assert np.abs(exact - gpt2).max() > 1e-5                  # two different functions
+    assert repr(nn.GELU(approximate="tanh")) == "GELU(approximate='tanh')"
+    for bad in ("Tanh", "erf", None):
+        with pytest.raises(ValueError, match=rf"approximate={bad!r}.*'none', 'tanh'"):
+            nn.GELU(approximate=bad)
+        with pytest.raises(ValueError, match=r"'none', 'tanh'"):
+            F.gelu(x, approximate=bad)
+
+
 def test_apply_and_requires_grad_():
     net = Net()
     seen = []

@@ -59,12 +59,29 @@ def erf(x):
     return np.vectorize(math.erf, otypes=[float])(x)
 
 
+def gelu_tanh_u(x):
+    return math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+
+
+def gelu_tanh_grad(x):
+    """d/dx 0.5 x (1 + tanh u) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx, in sigmoids
+    s = sigmoid(2u) and t = sigmoid(-2u) = 1 - s: 1 + tanh u = 2 s, 1 - tanh^2 u = 4 s t."""
+    u = gelu_tanh_u(x)
+    s, t = 1 / (1 + np.exp(-2 * u)), 1 / (1 + np.exp(2 * u))
+    return s + 2 * x * s * t * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+
+
 UNARY_REFERENCE = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh, "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
     "gelu_grad": lambda x: 0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi),
     "sign": np.sign,
+    # GPT-2's tanh GELU, 0.5 x (1 + tanh u) with u = sqrt(2/pi) (x + 0.044715 x^3), written
+    # as x / (1 + e^-2u) (the same number): in float64, 1 + tanh(u) for x near -4 cancels
+    # to ~1e-5 and numpy's tanh and libm's may differ by an ulp, far more than rtol 1e-13
+    "gelu_tanh": lambda x: x / (1 + np.exp(-2 * gelu_tanh_u(x))),
+    "gelu_tanh_grad": gelu_tanh_grad,
 }
 BINARY = {
     "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
@@ -89,16 +106,23 @@ def unary_reference(op, dtype, shape):
         return UNARY_REFERENCE[op](sample(dtype, shape).astype(F64))
 
 
-# float32 GELU and its derivative are computed in float (vmath.h's tg_phif): where x Phi(x)
-# is small, or Phi(x) + x phi(x) cancels, the relative error grows past 1e-6; they are held
-# to 1e-6 of values of order one instead, as the cpu-against-python tests hold every op.
-FLOAT_CANCELS = {"gelu", "gelu_grad"}
+# float32 GELU and its derivative are computed in float (vmath.h's tg_phif, tg_sigmoidf):
+# where x Phi(x) (or x sigmoid(2u)) is small, or the derivative cancels near its zero, the
+# relative error grows past 1e-6; they are held to 1e-6 of values of order one instead, as
+# the cpu-against-python tests hold every op.
+FLOAT_CANCELS = {"gelu", "gelu_grad", "gelu_tanh", "gelu_tanh_grad"}
+# In float64 too the tanh GELU's derivative, a sum of two terms that cancel near x = -0.75,
+# loses its relative accuracy there (2e-12 seen) unless the reference repeats the kernel's
+# formula step by step, which it does not: held to 1e-15 of values of order one there.
+DOUBLE_CANCELS = {"gelu_tanh_grad"}
 
 
 def check(result, reference, dtype, op=None):
     tolerance = TOLERANCE[dtype]
     if dtype is F32 and op in FLOAT_CANCELS:
         tolerance = dict(rtol=1e-6, atol=1e-6)
+    if dtype is F64 and op in DOUBLE_CANCELS:
+        tolerance = dict(rtol=1e-13, atol=1e-15)
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(result.numpy(), reference.astype(dtype), **tolerance)
     assert result.shape == reference.shape and result.numpy().dtype == dtype

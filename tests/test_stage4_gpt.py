@@ -41,8 +41,6 @@ def weights(model):
 
 
 # ---- an independent forward pass in numpy ----------------------------------------------------
-_erf = np.vectorize(math.erf)
-
 
 def np_layer_norm(x, w, b, eps=1e-5):
     mu = x.mean(-1, keepdims=True)
@@ -71,7 +69,7 @@ def np_gpt(W, idx, n_layer, n_head):
         x = x + y @ p("attn.c_proj.weight").T + p("attn.c_proj.bias")
         h = np_layer_norm(x, p("ln_2.weight"), p("ln_2.bias"))
         h = h @ p("mlp.c_fc.weight").T + p("mlp.c_fc.bias")
-        h = 0.5 * h * (1 + _erf(h / math.sqrt(2)))
+        h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))  # GPT-2's GELU
         x = x + h @ p("mlp.c_proj.weight").T + p("mlp.c_proj.bias")
     x = np_layer_norm(x, W["transformer.ln_f.weight"], W["transformer.ln_f.bias"])
     return x @ W["lm_head.weight"].T
@@ -204,7 +202,8 @@ def test_matches_torch_forward_and_every_gradient(device):
                    for t in lin(ln(x, n + "ln_1"), n + "attn.c_attn").split(C, dim=2))
         y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + lin(y.transpose(1, 2).reshape(B, T, C), n + "attn.c_proj")
-        x = x + lin(torch.nn.functional.gelu(lin(ln(x, n + "ln_2"), n + "mlp.c_fc")), n + "mlp.c_proj")
+        h = torch.nn.functional.gelu(lin(ln(x, n + "ln_2"), n + "mlp.c_fc"), approximate="tanh")
+        x = x + lin(h, n + "mlp.c_proj")
     t_logits = ln(x, "transformer.ln_f") @ W["lm_head.weight"].T
     t_loss = torch.nn.functional.cross_entropy(t_logits.view(B * T, -1), tt.view(-1))
     t_loss.backward()

@@ -23,8 +23,10 @@ def relu(x):
     return x.relu()
 
 
-def gelu(x):
-    return x.gelu()
+def gelu(x, approximate="none"):
+    """GELU, exact (x * Phi(x)) or with approximate="tanh" GPT-2's
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as in PyTorch."""
+    return x.gelu(approximate)
 
 
 def tanh(x):

@@ -5,6 +5,7 @@ activations and the loss modules, each a thin Module around a function of
 """
 import math
 
+from ..elementwise import gelu_op
 from ..factories import ones, randn, uniform, zeros
 from . import functional as F
 from .modules import Module, Parameter
@@ -100,10 +101,20 @@ class Sigmoid(Module):
 
 
 class GELU(Module):
-    """The exact GELU, x * Phi(x) (PyTorch's default, approximate='none')."""
+    """GELU: exact, x * Phi(x) (PyTorch's default, approximate="none"), or GPT-2's tanh
+    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with approximate="tanh"
+    (Hugging Face's "gelu_new"). A bad value fails here, not at the first forward."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        gelu_op(approximate)                    # raises ValueError for an unknown value
+        self.approximate = approximate
 
     def forward(self, x):
-        return x.gelu()
+        return x.gelu(self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class Softmax(Module):

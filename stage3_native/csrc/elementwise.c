@@ -40,7 +40,7 @@
 #include "strided.h"
 #include "vmath.h"
 
-enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN };
+enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN, GELU_TANH, GELU_TANH_GRAD };
 enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
 
 #define TG_MIN_ROW 16      /* (c) calls the row loop once per row: shorter rows go to (d) */
@@ -188,6 +188,16 @@ static inline double gelu_grad(double x) {
     return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
 }
 
+/* GPT-2's tanh GELU as x * sigmoid(z), z = 2 sqrt(2/pi) (x + 0.044715 x^3) (why: vmath.h's
+ * tg_gelu_tanhf), and its derivative s + x s (1 - s) dz/dx with s (1 - s) = e / (1 + e)^2 */
+static inline double gelu_tanh_z(double x) { return 2.0 * sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x); }
+static inline double gelu_tanh(double x) { return x * sigmoid(gelu_tanh_z(x)); }
+static inline double gelu_tanh_grad(double x) {
+    double z = gelu_tanh_z(x), e = exp(-fabs(z)), a = 1.0 / (1.0 + e);
+    double s = z >= 0 ? a : e * a;
+    return s + x * (e * a * a) * 2.0 * sqrt(2.0 / M_PI) * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
 #define MATH_EXP(x) _Generic((x), float: tg_expf, default: exp)(x)
 #define MATH_LOG(x) _Generic((x), float: logf, default: log)(x)
 #define MATH_SQRT(x) _Generic((x), float: sqrtf, default: sqrt)(x)
@@ -196,6 +206,8 @@ static inline double gelu_grad(double x) {
 #define MATH_TANH(x) _Generic((x), float: tg_tanhf, default: tanh)(x)
 #define MATH_GELU(x) _Generic((x), float: tg_geluf, default: gelu)(x)
 #define MATH_GELU_GRAD(x) _Generic((x), float: tg_gelu_gradf, default: gelu_grad)(x)
+#define MATH_GELU_TANH(x) _Generic((x), float: tg_gelu_tanhf, default: gelu_tanh)(x)
+#define MATH_GELU_TANH_GRAD(x) _Generic((x), float: tg_gelu_tanh_gradf, default: gelu_tanh_grad)(x)
 #define MATH_DIV(a, b) _Generic((a), int64_t: div_int(a, b), default: (a) / (b))
 #define MATH_POW(a, b) _Generic((a), float: powf, double: pow, default: pow_int)(a, b)
 

@@ -26,6 +26,8 @@ TG_SIMD static void FN(unary_row)(int op, i64 n, const void *const *in, const in
     UNARY(GELU, MATH_GELU(v))
     UNARY(GELU_GRAD, MATH_GELU_GRAD(v))
     UNARY(SIGN, (v > 0) - (v < 0))
+    UNARY(GELU_TANH, MATH_GELU_TANH(v))
+    UNARY(GELU_TANH_GRAD, MATH_GELU_TANH_GRAD(v))
     }
 #undef UNARY
     for (i64 i = len; i < n; i++) out[i] = out[0];

@@ -78,13 +78,14 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """Position-wise feed-forward network: widen 4x, GELU, project back. (GPT-2 used GELU's
-    tanh approximation; this is the exact GELU, which differs by less than 1e-3.)"""
+    """Position-wise feed-forward network: widen 4x, GELU, project back. The GELU is GPT-2's
+    tanh approximation (Hugging Face's "gelu_new", PyTorch's approximate="tanh"), so that
+    GPT-2's released weights compute exactly what they were trained with."""
 
     def __init__(self, config):
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
-        self.gelu = nn.GELU()
+        self.gelu = nn.GELU(approximate="tanh")
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
         self.dropout = nn.Dropout(config.dropout)
 
@@ -153,6 +154,12 @@ class GPT(nn.Module):
     def num_parameters(self):
         """Trainable numbers; the tied LM head counts once (it is the token embedding)."""
         return sum(p.numel() for p in self.parameters())
+
+    @classmethod
+    def from_pretrained(cls, folder, device=None, dtype=None):
+        """GPT-2's released weights from a Hugging Face folder (pretrained.py says how)."""
+        from .pretrained import from_pretrained     # imported here: pretrained.py imports GPT
+        return from_pretrained(folder, device, dtype)
 
     def forward(self, idx, targets=None, cache=None):
         """idx: int64 (B, T). With a KVCache holding P earlier positions, idx holds the next T

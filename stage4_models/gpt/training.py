@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 import stage2_tensor as tg
 import stage2_tensor.optim as optim
-from stage2_tensor.factories import generator
+from stage2_tensor.factories import generator, skip_init
 from stage2_tensor.nn.utils import clip_grad_norm_
 from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 
@@ -284,7 +284,8 @@ def load_checkpoint(path, device="cpu"):
     """(GPT with the checkpoint's weights on ``device``, its TrainConfig, its tokenizer)."""
     saved, config = _read(path, device)
     tokenizer = TOKENIZERS[config.tokenizer]()
-    model = GPT(config.model_config(tokenizer.n_vocab), device=device)
+    with skip_init(device):                      # the checkpoint's weights replace any initial ones
+        model = GPT(config.model_config(tokenizer.n_vocab), device=device)
     model.load_state_dict(saved["model"])
     return model, config, tokenizer
 

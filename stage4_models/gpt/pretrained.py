@@ -1,0 +1,173 @@
+"""GPT-2's released weights in stage4's GPT (thesis, section "GPT"): ``GPT.from_pretrained``
+reads a Hugging Face GPT-2 folder, its ``config.json`` and ``model.safetensors``.
+
+Getting GPT-2 (the 124M-parameter model, a 548 MB file), with internet access:
+
+    huggingface-cli download gpt2 config.json model.safetensors --local-dir gpt2
+
+(``hf download`` with the same arguments in newer huggingface_hub), or the two files by hand, into one folder:
+
+    https://huggingface.co/gpt2/resolve/main/config.json
+    https://huggingface.co/gpt2/resolve/main/model.safetensors
+
+then
+
+    import stage2_tensor as tg
+    from stage4_models.gpt import GPT
+    from stage4_models.tokenizer import GPT2Tokenizer
+    model = GPT.from_pretrained("gpt2", device="cpu")   # "cpu": stage3's native kernels
+    tokenizer = GPT2Tokenizer.default()                 # GPT-2's BPE: its ids are the model's
+    idx = tg.tensor([tokenizer.encode("Hello, I'm a language model,")], device="cpu")
+    logits = model(idx)                                 # (1, T, 50257)
+
+The tokenizer is the one to use: GPT-2's ids mean nothing under another vocabulary.
+``GPT2Tokenizer.default()`` finds its two files (encoder.json, vocab.bpe) in
+$TRACEGRAD_DATA/gpt2 or ~/.cache/tracegrad/gpt2, or downloads them (stage4_models/data.py).
+Loading GPT-2 on "cpu" takes seconds and about 2 GB of memory at its peak.
+
+gpt2-medium, gpt2-large and gpt2-xl load the same way (same names, larger config). Device
+"python" works as well, for small checkpoints: at GPT-2's size, loading and every forward
+pass run at pure-Python speed (minutes).
+
+The checkpoint differs from our model in four ways, each undone here:
+
+* names: Hugging Face's start at ``wte``, ``h.0``, ``ln_f`` (or ``transformer.wte``, ...
+  when saved from GPT2LMHeadModel); ours are the same under ``transformer.``;
+* GPT-2's Linear layers are Conv1D modules whose weight is stored (in, out), the transpose
+  of nn.Linear's (out, in): c_attn, c_proj (attention and MLP) and c_fc are transposed;
+* ``h.{i}.attn.bias`` (the causal mask as a (1, 1, n_positions, n_positions) buffer) and
+  ``h.{i}.attn.masked_bias`` are buffers, not weights: our attention builds its mask;
+* ``lm_head.weight``, where present, is the token embedding again (tied): it must equal
+  ``wte.weight``.
+"""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+import stage2_tensor as tg
+import stage2_tensor.factories as factories
+import stage2_tensor.nn as nn
+
+from .model import GPT, GPTConfig
+from .safetensors import read_numpy
+
+PREFIX = "transformer."
+CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+BUFFER = re.compile(r"h\.\d+\.attn\.(bias|masked_bias)")
+REQUIRED = ("vocab_size", "n_embd", "n_head", "n_layer")
+
+
+def read_config(path):
+    """(GPTConfig, LayerNorm eps) from a Hugging Face GPT-2 config.json. Settings our GPT
+    does not implement are refused with a ValueError naming them, rather than loaded into a
+    model that would compute something else."""
+    path = Path(path)
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"from_pretrained: {path} not found; a Hugging Face GPT-2 folder "
+                                "holds config.json and model.safetensors (see "
+                                "stage4_models/gpt/pretrained.py for where to get them)") from None
+    except ValueError as err:
+        raise ValueError(f"from_pretrained: {path} is not JSON ({err})") from None
+
+    def refuse(why):
+        return ValueError(f"from_pretrained: {path}: {why}")
+
+    if config.get("model_type", "gpt2") != "gpt2":
+        raise refuse(f"model_type is {config['model_type']!r}; expected 'gpt2'")
+    missing = [key for key in REQUIRED if key not in config]
+    if "n_positions" not in config and "n_ctx" not in config:
+        missing.append("n_positions")
+    if missing:
+        raise refuse(f"missing key(s) {', '.join(missing)}")
+    # Hugging Face's "gelu_new" is GELU's tanh approximation, the one GPT-2 was trained with
+    # and the one our MLP computes; its "gelu" (the exact one) would differ by up to 1e-3.
+    activation = config.get("activation_function", "gelu_new")
+    if activation != "gelu_new":
+        raise refuse(f"activation_function is {activation!r}; this GPT's MLP computes "
+                     "'gelu_new' (GELU's tanh approximation) only")
+    n_embd = config["n_embd"]
+    if config.get("n_inner") not in (None, 4 * n_embd):
+        raise refuse(f"n_inner is {config['n_inner']}; this GPT's MLP is 4 * n_embd = {4 * n_embd} wide")
+    if not config.get("scale_attn_weights", True) or config.get("scale_attn_by_inverse_layer_idx", False):
+        raise refuse("the attention scores are scaled differently (scale_attn_weights, "
+                     "scale_attn_by_inverse_layer_idx); this GPT divides them by sqrt(head size)")
+    # dropout 0: the model is for inference (and fine-tuning, where one sets it anew)
+    return (GPTConfig(vocab_size=config["vocab_size"],
+                      block_size=config.get("n_positions", config.get("n_ctx")),
+                      n_layer=config["n_layer"], n_head=config["n_head"], n_embd=n_embd,
+                      dropout=0.0, bias=True),
+            config.get("layer_norm_epsilon", 1e-5))
+
+
+def checkpoint_state(model, weights, where="the checkpoint"):
+    """{our parameter name: numpy array} from a checkpoint's {name: array} in Hugging Face's
+    layout (the module docstring's four differences undone). Missing tensors, unexpected
+    ones and wrong shapes are all listed in one ValueError, with shapes as the checkpoint
+    should hold them (Conv1D weights (in, out))."""
+    ours = {name: tuple(t.shape) for name, t in model.state_dict().items() if name != "lm_head.weight"}
+
+    def hf_shape(name):
+        return ours[name][::-1] if name.endswith(CONV1D) else ours[name]
+
+    found, names, lm_head = {}, {}, None
+    for name, array in weights.items():
+        short = name[len(PREFIX):] if name.startswith(PREFIX) else name
+        if BUFFER.fullmatch(short):
+            continue
+        if short == "lm_head.weight":
+            lm_head = array
+            continue
+        found[PREFIX + short], names[PREFIX + short] = array, name
+
+    problems = []
+    missing = [name[len(PREFIX):] for name in ours if name not in found]
+    if missing:
+        problems.append("missing: " + ", ".join(missing))
+    unexpected = [names[name] for name in found if name not in ours]
+    if unexpected:
+        problems.append("unexpected: " + ", ".join(unexpected))
+    problems += [f"{names[name]}: expected shape {hf_shape(name)}"
+                 f"{' (Conv1D: in, out)' if name.endswith(CONV1D) else ''}, found {found[name].shape}"
+                 for name in ours if name in found and found[name].shape != hf_shape(name)]
+    wte = found.get(PREFIX + "wte.weight")
+    if lm_head is not None and not problems and not np.array_equal(lm_head, wte):
+        problems.append("lm_head.weight differs from wte.weight; this GPT ties them "
+                        f"(expected equal {wte.shape} matrices, found {lm_head.shape})")
+    if problems:
+        raise ValueError(f"from_pretrained: {where} does not fit GPT-2 with n_layer="
+                         f"{model.config.n_layer}, n_embd={model.config.n_embd}, vocab_size="
+                         f"{model.config.vocab_size}, block_size={model.config.block_size}:\n  "
+                         + "\n  ".join(problems))
+    state = {name: found[name].T if name.endswith(CONV1D) else found[name] for name in ours}
+    state["lm_head.weight"] = state[PREFIX + "wte.weight"]
+    return state
+
+
+def from_pretrained(folder, device=None, dtype=None):
+    """GPT with the weights of the Hugging Face GPT-2 folder ``folder`` (config.json and
+    model.safetensors), on ``device`` ("python" by default, "cpu" for stage3's kernels), in
+    ``dtype`` (float32 by default, whatever the file stores), in eval mode."""
+    folder = Path(folder)
+    config, eps = read_config(folder / "config.json")
+    path = folder / "model.safetensors"
+    if not path.exists():
+        raise FileNotFoundError(f"from_pretrained: {path} not found; see "
+                                "stage4_models/gpt/pretrained.py for where to get it")
+    weights = read_numpy(path)
+    with factories.skip_init(device):
+        model = GPT(config, device=device, dtype=dtype)
+    for m in model.modules():
+        if isinstance(m, nn.LayerNorm):
+            m.eps = eps
+    state = checkpoint_state(model, weights, str(path))
+    del weights
+    params = model.state_dict()
+    tensors = {name: tg.from_numpy(np.ascontiguousarray(array, dtype=params[name].dtype.name),
+                                   device=params[name].device)
+               for name, array in state.items()}
+    model.load_state_dict(tensors)
+    return model.eval()
