@@ -204,13 +204,15 @@ def torch_gpt_model(config, sdpa):
             self.lm_head = tnn.Linear(config.n_embd, config.vocab_size, bias=False)
             self.lm_head.weight = self.transformer.wte.weight
 
-        def forward(self, idx, targets):
+        def forward(self, idx, targets=None):
             t = self.transformer
             T = idx.shape[1]
             x = t.wte(idx) + t.wpe.weight[:T]
             for block in t.h:
                 x = block(x)
             logits = self.lm_head(t.ln_f(x))
+            if targets is None:                         # generation (benchmarks/gpt.py)
+                return logits
             return logits, tF.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
 
     return TorchGPT()

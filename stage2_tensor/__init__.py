@@ -24,6 +24,7 @@ and, optionally, fused kernels (one pass instead of several tensor operations):
     softmax(x, dim, log, dtype)        cross_entropy(logits, targets, dtype) -> (losses, probs)
     layer_norm(x, weight, bias, eps, dtype) -> (out, mean, rstd)
     layer_norm_backward(grad, x, mean, rstd, weight, dtype) -> (dx, dweight, dbias)
+    dropout(x, seed, p, dtype)         (the mask a hash of (seed, element index); also its backward)
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)                   (in place, a whole parameter group)
     adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)

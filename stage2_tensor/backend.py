@@ -60,6 +60,12 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        its gradient with respect to a: 2 * diff * grad *
                                        factor, grad a view of diff's shape (stride 0 when
                                        the upstream gradient is one value)
+    dropout(view, seed, p, dtype)     inverted dropout: element i (row-major) times
+                                       1 / (1 - p) where kept, times 0 where dropped; kept
+                                       iff output i of SplitMix64 seeded with `seed` (a
+                                       64-bit int), as a uniform (z >> 11) * 2^-53 in [0, 1),
+                                       is >= p (python_backend.splitmix64). Also its own
+                                       backward: the upstream gradient, same seed and p
     layer_norm(x, weight, bias, eps, dtype)
                                        each row of x (its last dimension, n values) to
                                        (x - mean) * rstd * weight + bias, rstd = 1 /

@@ -124,6 +124,27 @@ def _argmin(values):
 REDUCE = {"sum": sum, "max": max, "min": min, "argmax": _argmax, "argmin": _argmin}
 
 
+# Dropout's counter-based generator (csrc/dropout.c has the same in C): element i of a call
+# with seed s is decided by output i of SplitMix64 seeded with s, computed directly from
+# (s, i), so any element can be decided alone and both devices drop the same ones.
+_MASK64 = (1 << 64) - 1
+
+
+def splitmix64(seed, i):
+    """Output i (from 0) of the SplitMix64 generator seeded with ``seed``: the state after
+    i + 1 steps of the golden-ratio increment, through SplitMix64's mixing function."""
+    z = (seed + (i + 1) * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def dropout_uniform(seed, i):
+    """Element i's uniform number in [0, 1): the top 53 bits of splitmix64(seed, i), exact
+    in a double. Dropout keeps element i iff it is >= p."""
+    return (splitmix64(seed, i) >> 11) * 2.0 ** -53
+
+
 class PythonBackend(Backend):
     name = "python"
 
@@ -295,6 +316,14 @@ class PythonBackend(Backend):
         cast = dtype.cast
         return array.array(dtype.typecode, [cast(2 * diff.buffer[i] * grad.buffer[j] * factor)
                                             for i, j in zip(positions(diff), positions(grad))])
+
+    def dropout(self, view, seed, p, dtype):
+        """x_i * scale where element i (row-major) is kept, else x_i * 0: kept iff
+        dropout_uniform(seed, i) >= p, scale = 1 / (1 - p); the product in double, then
+        stored as dtype. The same call on the upstream gradient is dropout's backward."""
+        buf, cast, scale = view.buffer, dtype.cast, 1.0 / (1.0 - p)
+        return array.array(dtype.typecode, [cast(buf[pos] * (scale if dropout_uniform(seed, i) >= p else 0.0))
+                                            for i, pos in enumerate(positions(view))])
 
     def layer_norm(self, x, weight, bias, eps, dtype):
         """Each row of the last dimension (n values): mean m, biased variance, rstd s =

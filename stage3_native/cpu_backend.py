@@ -334,7 +334,7 @@ class CpuBackend(Backend):
         lib.tg_copy(len(dst.shape), ints(dst.shape), src.buffer, CODE[src.dtype], ints(src.strides),
                     src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)
 
-    # ---- fused kernels (softmax.c, optim.c): contiguous float or double arrays -------------
+    # ---- fused kernels (softmax.c, mse.c, dropout.c, optim.c): contiguous float or double --
     def _dense(self, view, dtype):
         """A pointer to the view's elements, row-major and of dtype: its own memory when it
         already is, else a contiguous copy."""
@@ -400,6 +400,14 @@ class CpuBackend(Backend):
         values = grad.buffer + grad.offset if one_value else self._dense(grad, dtype)
         kernel("mse_loss_backward", dtype)(n, self._dense(diff, dtype), values, 0 if one_value else 1,
                                            factor, out)
+        return out
+
+    def dropout(self, view, seed, p, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("dropout", (view, seed, p, dtype), dtype)
+        n = numel(view.shape)
+        out = allocate(n, dtype)
+        kernel("dropout", dtype)(n, self._dense(view, dtype), seed, p, out)
         return out
 
     def _update_in_place(self, name, groups, *settings):

@@ -88,6 +88,33 @@ def _attention(q, k, v, causal=False):
     return _softmax(scores) @ v
 
 
+def splitmix64(seed, n):
+    """Outputs 0..n-1 of the SplitMix64 generator seeded with ``seed`` (Steele, Lea and
+    Flood 2014), in numpy's wrapping uint64 arithmetic: dropout's counter-based hash."""
+    z = np.uint64(seed) + (np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def dropout_keep(seed, shape, p):
+    """Which elements dropout keeps for a call with this seed: element i (row-major) iff the
+    top 53 bits of splitmix64 output i, as a uniform in [0, 1), are >= p."""
+    n = int(np.prod(shape))
+    return ((splitmix64(seed, n) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 >= p).reshape(shape)
+
+
+def dropout_seed(n):
+    """The seed of the first dropout call after ``seed(n)``: the generator's first 64 bits."""
+    import random
+    return random.Random(n).getrandbits(64)
+
+
+def _dropout(a, p=0.4, seed=7):
+    """dropout's answer after seed(7): x * (keep * 1 / (1 - p)), as the kernels compute it."""
+    return a * (dropout_keep(dropout_seed(seed), a.shape, p) * (1 / (1 - p)))
+
+
 def tensor_op(name, apply, reference, *shapes, domains=None):
     """An op only tensor engines have, checked at the given input shapes."""
     return Op(name, len(shapes), apply, reference, domains or (ANY,) * len(shapes),
@@ -171,6 +198,7 @@ TENSOR_OPS = [
               lambda a, b: ((a - b) ** 2).sum() / 3, (2, 5), (2, 5)),
     tensor_op("mse_loss_none", lambda ns, a, b: ns.nn.functional.mse_loss(a, b, reduction="none") * a,
               lambda a, b: (a - b) ** 2 * a, (2, 3), (2, 3)),
+    tensor_op("dropout", lambda ns, a: (ns.seed(7), ns.nn.functional.dropout(a, 0.4))[1], _dropout, (3, 5)),
     tensor_op("layer_norm", lambda ns, x, w, b: ns.nn.functional.layer_norm(x, 5, w, b), _layer_norm,
               (2, 5), (5,), (5,)),
     tensor_op("layer_norm_3d", lambda ns, x, w, b: ns.nn.functional.layer_norm(x, (4,), w, b), _layer_norm,

@@ -2,16 +2,16 @@
 ``torch.nn.functional``: ``import stage2_tensor.nn.functional as F``.
 
 Nearly all of them are compositions of differentiable tensor operations, so autograd
-differentiates them; cross_entropy, linear and layer_norm are fused kernels with their
-backward written out (``CrossEntropy``, ``Linear``, ``LayerNorm``), as are softmax and
-log_softmax (``softmax.py``).
+differentiates them; cross_entropy, mse_loss, linear, layer_norm and dropout are fused
+kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear``,
+``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``).
 """
 import warnings
 
 from .. import backend as backends
 from .. import dtypes
 from ..broadcast import broadcast_shapes
-from ..factories import arange, rand
+from ..factories import arange, generator
 from ..function import GradientFunction
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -103,16 +103,37 @@ def _product(t, a, b, bias=None):
 def dropout(x, p=0.5, training=True):
     """Inverted dropout: in training, zero each element with probability p and scale the
     survivors by 1/(1-p), so the expected value is unchanged and evaluation needs no
-    rescaling; outside training, x itself. The mask comes from the package's generator,
-    so ``seed`` makes it repeat."""
+    rescaling; outside training, x itself. One fused kernel each way (``Dropout``), its mask
+    decided by a 64-bit seed drawn from the package's generator, so ``seed`` makes it
+    repeat. Integer tensors are dropped out as float32."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return x
     if p == 1:
         return x * 0
-    keep = rand(*x.shape, device=x.device) >= p
-    return x * (keep.to(dtype=x.dtype) * (1 / (1 - p)))
+    if not x.dtype.is_floating_point:
+        x = x.to(dtype=dtypes.float32)
+    return Dropout.apply(x, p)
+
+
+class Dropout(GradientFunction):
+    """Forward: one 64-bit seed is drawn from the package's generator (the one ``seed``
+    seeds; each call draws a new one), and the device's ``dropout`` kernel keeps element i
+    (row-major) iff a counter-based hash of (seed, i), SplitMix64's output i as a uniform
+    in [0, 1), is >= p, giving y = x * keep / (1 - p). Only the seed is saved, not a mask:
+    backward runs the same kernel on the upstream gradient, which regenerates the mask,
+    dx = dy * keep / (1 - p). Devices "python" and "cpu" compute the same hash, so they
+    drop the same elements for the same seed. The composition it replaces (``rand``, a
+    comparison, a cast, two products) drew one Python random number per element."""
+
+    def forward(self, x, p):
+        self.seed, self.p = generator().getrandbits(64), p
+        return x.launch("dropout", x.as_view(), self.seed, p, x.dtype, shape=x.shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        return (grad.launch("dropout", grad.as_view(), self.seed, self.p, grad.dtype,
+                            shape=grad.shape, dtype=grad.dtype),)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

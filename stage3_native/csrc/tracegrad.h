@@ -116,6 +116,15 @@ TG_SOFTMAX(double, f64)
 TG_MSE(float, f32)
 TG_MSE(double, f64)
 
+/* dropout.c: out_i = x_i / (1 - p) where element i is kept, else 0 (x and out: n contiguous
+ * values); element i is kept iff output i of SplitMix64 seeded with `seed`, as a uniform
+ * (z >> 11) * 2^-53 in [0, 1), is >= p. Its own backward pass, applied to the upstream
+ * gradient with the same seed. */
+#define TG_DROPOUT(T, S) \
+    void tg_dropout_##S(i64 n, const T *x, uint64_t seed, double p, T *out);
+TG_DROPOUT(float, f32)
+TG_DROPOUT(double, f64)
+
 /* optim.c: one optimizer step for a group of `count` parameters, in place on each p[t]
  * (sizes[t] contiguous elements) and its state (v[t] NULL for SGD without momentum);
  * Adam's step[t] counts from 1 */

@@ -1,0 +1,178 @@
+"""GPT training throughput in tokens/s: stage4's GPT on tracegrad's device "cpu" (float32)
+against the same model in PyTorch (when importable), in the same process, with the same
+threads, the same initial weights and the same batches (GPT issue 8).
+
+One step is zero_grad, forward, cross-entropy, backward and an AdamW step (lr 1e-3, betas
+(0.9, 0.99), weight_decay 0.1), on a batch of random tokens already on the device. After
+--warmup steps per engine, --runs runs; in each, each engine does --steps steps back to back,
+timed as one block (the engine that goes first alternates between runs). Reported: the
+median over runs of ms/step and of tokens/s (batch * block_size tokens per step), and the
+median of the per-run ratios tracegrad / PyTorch throughput (> 1: tracegrad is faster; each
+from two blocks timed one after the other, so a busy neighbour affects both terms).
+
+Configs (dropout 0 in both):
+    char: vocab 96, block 64, 4 layers, 4 heads, n_embd 128, batch 12  (the char-level model)
+    tiny: vocab 50257, block 256, 2 layers, 4 heads, n_embd 32, batch 4  (GPT-2's vocabulary:
+          the (1024, 50257) logits, their softmax and the LM head dominate)
+
+Inference: tokens/s of generating 200 tokens greedily at batch 1, with stage4's KV cache and
+without it; PyTorch's side is nanoGPT's loop (crop to block_size, forward, argmax, append;
+no cache).
+
+The PyTorch model, the step, the timing rounds and the thread setting are training.py's
+(``torch_gpt_model``: nanoGPT's model with stage4's parameter names; ``set_threads``: our
+OpenMP threads, the OpenBLAS pool behind our matmul when built with one, and torch's).
+
+    python benchmarks/gpt.py [--config char|tiny] [--steps N] [--runs 5] [--warmup 2]
+                             [--threads N] [--no-torch]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parent))   # after the root: training.py, not
+                                                         # this folder's stage2_tensor.py
+import stage2_tensor as tg  # noqa: E402
+import stage3_native  # noqa: E402,F401  (registers device "cpu")
+from stage4_models.gpt import GPT, GPTConfig  # noqa: E402
+
+import training  # noqa: E402  (benchmarks/training.py: the PyTorch GPT, steps, rounds, threads)
+from training import (Engine, measure, set_threads, torch_gpt_model, training_step,  # noqa: E402
+                      weights_of)
+
+DEVICE = "cpu"
+CONFIGS = {   # name: (config, batch, default --steps: about half a minute either way)
+    "char": (GPTConfig(vocab_size=96, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0), 12, 10),
+    "tiny": (GPTConfig(vocab_size=50257, block_size=256, n_layer=2, n_head=4, n_embd=32, dropout=0.0), 8, 2),
+}
+ADAMW = {"lr": 1e-3, "betas": (0.9, 0.99), "weight_decay": 0.1}
+GENERATED = 200
+
+
+def batches(config, batch, n=4, seed=0):
+    """n (idx, targets) int64 (batch, block_size) pairs of uniformly random tokens, targets
+    idx shifted by one (throughput does not depend on what the tokens say)."""
+    rng = np.random.default_rng(seed)
+    seqs = [rng.integers(0, config.vocab_size, (batch, config.block_size + 1)) for _ in range(n)]
+    return [(s[:, :-1].copy(), s[:, 1:].copy()) for s in seqs]
+
+
+def tracegrad_engine(config, pool):
+    tg.seed(0)
+    model = GPT(config, device=DEVICE)
+    opt = tg.optim.AdamW(model.parameters(), **ADAMW)
+    data = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
+    return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], data)
+
+
+def torch_engine(config, pool, weights):
+    model = torch_gpt_model(config, sdpa=False)
+    model.load_state_dict({k: training.torch.from_numpy(v.copy()) for k, v in weights.items()})
+    opt = training.torch.optim.AdamW(model.parameters(), **ADAMW)
+    data = [(training.torch.from_numpy(x), training.torch.from_numpy(y)) for x, y in pool]
+    return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], data)
+
+
+# ---- inference -----------------------------------------------------------------------------
+def tracegrad_generate(model, use_cache):
+    """Seconds to generate GENERATED tokens greedily from one start token."""
+    idx = tg.tensor([[0]], device=DEVICE)
+    t0 = time.perf_counter()
+    model.generate(idx, GENERATED, greedy=True, use_cache=use_cache)
+    return time.perf_counter() - t0
+
+
+def torch_generate(model, block_size):
+    """nanoGPT's generation loop, greedy: the last block_size tokens in, the argmax out."""
+    torch = training.torch
+    model.eval()
+    idx = torch.zeros((1, 1), dtype=torch.long)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        for _ in range(GENERATED):
+            logits = model(idx[:, -block_size:])
+            idx = torch.cat([idx, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return time.perf_counter() - t0
+
+
+def inference(ours, theirs, config, runs):
+    """Median tokens/s of greedy generation: ours with and without the KV cache, and
+    PyTorch's nanoGPT loop (no cache) when given."""
+    print(f"\ninference: {GENERATED} tokens, greedy, batch 1, median of {runs}")
+    rows = [("tracegrad", lambda: tracegrad_generate(ours, True)),
+            ("tracegrad, no KV cache", lambda: tracegrad_generate(ours, False))]
+    if theirs is not None:
+        rows.append(("pytorch, no KV cache", lambda: torch_generate(theirs, config.block_size)))
+    rates = {}
+    for name, run in rows:
+        run()                                                        # warm-up
+        seconds = statistics.median(run() for _ in range(runs))
+        rates[name] = GENERATED / seconds
+        print(f"  {name:24} {seconds * 1e3:9.1f} ms  {rates[name]:9,.1f} tokens/s")
+    if len(rates) == 3:
+        print(f"  tracegrad / pytorch throughput {rates['tracegrad'] / rates['pytorch, no KV cache']:.2f}x")
+
+
+
+
+# ---- main -----------------------------------------------------------------------------------
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="char")
+    parser.add_argument("--steps", type=int, help="timed steps per run and engine (default: 10 for "
+                        "char, 2 for tiny)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs (the medians are over these)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps per engine first")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="threads for both engines (default: every core)")
+    parser.add_argument("--no-torch", action="store_true", help="time tracegrad only")
+    args = parser.parse_args()
+    if args.no_torch:
+        training.torch = None
+    torch = training.torch
+    config, batch, steps = CONFIGS[args.config]
+    args.steps = args.steps or steps
+    tokens = batch * config.block_size
+    threads = set_threads(args.threads)
+
+    print(f"GPT training, config {args.config!r}: vocab {config.vocab_size}, block {config.block_size}, "
+          f"{config.n_layer} layers, {config.n_head} heads, n_embd {config.n_embd}, batch {batch} "
+          f"({tokens} tokens/step), AdamW; tracegrad device {DEVICE!r} against "
+          + (f"PyTorch {torch.__version__} (CPU)" if torch else "nothing (PyTorch not importable, or --no-torch)"))
+    print(f"threads: tracegrad OpenMP {threads['tracegrad_openmp']}, its OpenBLAS "
+          f"{threads['tracegrad_blas'] or 'none found'}" + (f", PyTorch {threads['torch']}" if torch else ""))
+    pool = batches(config, batch)
+    ours_model, ours_step = tracegrad_engine(config, pool)
+    engines = [Engine("tracegrad", ours_step)]
+    torch_model = None
+    if torch is not None:
+        torch_model, torch_step = torch_engine(config, pool, weights_of(ours_model))
+        engines.append(Engine("pytorch", torch_step))
+    print(f"warm-up {args.warmup} step(s) each, then {args.runs} runs of {args.steps} step(s) per engine",
+          flush=True)
+    measure(engines, args.warmup, args.runs, args.steps,
+            lambda line: print(line.replace("round", "run"), flush=True))
+    if torch is not None:
+        a, b = engines[0].losses[0], engines[1].losses[0]
+        print(f"    same start: first loss tracegrad {a:.5f}, pytorch {b:.5f} "
+              f"({'equal' if abs(a - b) <= 1e-4 * max(1.0, abs(b)) else 'DIFFERENT'} to 1e-4)")
+
+    print(f"\ntraining, median of {args.runs} runs:")
+    for e in engines:
+        seconds = statistics.median(e.block_seconds)
+        print(f"  {e.name:10} {seconds * 1e3:9.2f} ms/step  {tokens / seconds:10,.0f} tokens/s")
+    if torch is not None:
+        ratios = [t / o for o, t in zip(engines[0].block_seconds, engines[1].block_seconds)]
+        print(f"  tracegrad / pytorch throughput {statistics.median(ratios):.2f}x "
+              f"(median of the runs' ratios; > 1: tracegrad is faster)")
+    inference(ours_model, torch_model, config, args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+/* Dropout, fused: the mask is never stored. Written in tensor operations, dropout draws a
+ * uniform number per element (rand), compares it with p, converts the comparison to the
+ * dtype, scales it and multiplies: four passes and three intermediate tensors forward, and
+ * the saved mask multiplied in backward. Here each direction is one pass, and the backward
+ * pass regenerates the mask from the seed instead of reading a saved one.
+ *
+ * The random numbers come from a counter-based generator: element i of a call is decided by
+ * a hash of (seed, i) alone, not by a generator's state, so any thread can decide any
+ * element, in any order, with the same result. The hash is SplitMix64's output function
+ * (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014; the
+ * generator java.util.SplittableRandom and xoshiro's seeding use):
+ *
+ *     z = seed + (i + 1) * 0x9E3779B97F4A7C15           (mod 2^64; the golden-ratio gamma)
+ *     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+ *     z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+ *     z =  z ^ (z >> 31)
+ *
+ * which is exactly output i of a SplitMix64 generator seeded with `seed`: a stream any
+ * position of which can be computed directly. The top 53 bits make a uniform
+ * u = (z >> 11) * 2^-53 in [0, 1) (exact in double), and the element is kept iff u >= p.
+ * stage2_tensor/python_backend.py computes the same bits in Python, so devices "python" and
+ * "cpu" drop the same elements for the same seed.
+ *
+ *     out_i = x_i * scale   where kept, else x_i * 0,     scale = 1 / (1 - p)
+ *
+ * (x_i * 0, not 0: a nan or infinity stays nan, as in PyTorch's x * mask). The product is
+ * taken in double and rounded to T once (as the python device does), so the two devices
+ * give the same bits. The same kernel is the backward pass: dx = dy * keep * scale is this
+ * function of dy with the same seed. x is contiguous (cpu_backend.py copies other views
+ * first), i counts its elements in row-major order. Elements are split across threads
+ * above TG_PARALLEL_MIN; each element depends on nothing else, so the result is the same
+ * on any thread count.
+ */
+#include <math.h>
+#include "parallel.h"
+#include "tracegrad.h"
+
+/* The top 53 bits of output i of the SplitMix64 stream `seed` (see above): u * 2^53. */
+static inline uint64_t dropout_bits(uint64_t seed, uint64_t i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return z >> 11;
+}
+
+/* u >= p compared in integers: u = k * 2^-53 >= p  <=>  k >= p * 2^53  <=>  k >= ceil(p *
+ * 2^53), all exact (p * 2^53 only changes p's exponent). The same decision as the python
+ * device's u >= p, without converting k to a double per element: baseline x86-64 has no
+ * instruction for an unsigned 64-bit integer to double, and the compiler's sequence for it
+ * made the kernel twice as slow. */
+static inline uint64_t dropout_threshold(double p) {
+    return (uint64_t)ceil(p * 0x1p53);
+}
+
+#define TEMPLATE "dropout_t.h"
+#include "instantiate_float.h"
