@@ -9,6 +9,8 @@ STAMP  := $(VENV)/.installed
 # `make test STAGE=stage1` runs one stage's tests (pytest markers stage1..stage4, chapters).
 STAGE  ?=
 PYTEST_ARGS ?=
+DEMO_GPT_STEPS ?= 300
+DEMO_CHAT_STEPS ?= 500
 
 ifneq ($(wildcard ../shared/data),)
 export TRACEGRAD_DATA ?= $(abspath ../shared/data)
@@ -18,10 +20,27 @@ export MPLBACKEND ?= Agg
 
 .PHONY: demo test chapters bench setup dot clean
 
+# The tour: every stage once, each through the command a reader would type, into runs/demo/
+# (the committed figures/ and chapters/logs/ stay as they are); it ends with the files written.
+DEMO := runs/demo
 demo: setup
-	$(PY) -m stage1_scalargrad.examples.bobnet
-	$(PY) -m stage3_native.examples.mlp
-	$(PY) -m stage4_models.mnist train --optim sgd --steps 60000 --out runs/sgd
+	@rm -rf $(DEMO) && mkdir -p $(DEMO) && touch $(DEMO)/.start
+	@echo "== 1/5 stage1: BobNet, a scalar autograd graph trained and rendered"
+	TRACEGRAD_FIGURES=$(DEMO)/figures TRACEGRAD_LOGS=$(DEMO)/logs $(PY) -m stage1_scalargrad.examples.bobnet
+	@echo "== 2/5 MNIST on the native engine (device cpu): the thesis's 60,000 SGD steps"
+	$(PY) -m stage4_models.mnist train --optim sgd --steps 60000 --out $(DEMO)/mnist
+	@echo "== 3/5 names: the MLP language model, briefly trained, then sampled"
+	$(PY) -m stage4_models.names train --steps 20000 --out $(DEMO)/names
+	$(PY) -m stage4_models.names sample --checkpoint $(DEMO)/names/checkpoint.tg -n 10
+	@echo "== 4/5 a character GPT on tiny-shakespeare, briefly trained, then sampled"
+	$(PY) -m stage4_models.gpt train --config chat-base --steps $(DEMO_GPT_STEPS) --eval-interval 100 --out $(DEMO)/gpt
+	$(PY) -m stage4_models.gpt sample --checkpoint $(DEMO)/gpt/checkpoint.tg --prompt "ROMEO:" --tokens 200 --temperature 0.8
+	@echo "== 5/5 the chatbot: that GPT fine-tuned on the college conversations, then asked"
+	$(PY) -m stage4_models.chat train --base $(DEMO)/gpt/checkpoint.tg --steps $(DEMO_CHAT_STEPS) --out $(DEMO)/chat
+	$(PY) -m stage4_models.chat --checkpoint $(DEMO)/chat/checkpoint.tg --ask "When does the library open?"
+	$(PY) -m stage4_models.chat --checkpoint $(DEMO)/chat/checkpoint.tg --ask "How much does a dorm bed cost?"
+	@echo "== files written by the tour:"
+	@find $(DEMO) -type f -newer $(DEMO)/.start | sort
 
 test: setup
 	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
