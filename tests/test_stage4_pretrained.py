@@ -6,6 +6,7 @@ compared with a numpy GPT-2 that reads the Conv1D weights as they are stored."""
 import json
 import math
 import os
+import re
 import struct
 
 import numpy as np
@@ -421,3 +422,96 @@ def test_hugging_face_gpt2_gives_the_same_logits(tmp_path):
     model = GPT.from_pretrained(tmp_path, device="cpu", dtype=tg.float64)
     logits = model(tg.tensor(idx.tolist(), device="cpu")).detach().numpy()
     np.testing.assert_allclose(logits, expected, rtol=1e-10, atol=1e-12)
+
+
+# ---- save_pretrained: the inverse of from_pretrained -------------------------------------------
+def is_buffer(name):
+    """h.{i}.attn.bias and h.{i}.attn.masked_bias: the causal-mask buffers (not c_attn.bias)."""
+    return re.fullmatch(r"h\.\d+\.attn\.(bias|masked_bias)", name) is not None
+
+
+def small_gpt(device, seed=5):
+    """Our GPT at the test checkpoint's sizes, with GPT-2's random initialisation."""
+    from stage4_models.gpt import GPTConfig
+    tg.seed(seed)
+    config = GPTConfig(vocab_size=SIZES["vocab_size"], block_size=SIZES["n_positions"],
+                       n_layer=SIZES["n_layer"], n_head=SIZES["n_head"], n_embd=SIZES["n_embd"])
+    return GPT(config, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_save_pretrained_round_trips_bit_exact(tmp_path, device):
+    from stage4_models.gpt.pretrained import save_pretrained
+    model = small_gpt(device)
+    with tg.no_grad():                                      # biases and LayerNorms not 0 and 1
+        for name, p in model.named_parameters():
+            if p.ndim == 1:
+                p.copy_(tg.normal(p.shape, 0.5, 0.5, device=device))
+    folder = save_pretrained(model, tmp_path / "ours")
+    assert sorted(os.listdir(folder)) == ["config.json", "model.safetensors"]
+    loaded = GPT.from_pretrained(folder, device=device)
+    assert loaded.config == model.config
+    assert loaded.lm_head.weight is loaded.transformer.wte.weight
+    theirs = loaded.state_dict()
+    for name, t in model.state_dict().items():
+        np.testing.assert_array_equal(bits(theirs[name].numpy()), bits(t.numpy()), err_msg=name)
+    idx = tg.tensor(tokens().tolist(), device=device)
+    model.eval()
+    np.testing.assert_array_equal(loaded(idx).detach().numpy(), model(idx).detach().numpy())
+
+
+def test_save_pretrained_writes_hugging_faces_layout(tmp_path):
+    """Names, shapes, dtypes and config keys as the HF-layout writer above (hf_weights,
+    hf_config) has them, less the mask buffers, which transformers no longer saves."""
+    from stage4_models.gpt.pretrained import save_pretrained
+    folder = save_pretrained(small_gpt("cpu"), tmp_path / "ours")
+    tensors, metadata, _ = st.read_header(folder / "model.safetensors")
+    expected = {name: (a.shape, "F32") for name, a in hf_weights().items() if not is_buffer(name)}
+    assert {name: (shape, dtype) for name, (dtype, shape, _, _) in tensors.items()} == expected
+    assert metadata == {"format": "pt"}
+    config = json.loads((folder / "config.json").read_text())
+    reference = hf_config()
+    for key in ("activation_function", "model_type", "layer_norm_epsilon", "n_ctx", *SIZES):
+        assert config[key] == reference[key], key
+    assert config.get("n_inner") is None and "bos_token_id" not in config    # not GPT-2's vocabulary
+
+
+def test_save_pretrained_of_a_loaded_checkpoint_gives_its_tensors_back(tmp_path):
+    """HF folder -> from_pretrained -> save_pretrained: every tensor as it was stored (the
+    Conv1D weights transposed twice), bit for bit."""
+    from stage4_models.gpt.pretrained import save_pretrained
+    W = hf_weights(seed=7)
+    model = GPT.from_pretrained(write_checkpoint(tmp_path / "hf", W), device="cpu")
+    back = st.read_numpy(save_pretrained(model, tmp_path / "again") / "model.safetensors")
+    kept = {k: v for k, v in W.items() if not is_buffer(k)}
+    assert back.keys() == kept.keys()
+    for name, a in kept.items():
+        np.testing.assert_array_equal(bits(back[name]), bits(a), err_msg=name)
+
+
+def test_save_pretrained_refuses_what_gpt2_cannot_hold(tmp_path):
+    from stage4_models.gpt import GPTConfig
+    from stage4_models.gpt.pretrained import save_pretrained
+    no_bias = GPT(GPTConfig(vocab_size=5, block_size=4, n_layer=1, n_head=1, n_embd=4, bias=False))
+    with pytest.raises(ValueError, match="bias=False"):
+        save_pretrained(no_bias, tmp_path / "x")
+    model = small_gpt("python")
+    model.transformer.ln_f.eps = 1e-3
+    with pytest.raises(ValueError, match="different epsilons"):
+        save_pretrained(model, tmp_path / "y")
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_hugging_face_reads_what_save_pretrained_writes(tmp_path):
+    """Optional oracle: transformers' GPT2LMHeadModel loads our folder and computes our logits."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from stage4_models.gpt.pretrained import save_pretrained
+    model = small_gpt("cpu")
+    folder = save_pretrained(model, tmp_path / "ours")
+    hf = transformers.GPT2LMHeadModel.from_pretrained(str(folder)).eval()
+    idx = tokens()
+    with torch.no_grad():
+        expected = hf(torch.tensor(idx)).logits.numpy()
+    logits = model.eval()(tg.tensor(idx.tolist(), device="cpu")).detach().numpy()
+    np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-5)

@@ -39,6 +39,11 @@ The checkpoint differs from our model in four ways, each undone here:
   ``h.{i}.attn.masked_bias`` are buffers, not weights: our attention builds its mask;
 * ``lm_head.weight``, where present, is the token embedding again (tied): it must equal
   ``wte.weight``.
+
+``save_pretrained(model, folder)`` goes the other way: it writes a model of ours as such a
+folder (Hugging Face's names without prefix, Conv1D weights (in, out), no buffers, no
+``lm_head.weight``, and a config.json with GPT-2's keys), which ``from_pretrained`` and
+Hugging Face's ``GPT2LMHeadModel.from_pretrained`` both read.
 """
 import json
 import re
@@ -51,7 +56,7 @@ import stage2_tensor.factories as factories
 import stage2_tensor.nn as nn
 
 from .model import GPT, GPTConfig
-from .safetensors import read_numpy
+from .safetensors import read_numpy, save
 
 PREFIX = "transformer."
 CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
@@ -171,3 +176,55 @@ def from_pretrained(folder, device=None, dtype=None):
                for name, array in state.items()}
     model.load_state_dict(tensors)
     return model.eval()
+
+
+def hf_config(model):
+    """config.json's contents for ``model`` in Hugging Face's GPT-2 keys: n_positions and
+    n_ctx are the block size, n_inner None means 4 * n_embd, "gelu_new" is the tanh GELU
+    our MLP computes, the three dropout rates are the model's one. The LayerNorm epsilon is
+    the model's (all its LayerNorms must agree). GPT-2's special-token ids (50256,
+    <|endoftext|>) are written only for GPT-2's vocabulary."""
+    c = model.config
+    if not c.bias:
+        raise ValueError("save_pretrained: Hugging Face's GPT-2 has biases in every Linear "
+                         "layer; this model was built with bias=False")
+    eps = {m.eps for m in model.modules() if isinstance(m, nn.LayerNorm)}
+    if len(eps) != 1:
+        raise ValueError(f"save_pretrained: the LayerNorms use different epsilons {sorted(eps)}; "
+                         "config.json has one layer_norm_epsilon")
+    config = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+              "attn_pdrop": c.dropout, "embd_pdrop": c.dropout, "resid_pdrop": c.dropout,
+              "initializer_range": 0.02, "layer_norm_epsilon": eps.pop(), "model_type": "gpt2",
+              "n_ctx": c.block_size, "n_embd": c.n_embd, "n_head": c.n_head, "n_inner": None,
+              "n_layer": c.n_layer, "n_positions": c.block_size, "scale_attn_weights": True,
+              "vocab_size": c.vocab_size}
+    if c.vocab_size == 50257:
+        config.update(bos_token_id=50256, eos_token_id=50256)
+    return config
+
+
+def hf_state(model):
+    """{Hugging Face name: numpy array} of ``model``'s weights: ``transformer.`` dropped,
+    Conv1D weights transposed to (in, out) (and made contiguous), the tied lm_head left out
+    (Hugging Face ties it back to wte when loading)."""
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if name == "lm_head.weight":
+            continue
+        array = np.array(tensor.numpy())                 # a copy: the file outlives the model
+        state[name[len(PREFIX):]] = np.ascontiguousarray(array.T) if name.endswith(CONV1D) else array
+    return state
+
+
+def save_pretrained(model, folder):
+    """Write ``model`` (a GPT of ours, any device) as a Hugging Face GPT-2 folder:
+    ``config.json`` (``hf_config``) and ``model.safetensors`` (``hf_state``, in the model's
+    dtype, with the {"format": "pt"} metadata Hugging Face writes). The inverse of
+    ``from_pretrained``: loading the folder gives back the same numbers, bit for bit.
+    Returns the folder."""
+    folder = Path(folder)
+    config = hf_config(model)
+    folder.mkdir(parents=True, exist_ok=True)
+    save(hf_state(model), folder / "model.safetensors", metadata={"format": "pt"})
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return folder
