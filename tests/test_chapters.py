@@ -23,6 +23,7 @@ STAGE = {
     "06_native_engine": "stage3",
     "07_language_models": "stage4",
     "08_tokenization": "stage4",
+    "10_chatbots": "stage4",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
@@ -37,6 +38,7 @@ FIGURES = {
                             "mnist_loss_with_adam.png", "mnist_inference_screenshot.png"],
     "07_language_models": ["bigram_counts.png", "mlplm_loss.png", "mlplm_embedding.png"],
     "08_tokenization": ["tokenizer_example.png"],
+    "10_chatbots": ["chat_finetune_loss.png", "chatbot_transcript.png", "attention_matrix_chatbot.png"],
     "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
 }
