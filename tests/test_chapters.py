@@ -24,6 +24,7 @@ STAGE = {
     "07_language_models": "stage4",
     "08_tokenization": "stage4",
     "09_gpt": "stage4",
+    "10_chatbots": "stage4",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
@@ -40,6 +41,7 @@ FIGURES = {
     "08_tokenization": ["tokenizer_example.png"],
     "09_gpt": ["tinygpt2-lossplot.png", "gpt_lr_schedule.png", "gpt_char_loss.png",
                "attention_matrix_gpt2.png"],
+    "10_chatbots": ["chat_finetune_loss.png", "chatbot_transcript.png", "attention_matrix_chatbot.png"],
     "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
 }

@@ -8,7 +8,7 @@ from stage1_scalargrad.plots import save
 USER, BOT = "#dbeafe", "#f1f5f9"          # bubble colours: the user's, the bot's
 
 
-def transcript(turns, path, title, width=52):
+def transcript(turns, path, title, width=38):
     """``turns``: (question, answer, correct) triples; correct is True, False or None (not
     scored). Questions on the right, answers on the left, a tick or cross beside scored
     answers."""
