@@ -112,9 +112,14 @@ class TokenStream:
     """Random (x, y) training windows from a token file, reproducible by seed.
 
     x: int64 (batch_size, block_size), tokens[i : i + block_size] for random offsets i;
-    y: the same windows one token later, tokens[i + 1 : i + block_size + 1]."""
+    y: the same windows one token later, tokens[i + 1 : i + block_size + 1].
 
-    def __init__(self, path_or_ids, block_size, batch_size, seed=0):
+    Two options serve fine-tuning on conversations: ``starts``, the only offsets a window
+    may begin at (the start of a turn, so the model always reads a whole question), and
+    ``scored``, one bool per token: a target whose token is not scored is given as -1,
+    which the loss leaves out (the user's lines: the model is to answer, not to ask)."""
+
+    def __init__(self, path_or_ids, block_size, batch_size, seed=0, starts=None, scored=None):
         self.ids = load(path_or_ids) if isinstance(path_or_ids, (str, Path)) else np.asarray(path_or_ids)
         if block_size < 1 or batch_size < 1:
             raise ValueError(f"block_size and batch_size must be >= 1, got {block_size} and {batch_size}")
@@ -122,6 +127,10 @@ class TokenStream:
             raise ValueError(f"{len(self.ids)} tokens, too few for one window of block_size {block_size} "
                              f"(needs block_size + 1 tokens: the targets are one token on)")
         self.block_size, self.batch_size, self.seed = block_size, batch_size, seed
+        self.starts = None if starts is None else np.asarray(starts)[np.asarray(starts) < len(self.ids) - block_size]
+        if self.starts is not None and not len(self.starts):
+            raise ValueError(f"no allowed window start leaves room for block_size {block_size}")
+        self.scored = None if scored is None else np.asarray(scored, dtype=bool)
         self.rng = np.random.default_rng(seed)
 
     def batch(self, step=None):
@@ -129,10 +138,16 @@ class TokenStream:
         batch of that step, the same whenever it is asked for (resumed training draws the
         batches it would have drawn without stopping)."""
         rng = self.rng if step is None else np.random.default_rng([self.seed, step])
-        starts = rng.integers(0, len(self.ids) - self.block_size, size=self.batch_size)
+        if self.starts is None:
+            starts = rng.integers(0, len(self.ids) - self.block_size, size=self.batch_size)
+        else:
+            starts = self.starts[rng.integers(0, len(self.starts), size=self.batch_size)]
         rows = starts[:, None] + np.arange(self.block_size + 1)     # one gather for x and y
         window = self.ids[rows].astype(np.int64)
-        return window[:, :-1], window[:, 1:]
+        x, y = window[:, :-1], window[:, 1:]
+        if self.scored is not None:
+            y = np.where(self.scored[rows[:, 1:]], y, -1)
+        return x, y
 
     def __iter__(self):
         while True:

@@ -277,10 +277,12 @@ class CrossEntropy(GradientFunction):
         return Tensor.from_buffer(out, probs.shape, probs.dtype, probs.device), None
 
 
-def cross_entropy(input, target, reduction="mean"):
+def cross_entropy(input, target, reduction="mean", ignore_index=None):
     """-log softmax(input)[target] per sample, for logits `input` of shape (N, C) (or (C,))
     and class indices `target` of shape (N,) (or ()). One fused kernel (``CrossEntropy``),
-    which subtracts the row max, so large logits do not overflow."""
+    which subtracts the row max, so large logits do not overflow. Samples whose target is
+    ``ignore_index`` count for nothing: they add 0 and the mean is over the others (as in
+    PyTorch, where it is -100 by default; here it is off unless given)."""
     if target.dtype not in (dtypes.int64, dtypes.int32):
         raise TypeError(f"cross_entropy: expected class indices (an int64 tensor of shape "
                         f"{input.shape[:1]}) as target, got a {target.dtype.name} tensor of "
@@ -289,9 +291,18 @@ def cross_entropy(input, target, reduction="mean"):
         raise ValueError(f"cross_entropy: logits of shape (N, C) need a target of shape (N,); "
                          f"got logits of shape {input.shape} and target of shape {target.shape}")
     if input.ndim == 1:                               # one sample
-        return cross_entropy(input.unsqueeze(0), target.reshape(1), reduction).reshape(())
+        return cross_entropy(input.unsqueeze(0), target.reshape(1), reduction, ignore_index).reshape(())
     _check_reduction(reduction, "cross_entropy")
-    return CrossEntropy.apply(input, target, reduction)
+    if ignore_index is None:
+        return CrossEntropy.apply(input, target, reduction)
+    target = target.to(device=input.device)
+    scored = target != ignore_index
+    # Ignored rows are given class 0 (any valid index) and then multiplied by 0.
+    losses = CrossEntropy.apply(input, target.masked_fill(scored == False, 0), "none")  # noqa: E712
+    losses = losses * scored.to(dtype=losses.dtype)
+    if reduction == "none":
+        return losses
+    return losses.sum() / scored.sum().to(dtype=losses.dtype) if reduction == "mean" else losses.sum()
 
 
 def attention_weights(q, k, attn_mask=None, is_causal=False):

@@ -120,7 +120,8 @@ class Modules(nn.Module):
 class GPT(nn.Module):
     """The language model (thesis, section "GPT"): ``model(idx)`` gives logits (B, T,
     vocab_size) for int64 token indices idx (B, T); ``model(idx, targets)`` gives (logits,
-    loss), the mean cross-entropy of predicting targets[b, t] at every position.
+    loss), the mean cross-entropy of predicting targets[b, t] at every position (positions
+    whose target is -1 are left out).
 
     Initialisation is GPT-2's: weights N(0, 0.02), biases 0, LayerNorms 1 and 0, and the two
     projections that add into the residual stream (``attn.c_proj``, ``mlp.c_proj``) N(0,
@@ -177,7 +178,8 @@ class GPT(nn.Module):
         logits = self.lm_head(t.ln_f(x))                          # (B, T, vocab_size)
         if targets is None:
             return logits
-        loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+        # A target of -1 is not scored (fine-tuning a chatbot scores its answers only).
+        loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T), ignore_index=-1)
         return logits, loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=False, seed=None,

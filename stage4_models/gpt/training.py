@@ -36,7 +36,7 @@ from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 from .. import tokens
 from ..data import fetch
 from ..mnist.training import use_device
-from ..chat.dataset import DATA
+from ..chat.dataset import DATA, conversation_targets
 from ..tokenizer import CharTokenizer, GPT2Tokenizer
 from .model import GPT, GPTConfig
 
@@ -73,6 +73,8 @@ class TrainConfig:
     device: str = "cpu"
     seed: int = 1337
     init_from: str = None                # a checkpoint whose weights to start from (fine-tuning)
+    conversations: bool = False          # a User:/Bot: text: score the Bot's lines only, and
+                                         # begin windows at turns (chat.dataset.conversation_targets)
 
     def __post_init__(self):
         self.betas = tuple(self.betas)
@@ -98,7 +100,8 @@ CONFIGS = {
     "char": TrainConfig(),
     "chat-base": TrainConfig(name="chat-base", block_size=256, batch=8, steps=1500, eval_interval=250),
     "chat": TrainConfig(name="chat", block_size=256, batch=8, steps=1000, lr=1e-3, warmup=50, dropout=0.1,
-                        eval_interval=100, data=str(CHAT_DATA), init_from="runs/chat-base/checkpoint.tg"),
+                        eval_interval=100, data=str(CHAT_DATA), init_from="runs/chat-base/checkpoint.tg",
+                        conversations=True),
 }
 
 
@@ -111,7 +114,8 @@ def config_named(name, **overrides):
 
 def load_corpus(config, tokenizer):
     """The token ids of the run's corpus: a .bin of uint16 ids (tokens.py), or a text file
-    encoded now; tiny-shakespeare (found or fetched as data.py does) when none is named."""
+    encoded now; tiny-shakespeare (found or fetched as data.py does) when none is named.
+    Returns (ids, text), text None for a .bin."""
     path = Path(config.data) if config.data else fetch([tokens.SHAKESPEARE])[0]
     if path.suffix == ".bin":
         ids = np.asarray(tokens.load(path))
@@ -119,10 +123,29 @@ def load_corpus(config, tokenizer):
             raise ValueError(f"{path} holds token id {ids.max()}, but the {config.tokenizer} "
                              f"vocabulary has {tokenizer.n_vocab} tokens: was it prepared with "
                              f"another tokenizer?")
-        return ids
+        return ids, None
     if not path.is_file():
         raise FileNotFoundError(f"corpus not found: {path} (expected a token .bin or a text file)")
-    return np.array(tokenizer.encode_ordinary(path.read_text(encoding="utf-8")), dtype=np.int64)
+    text = path.read_text(encoding="utf-8")
+    return np.array(tokenizer.encode_ordinary(text), dtype=np.int64), text
+
+
+def make_streams(config, tokenizer):
+    """{"train", "val"}: TokenStreams over the corpus's head and its held-out tail."""
+    ids, text = load_corpus(config, tokenizer)
+    train_ids, val_ids = tokens.split(ids, config.val_fraction)
+    if not config.conversations:
+        return {name: tokens.TokenStream(part, config.block_size, config.batch, seed=config.seed)
+                for name, part in (("train", train_ids), ("val", val_ids))}
+    if text is None or config.tokenizer != "char":
+        raise ValueError("conversations=True needs a text corpus and the char tokenizer "
+                         "(one token per character, so the text's offsets are token offsets)")
+    scored, starts = conversation_targets(text)
+    scored, starts, n = np.array(scored), np.array(starts), len(train_ids)
+    return {"train": tokens.TokenStream(train_ids, config.block_size, config.batch, config.seed,
+                                        starts=starts[starts < n], scored=scored[:n]),
+            "val": tokens.TokenStream(val_ids, config.block_size, config.batch, config.seed,
+                                      starts=starts[starts >= n] - n, scored=scored[n:])}
 
 
 def make_optimizer(model, config):
@@ -173,9 +196,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
     Returns a Run."""
     device = use_device(config.device)
     tokenizer = TOKENIZERS[config.tokenizer]()
-    train_ids, val_ids = tokens.split(load_corpus(config, tokenizer), config.val_fraction)
-    streams = {name: tokens.TokenStream(ids, config.block_size, config.batch, seed=config.seed)
-               for name, ids in (("train", train_ids), ("val", val_ids))}
+    streams = make_streams(config, tokenizer)
     tg.seed(config.seed)
     run = Run(GPT(config.model_config(tokenizer.n_vocab), device=device), config, tokenizer)
     opt = make_optimizer(run.model, config)
@@ -186,8 +207,8 @@ def train(config, out=None, resume=None, progress=True, log=print):
     scheduler = WarmupCosineLR(opt, min(config.warmup, config.steps), config.steps, config.min_lr, last_epoch=run.step - 1)
     out = Path(out) if out else None
     logger = Logger(out, log, append=bool(resume))
-    logger(f"{config.name}: {run.model.num_parameters():,} parameters, {len(train_ids):,} training and "
-           f"{len(val_ids):,} validation tokens, {config.steps} steps of {config.batch} x "
+    logger(f"{config.name}: {run.model.num_parameters():,} parameters, {len(streams['train'].ids):,} training and "
+           f"{len(streams['val'].ids):,} validation tokens, {config.steps} steps of {config.batch} x "
            f"{config.block_size} tokens on {device}" + (f", resumed at step {run.step}" if resume else ""))
 
     def evaluate(step):
