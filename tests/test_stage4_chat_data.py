@@ -3,6 +3,7 @@ knowledge"): the rules of the fact table, the seeded split, the shipped files ag
 fresh write, the conversation format, the scoring, and a retrieval baseline that shows
 the held-out paraphrases can be answered from the training ones."""
 import itertools
+import random
 import json
 
 import pytest
@@ -128,13 +129,28 @@ def turns(text):
 
 
 def test_training_text_holds_every_training_question_and_no_heldout_one(parts):
-    text = dataset.training_text(FACTS, parts, repeats=2)
+    text = dataset.training_text(FACTS, parts, repeats=3)
     assert set(text) <= PRINTABLE | {"\n"} and text.endswith("\n") and "\n\n\n" not in text
-    asked = turns(text)
-    facts = [(q, f.answer) for q, f in parts.train]
-    assert sorted(p for p in asked if p not in dataset.SMALL_TALK) == sorted(facts * 2)
+    asked = [p for p in turns(text) if p not in dataset.SMALL_TALK]
+    assert len(asked) == 3 * len(parts.train)                   # each training question 3 times
+    assert {(q, f.answer) for q, f in parts.train} <= set(asked)   # once as written
+    answers = {f.answer for f in FACTS}
+    assert all(a in answers for _, a in asked)                  # always the canonical answer
     heldout = {q for q, _ in parts.heldout}
     assert not heldout & {q for q, _ in asked}
+    assert len({q for q, _ in asked}) > 1.5 * len(parts.train)  # and reworded the other times
+
+
+def test_vary_keeps_the_topic_words():
+    fact = next(f for f in FACTS if f.id == "library_hours")
+    keep = dataset.topic_words(fact, fact.questions)
+    assert "library" in keep and "what" not in keep       # "the" is in most of them, "what" is not
+    rng = random.Random(0)
+    variants = {dataset.vary(q, keep, rng) for q in fact.questions for _ in range(20)}
+    assert all("library" in v.lower() for v in variants)     # every question names the library
+    assert any(v == v.lower() and not v.endswith("?") for v in variants)   # lower case, no "?"
+    assert any(len(v.split()) < 3 for v in variants)         # topic words alone
+    assert len(variants) > 3 * len(fact.questions)
 
 
 def test_training_text_conversations(parts):
@@ -162,7 +178,7 @@ def test_shipped_files_are_a_fresh_write(tmp_path):
     train, heldout = dataset.write(tmp_path)
     for path in (train, heldout):
         assert (dataset.DATA / path.name).read_bytes() == path.read_bytes(), path.name
-    assert train.stat().st_size < 150_000
+    assert train.stat().st_size < 250_000
 
 
 def test_command_line_writes_the_files(tmp_path, capsys):

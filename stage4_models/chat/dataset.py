@@ -30,7 +30,8 @@ from .college import COLLEGE, FACTS
 DATA = Path(__file__).with_name("data")   # the shipped train.txt and heldout.jsonl
 HELD_OUT = 2
 SEED = 0
-REPEATS = 2
+REPEATS = 4              # passes over the training questions: the first as written, the
+                         # others with varied wording (``vary``)
 PROMPT_TEMPLATE = "User: {question}\nBot:"
 # Small talk around the questions, so the model learns where a conversation starts and
 # stops, and that "User:" after an answer is the next question, not more answer.
@@ -86,6 +87,35 @@ def answer_from(generated):
     return generated.split("\n", 1)[0].strip()
 
 
+def topic_words(fact, questions):
+    """The words (lower case) of at least half of ``questions`` about ``fact``: the ones
+    that say what is asked ("library", "open"), which ``vary`` never drops."""
+    counts = {}
+    for q in questions:
+        for w in set(re.findall(r"[\w'@.-]+", q.lower())):
+            counts[w] = counts.get(w, 0) + 1
+    return {w for w, n in counts.items() if 2 * n >= len(questions)}
+
+
+def vary(question, keep, rng):
+    """The question reworded by chance, one of: a word (not a topic word in ``keep``)
+    dropped, all lower case without the question mark, or the topic words alone ("library
+    open?"), as terse users type. Without this a model learns each training question's
+    exact characters, and a paraphrase it has never seen is a string it cannot place; with
+    it, the words that carry the topic are what stays constant, and what it learns to read."""
+    words = question.rstrip("?").split()
+    kind = rng.randrange(3)
+    if kind == 0:
+        droppable = [i for i, w in enumerate(words) if w.lower().strip(",.'") not in keep]
+        if droppable and len(words) > 2:
+            del words[rng.choice(droppable)]
+        return " ".join(words) + "?"
+    if kind == 1:
+        return " ".join(words).lower()
+    topic = [w for w in words if w.lower().strip(",.") in keep]
+    return " ".join(topic or words) + "?"
+
+
 def _conversations(pairs, rng):
     """The (question, answer) pairs in order, grouped into conversations of 1 to MAX_TURNS
     turns about different facts, some opened by a greeting and some closed by thanks."""
@@ -123,13 +153,23 @@ def _handbook(facts, rng):
 def training_text(facts=FACTS, split=None, seed=SEED, repeats=REPEATS, handbook=True):
     """The training corpus: every training question with its fact's canonical answer,
     ``repeats`` times, each time in a new order and new conversations, with the handbook
-    paragraphs among them. ``split`` defaults to ``split(facts, seed=seed)``."""
+    paragraphs among them; the first time as written, then reworded (``vary``; a rewording
+    that happens to be a held-out question is left as written). ``split`` defaults to
+    ``split(facts, seed=seed)``."""
     if split is None:
         split = _split(facts, seed=seed)
     rng = random.Random(seed)
+    heldout = {q for q, _ in split.heldout}
+    asked = {}
+    for question, fact in split.train:
+        asked.setdefault(fact.id, []).append(question)
+    keep = {fact.id: topic_words(fact, qs) for fact, qs in
+            ((f, asked[f.id]) for f in facts if f.id in asked)}
     blocks = []
-    for _ in range(repeats):
+    for r in range(repeats):
         pairs = split.train[:]
+        if r:
+            pairs = [(v if (v := vary(q, keep[f.id], rng)) not in heldout else q, f) for q, f in pairs]
         rng.shuffle(pairs)
         round_ = _conversations(pairs, rng) + (_handbook(facts, rng) if handbook else [])
         rng.shuffle(round_)
