@@ -59,6 +59,7 @@ bench: setup
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/mnist.py
 	$(PY) benchmarks/tokenizer.py
+	$(PY) benchmarks/gpt.py
 
 setup: $(STAMP) dot
 

@@ -178,7 +178,7 @@ def test_shipped_files_are_a_fresh_write(tmp_path):
     train, heldout = dataset.write(tmp_path)
     for path in (train, heldout):
         assert (dataset.DATA / path.name).read_bytes() == path.read_bytes(), path.name
-    assert train.stat().st_size < 250_000
+    assert train.stat().st_size < 400_000
 
 
 def test_command_line_writes_the_files(tmp_path, capsys):
@@ -248,3 +248,13 @@ def test_retrieval_baseline_on_other_splits(seed):
     parts = dataset.split(FACTS, seed=seed)
     accuracy, _ = dataset.evaluate(baseline.retrieval_answer_fn(parts.train), dataset.heldout_rows(parts))
     assert accuracy >= 0.8
+
+
+def test_conversation_targets_score_all_but_the_user_lines():
+    text = "User: Hi\nBot: Hello!\nUser: When?\nBot: At 7.\n\nCollege handbook: x\nThe end.\n"
+    scored, starts = dataset.conversation_targets(text)
+    assert len(scored) == len(text)
+    kept = "".join(c for c, s in zip(text, scored) if s)
+    assert kept == "Bot: Hello!\nBot: At 7.\n\nCollege handbook: x\nThe end.\n"
+    lines_at = {text[i:].split("\n", 1)[0] for i in starts}
+    assert lines_at == {"User: Hi", "User: When?", "", "College handbook: x", "The end."}

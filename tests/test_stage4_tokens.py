@@ -105,3 +105,20 @@ def test_stream_errors(tmp_path):
         tokens.TokenStream(tmp_path / "odd.bin", 1, 1)
     with pytest.raises(FileNotFoundError, match="prepare CORPUS"):
         tokens.TokenStream(tmp_path / "missing.bin", 1, 1)
+
+
+def test_token_stream_batch_of_a_step_and_fine_tuning_options():
+    ids = np.arange(1000)                                                       # token = its position
+    stream = tokens.TokenStream(ids, block_size=8, batch_size=5, seed=3)
+    x, y = stream.batch(step=12)
+    np.testing.assert_array_equal(stream.batch(step=12)[0], x)                 # a step's batch repeats
+    assert not np.array_equal(stream.batch(step=13)[0], x)
+    starts = np.array([0, 100, 500, 995])                                       # 995: no room for a window
+    scored = np.arange(1000) % 2 == 0
+    masked = tokens.TokenStream(ids, block_size=8, batch_size=64, seed=3, starts=starts, scored=scored)
+    x, y = masked.batch(step=0)
+    assert set(x[:, 0].tolist()) <= {0, 100, 500}                              # windows begin at the starts
+    positions = x[:, :1] + np.arange(1, 9)                                      # each target's index in ids
+    np.testing.assert_array_equal(y, np.where(positions % 2 == 0, ids[positions], -1))
+    with pytest.raises(ValueError, match="no allowed window start"):
+        tokens.TokenStream(ids, block_size=8, batch_size=1, starts=[995])

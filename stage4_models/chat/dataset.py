@@ -2,7 +2,7 @@
 domain-specific knowledge").
 
     python -m stage4_models.chat.dataset --out stage4_models/chat/data
-                                         [--held-out 2] [--seed 0] [--repeats 2]
+                                         [--held-out 2] [--seed 0] [--repeats 6]
 
 A conversation is turns of ``"User: <question>\\nBot: <answer>\\n"``; conversations are
 separated by a blank line. A character model trained on such text answers a question when
@@ -30,7 +30,7 @@ from .college import COLLEGE, FACTS
 DATA = Path(__file__).with_name("data")   # the shipped train.txt and heldout.jsonl
 HELD_OUT = 2
 SEED = 0
-REPEATS = 4              # passes over the training questions: the first as written, the
+REPEATS = 6              # passes over the training questions: the first as written, the
                          # others with varied wording (``vary``)
 PROMPT_TEMPLATE = "User: {question}\nBot:"
 # Small talk around the questions, so the model learns where a conversation starts and
@@ -169,7 +169,8 @@ def training_text(facts=FACTS, split=None, seed=SEED, repeats=REPEATS, handbook=
     for r in range(repeats):
         pairs = split.train[:]
         if r:
-            pairs = [(v if (v := vary(q, keep[f.id], rng)) not in heldout else q, f) for q, f in pairs]
+            reworded = [(vary(q, keep[f.id], rng), q, f) for q, f in pairs]
+            pairs = [(v if v not in heldout else q, f) for v, q, f in reworded]
         rng.shuffle(pairs)
         round_ = _conversations(pairs, rng) + (_handbook(facts, rng) if handbook else [])
         rng.shuffle(round_)
