@@ -214,3 +214,16 @@ def test_contiguity():
 def test_relu_of_negatives_is_positive_zero():
     out = tg.tensor([-0.5, 0.0, 2.0, float("nan")]).relu().tolist()
     assert [str(v) for v in out] == ["0.0", "0.0", "2.0", "nan"]
+
+
+def test_skip_init_gives_zeros_on_the_device_then_draws_again():
+    from stage2_tensor.factories import skip_init
+    tg.seed(0)
+    first = tg.randn(3).tolist()
+    tg.seed(0)
+    with skip_init():
+        assert tg.randn(2, 3).tolist() == [[0.0] * 3] * 2
+        assert tg.nn.Linear(4, 2).weight.abs().sum().item() == 0      # layers' initialisation too
+    with skip_init("cpu"):
+        assert tg.rand(5, device="python").device == "cpu"            # made on the target device
+    assert tg.randn(3).tolist() == first                               # nothing was drawn meanwhile
