@@ -1,6 +1,6 @@
 """The GPT program (thesis, "Training a GPT-like model"):
 
-    python -m stage4_models.gpt train --config tiny|char|chat-base [--steps N] [--batch B]
+    python -m stage4_models.gpt train --config tiny|char|chat-base [--steps N] [--batch B] [--block-size T]
                                       [--lr LR] [--warmup W] [--data CORPUS.bin|.txt] [--init-from CKPT]
                                       [--device cpu|python|cuda] [--seed S] [--out runs/char]
     python -m stage4_models.gpt train --resume runs/char/checkpoint.tg [--steps N]
@@ -30,7 +30,7 @@ def main(argv=None):
     t = commands.add_parser("train", help="train a GPT; write its log, checkpoints and summary")
     t.add_argument("--config", default="char", choices=sorted(CONFIGS), help="a named run (training.py)")
     t.add_argument("--resume", help="continue the run saved in this checkpoint")
-    for name, kind in (("steps", int), ("batch", int), ("lr", float), ("warmup", int), ("dropout", float),
+    for name, kind in (("steps", int), ("batch", int), ("block-size", int), ("lr", float), ("warmup", int), ("dropout", float),
                        ("eval-interval", int), ("eval-batches", int), ("final-eval-batches", int),
                        ("seed", int)):
         t.add_argument(f"--{name}", type=kind, help="override the config's value")
@@ -52,7 +52,8 @@ def main(argv=None):
 
 
 def run_train(args):
-    overrides = dict(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, dropout=args.dropout,
+    overrides = dict(steps=args.steps, batch=args.batch, block_size=args.block_size, lr=args.lr,
+                     warmup=args.warmup, dropout=args.dropout,
                      eval_interval=args.eval_interval, eval_batches=args.eval_batches,
                      final_eval_batches=args.final_eval_batches, seed=args.seed, data=args.data,
                      init_from=args.init_from, device=args.device)

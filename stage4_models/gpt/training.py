@@ -41,6 +41,7 @@ from ..tokenizer import CharTokenizer, GPT2Tokenizer
 from .model import GPT, GPTConfig
 
 CHECKPOINT_KIND = "tracegrad-gpt"
+MODEL_FIELDS = ("tokenizer", "block_size", "n_layer", "n_head", "n_embd", "bias")   # the model's shape
 TOKENIZERS = {"char": CharTokenizer, "gpt2": GPT2Tokenizer.default}
 CHAT_DATA = DATA / "train.txt"            # the chatbot's conversations, shipped with the package
 
@@ -193,8 +194,12 @@ def train(config, out=None, resume=None, progress=True, log=print):
     """Train as ``config`` says, writing to the folder ``out`` (when given) a checkpoint
     every ``checkpoint_interval`` steps and at the end, ``log.csv`` (the evaluations),
     ``loss.csv`` (every step) and ``train.log``; ``resume``: a checkpoint to continue from.
-    Returns a Run."""
+    Returns a Run. A run that starts from ``init_from`` takes that model's shape (block
+    size, layers, heads, width, tokenizer) with its weights; the config gives the rest."""
     device = use_device(config.device)
+    if config.init_from and not resume:
+        base = _read(config.init_from, device)[1]
+        config = replace(config, **{name: getattr(base, name) for name in MODEL_FIELDS})
     tokenizer = TOKENIZERS[config.tokenizer]()
     streams = make_streams(config, tokenizer)
     tg.seed(config.seed)
