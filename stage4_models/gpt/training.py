@@ -100,8 +100,8 @@ CONFIGS = {
                         final_eval_batches=50),
     "char": TrainConfig(),
     "chat-base": TrainConfig(name="chat-base", block_size=256, batch=8, steps=1500, eval_interval=250),
-    "chat": TrainConfig(name="chat", block_size=256, batch=8, steps=1000, lr=1e-3, warmup=50, dropout=0.1,
-                        eval_interval=100, data=str(CHAT_DATA), init_from="runs/chat-base/checkpoint.tg",
+    "chat": TrainConfig(name="chat", block_size=256, batch=8, steps=4000, lr=3e-3, warmup=100,
+                        eval_interval=250, data=str(CHAT_DATA), init_from="runs/chat-base/checkpoint.tg",
                         conversations=True),
 }
 
