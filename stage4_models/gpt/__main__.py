@@ -20,7 +20,7 @@ import sys
 from dataclasses import replace
 
 from ..cli import dispatch
-from .training import CONFIGS, _read, config_named, decode_sample, load_checkpoint, train
+from .training import CONFIGS, config_named, decode_sample, load_checkpoint, read_checkpoint, train
 
 
 def main(argv=None):
@@ -58,7 +58,7 @@ def run_train(args):
                      final_eval_batches=args.final_eval_batches, seed=args.seed, data=args.data,
                      init_from=args.init_from, device=args.device)
     if args.resume:                           # the saved run, with what the command line changes
-        _, saved = _read(args.resume, args.device or "cpu")
+        _, saved = read_checkpoint(args.resume, args.device or "cpu")
         config = replace(saved, **{k: v for k, v in overrides.items() if v is not None})
     else:
         config = config_named(args.config, **overrides)

@@ -198,7 +198,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
     size, layers, heads, width, tokenizer) with its weights; the config gives the rest."""
     device = use_device(config.device)
     if config.init_from and not resume:
-        base = _read(config.init_from, device)[1]
+        base = read_checkpoint(config.init_from, device)[1]
         config = replace(config, **{name: getattr(base, name) for name in MODEL_FIELDS})
     tokenizer = TOKENIZERS[config.tokenizer]()
     streams = make_streams(config, tokenizer)
@@ -299,7 +299,9 @@ def save_checkpoint(run, opt, path):
              "rng": [state[0], list(state[1]), state[2]]}, path)
 
 
-def _read(path, device):
+def read_checkpoint(path, device):
+    """(everything saved, the run's TrainConfig) of a GPT checkpoint; anything else is a
+    ValueError naming the file."""
     saved = tg.load(path, map_location=use_device(device))
     if not isinstance(saved, dict) or saved.get("kind") != CHECKPOINT_KIND:
         raise ValueError(f"{path} is not a GPT checkpoint (written by `python -m stage4_models.gpt train`)")
@@ -309,7 +311,7 @@ def _read(path, device):
 
 def load_checkpoint(path, device="cpu"):
     """(GPT with the checkpoint's weights on ``device``, its TrainConfig, its tokenizer)."""
-    saved, config = _read(path, device)
+    saved, config = read_checkpoint(path, device)
     tokenizer = TOKENIZERS[config.tokenizer]()
     with skip_init(device):                      # the checkpoint's weights replace any initial ones
         model = GPT(config.model_config(tokenizer.n_vocab), device=device)
@@ -319,7 +321,7 @@ def load_checkpoint(path, device="cpu"):
 
 def restore(run, opt, path):
     """Put a checkpoint's weights, optimizer state, step, log and random state into ``run``."""
-    saved, config = _read(path, run.config.device)
+    saved, config = read_checkpoint(path, run.config.device)
     mine = run.config.model_config(run.tokenizer.n_vocab)
     if config.model_config(run.tokenizer.n_vocab) != mine:
         raise ValueError(f"{path} holds a model {config.model_config(run.tokenizer.n_vocab)}, "
