@@ -9,8 +9,8 @@ STAMP  := $(VENV)/.installed
 # `make test STAGE=stage1` runs one stage's tests (pytest markers stage1..stage4, chapters).
 STAGE  ?=
 PYTEST_ARGS ?=
-DEMO_GPT_STEPS ?= 300
-DEMO_CHAT_STEPS ?= 500
+DEMO_GPT_STEPS ?= 200
+DEMO_CHAT_STEPS ?= 1000
 
 ifneq ($(wildcard ../shared/data),)
 export TRACEGRAD_DATA ?= $(abspath ../shared/data)
@@ -32,13 +32,18 @@ demo: setup
 	@echo "== 3/5 names: the MLP language model, briefly trained, then sampled"
 	$(PY) -m stage4_models.names train --steps 20000 --out $(DEMO)/names
 	$(PY) -m stage4_models.names sample --checkpoint $(DEMO)/names/checkpoint.tg -n 10
-	@echo "== 4/5 a character GPT on tiny-shakespeare, briefly trained, then sampled"
-	$(PY) -m stage4_models.gpt train --config chat-base --steps $(DEMO_GPT_STEPS) --eval-interval 100 --out $(DEMO)/gpt
+	@echo "== 4/5 a character GPT on tiny-shakespeare (block 128), briefly trained, then sampled"
+	$(PY) -m stage4_models.gpt train --config chat-base --block-size 128 --steps $(DEMO_GPT_STEPS) \
+	    --eval-interval 100 --final-eval-batches 20 --out $(DEMO)/gpt
 	$(PY) -m stage4_models.gpt sample --checkpoint $(DEMO)/gpt/checkpoint.tg --prompt "ROMEO:" --tokens 200 --temperature 0.8
-	@echo "== 5/5 the chatbot: that GPT fine-tuned on the college conversations, then asked"
-	$(PY) -m stage4_models.chat train --base $(DEMO)/gpt/checkpoint.tg --steps $(DEMO_CHAT_STEPS) --out $(DEMO)/chat
+	@echo "== 5/5 the chatbot: that GPT fine-tuned on the college conversations (a short run:"
+	@echo "   the full recipe, python -m stage4_models.chat train, is chapter 10's), then asked"
+	$(PY) -m stage4_models.chat train --base $(DEMO)/gpt/checkpoint.tg --steps $(DEMO_CHAT_STEPS) \
+	    --eval-limit 30 --out $(DEMO)/chat
+	@echo "-- a training question:"
 	$(PY) -m stage4_models.chat --checkpoint $(DEMO)/chat/checkpoint.tg --ask "When does the library open?"
-	$(PY) -m stage4_models.chat --checkpoint $(DEMO)/chat/checkpoint.tg --ask "How much does a dorm bed cost?"
+	@echo "-- a held-out paraphrase, never seen in training:"
+	$(PY) -m stage4_models.chat --checkpoint $(DEMO)/chat/checkpoint.tg --ask "How much does the dormitory cost?"
 	@echo "== files written by the tour:"
 	@find $(DEMO) -type f -newer $(DEMO)/.start | sort
 

@@ -1,7 +1,8 @@
 """The chatbot program (thesis, "Chatbots with domain-specific knowledge"):
 
     python -m stage4_models.chat train [--base runs/chat-base/checkpoint.tg] [--steps N]
-                                       [--base-steps N] [--device cpu] [--out runs/chat]
+                                       [--base-steps N] [--eval-limit N] [--device cpu]
+                                       [--out runs/chat]
     python -m stage4_models.chat --checkpoint runs/chat/checkpoint.tg               # a conversation
     python -m stage4_models.chat --checkpoint runs/chat/checkpoint.tg --ask "QUESTION"
     python -m stage4_models.chat --checkpoint runs/chat/checkpoint.tg --evaluate
@@ -42,6 +43,7 @@ def train_parser():
     p.add_argument("--steps", type=int, help="fine-tuning steps")
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int)
+    p.add_argument("--eval-limit", type=int, help="score only the first N held-out questions (default: all)")
     p.add_argument("--out", default="runs/chat")
     return p
 
@@ -68,7 +70,8 @@ def run_train(args):
         base = str(out.parent / (out.name + "-base") / "checkpoint.tg")
     config = config_named("chat", steps=args.steps, device=args.device, seed=args.seed, init_from=base)
     run = train(config, out=out)
-    accuracy, rows = held_out_accuracy(ChatBot(run.model, run.tokenizer))
+    heldout = dataset.read_heldout(dataset.DATA / "heldout.jsonl")[:args.eval_limit]
+    accuracy, rows = held_out_accuracy(ChatBot(run.model, run.tokenizer), heldout)
     print(f"held-out questions answered with the right fact: {accuracy:.1%} ({sum(r['correct'] for r in rows)}"
           f" of {len(rows)})")
     print(f"wrote {out}/checkpoint.tg; talk to it: python -m stage4_models.chat --checkpoint {out}/checkpoint.tg")

@@ -101,7 +101,8 @@ CONFIGS = {
     "char": TrainConfig(),
     "chat-base": TrainConfig(name="chat-base", block_size=256, batch=8, steps=1500, eval_interval=250),
     "chat": TrainConfig(name="chat", block_size=256, batch=8, steps=4000, lr=3e-3, warmup=100,
-                        eval_interval=250, data=str(CHAT_DATA), init_from="runs/chat-base/checkpoint.tg",
+                        eval_interval=250, final_eval_batches=50, data=str(CHAT_DATA),
+                        init_from="runs/chat-base/checkpoint.tg",
                         conversations=True),
 }
 
