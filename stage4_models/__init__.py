@@ -1,10 +1,11 @@
 """stage4_models: MNIST and optimizers, character language models, GPT-2 and its BPE
-tokenizer, a domain chatbot (thesis's final chapters). So far:
+tokenizer, a domain chatbot (thesis's final chapters):
 
 * ``mnist``: the thesis's "final test" and its optimizer table;
 * ``names``: the bigram and MLP language models on names;
 * ``tokenizer``: GPT-2's byte-level BPE, and ``tokens``: token files for training;
-* ``gpt``: the GPT model, GPT-2's architecture and parameter names;
+* ``gpt``: GPT-2's architecture trained, sampled (KV cache) and loaded from Hugging Face;
+* ``chat``: the college chatbot, its data, fine-tuning recipe and evaluation;
 * ``data``: finding the datasets ($TRACEGRAD_DATA, the cache, a checked download), and
   ``cli``: what every command line does after parsing.
 """

@@ -1,4 +1,4 @@
-"""The domain chatbot's data (thesis, "Chatbots with domain-specific knowledge"): a small
+"""The domain chatbot (thesis, "Chatbots with domain-specific knowledge"): a small
 character-level GPT is fine-tuned on conversations about a fictional Higher Technical
 College, then asked questions it has not seen. One idea per file:
 
@@ -8,6 +8,10 @@ College, then asked questions it has not seen. One idea per file:
   format (``User: ...\\nBot: ...``), the training text, and the scoring of answers;
 * ``baseline.py``: the retrieval baseline (the nearest training question by shared words),
   which shows the paraphrases carry enough signal to generalise from;
+* ``bot.py``: ``ChatBot``, the conversation as the prompt, generation stopped at the end
+  of the bot's turn;
+* ``figures.py``: a conversation drawn as a transcript;
+* ``__main__.py``: ``python -m stage4_models.chat train | --checkpoint C [--ask Q | --evaluate]``;
 * ``data/``: ``train.txt`` and ``heldout.jsonl`` as ``python -m stage4_models.chat.dataset
   --out stage4_models/chat/data`` writes them.
 """
