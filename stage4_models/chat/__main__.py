@@ -16,7 +16,6 @@ Ctrl-D ends, ``/reset`` forgets the conversation. ``--ask`` prints one answer;
 """
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from ..cli import dispatch
@@ -70,18 +69,18 @@ def run_train(args):
         base = str(out.parent / (out.name + "-base") / "checkpoint.tg")
     config = config_named("chat", steps=args.steps, device=args.device, seed=args.seed, init_from=base)
     run = train(config, out=out)
-    heldout = dataset.read_heldout(dataset.DATA / "heldout.jsonl")[:args.eval_limit]
-    accuracy, rows = held_out_accuracy(ChatBot(run.model, run.tokenizer), heldout)
+    accuracy, rows = held_out_accuracy(ChatBot(run.model, run.tokenizer), limit=args.eval_limit)
     print(f"held-out questions answered with the right fact: {accuracy:.1%} ({sum(r['correct'] for r in rows)}"
           f" of {len(rows)})")
     print(f"wrote {out}/checkpoint.tg; talk to it: python -m stage4_models.chat --checkpoint {out}/checkpoint.tg")
     return 0
 
 
-def held_out_accuracy(bot, heldout=None):
-    """(accuracy, rows) of the greedy answers to the held-out questions, each asked afresh."""
+def held_out_accuracy(bot, heldout=None, limit=None):
+    """(accuracy, rows) of the greedy answers to the held-out questions (``heldout``, or the
+    shipped ones; the first ``limit`` of them), each asked afresh."""
     heldout = dataset.read_heldout(dataset.DATA / "heldout.jsonl") if heldout is None else heldout
-    return dataset.evaluate(lambda q: bot.ask(q, remember=False), heldout)
+    return dataset.evaluate(lambda q: bot.ask(q, remember=False), heldout[:limit])
 
 
 def load_bot(args):

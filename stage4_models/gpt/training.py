@@ -198,16 +198,17 @@ def train(config, out=None, resume=None, progress=True, log=print):
     Returns a Run. A run that starts from ``init_from`` takes that model's shape (block
     size, layers, heads, width, tokenizer) with its weights; the config gives the rest."""
     device = use_device(config.device)
-    if config.init_from and not resume:
-        base = read_checkpoint(config.init_from, device)[1]
-        config = replace(config, **{name: getattr(base, name) for name in MODEL_FIELDS})
+    base = None
+    if config.init_from and not resume:            # read once: its shape now, its weights below
+        base, base_config = read_checkpoint(config.init_from, device)
+        config = replace(config, **{name: getattr(base_config, name) for name in MODEL_FIELDS})
     tokenizer = TOKENIZERS[config.tokenizer]()
     streams = make_streams(config, tokenizer)
     tg.seed(config.seed)
     run = Run(GPT(config.model_config(tokenizer.n_vocab), device=device), config, tokenizer)
     opt = make_optimizer(run.model, config)
-    if config.init_from and not resume:
-        run.model.load_state_dict(load_checkpoint(config.init_from, device)[0].state_dict())
+    if base is not None:
+        run.model.load_state_dict(base["model"])
     if resume:
         restore(run, opt, resume)
     scheduler = WarmupCosineLR(opt, min(config.warmup, config.steps), config.steps, config.min_lr, last_epoch=run.step - 1)
