@@ -121,12 +121,20 @@ class Backend:
 
 
 _BACKENDS = {}
+_LOADERS = {}
 _fallbacks_logged = set()
 
 
 def register(name, backend):
-    """Make `backend` the implementation of device `name` (stage3 registers "cpu", "cuda")."""
+    """Make `backend` the implementation of device `name` (stage3 registers "cpu")."""
     _BACKENDS[name] = backend
+
+
+def register_loader(name, loader):
+    """Make ``loader()`` create device `name`'s backend when the device is first used
+    (stage3's "cuda" builds and opens its library then). A loader raises RuntimeError
+    saying why when its device cannot run on this machine."""
+    _LOADERS[name] = loader
 
 
 def get(name):
@@ -134,15 +142,17 @@ def get(name):
         return _BACKENDS[name]
     except KeyError:
         _load_plugin(name)
+    if name not in _BACKENDS and name in _LOADERS:
+        register(name, _LOADERS[name]())
     try:
         return _BACKENDS[name]
     except KeyError:
-        raise ValueError(f"unknown device {name!r}; registered devices: {sorted(_BACKENDS)}") from None
+        raise ValueError(f"unknown device {name!r}; devices: {sorted(set(_BACKENDS) | set(_LOADERS))}") from None
 
 
 def _load_plugin(name):
     """Devices other than "python" come from stage3, imported on first use."""
-    if name in ("cpu", "cuda"):
+    if name in ("cpu", "cuda", "cuda-emu"):
         try:
             import stage3_native  # noqa: F401  (registers its devices on import)
         except ImportError as err:

@@ -66,4 +66,9 @@ if not os.environ.get(_BUILDING):
 
     set_num_threads(int(os.environ.get("TRACEGRAD_NUM_THREADS") or os.cpu_count() or 1))
     _backend.register("cpu", CpuBackend())
+    # "cuda" (nvcc's library, on a GPU) and "cuda-emu" (the same kernels on the CPU) are
+    # built and opened on first use: most programs never ask for them (cuda_backend.py)
+    from . import cuda_backend as _cuda
+    _backend.register_loader("cuda", lambda: _cuda.create("cuda"))
+    _backend.register_loader("cuda-emu", lambda: _cuda.create("cuda-emu"))
     __all__ = ["CpuBackend", "empty_cache", "get_num_threads", "set_num_threads"]

@@ -45,7 +45,7 @@ def _stage2(device="python"):
     """The one Tensor class on a device: "python" is stage2's backend, "cpu" stage3's C."""
     import stage2_tensor as tg
     if device != "python":
-        import stage3_native  # noqa: F401  (registers "cpu")
+        import stage3_native  # noqa: F401  (registers "cpu", "cuda", "cuda-emu")
 
     def leaf(a):
         return tg.tensor(a.tolist(), dtype=tg.float64, requires_grad=True, device=device)
@@ -60,7 +60,16 @@ def _stage2(device="python"):
                   backward=backward)
 
 
-ENGINES = [_stage1(), _stage2("python"), _stage2("cpu")]
+def _cuda(device):
+    """Device "cuda" (a GPU) or "cuda-emu" (the same kernels on the CPU): skipped, with the
+    reason, where it cannot run."""
+    from dataclasses import replace
+
+    from stage3_native import cuda_backend
+    return replace(_stage2(device), unavailable=cuda_backend.unavailable_reason(device))
+
+
+ENGINES = [_stage1(), _stage2("python"), _stage2("cpu"), _cuda("cuda-emu"), _cuda("cuda")]
 
 
 def engine_params(engines=None):

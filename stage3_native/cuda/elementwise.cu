@@ -1,0 +1,217 @@
+/* Element-wise kernels for device "cuda": fill, strided copy with dtype conversion, unary
+ * and binary ops (comparisons included) and where, on views broadcast to one shape (stride
+ * 0 where stretched). Compare csrc/elementwise.c: the CPU walks each thread's share of
+ * the elements with the thesis's index increment; here every GPU thread takes single
+ * elements (a grid-stride loop) and finds each operand's element from the flat index
+ * (Strided::locate), since neighbouring threads must read neighbouring elements. */
+#include "runtime.cuh"
+
+enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN, GELU_TANH, GELU_TANH_GRAD };
+enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
+
+/* The math library by type: float calls the float functions (expf), double the double ones */
+__device__ __forceinline__ float m_exp(float x) { return expf(x); }
+__device__ __forceinline__ double m_exp(double x) { return exp(x); }
+__device__ __forceinline__ float m_log(float x) { return logf(x); }
+__device__ __forceinline__ double m_log(double x) { return log(x); }
+__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double m_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double m_tanh(double x) { return tanh(x); }
+__device__ __forceinline__ float m_erfc(float x) { return erfcf(x); }
+__device__ __forceinline__ double m_erfc(double x) { return erfc(x); }
+template <typename C> __device__ __forceinline__ C m_div(C x, C y) { return x / y; }
+template <> __device__ __forceinline__ int64_t m_div(int64_t x, int64_t y) { return y ? x / y : 0; }
+__device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double m_pow(double x, double y) { return pow(x, y); }
+__device__ __forceinline__ int64_t m_pow(int64_t a, int64_t b) {     /* by squaring; b < 0: 0 */
+    int64_t result = 1;
+    if (b < 0) return a == 1 ? 1 : 0;
+    for (; b; b >>= 1, a *= a) if (b & 1) result *= a;
+    return result;
+}
+
+/* 1 / (1 + e^-x) without overflow: for x < 0 the same value as e^x / (1 + e^x) */
+template <typename R> __device__ __forceinline__ R sigmoid(R x) {
+    R e = m_exp(x < 0 ? x : -x);
+    R s = (R)1 / ((R)1 + e);
+    return x >= 0 ? s : e * s;
+}
+/* Phi(x), the standard normal distribution function, for GELU's x * Phi(x) */
+template <typename R> __device__ __forceinline__ R phi(R x) { return (R)0.5 * m_erfc(-x * (R)0.70710678118654752); }
+/* GPT-2's tanh GELU as x * sigmoid(z) (why: csrc/vmath.h) and its derivative */
+template <typename R> __device__ __forceinline__ R gelu_tanh_z(R x) {
+    return (R)1.5957691216057308 * (x + (R)0.044715 * x * x * x);
+}
+template <typename R> __device__ __forceinline__ R gelu_tanh_grad(R x) {
+    R z = gelu_tanh_z(x), e = m_exp(z < 0 ? z : -z), a = (R)1 / ((R)1 + e);
+    R s = z >= 0 ? a : e * a;
+    return s + x * (e * a * a) * (R)1.5957691216057308 * ((R)1 + (R)3 * (R)0.044715 * x * x);
+}
+
+/* Integer tensors do these in double (stage2 converts them to float before exp and log). */
+template <typename C> struct Real { typedef double type; };
+template <> struct Real<float> { typedef float type; };
+
+template <typename C> __device__ __forceinline__ C unary_op(int op, C v) {
+    typedef typename Real<C>::type R;
+    R x = (R)v;
+    switch (op) {
+    case NEG: return -v;
+    case EXP: return (C)m_exp(x);
+    case LOG: return (C)m_log(x);                 /* log(0) = -inf, log(<0) = nan, as numpy */
+    case SQRT: return (C)m_sqrt(x);
+    case ABS: return v < 0 ? -v : v;
+    case RELU: return v > 0 || v != v ? v : (C)0;  /* nan stays nan */
+    case SIGMOID: return (C)sigmoid(x);
+    case TANH: return (C)m_tanh(x);
+    case GELU: return (C)(x * phi(x));
+    case GELU_GRAD: return (C)(phi(x) + x * (R)0.39894228040143268 * m_exp((R)-0.5 * x * x));
+    case SIGN: return (C)((v > 0) - (v < 0));
+    case GELU_TANH: return (C)(x * sigmoid(gelu_tanh_z(x)));
+    default: return (C)gelu_tanh_grad(x);        /* GELU_TANH_GRAD */
+    }
+}
+
+template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
+    switch (op) {
+    case ADD: return x + y;
+    case SUB: return x - y;
+    case MUL: return x * y;
+    case DIV: return m_div(x, y);
+    case POW: return m_pow(x, y);
+    case MAXIMUM: return y > x ? y : x;          /* ties and nan keep x, like Python's max */
+    case MINIMUM: return y < x ? y : x;
+    /* d(x^y)/dx, 0 where y == 0 (x^0 is the constant 1), in double as on the CPU */
+    case POW_GRAD: return y == 0 ? (C)0 : (C)((double)y * m_pow((double)x, (double)y - 1));
+    default: return y > 0 ? x : (C)0;            /* RELU_BACKWARD: upstream x where input y > 0 */
+    }
+}
+
+template <typename T> __device__ __forceinline__ uint8_t compare_op(int op, T x, T y) {
+    switch (op) {
+    case EQ: return x == y;
+    case NE: return x != y;
+    case LT: return x < y;
+    case LE: return x <= y;
+    case GT: return x > y;
+    default: return x >= y;                      /* GE */
+    }
+}
+
+template <typename T> __global__ void fill_kernel(i64 n, T value, T *out) {
+    for_each_index(i, n) out[i] = value;
+}
+
+template <typename S, typename D> __device__ __forceinline__ D convert(S x) { return (D)x; }
+template <> __device__ __forceinline__ uint8_t convert<float, uint8_t>(float x) { return x != 0; }
+template <> __device__ __forceinline__ uint8_t convert<double, uint8_t>(double x) { return x != 0; }
+template <> __device__ __forceinline__ uint8_t convert<int32_t, uint8_t>(int32_t x) { return x != 0; }
+template <> __device__ __forceinline__ uint8_t convert<int64_t, uint8_t>(int64_t x) { return x != 0; }
+
+template <typename S, typename D> __global__ void copy_kernel(i64 n, Strided<2> s, const S *x, D *out) {
+    for_each_index(i, n) {
+        i64 p[2];
+        s.locate(i, p);
+        out[p[1]] = convert<S, D>(x[p[0]]);
+    }
+}
+
+template <typename T> __global__ void unary_kernel(int op, i64 n, Strided<1> s, const T *x, T *out) {
+    typedef typename Compute<T>::type C;
+    for_each_index(i, n) {
+        i64 p[1];
+        s.locate(i, p);
+        out[i] = (T)unary_op<C>(op, (C)x[p[0]]);
+    }
+}
+
+template <typename T> __global__ void binary_kernel(int op, i64 n, Strided<2> s, const T *a, const T *b, T *out) {
+    typedef typename Compute<T>::type C;
+    for_each_index(i, n) {
+        i64 p[2];
+        s.locate(i, p);
+        out[i] = (T)binary_op<C>(op, (C)a[p[0]], (C)b[p[1]]);
+    }
+}
+
+template <typename T> __global__ void compare_kernel(int op, i64 n, Strided<2> s, const T *a, const T *b, uint8_t *out) {
+    for_each_index(i, n) {
+        i64 p[2];
+        s.locate(i, p);
+        out[i] = compare_op<T>(op, a[p[0]], b[p[1]]);
+    }
+}
+
+template <typename T> __global__ void where_kernel(i64 n, Strided<3> s, const uint8_t *c, const T *a, const T *b, T *out) {
+    for_each_index(i, n) {
+        i64 p[3];
+        s.locate(i, p);
+        out[i] = c[p[0]] ? a[p[1]] : b[p[2]];
+    }
+}
+
+template <typename S>
+static int copy_from(i64 n, const Strided<2> &s, const void *x, void *out, int out_dtype) {
+    DISPATCH(out_dtype, LAUNCH(blocks_for(n), THREADS, copy_kernel<S, T>)(n, s, (const S *)x, (T *)out))
+    return LAUNCHED();
+}
+
+extern "C" {
+
+int tg_cuda_fill(void *out, int dtype, i64 n, double value, i64 int_value) {
+    if (n == 0) return 0;
+    switch (dtype) {
+    case 0: LAUNCH(blocks_for(n), THREADS, fill_kernel<uint8_t>)(n, (uint8_t)(int_value != 0), (uint8_t *)out); break;
+    case 1: LAUNCH(blocks_for(n), THREADS, fill_kernel<int32_t>)(n, (int32_t)int_value, (int32_t *)out); break;
+    case 2: LAUNCH(blocks_for(n), THREADS, fill_kernel<int64_t>)(n, int_value, (int64_t *)out); break;
+    case 3: LAUNCH(blocks_for(n), THREADS, fill_kernel<float>)(n, (float)value, (float *)out); break;
+    default: LAUNCH(blocks_for(n), THREADS, fill_kernel<double>)(n, value, (double *)out);
+    }
+    return LAUNCHED();
+}
+
+int tg_cuda_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
+                 void *out, int out_dtype, const i64 *os, i64 oo) {
+    i64 n = numel(ndim, shape);
+    if (n == 0) return 0;
+    const i64 *strides[2] = {xs, os}, offsets[2] = {xo, oo};
+    Strided<2> s = strided<2>(ndim, shape, strides, offsets);
+    DISPATCH(x_dtype, return copy_from<T>(n, s, x, out, out_dtype))
+    return 0;
+}
+
+int tg_cuda_unary(int op, int dtype, int ndim, const i64 *shape, const void *x, const i64 *xs,
+                  i64 xo, void *out) {
+    i64 n = numel(ndim, shape);
+    if (n == 0) return 0;
+    Strided<1> s = strided<1>(ndim, shape, &xs, &xo);
+    DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, unary_kernel<T>)(op, n, s, (const T *)x, (T *)out))
+    return LAUNCHED();
+}
+
+/* op >= EQ is a comparison: out is bool (uint8), whatever the operands' dtype */
+int tg_cuda_binary(int op, int dtype, int ndim, const i64 *shape, const void *a, const i64 *as,
+                   i64 ao, const void *b, const i64 *bs, i64 bo, void *out) {
+    i64 n = numel(ndim, shape);
+    if (n == 0) return 0;
+    const i64 *strides[2] = {as, bs}, offsets[2] = {ao, bo};
+    Strided<2> s = strided<2>(ndim, shape, strides, offsets);
+    if (op >= EQ)
+        DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, compare_kernel<T>)(op, n, s, (const T *)a, (const T *)b, (uint8_t *)out))
+    else
+        DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, binary_kernel<T>)(op, n, s, (const T *)a, (const T *)b, (T *)out))
+    return LAUNCHED();
+}
+
+int tg_cuda_where(int dtype, int ndim, const i64 *shape, const uint8_t *c, const i64 *cs, i64 co,
+                  const void *a, const i64 *as, i64 ao, const void *b, const i64 *bs, i64 bo, void *out) {
+    i64 n = numel(ndim, shape);
+    if (n == 0) return 0;
+    const i64 *strides[3] = {cs, as, bs}, offsets[3] = {co, ao, bo};
+    Strided<3> s = strided<3>(ndim, shape, strides, offsets);
+    DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, where_kernel<T>)(n, s, c, (const T *)a, (const T *)b, (T *)out))
+    return LAUNCHED();
+}
+
+}  // extern "C"

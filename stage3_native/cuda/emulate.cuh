@@ -1,0 +1,173 @@
+/* CUDA's execution model on the CPU, so that a machine without a GPU (CI, a reader's
+ * laptop) runs the very kernel source the GPU runs: device "cuda-emu" (chapter on native
+ * kernels, section "CUDA").
+ *
+ * build.py compiles the .cu files with the host C++ compiler and -DTG_CUDA_EMULATE, and
+ * runtime.cuh includes this header instead of cuda_runtime.h. A kernel launch runs the grid
+ * one block after another. Each thread of a block is a fiber (ucontext): it runs until it
+ * ends or reaches __syncthreads(), which switches back to the block's scheduler; once every
+ * thread of the block has arrived, they all go on. That is what a barrier means, so
+ * kernels that share memory through __shared__ arrays (tiled matmul, tree reductions) work
+ * unchanged, one thread at a time. __shared__ becomes `static`: one copy per kernel that
+ * every fiber of the running block sees, as the threads of a block share theirs.
+ *
+ * What this checks is the kernels' logic: indexing, tiling, barriers, grid-stride loops.
+ * It says nothing about speed, and it runs threads in a fixed order, so a race that a GPU
+ * would show can pass here; the GPU runs of the suite (device "cuda") are the real test.
+ * Launches are serialized by a mutex: one grid at a time, like a single CUDA stream. */
+#ifndef TG_EMULATE_CUH
+#define TG_EMULATE_CUH
+#include <cmath>
+#include <math.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <vector>
+#include <ucontext.h>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+namespace emu {
+inline dim3 thread_idx, block_idx, block_dim, grid_dim;   /* what the running fiber sees */
+inline ucontext_t scheduler;                                /* the block's scheduler */
+inline std::vector<ucontext_t> fibers;
+inline std::vector<char> done;
+inline std::vector<char> stacks;
+inline int current;
+inline std::function<void()> body;                          /* the kernel, arguments bound */
+inline std::mutex one_grid_at_a_time;
+constexpr size_t STACK = 64 << 10;
+
+inline bool in_fiber;                                       /* false: a plain call (see run_block) */
+
+inline void fiber_main() {
+    body();
+    done[current] = 1;                                      /* uc_link returns to the scheduler */
+}
+
+inline void set_thread(unsigned t) {
+    current = (int)t;
+    thread_idx = dim3(t % block_dim.x, t / block_dim.x % block_dim.y, t / (block_dim.x * block_dim.y));
+}
+
+/* Every thread of the block until all have ended. Thread 0 runs first, as a fiber: if it
+ * ends without reaching a barrier, the kernel has none on its path (every thread of a
+ * block must reach each __syncthreads), and the others run as plain calls, which costs far
+ * less than switching stacks. Otherwise every thread becomes a fiber, and each pass
+ * resumes every live thread once: it runs to its next __syncthreads() (or its end), so
+ * after a pass all live threads wait at the same barrier. */
+inline void run_block(unsigned n) {
+    if (fibers.size() < n) {
+        fibers.resize(n);
+        done.resize(n);
+        stacks.resize(n * STACK);
+    }
+    for (unsigned t = 0; t < n; t++) done[t] = 0;
+    auto start = [](unsigned t) {
+        getcontext(&fibers[t]);
+        fibers[t].uc_stack.ss_sp = &stacks[t * STACK];
+        fibers[t].uc_stack.ss_size = STACK;
+        fibers[t].uc_link = &scheduler;
+        makecontext(&fibers[t], fiber_main, 0);
+    };
+    in_fiber = true;
+    start(0);
+    set_thread(0);
+    swapcontext(&scheduler, &fibers[0]);
+    if (done[0]) {                                          /* no barrier: plain calls */
+        in_fiber = false;
+        for (unsigned t = 1; t < n; t++) {
+            set_thread(t);
+            body();
+        }
+        return;
+    }
+    for (unsigned t = 1; t < n; t++) start(t);
+    for (unsigned live = n; live > 0;) {
+        for (unsigned t = 0; t < n; t++) {
+            if (done[t]) continue;
+            set_thread(t);
+            swapcontext(&scheduler, &fibers[t]);
+            if (done[t]) live--;
+        }
+    }
+}
+
+/* emu::launch(grid, block, kernel)(arguments...): what kernel<<<grid, block>>>(arguments...) does */
+template <typename Kernel>
+struct Launch {
+    dim3 grid, block;
+    Kernel kernel;
+    template <typename... Args>
+    void operator()(Args... args) const {
+        std::lock_guard<std::mutex> lock(one_grid_at_a_time);
+        grid_dim = grid;
+        block_dim = block;
+        body = [&] { kernel(args...); };
+        for (unsigned z = 0; z < grid.z; z++)
+            for (unsigned y = 0; y < grid.y; y++)
+                for (unsigned x = 0; x < grid.x; x++) {
+                    block_idx = dim3(x, y, z);
+                    run_block(block.x * block.y * block.z);
+                }
+        body = nullptr;
+    }
+};
+template <typename Kernel>
+Launch<Kernel> launch(dim3 grid, dim3 block, Kernel kernel) { return Launch<Kernel>{grid, block, kernel}; }
+}  // namespace emu
+
+#define threadIdx emu::thread_idx
+#define blockIdx emu::block_idx
+#define blockDim emu::block_dim
+#define gridDim emu::grid_dim
+
+inline void __syncthreads() {
+    if (!emu::in_fiber) {       /* thread 0 passed no barrier, yet this thread reached one */
+        std::fprintf(stderr, "emulate.cuh: __syncthreads() reached by thread %d but not by thread 0 "
+                             "of the block (a barrier every thread of a block must reach)\n", emu::current);
+        std::abort();
+    }
+    swapcontext(&emu::fibers[emu::current], &emu::scheduler);
+}
+
+/* Atomics: fibers switch only at barriers, so a plain read-modify-write is atomic here. */
+template <typename T> inline T atomicAdd(T *address, T value) { T old = *address; *address = old + value; return old; }
+template <typename T> inline T atomicMin(T *address, T value) { T old = *address; if (value < old) *address = value; return old; }
+template <typename T> inline T atomicMax(T *address, T value) { T old = *address; if (value > old) *address = value; return old; }
+
+/* The runtime API calls memory.cu makes, on host memory. */
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                      cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+inline cudaError_t cudaMalloc(void **p, size_t bytes) {
+    *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);   /* cudaMalloc aligns to 256 */
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFree(void *p) { std::free(p); return cudaSuccess; }
+inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
+    std::memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void *p, int value, size_t bytes) { std::memset(p, value, bytes); return cudaSuccess; }
+inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
+inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+inline const char *cudaGetErrorString(cudaError_t e) {
+    return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory" : "invalid argument";
+}
+#endif

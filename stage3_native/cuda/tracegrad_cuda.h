@@ -1,0 +1,57 @@
+/* Device "cuda": the C functions cffi reads (cuda_build.py runs this header through the
+ * C preprocessor with -DTG_CDEF and hands the result to cffi's cdef).
+ *
+ * Buffers are device pointers. Shapes, strides and offsets count elements and live on the
+ * host: the launching function copies them into the kernel's arguments. Dtype codes match
+ * cpu_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64. Every function
+ * returns a CUDA status (0: success); tg_cuda_error_string names it. Op codes are the
+ * positions in stage2_tensor/backend.py's UNARY_OPS, BINARY_OPS and REDUCE_OPS. */
+#ifndef TRACEGRAD_CUDA_H
+#define TRACEGRAD_CUDA_H
+#ifndef TG_CDEF
+#include <stddef.h>
+#include <stdint.h>
+#endif
+typedef int64_t i64;
+#define TG_MAX_DIMS 16
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* memory.cu: devices, memory (a caching allocator, as PyTorch's), copies, errors */
+int tg_cuda_device_count(int *count);
+int tg_cuda_device_name(char *name, int length);
+const char *tg_cuda_error_string(int status);
+int tg_cuda_synchronize(void);
+void *tg_cuda_malloc(size_t bytes, int *status);
+void tg_cuda_free(void *p);
+size_t tg_cuda_memory_allocated(void);
+size_t tg_cuda_memory_reserved(void);
+int tg_cuda_empty_cache(void);
+int tg_cuda_to_device(void *dst, const void *src, size_t bytes);
+int tg_cuda_to_host(void *dst, const void *src, size_t bytes);
+
+/* elementwise.cu: strided, broadcast (stride 0) element-wise ops; outputs contiguous */
+int tg_cuda_fill(void *out, int dtype, i64 n, double value, i64 int_value);
+int tg_cuda_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
+                 void *out, int out_dtype, const i64 *os, i64 oo);
+int tg_cuda_unary(int op, int dtype, int ndim, const i64 *shape, const void *x, const i64 *xs,
+                  i64 xo, void *out);
+int tg_cuda_binary(int op, int dtype, int ndim, const i64 *shape, const void *a, const i64 *as,
+                   i64 ao, const void *b, const i64 *bs, i64 bo, void *out);
+int tg_cuda_where(int dtype, int ndim, const i64 *shape, const uint8_t *c, const i64 *cs, i64 co,
+                  const void *a, const i64 *as, i64 ao, const void *b, const i64 *bs, i64 bo, void *out);
+
+/* reduce.cu */
+
+/* softmax.cu, layernorm.cu */
+
+/* matmul.cu, cublas.cu */
+
+/* index.cu */
+
+/* mse.cu, dropout.cu, optim.cu */
+#ifdef __cplusplus
+}
+#endif
+#endif

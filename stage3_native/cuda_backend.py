@@ -1,0 +1,226 @@
+"""Device "cuda": stage2's backend interface on the CUDA kernels in cuda/ (chapter on native
+kernels, section "CUDA"). Compare each method with cpu_backend.py's: the same views, the
+same op codes, but the buffers are GPU memory and every kernel is a launch.
+
+A buffer is a typed device pointer that cffi frees (``ffi.gc``) when the last tensor viewing
+it is dropped: the memory goes back to the library's caching allocator (memory.cu), and
+``empty_cache()`` hands the cached blocks back to the driver. Data crosses between host and
+device only in from_flat/from_bytes/from_numpy (tensor creation and ``.to("cuda")``) and
+to_flat/to_bytes/as_numpy (``tolist``, ``item``, ``numpy``, ``.to("cpu")``), plus one
+8-byte read after the kernels that check indices (index_select, index_add, cross_entropy),
+so that a bad index raises IndexError at the op that had it, as on the CPU.
+
+Two devices share this class: "cuda", the library nvcc built, on a GPU; and "cuda-emu",
+the same sources built for the CPU (cuda/emulate.cuh), which runs anywhere.
+"""
+import threading
+
+from stage2_tensor import backend, dtypes
+from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
+from stage2_tensor.strides import make_strides, numel
+
+from . import cuda_build
+
+CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
+CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
+         dtypes.float32: "float", dtypes.float64: "double"}
+FLOATS = (dtypes.float32, dtypes.float64)
+REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
+UNARY_CODE = {op: i for i, op in enumerate(UNARY_OPS)}
+BINARY_CODE = {op: i for i, op in enumerate(BINARY_OPS)}
+REDUCE_CODE = {op: i for i, op in enumerate(REDUCE_OPS)}
+
+
+class CudaError(RuntimeError):
+    """An error the CUDA runtime reported, with its message."""
+
+
+_LOCK = threading.Lock()
+_LIBRARIES = {}
+
+
+def load(device):
+    """(ffi, lib) of device "cuda" or "cuda-emu": its library built when missing or stale,
+    then opened. Raises RuntimeError saying what is missing."""
+    with _LOCK:
+        if device not in _LIBRARIES:
+            from cffi import FFI
+            if device == "cuda" and cuda_build.nvcc() is None and not cuda_build.LIBRARIES[device].exists():
+                raise RuntimeError("the CUDA library was not built: nvcc was not found (on the PATH "
+                                   "or in $CUDA_HOME/bin)")
+            if device == "cuda-emu" or cuda_build.nvcc() is not None:
+                cuda_build.ensure_built(device)
+            ffi = FFI()
+            ffi.cdef(cuda_build.declarations())
+            _LIBRARIES[device] = ffi, ffi.dlopen(str(cuda_build.LIBRARIES[device]))
+        return _LIBRARIES[device]
+
+
+def unavailable_reason(device="cuda"):
+    """Why `device` cannot run here, or None when it can."""
+    try:
+        ffi, lib = load(device)
+    except (RuntimeError, OSError) as err:
+        return str(err)
+    count = ffi.new("int *")
+    status = lib.tg_cuda_device_count(count)
+    if status != 0 or count[0] == 0:
+        why = ffi.string(lib.tg_cuda_error_string(status)).decode() if status else "no device"
+        return (f"no CUDA device was found (cudaGetDeviceCount: {why}); the CUDA library was "
+                f"built ({cuda_build.LIBRARIES[device].name})")
+    return None
+
+
+def create(device):
+    """The backend of `device`, for stage2's backend.register_loader."""
+    reason = unavailable_reason(device)
+    if reason is not None:
+        raise RuntimeError(f"device {device!r} cannot run here: {reason}")
+    return CudaBackend(device, *load(device))
+
+
+class CudaBackend(Backend):
+    max_dims = 16                       # TG_MAX_DIMS: the Strided layouts hold 16
+
+    def __init__(self, name, ffi, lib):
+        self.name, self.ffi, self.lib = name, ffi, lib
+        self._status = ffi.new("int *")
+        self._ctype_ptr = {dtype: ffi.typeof(f"{ctype} *") for dtype, ctype in CTYPE.items()}
+
+    # ---- device, memory and copies (memory.cu) -----------------------------------------------
+    def check(self, status, what):
+        """Raise CudaError carrying the runtime's message when a call did not succeed."""
+        if status:
+            message = self.ffi.string(self.lib.tg_cuda_error_string(status)).decode()
+            raise CudaError(f"{what} on device {self.name!r}: {message} (CUDA error {status})")
+
+    def device_name(self):
+        name = self.ffi.new("char[256]")
+        self.check(self.lib.tg_cuda_device_name(name, 256), "device_name")
+        return self.ffi.string(name).decode()
+
+    def synchronize(self):
+        self.check(self.lib.tg_cuda_synchronize(), "synchronize")
+
+    def allocate(self, n, dtype):
+        """Device memory for n elements of dtype (uninitialized), freed with its last view."""
+        nbytes = n * dtype.itemsize
+        pointer = self.lib.tg_cuda_malloc(nbytes, self._status)
+        if pointer == self.ffi.NULL:
+            self.check(self._status[0] or 2, f"allocating {nbytes} bytes")
+        return self.ffi.gc(self.ffi.cast(self._ctype_ptr[dtype], pointer), self.lib.tg_cuda_free)
+
+    def memory_allocated(self):
+        """Bytes held by live buffers (rounded up to the allocator's block sizes)."""
+        return self.lib.tg_cuda_memory_allocated()
+
+    def memory_reserved(self):
+        """Bytes taken from the device: live buffers and the cache of freed ones."""
+        return self.lib.tg_cuda_memory_reserved()
+
+    def empty_cache(self):
+        self.check(self.lib.tg_cuda_empty_cache(), "empty_cache")
+
+    def from_flat(self, values, dtype):
+        host = self.ffi.new(f"{CTYPE[dtype]}[]", [dtype.cast(v) for v in values])
+        out = self.allocate(len(values), dtype)
+        self.check(self.lib.tg_cuda_to_device(out, host, len(values) * dtype.itemsize), "copy to device")
+        return out
+
+    def from_bytes(self, data, dtype):
+        out = self.allocate(len(data) // dtype.itemsize, dtype)
+        self.check(self.lib.tg_cuda_to_device(out, self.ffi.from_buffer(data), len(data)), "copy to device")
+        return out
+
+    def to_bytes(self, view):
+        n = numel(view.shape)
+        source = self._dense(view, view.dtype)
+        host = bytearray(n * view.dtype.itemsize)
+        self.check(self.lib.tg_cuda_to_host(self.ffi.from_buffer(host), source, len(host)), "copy to host")
+        return host
+
+    def to_flat(self, view):
+        n = numel(view.shape)
+        host = self.ffi.new(f"{CTYPE[view.dtype]}[]", n)
+        self.check(self.lib.tg_cuda_to_host(host, self._dense(view, view.dtype), n * view.dtype.itemsize),
+                   "copy to host")
+        return [view.dtype.cast(v) for v in self.ffi.unpack(host, n)] if n else []
+
+    def as_numpy(self, view):
+        """A numpy copy of the view (GPU memory cannot be shared with numpy)."""
+        import numpy as np
+        return np.frombuffer(self.to_bytes(view), dtype=view.dtype.name).reshape(view.shape)
+
+    def from_numpy(self, array, dtype):
+        import numpy as np
+        return self.from_bytes(np.ascontiguousarray(array), dtype)
+
+    # ---- element-wise (elementwise.cu) --------------------------------------------------------
+    def full(self, n, value, dtype):
+        out = self.allocate(n, dtype)
+        self.check(self.lib.tg_cuda_fill(out, CODE[dtype], n, float(value),
+                                         0 if dtype.is_floating_point else int(value)), "full")
+        return out
+
+    def contiguous(self, view, dtype):
+        out = self.allocate(numel(view.shape), dtype)
+        self.check(self.lib.tg_cuda_copy(len(view.shape), view.shape, view.buffer, CODE[view.dtype],
+                                         view.strides, view.offset, out, CODE[dtype],
+                                         make_strides(view.shape), 0), "contiguous")
+        return out
+
+    def write(self, dst, src):
+        self.check(self.lib.tg_cuda_copy(len(dst.shape), dst.shape, src.buffer, CODE[src.dtype],
+                                         src.strides, src.offset, dst.buffer, CODE[dst.dtype],
+                                         dst.strides, dst.offset), "write")
+
+    def _as(self, view, dtype):
+        """The view itself, or a contiguous copy converted to dtype."""
+        if view.dtype is dtype:
+            return view
+        return View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
+
+    def _dense(self, view, dtype):
+        """A pointer to the view's elements, row-major and of dtype: its own memory when it
+        already is, else a contiguous copy."""
+        if view.dtype is dtype and view.strides == make_strides(view.shape):
+            return view.buffer + view.offset
+        return self.contiguous(view, dtype)
+
+    def _dense_or_null(self, view, dtype):
+        return self.ffi.NULL if view is None else self._dense(view, dtype)
+
+    def unary(self, op, view, dtype):
+        x = self._as(view, dtype)
+        out = self.allocate(numel(x.shape), dtype)
+        self.check(self.lib.tg_cuda_unary(UNARY_CODE[op], CODE[dtype], len(x.shape), x.shape, x.buffer,
+                                          x.strides, x.offset, out), op)
+        return out
+
+    def binary(self, op, a, b, dtype):
+        code = BINARY_CODE[op]
+        comparison = dtype is dtypes.bool_ and code >= BINARY_CODE["eq"]
+        if not comparison and (a.dtype is not dtype or b.dtype is not dtype):
+            a, b = self._as(a, dtype), self._as(b, dtype)
+        out = self.allocate(numel(a.shape), dtype)
+        self.check(self.lib.tg_cuda_binary(code, CODE[a.dtype], len(a.shape), a.shape, a.buffer, a.strides,
+                                           a.offset, b.buffer, b.strides, b.offset, out), op)
+        return out
+
+    def where(self, cond, a, b, dtype):
+        a, b = self._as(a, dtype), self._as(b, dtype)
+        out = self.allocate(numel(a.shape), dtype)
+        self.check(self.lib.tg_cuda_where(CODE[dtype], len(a.shape), a.shape, cond.buffer, cond.strides,
+                                          cond.offset, a.buffer, a.strides, a.offset, b.buffer, b.strides,
+                                          b.offset, out), "where")
+        return out
+
+    # ---- reductions (reduce.cu) ---------------------------------------------------------------
+
+    # ---- matmul (matmul.cu, cublas.cu) --------------------------------------------------------
+
+    # ---- gather and scatter-add (index.cu) ----------------------------------------------------
+
+    # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
+
+    # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
