@@ -6,6 +6,9 @@ editing a C file:
 
     python -m stage3_native.build
 
+``python -m stage3_native.build --cuda`` builds device "cuda"'s library with nvcc instead
+(and the emulator's, device "cuda-emu"): see cuda_build.py.
+
 Matmul uses a system CBLAS (OpenBLAS, MKL, Accelerate) when one is found here, at build
 time, and the project's own TinyBLAS otherwise; the library builds either way.
 
@@ -117,8 +120,21 @@ def build():
         return shutil.move(str(built), str(HERE / built.name))
 
 
+def build_cuda():
+    from . import cuda_build
+    if cuda_build.nvcc() is None:
+        print("nvcc was not found (on the PATH or in $CUDA_HOME/bin): device 'cuda' not built")
+    else:
+        print(f"built {cuda_build.build('cuda')} with {cuda_build.nvcc()} "
+              f"({' '.join(cuda_build.architectures())})")
+    print(f"built {cuda_build.build('cuda-emu')}, the CPU emulator (device 'cuda-emu')")
+
+
 if __name__ == "__main__":
     os.environ["TRACEGRAD_NATIVE_BUILDING"] = "1"
+    if "--cuda" in sys.argv[1:]:
+        build_cuda()
+        sys.exit(0)
     print(f"built {build()} with matmul from "
           + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)")
           + (", threads from OpenMP" if OPENMP else ", on one thread (the compiler has no OpenMP)"))

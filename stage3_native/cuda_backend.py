@@ -152,8 +152,12 @@ class CudaBackend(Backend):
         return np.frombuffer(self.to_bytes(view), dtype=view.dtype.name).reshape(view.shape)
 
     def from_numpy(self, array, dtype):
+        """A device copy of the array (GPU memory cannot be shared with numpy)."""
         import numpy as np
-        return self.from_bytes(np.ascontiguousarray(array), dtype)
+        data = np.ascontiguousarray(array)
+        out = self.allocate(data.size, dtype)
+        self.check(self.lib.tg_cuda_to_device(out, self.ffi.from_buffer(data), data.nbytes), "copy to device")
+        return out
 
     # ---- element-wise (elementwise.cu) --------------------------------------------------------
     def full(self, n, value, dtype):

@@ -1,0 +1,141 @@
+"""Device "cuda" and its CPU emulator "cuda-emu": the build, the error without a GPU, memory,
+copies, and every op on strided layouts against device "cpu". The gradient checks and the
+numpy comparisons of every op run on both devices through the shared suite (engines.py);
+the kernel families have their own files (test_stage3_cuda_*.py)."""
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+from stage2_tensor import backend
+from stage3_native import cuda_backend, cuda_build
+
+from .engines import ENGINES
+from .optable import LAYOUTS, ops_for
+
+pytestmark = pytest.mark.stage3
+
+CUDA_REASON = cuda_backend.unavailable_reason("cuda")
+DEVICES = [pytest.param("cuda-emu", marks=pytest.mark.skipif(
+               bool(cuda_backend.unavailable_reason("cuda-emu")), reason=str(cuda_backend.unavailable_reason("cuda-emu")))),
+           pytest.param("cuda", marks=pytest.mark.skipif(bool(CUDA_REASON), reason=str(CUDA_REASON)))]
+LAYOUTS_AND_CONTIGUOUS = {"contiguous": lambda x: x, **LAYOUTS}
+CUDA_EMU = next(e for e in ENGINES if e.name == "stage3-cuda-emu")
+
+
+@pytest.mark.skipif(cuda_build.nvcc() is None, reason="nvcc is not installed: nothing to compile the CUDA sources with")
+def test_nvcc_compiles_the_cuda_sources():
+    """CI has nvcc and no GPU: this is where a CUDA syntax error fails it. The library is
+    rebuilt when a source is newer (the package install builds it first)."""
+    library = cuda_build.ensure_built("cuda")
+    assert library.exists() and not cuda_build.is_stale("cuda")
+
+
+def test_the_emulator_compiles_the_same_sources():
+    library = cuda_build.ensure_built("cuda-emu")
+    assert library.exists() and not cuda_build.is_stale("cuda-emu")
+    assert sorted(p.name for p in cuda_build.SOURCES.glob("*.cu"))     # the sources both libraries share
+
+
+@pytest.mark.skipif(CUDA_REASON is None, reason="a GPU is present: device 'cuda' runs")
+def test_without_a_gpu_device_cuda_says_why():
+    with pytest.raises(RuntimeError, match=r"device 'cuda' cannot run here: .*no CUDA device was found") as err:
+        tg.tensor([1.0], device="cuda")
+    built = "the CUDA library was built" in str(err.value)
+    assert built == (cuda_build.LIBRARIES["cuda"].exists()) or "nvcc was not found" in str(err.value)
+
+
+def test_unknown_devices_list_the_cuda_devices():
+    with pytest.raises(ValueError, match=r"unknown device 'tpu'.*'cuda', 'cuda-emu'"):
+        tg.tensor([1.0], device="tpu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_device_name(device):
+    name = backend.get(device).device_name()
+    assert name and (("emulator" in name) == (device == "cuda-emu"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_buffers_are_freed_with_their_tensor_and_reused(device):
+    be = backend.get(device)
+    before = be.memory_allocated()
+    t = tg.ones(1 << 16, device=device)                     # 256 KiB of float32
+    assert be.memory_allocated() - before >= (1 << 18)
+    reserved = be.memory_reserved()
+    del t
+    assert be.memory_allocated() == before                   # back to the cache...
+    u = tg.ones(1 << 16, device=device)
+    assert be.memory_reserved() == reserved                  # ...and reused: no new device memory
+    del u
+    be.empty_cache()
+    assert be.memory_reserved() == be.memory_allocated()     # the cache handed back
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_runtime_errors_carry_the_runtime_message(device):
+    with pytest.raises(cuda_backend.CudaError, match=r"allocating \d+ bytes on device .*: out of memory"):
+        backend.get(device).allocate(1 << 60, tg.float32)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
+def test_every_dtype_crosses_to_the_device_and_back_bit_exact(device, dtype):
+    a = (np.arange(-6, 6).reshape(3, 4) * 1.25).astype(dtype)
+    t = tg.from_numpy(a, device=device)
+    assert t.device == device and t.dtype.name == dtype
+    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.T.numpy(), a.T)                        # a strided copy
+    np.testing.assert_array_equal(t.T.to("cpu").numpy(), a.T)
+    assert t.tolist() == a.tolist() and t[1, 2].item() == a[1, 2]
+    assert tg.tensor(a.tolist(), dtype=getattr(tg, dtype), device=device).tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("source", ["float32", "float64", "int32", "int64", "bool"])
+@pytest.mark.parametrize("target", ["float32", "float64", "int32", "int64", "bool"])
+def test_dtype_conversions_match_numpy(device, source, target):
+    a = np.array([[-2.75, 0.0, 1.5], [3.0, -0.5, 7.25]]).astype(source)
+    t = tg.from_numpy(a, device=device).T                                  # through strides
+    converted = t.to(dtype=getattr(tg, target))
+    np.testing.assert_array_equal(converted.numpy(), a.T.astype(target))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_views_and_writes_through_them(device):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    t = tg.from_numpy(a.copy(), device=device)
+    np.testing.assert_array_equal(t[:, 1:, ::2].numpy(), a[:, 1:, ::2])
+    np.testing.assert_array_equal(t.permute(2, 0, 1).contiguous().numpy(), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(t[0, :, :1].expand(3, 4).numpy(), np.broadcast_to(a[0, :, :1], (3, 4)))
+    t[1, :, 1:3] = tg.tensor([-1.0, -2.0], dtype=tg.float64, device=device)     # broadcast into a view
+    a[1, :, 1:3] = [-1.0, -2.0]
+    np.testing.assert_array_equal(t.numpy(), a)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS_AND_CONTIGUOUS)
+@pytest.mark.parametrize("op", ops_for(CUDA_EMU), ids=lambda op: op.name)
+def test_every_op_agrees_with_cpu_on_every_layout(op, layout, device):
+    """Each op of the shared table on contiguous, transposed and strided views, float32,
+    against device "cpu" (the shared suite checks both against numpy in float64)."""
+    rng = np.random.default_rng(7)
+    shapes = op.shapes or [(2, 3)] * (3 if op.arity == -1 else op.arity)
+    domains = op.domains * len(shapes) if op.arity == -1 else op.domains
+    inputs = [d.sample(rng, s).astype(np.float32) for d, s in zip(domains, shapes)]
+    results = {}
+    for dev in ("cpu", device):
+        xs = [LAYOUTS_AND_CONTIGUOUS[layout](t) if t.ndim else t
+              for t in (tg.tensor(a.tolist(), device=dev) for a in inputs)]
+        results[dev] = op.apply(tg, *xs)
+        assert results[dev].device == dev
+    np.testing.assert_allclose(results[device].numpy(), results["cpu"].numpy(), rtol=3e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_large_broadcasts_cover_every_element(device):
+    """More elements than the grid has threads (the emulator gives every launch 2 blocks of
+    256): the grid-stride loop must reach them all, through a broadcast column and row."""
+    rng = np.random.default_rng(0)
+    a, col, row = rng.normal(size=(300, 7)), rng.normal(size=(300, 1)), rng.normal(size=(7,))
+    t = tg.from_numpy(a, device=device) * tg.from_numpy(col, device=device) + tg.from_numpy(row, device=device)
+    np.testing.assert_allclose(t.numpy(), a * col + row, rtol=1e-15)
