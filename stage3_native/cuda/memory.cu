@@ -117,21 +117,25 @@ int tg_cuda_to_host(void *dst, const void *src, size_t bytes) {
 
 }  // extern "C"
 
-/* The device word index-checking kernels write the smallest bad position into (runtime.cuh) */
+/* The device word index-checking kernels write the smallest bad position into (runtime.cuh).
+ * It is reset by a one-thread kernel rather than a copy from the host: only the answer
+ * travels, 8 bytes back after the checking kernel. */
 static i64 *bad_word;
+
+__global__ void reset_bad_index(i64 *word) { *word = NO_BAD_INDEX; }
 
 i64 *bad_index_word(void) {
     if (!bad_word) {
         int status;
         bad_word = (i64 *)tg_cuda_malloc(sizeof(i64), &status);
     }
-    i64 none = NO_BAD_INDEX;
-    cudaMemcpy(bad_word, &none, sizeof(i64), cudaMemcpyHostToDevice);
+    if (bad_word) LAUNCH(1, 1, reset_bad_index)(bad_word);
     return bad_word;
 }
 
 i64 read_bad_index(int *status) {
     i64 bad = NO_BAD_INDEX;
-    *status = (int)cudaMemcpy(&bad, bad_word, sizeof(i64), cudaMemcpyDeviceToHost);
+    *status = bad_word ? (int)cudaMemcpy(&bad, bad_word, sizeof(i64), cudaMemcpyDeviceToHost)
+                       : (int)cudaErrorMemoryAllocation;
     return bad == NO_BAD_INDEX ? -1 : bad;
 }
