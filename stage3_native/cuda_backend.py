@@ -224,7 +224,96 @@ class CudaBackend(Backend):
     # ---- matmul (matmul.cu, cublas.cu) --------------------------------------------------------
 
     # ---- gather and scatter-add (index.cu) ----------------------------------------------------
+    def _index_error(self, ids, position, dim, size):
+        """bad_index(...) for the index at `position` of the device array ids (one 8-byte
+        read: the kernel reported where the first bad index is, not its value)."""
+        value = self.ffi.new("int64_t *")
+        self.check(self.lib.tg_cuda_to_host(value, ids + position, 8), "copy to host")
+        return backend.bad_index(value[0], dim, size)
+
+    def index_select(self, view, dim, index):
+        size, n_index = view.shape[dim], numel(index.shape)
+        ids = self._dense(index, dtypes.int64)
+        out = self.allocate(numel(view.shape[:dim]) * n_index * numel(view.shape[dim + 1:]), view.dtype)
+        bad = self.ffi.new("i64 *")
+        self.check(self.lib.tg_cuda_index_select(len(view.shape), view.shape, view.strides, view.offset, dim,
+                                                 ids, n_index, view.buffer, view.dtype.itemsize, out, bad),
+                   "index_select")
+        if bad[0] >= 0:
+            raise self._index_error(ids, bad[0], dim, size)
+        return out
+
+    def index_add(self, shape, dim, index, src):
+        if src.dtype is dtypes.bool_:                     # no atomic addition of bytes
+            return self._on_python("index_add", (shape, dim, index, src), src.dtype)
+        ids = self._dense(index, dtypes.int64)
+        out = self.full(numel(shape), 0, src.dtype)       # the kernel adds into it
+        bad = self.ffi.new("i64 *")
+        self.check(self.lib.tg_cuda_index_add(CODE[src.dtype], numel(shape[:dim]), shape[dim],
+                                              numel(shape[dim + 1:]), ids, numel(index.shape),
+                                              self._dense(src, src.dtype), out, bad), "index_add")
+        if bad[0] >= 0:
+            raise self._index_error(ids, bad[0], dim, shape[dim])
+        return out
 
     # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
 
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
+    def _on_python(self, kernel_name, args, dtype):
+        """The python backend's kernel for a dtype the CUDA kernel does not cover (logged once),
+        as cpu_backend does."""
+        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
+        return backend.on_python(self, kernel_name, args, dtype)
+
+    def mse_loss(self, a, b, reduction, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
+        n = numel(a.shape)
+        losses, diff = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n, dtype)
+        self.check(self.lib.tg_cuda_mse_loss(CODE[dtype], n, self._dense(a, dtype), self._dense(b, dtype),
+                                             REDUCTIONS.index(reduction), losses, diff), "mse_loss")
+        return losses, diff
+
+    def mse_loss_backward(self, diff, grad, factor, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("mse_loss_backward", (diff, grad, factor, dtype), dtype)
+        n = numel(diff.shape)
+        out = self.allocate(n, dtype)
+        one_value = n > 1 and not any(grad.strides) and grad.dtype is dtype   # a reduction's
+        values = grad.buffer + grad.offset if one_value else self._dense(grad, dtype)
+        self.check(self.lib.tg_cuda_mse_loss_backward(CODE[dtype], n, self._dense(diff, dtype), values,
+                                                      0 if one_value else 1, factor, out), "mse_loss_backward")
+        return out
+
+    def dropout(self, view, seed, p, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("dropout", (view, seed, p, dtype), dtype)
+        n = numel(view.shape)
+        out = self.allocate(n, dtype)
+        self.check(self.lib.tg_cuda_dropout(CODE[dtype], n, self._dense(view, dtype), seed, p, out), "dropout")
+        return out
+
+    def _update_in_place(self, name, groups, *settings):
+        """One optimizer call for a whole parameter group, as cpu_backend's: ``groups`` holds,
+        per array the kernel takes (parameters, gradients, then state), a list of views, one
+        per parameter (a state list may hold None). A view that is not dense is updated in a
+        contiguous copy, written back afterwards (gradients, groups[1], are only read)."""
+        dtype = groups[0][0].dtype
+        if dtype not in FLOATS:
+            return self._on_python(name, (*groups, *settings), dtype)
+        arrays = [[self.ffi.NULL if v is None else self._dense(v, dtype) for v in views] for views in groups]
+        sizes = [numel(v.shape) for v in groups[0]]
+        self.check(getattr(self.lib, f"tg_cuda_{name}")(CODE[dtype], len(sizes), sizes, *arrays, *settings), name)
+        for views, pointers in zip(groups[:1] + groups[2:], arrays[:1] + arrays[2:]):
+            for v, a in zip(views, pointers):
+                if v is not None and not (v.dtype is dtype and v.strides == make_strides(v.shape)):
+                    self.write(v, View(a, v.shape, make_strides(v.shape), 0, dtype))
+
+    def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
+                   first_steps, nesterov):
+        self._update_in_place("sgd_update", (params, grads, velocities), lr, momentum, dampening,
+                              weight_decay, [int(f) for f in first_steps], int(nesterov))
+
+    def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
+        self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
+                              weight_decay, int(decoupled), list(steps))

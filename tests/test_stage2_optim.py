@@ -14,17 +14,29 @@ from stage2_tensor.optim.lr_scheduler import LinearLR
 pytestmark = pytest.mark.stage2
 
 START, TARGET = [0.5, 2.0, -1.5], np.array([3.0, -1.0, 0.25])
+# SGD, Adam and AdamW are one fused kernel per device (backend.py's sgd_update, adam_update):
+# their rules are checked on every device; the native ones are stage3's.
+DEVICES = ["python"] + [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cuda-emu", "cuda")]
 
 
-def run_optimizer(make, steps=25):
-    """Descend sum((p - TARGET)^2) from START in float64; the trajectory of p."""
-    p = tg.tensor(START, dtype=tg.float64, requires_grad=True)
+def skip_unavailable(device):
+    if device.startswith("cuda"):
+        from stage3_native import cuda_backend
+        reason = cuda_backend.unavailable_reason(device)
+        if reason is not None:
+            pytest.skip(reason)
+
+
+def run_optimizer(make, steps=25, device="python"):
+    """Descend sum((p - TARGET)^2) from START in float64 on `device`; the trajectory of p."""
+    skip_unavailable(device)
+    p = tg.tensor(START, dtype=tg.float64, requires_grad=True, device=device)
     storage = p.storage
     opt = make([p])
     history = []
     for _ in range(steps):
         opt.zero_grad()
-        ((p - tg.tensor(TARGET.tolist(), dtype=tg.float64)) ** 2).sum().backward()
+        ((p - tg.tensor(TARGET.tolist(), dtype=tg.float64, device=device)) ** 2).sum().backward()
         opt.step()
         history.append(p.tolist())
     assert p.storage is storage                    # updated in place, never replaced
@@ -40,10 +52,11 @@ def reference(update, steps=25):
     return np.array(history)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("momentum, dampening, weight_decay, nesterov",
                          [(0, 0, 0, False), (0.9, 0, 0, False), (0.9, 0.1, 0.01, False),
                           (0.8, 0, 0.05, True)])
-def test_sgd_matches_pytorch_rule(momentum, dampening, weight_decay, nesterov):
+def test_sgd_matches_pytorch_rule(momentum, dampening, weight_decay, nesterov, device):
     lr = 0.05
 
     def update(p, g, t, s):
@@ -54,7 +67,7 @@ def test_sgd_matches_pytorch_rule(momentum, dampening, weight_decay, nesterov):
         return p - lr * g
 
     got = run_optimizer(lambda ps: optim.SGD(ps, lr=lr, momentum=momentum, dampening=dampening,
-                                             weight_decay=weight_decay, nesterov=nesterov))
+                                             weight_decay=weight_decay, nesterov=nesterov), device=device)
     np.testing.assert_allclose(got, reference(update), rtol=1e-12, atol=1e-14)
 
 
@@ -94,17 +107,19 @@ def adam_reference(lr, b1, b2, eps, weight_decay, decoupled):
     return reference(update)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("weight_decay", [0, 0.1])
-def test_adam_matches_pytorch_rule(weight_decay):
+def test_adam_matches_pytorch_rule(weight_decay, device):
     got = run_optimizer(lambda ps: optim.Adam(ps, lr=0.1, betas=(0.8, 0.99), eps=1e-6,
-                                              weight_decay=weight_decay))
+                                              weight_decay=weight_decay), device=device)
     np.testing.assert_allclose(got, adam_reference(0.1, 0.8, 0.99, 1e-6, weight_decay, False),
                                rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("weight_decay", [1e-2, 0.3])
-def test_adamw_matches_pytorch_rule(weight_decay):
-    got = run_optimizer(lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=weight_decay))
+def test_adamw_matches_pytorch_rule(weight_decay, device):
+    got = run_optimizer(lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=weight_decay), device=device)
     np.testing.assert_allclose(got, adam_reference(0.1, 0.9, 0.999, 1e-8, weight_decay, True),
                                rtol=1e-12, atol=1e-14)
     assert optim.AdamW([tg.zeros(1, requires_grad=True)]).defaults["weight_decay"] == 1e-2

@@ -1,6 +1,7 @@
-"""Fused dropout (csrc/dropout.c, stage2's python_backend.dropout): the counter-based mask
-against an independent numpy SplitMix64, the same mask on devices "python" and "cpu", its
-statistics, its gradient, seeding, layouts, threads and the python fallback."""
+"""Fused dropout (csrc/dropout.c, cuda/dropout.cu, stage2's python_backend.dropout): the
+counter-based mask against an independent numpy SplitMix64, the same mask on devices
+"python", "cpu", "cuda-emu" and "cuda" (where a GPU is present), its statistics, its
+gradient, seeding, layouts, threads and the python fallback."""
 import math
 
 import numpy as np
@@ -12,14 +13,18 @@ import stage3_native
 from stage2_tensor import backend
 from stage2_tensor.python_backend import dropout_uniform
 from stage2_tensor.python_backend import splitmix64 as splitmix64_python
+from stage3_native import cuda_backend
 
-from .engines import ENGINES
+from .engines import ENGINES, engine_params
 from .gradcheck import gradcheck
 from .optable import dropout_keep, dropout_seed, splitmix64
 
 pytestmark = pytest.mark.stage3
 
-DEVICES = ("python", "cpu")
+UNAVAILABLE = {device: cuda_backend.unavailable_reason(device) for device in ("cuda-emu", "cuda")}
+AVAILABLE = ["python", "cpu"] + [device for device, reason in UNAVAILABLE.items() if reason is None]
+DEVICES = ["python", "cpu"] + [pytest.param(device, marks=pytest.mark.skipif(reason is not None, reason=str(reason)))
+                               for device, reason in UNAVAILABLE.items()]
 FLOAT_DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 # SplitMix64 seeded with 1234567: the reference outputs (Vigna's splitmix64.c, as listed
 # on Rosetta Code, "Pseudo-random numbers/Splitmix64")
@@ -56,12 +61,14 @@ def test_forward_matches_numpy_bit_for_bit(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_python_and_cpu_drop_the_same_elements(dtype):
+def test_every_device_drops_the_same_elements(dtype):
+    """python, cpu and the CUDA devices that run here: the same values, forward and backward
+    (660 elements: more than the CUDA emulator's grid has threads)."""
     tg_dtype = FLOAT_DTYPES[dtype][0]
     rng = np.random.default_rng(1)
     x, upstream = rng.normal(size=(5, 4, 33)), rng.normal(size=(5, 4, 33))
     results = {}
-    for device in DEVICES:
+    for device in AVAILABLE:
         tg.seed(5)
         leaf = on(device, x, tg_dtype, requires_grad=True)
         out = F.dropout(leaf, 0.3)
@@ -69,8 +76,9 @@ def test_python_and_cpu_drop_the_same_elements(dtype):
         results[device] = out.detach().numpy(), leaf.grad.numpy()
     kept = results["cpu"][0] != 0
     assert 0 < kept.sum() < kept.size
-    for cpu, python in zip(results["cpu"], results["python"]):
-        np.testing.assert_array_equal(cpu, python)
+    for device in AVAILABLE:
+        for cpu, other in zip(results["cpu"], results[device]):
+            np.testing.assert_array_equal(cpu, other)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -115,8 +123,8 @@ def test_gradient_is_upstream_times_mask_over_one_minus_p(device):
     np.testing.assert_array_equal(leaf.grad.numpy(), upstream * (keep * (1 / (1 - 0.35))))
 
 
-@pytest.mark.parametrize("engine", [e for e in ENGINES if e.name in ("stage2-python", "stage3-cpu")],
-                         ids=lambda e: e.name)
+@pytest.mark.parametrize("engine", engine_params([e for e in ENGINES if e.name in (
+    "stage2-python", "stage3-cpu", "stage3-cuda-emu", "stage3-cuda")]))
 def test_gradient_by_central_differences(engine):
     def fn(x):
         tg.seed(9)                                 # the same mask on every evaluation

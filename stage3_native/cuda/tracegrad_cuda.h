@@ -48,9 +48,27 @@ int tg_cuda_where(int dtype, int ndim, const i64 *shape, const uint8_t *c, const
 
 /* matmul.cu, cublas.cu */
 
-/* index.cu */
+/* index.cu: gather and scatter-add along one dimension, every index checked (-size..size-1,
+ * negative from the end); *bad_position: -1, or the position in index of the first bad one */
+int tg_cuda_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset, int dim,
+                         const i64 *index, i64 n_index, const void *x, int itemsize, void *out,
+                         i64 *bad_position);
+int tg_cuda_index_add(int dtype, i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index,
+                      const void *src, void *out, i64 *bad_position);
 
-/* mse.cu, dropout.cu, optim.cu */
+/* mse.cu, dropout.cu, optim.cu: fused kernels on contiguous float32/float64 (dtype 3, 4);
+ * reduction 0 none, 1 sum, 2 mean. The updates take host arrays of device pointers, one per
+ * parameter of a group (v[t] NULL for SGD without momentum), and update them in place. */
+int tg_cuda_mse_loss(int dtype, i64 n, const void *a, const void *b, int reduction, void *losses, void *diff);
+int tg_cuda_mse_loss_backward(int dtype, i64 n, const void *diff, const void *grad, i64 grad_step,
+                              double factor, void *out);
+int tg_cuda_dropout(int dtype, i64 n, const void *x, uint64_t seed, double p, void *out);
+int tg_cuda_sgd_update(int dtype, i64 count, const i64 *sizes, void **p, void **grad, void **v, double lr,
+                       double momentum, double dampening, double weight_decay, const int *first_step,
+                       int nesterov);
+int tg_cuda_adam_update(int dtype, i64 count, const i64 *sizes, void **p, void **grad, void **m, void **v,
+                        double lr, double beta1, double beta2, double eps, double weight_decay, int decoupled,
+                        const i64 *step);
 #ifdef __cplusplus
 }
 #endif
