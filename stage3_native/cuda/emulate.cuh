@@ -95,8 +95,10 @@ inline void run_block(unsigned n) {
         return;
     }
     for (unsigned t = 1; t < n; t++) start(t);
-    for (unsigned live = n; live > 0;) {
-        for (unsigned t = 0; t < n; t++) {
+    /* thread 0 already waits at its first barrier: the first pass brings the others there
+     * (resuming it too would let it run one barrier ahead of them) */
+    for (unsigned live = n, first = 1; live > 0; first = 0) {
+        for (unsigned t = first; t < n; t++) {
             if (done[t]) continue;
             set_thread(t);
             swapcontext(&scheduler, &fibers[t]);
