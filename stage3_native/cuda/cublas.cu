@@ -104,12 +104,11 @@ static int cublas_handle(cublasHandle_t *handle) {
     return status;
 }
 
-/* How cuBLAS can read a (rows x cols) row-major-indexed operand with these strides, as the
- * column-major matrix it passes to cuBLAS in place of X^T (see cublas_gemm):
- *   - rows contiguous (element (r, c) at r * ld + c): read column-major, that memory is X^T
- *     itself, with leading dimension ld: CUBLAS_OP_N;
- *   - columns contiguous (at c * ld + r): column-major, that memory is X: CUBLAS_OP_T.
- * cuBLAS wants ld at least the length of a contiguous run; a dimension of size 1 has no
+/* How cuBLAS can read X, a (rows x cols) operand with these strides. cuBLAS is handed X^T
+ * (see cublas_gemm), and X's memory read column-major, with leading dimension ld, is
+ *   - X^T itself when X's rows are contiguous (element (r, c) at r * ld + c): CUBLAS_OP_N;
+ *   - X when its columns are (element (r, c) at c * ld + r): transposed, CUBLAS_OP_T.
+ * ld must be at least the length of the contiguous runs; a dimension of size 1 has no
  * stride worth keeping. false: neither (a slice with a step, a stride-0 broadcast inside
  * the matrix), and the operand is copied first. */
 static bool blas_layout(i64 rows, i64 cols, i64 s_row, i64 s_col, int *op, i64 *ld) {
@@ -126,29 +125,32 @@ static bool blas_layout(i64 rows, i64 cols, i64 s_row, i64 s_col, int *op, i64 *
     return *ld <= INT_MAX;
 }
 
-/* One operand as cuBLAS will read it: a pointer to its first batch entry's element (0, 0)
- * and its batch strides, or those of a contiguous copy when cuBLAS cannot read it. */
+/* One operand as cuBLAS reads it: its first matrix, the step from one batch entry's matrix
+ * to the next, and how each matrix is laid out (op, ld). */
+template <typename T>
 struct Operand {
-    const char *data;             /* element 0 of the buffer; element offsets below */
-    i64 offset;
-    i64 batch_strides[TG_MAX_DIMS];
-    i64 s_row, s_col;
+    const T *first;
+    i64 step;                     /* elements; 0: one matrix for every entry (broadcast) */
     int op;
     i64 ld;
-    void *copy;                   /* the contiguous copy, freed after the call, or NULL */
+    T *copy;                      /* a contiguous copy made for cuBLAS, freed after the call */
 };
 
-static int prepare(Operand *x, int dtype, int batch_ndim, const i64 *batch_shape, const i64 *batch_strides,
-                   i64 offset, i64 rows, i64 cols, const void *data, i64 s_row, i64 s_col) {
-    x->data = (const char *)data;
-    x->offset = offset;
-    x->s_row = s_row;
-    x->s_col = s_col;
+/* The strided-batched functions take one stride per operand: fine when its batch
+ * dimensions collapse to one (runtime.cuh's strided), as they do for contiguous batches,
+ * broadcasts of a whole batch and x @ W's W. Otherwise (the heads of attention, views of
+ * q, k and v, walk two strides), or when cuBLAS cannot read its matrices, the operand is
+ * copied to a contiguous (batch, rows, cols) first: one copy kernel, and the product is
+ * still a single cuBLAS call instead of one per entry of the outer dimensions. */
+template <typename T>
+static int prepare(Operand<T> *x, int dtype, int batch_ndim, const i64 *batch_shape, const i64 *batch_strides,
+                   i64 offset, i64 rows, i64 cols, const T *data, i64 s_row, i64 s_col) {
+    i64 zero = 0;
+    Strided<1> batch = strided<1>(batch_ndim, batch_shape, &batch_strides, &zero);
+    x->first = data + offset;
+    x->step = batch.ndim == 1 ? batch.strides[0][0] : 0;
     x->copy = NULL;
-    for (int d = 0; d < batch_ndim; d++) x->batch_strides[d] = batch_strides[d];
-    if (blas_layout(rows, cols, s_row, s_col, &x->op, &x->ld)) return 0;
-    /* A row-major copy: the whole batch, broadcast entries made real (rare: Tensor ops
-     * hand matmul contiguous or transposed views) */
+    if (batch.ndim <= 1 && blas_layout(rows, cols, s_row, s_col, &x->op, &x->ld)) return 0;
     i64 shape[TG_MAX_DIMS + 2], from[TG_MAX_DIMS + 2], to[TG_MAX_DIMS + 2];
     int ndim = batch_ndim + 2;
     for (int d = 0; d < batch_ndim; d++) {
@@ -165,59 +167,45 @@ static int prepare(Operand *x, int dtype, int batch_ndim, const i64 *batch_shape
         size *= shape[d];
     }
     int status;
-    x->copy = tg_cuda_malloc((size_t)size * (dtype == 3 ? 4 : 8), &status);
+    x->copy = (T *)tg_cuda_malloc((size_t)size * sizeof(T), &status);
     if (!x->copy) return status;
     status = tg_cuda_copy(ndim, shape, data, dtype, from, offset, x->copy, dtype, to, 0);
-    if (status) return status;
-    x->data = (const char *)x->copy;
-    x->offset = 0;
-    for (int d = 0; d < batch_ndim; d++) x->batch_strides[d] = to[d];
-    x->s_row = cols;
-    x->s_col = 1;
-    blas_layout(rows, cols, x->s_row, x->s_col, &x->op, &x->ld);
-    return 0;
+    x->first = x->copy;
+    x->step = rows * cols;
+    blas_layout(rows, cols, cols, 1, &x->op, &x->ld);
+    return status;
 }
 
-/* batch products C_t = A_t B_t, A_t at a + t * a_step (elements), B_t at b + t * b_step,
- * C_t at c + t * m * n, as the column-major C_t^T (n x m) = op(B) op(A): cuBLAS's "A" is
- * our b, its "B" our a. One call: the plain gemm for a single product, the strided-batched
- * one for several (a step of 0 reads one operand for every product: broadcasting). */
-template <typename T>
+/* batch products C_t = A_t B_t, C_t at c + t * m * n, as the column-major C_t^T (n x m) =
+ * op(B_t) op(A_t): cuBLAS's "A" is our b, its "B" our a. One call: the plain gemm for a
+ * single product, the strided-batched one for several. */
 static int cublas_gemm(cublasHandle_t handle, bool tf32, i64 batch, int m, int n, int k,
-                       const Operand &a, const T *a_at, i64 a_step, const Operand &b, const T *b_at, i64 b_step,
-                       T beta, T *c);
-
-template <>
-int cublas_gemm<float>(cublasHandle_t handle, bool tf32, i64 batch, int m, int n, int k,
-                       const Operand &a, const float *a_at, i64 a_step, const Operand &b, const float *b_at,
-                       i64 b_step, float beta, float *c) {
+                       const Operand<float> &a, const Operand<float> &b, float beta, float *c) {
     const float one = 1;
     if (tf32) {                   /* float32 in and out, products on TF32 tensor cores */
         if (!cublas.gemm_ex || !cublas.gemm_batched_ex) return CUBLAS_STATUS_NOT_SUPPORTED;
         if (batch == 1)
-            return cublas.gemm_ex(handle, b.op, a.op, n, m, k, &one, b_at, R_32F, (int)b.ld, a_at, R_32F,
+            return cublas.gemm_ex(handle, b.op, a.op, n, m, k, &one, b.first, R_32F, (int)b.ld, a.first, R_32F,
                                   (int)a.ld, &beta, c, R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32,
                                   CUBLAS_GEMM_DEFAULT);
-        return cublas.gemm_batched_ex(handle, b.op, a.op, n, m, k, &one, b_at, R_32F, (int)b.ld, b_step,
-                                      a_at, R_32F, (int)a.ld, a_step, &beta, c, R_32F, n,
+        return cublas.gemm_batched_ex(handle, b.op, a.op, n, m, k, &one, b.first, R_32F, (int)b.ld, b.step,
+                                      a.first, R_32F, (int)a.ld, a.step, &beta, c, R_32F, n,
                                       (long long)m * n, (int)batch, CUBLAS_COMPUTE_32F_FAST_TF32,
                                       CUBLAS_GEMM_DEFAULT);
     }
     if (batch == 1)
-        return cublas.sgemm(handle, b.op, a.op, n, m, k, &one, b_at, (int)b.ld, a_at, (int)a.ld, &beta, c, n);
-    return cublas.sgemm_batched(handle, b.op, a.op, n, m, k, &one, b_at, (int)b.ld, b_step, a_at, (int)a.ld,
-                                a_step, &beta, c, n, (long long)m * n, (int)batch);
+        return cublas.sgemm(handle, b.op, a.op, n, m, k, &one, b.first, (int)b.ld, a.first, (int)a.ld, &beta, c, n);
+    return cublas.sgemm_batched(handle, b.op, a.op, n, m, k, &one, b.first, (int)b.ld, b.step, a.first,
+                                (int)a.ld, a.step, &beta, c, n, (long long)m * n, (int)batch);
 }
 
-template <>
-int cublas_gemm<double>(cublasHandle_t handle, bool, i64 batch, int m, int n, int k,
-                        const Operand &a, const double *a_at, i64 a_step, const Operand &b, const double *b_at,
-                        i64 b_step, double beta, double *c) {
+static int cublas_gemm(cublasHandle_t handle, bool, i64 batch, int m, int n, int k,
+                       const Operand<double> &a, const Operand<double> &b, double beta, double *c) {
     const double one = 1;         /* TF32 is for float32: float64 stays float64 */
     if (batch == 1)
-        return cublas.dgemm(handle, b.op, a.op, n, m, k, &one, b_at, (int)b.ld, a_at, (int)a.ld, &beta, c, n);
-    return cublas.dgemm_batched(handle, b.op, a.op, n, m, k, &one, b_at, (int)b.ld, b_step, a_at, (int)a.ld,
-                                a_step, &beta, c, n, (long long)m * n, (int)batch);
+        return cublas.dgemm(handle, b.op, a.op, n, m, k, &one, b.first, (int)b.ld, a.first, (int)a.ld, &beta, c, n);
+    return cublas.dgemm_batched(handle, b.op, a.op, n, m, k, &one, b.first, (int)b.ld, b.step, a.first,
+                                (int)a.ld, a.step, &beta, c, n, (long long)m * n, (int)batch);
 }
 
 /* out = the bias row repeated: cuBLAS then adds the product to it (beta = 1) */
@@ -226,38 +214,34 @@ __global__ void bias_rows_kernel(i64 total, i64 n, const T *bias, T *out) {
     for_each_index(i, total) out[i] = bias[i % n];
 }
 
-/* The whole batched product. The batch dimensions collapse (runtime.cuh's strided) to as
- * few as the two operands allow; the innermost is one strided-batched call, the others
- * (when a and b step through them differently) a loop of calls. */
 template <typename T>
-static int cublas_matmul(bool tf32, int batch_ndim, const i64 *batch_shape, i64 batch,
-                         Operand &a, Operand &b, i64 m, i64 n, i64 k, const T *bias, T *out) {
+static int cublas_matmul(bool tf32, int dtype, int batch_ndim, const i64 *batch_shape,
+                         const i64 *a_batch_strides, i64 a_offset, const i64 *b_batch_strides, i64 b_offset,
+                         i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p, const T *b, i64 sb_p, i64 sb_j,
+                         const T *bias, T *out) {
+    i64 batch = numel(batch_ndim, batch_shape);
+    if (batch > INT_MAX) return TG_CUBLAS_DECLINED;
     cublasHandle_t handle;
     int status = cublas_handle(&handle);
     if (status) return TG_CUBLAS_STATUS + status;
-    if (bias) {
+    Operand<T> ao, bo;
+    bo.copy = NULL;
+    status = prepare(&ao, dtype, batch_ndim, batch_shape, a_batch_strides, a_offset, m, k, a, sa_i, sa_p);
+    if (!status)
+        status = prepare(&bo, dtype, batch_ndim, batch_shape, b_batch_strides, b_offset, k, n, b, sb_p, sb_j);
+    if (!status && bias) {
         LAUNCH(blocks_for(batch * m * n), THREADS, bias_rows_kernel<T>)(batch * m * n, n, bias, out);
-        if ((status = LAUNCHED())) return status;
+        status = LAUNCHED();
     }
-    const i64 *strides[2] = {a.batch_strides, b.batch_strides}, offsets[2] = {a.offset, b.offset};
-    Strided<2> s = strided<2>(batch_ndim, batch_shape, strides, offsets);
-    int last = s.ndim - 1;
-    i64 inner = s.ndim ? s.shape[last] : 1;
-    i64 a_step = s.ndim ? s.strides[0][last] : 0, b_step = s.ndim ? s.strides[1][last] : 0;
-    if (inner > INT_MAX) return TG_CUBLAS_DECLINED;
-    for (i64 outer = 0; outer < batch / inner; outer++) {
-        i64 ao = s.offset[0], bo = s.offset[1], rest = outer;
-        for (int d = last - 1; d >= 0; d--) {
-            i64 index = rest % s.shape[d];
-            rest /= s.shape[d];
-            ao += index * s.strides[0][d];
-            bo += index * s.strides[1][d];
-        }
-        status = cublas_gemm<T>(handle, tf32, inner, (int)m, (int)n, (int)k, a, (const T *)a.data + ao, a_step,
-                                b, (const T *)b.data + bo, b_step, bias ? (T)1 : (T)0, out + outer * inner * m * n);
-        if (status) return TG_CUBLAS_STATUS + status;
+    if (!status) {
+        status = cublas_gemm(handle, tf32, batch, (int)m, (int)n, (int)k, ao, bo, bias ? (T)1 : (T)0, out);
+        if (status) status += TG_CUBLAS_STATUS;
     }
-    return 0;
+    /* The copies go back to the allocator's cache: the kernels queued on the stream that
+     * read them run before anything that could reuse them (memory.cu). */
+    if (ao.copy) tg_cuda_free(ao.copy);
+    if (bo.copy) tg_cuda_free(bo.copy);
+    return status;
 }
 
 extern "C" {
@@ -312,24 +296,13 @@ int tg_cuda_cublas_matmul(int tf32, int dtype, int batch_ndim, const i64 *batch_
                           const i64 *a_batch_strides, i64 a_offset, const i64 *b_batch_strides, i64 b_offset,
                           i64 m, i64 n, i64 k, const void *a, i64 sa_i, i64 sa_p,
                           const void *b, i64 sb_p, i64 sb_j, const void *bias, void *out) {
-    i64 batch = numel(batch_ndim, batch_shape);
     if (!tg_cuda_has_cublas() || m > INT_MAX || n > INT_MAX || k > INT_MAX || k == 0)
         return TG_CUBLAS_DECLINED;
-    if (batch == 0 || m == 0 || n == 0) return 0;
-    Operand ao, bo;
-    int status = prepare(&ao, dtype, batch_ndim, batch_shape, a_batch_strides, a_offset, m, k, a, sa_i, sa_p);
-    if (!status)
-        status = prepare(&bo, dtype, batch_ndim, batch_shape, b_batch_strides, b_offset, k, n, b, sb_p, sb_j);
-    else
-        bo.copy = NULL;
-    if (!status)
-        DISPATCH_FLOAT(dtype, status = cublas_matmul<T>(tf32 != 0, batch_ndim, batch_shape, batch, ao, bo,
-                                                        m, n, k, (const T *)bias, (T *)out))
-    /* The copies go back to the allocator's cache: the kernels queued on the stream that
-     * read them run before anything that could reuse them (memory.cu). */
-    if (ao.copy) tg_cuda_free(ao.copy);
-    if (bo.copy) tg_cuda_free(bo.copy);
-    return status;
+    if (numel(batch_ndim, batch_shape) == 0 || m == 0 || n == 0) return 0;
+    DISPATCH_FLOAT(dtype, return cublas_matmul<T>(tf32 != 0, dtype, batch_ndim, batch_shape, a_batch_strides,
+                                                  a_offset, b_batch_strides, b_offset, m, n, k, (const T *)a,
+                                                  sa_i, sa_p, (const T *)b, sb_p, sb_j, (const T *)bias, (T *)out))
+    return 0;
 }
 
 }  // extern "C"
