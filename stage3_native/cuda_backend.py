@@ -222,6 +222,99 @@ class CudaBackend(Backend):
     # ---- reductions (reduce.cu) ---------------------------------------------------------------
 
     # ---- matmul (matmul.cu, cublas.cu) --------------------------------------------------------
+    # matmul.cu's variants, slowest first: the textbook kernel, the shared-memory tiled one,
+    # cuBLAS (loaded at run time, when there is one), and cuBLAS with float32 products on
+    # the tensor cores in TF32 (10-bit mantissas: faster, less exact; float64 unchanged).
+    MATMUL_VARIANTS = {"naive": 0, "tiled": 1, "cublas": 2, "cublas-tf32": 3}
+
+    @property
+    def matmul_variant(self):
+        """The variant matmul runs: unless set, "cublas" where cuBLAS loads, else "tiled"."""
+        if getattr(self, "_matmul_variant", None) is None:
+            self._matmul_variant = "cublas" if self.has_cublas() else "tiled"
+        return self._matmul_variant
+
+    @matmul_variant.setter
+    def matmul_variant(self, variant):
+        if variant not in self.MATMUL_VARIANTS:
+            raise ValueError(f"matmul_variant: expected one of {', '.join(self.MATMUL_VARIANTS)}, got {variant!r}")
+        if variant not in self.matmul_variants():
+            raise ValueError(f"matmul_variant {variant!r} cannot run on device {self.name!r}: "
+                             + ("the emulator has no cuBLAS" if self.name == "cuda-emu" else
+                                "cuBLAS did not load (libcublas.so.13, .12, .11 or $TRACEGRAD_CUBLAS)"
+                                if not self.has_cublas() else "this cuBLAS has no cublasGemmEx"))
+        self._matmul_variant = variant
+
+    def matmul_variants(self):
+        """The variants this device can run."""
+        names = ["naive", "tiled"]
+        if self.has_cublas():
+            names.append("cublas")
+            if self.lib.tg_cuda_has_cublas_tf32():
+                names.append("cublas-tf32")
+        return names
+
+    def has_cublas(self):
+        """Whether cuBLAS loaded: libcublas.so.13, .12, .11 or $TRACEGRAD_CUBLAS from the
+        system's library path, else one from pip's NVIDIA wheels. Never on "cuda-emu"."""
+        if self.lib.tg_cuda_has_cublas():
+            return True
+        if self.name == "cuda" and not getattr(self, "_cublas_searched", False):
+            self._cublas_searched = True
+            for path in self._cublas_wheels():
+                if self.lib.tg_cuda_cublas_load(str(path).encode()):
+                    return True
+        return False
+
+    def cublas_library(self):
+        """The path or name of the libcublas in use ("" when none)."""
+        return self.ffi.string(self.lib.tg_cuda_cublas_library()).decode() if self.has_cublas() else ""
+
+    @staticmethod
+    def _cublas_wheels():
+        """libcublas of pip's nvidia-cublas wheels (PyTorch's CUDA builds install one), which
+        the dynamic loader does not search: site-packages/nvidia/<cublas or cu13>/lib/."""
+        import sys
+        from pathlib import Path
+        found = []
+        for folder in sys.path:
+            try:
+                found += sorted(Path(folder or ".").glob("nvidia/*/lib/libcublas.so.*"), reverse=True)
+            except OSError:
+                continue
+        return found
+
+    def _check_matmul(self, status):
+        """self.check, except that cuBLAS's own status codes (not CUDA errors) say so."""
+        if status >= self.lib.TG_CUBLAS_STATUS:
+            code = status - self.lib.TG_CUBLAS_STATUS
+            name = self.ffi.string(self.lib.tg_cuda_cublas_status_name(code)).decode()
+            raise CudaError(f"matmul on device {self.name!r}: cuBLAS status {code} ({name})")
+        self.check(status, "matmul")
+
+    def matmul(self, a, b, dtype, bias=None):
+        """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
+        bias (None, or a 1-D view of n values) on every row: Linear's fused epilogue. Float32
+        and float64 on the GPU; other dtypes on the python backend, as on the CPU."""
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        if bias is not None and tuple(bias.shape) != (n,):
+            raise ValueError(f"matmul: bias must have shape ({n},), got {tuple(bias.shape)}")
+        if dtype not in FLOATS:
+            backend.log_fallback(f"matmul for {dtype.name}", self.name)
+            out = backend.on_python(self, "matmul", (a, b, dtype), dtype)
+            if bias is None:
+                return out
+            shape = tuple(a.shape[:-1]) + (n,)          # bias broadcast over the rows
+            rows = View(bias.buffer, shape, (0,) * (len(shape) - 1) + tuple(bias.strides), bias.offset, bias.dtype)
+            return self.binary("add", View(out, shape, make_strides(shape), 0, dtype), rows, dtype)
+        a, b = self._as(a, dtype), self._as(b, dtype)
+        batch = tuple(a.shape[:-2])
+        out = self.allocate(numel(batch) * m * n, dtype)
+        self._check_matmul(self.lib.tg_cuda_matmul(
+            self.MATMUL_VARIANTS[self.matmul_variant], CODE[dtype], len(batch), batch, tuple(a.strides[:-2]),
+            a.offset, tuple(b.strides[:-2]), b.offset, m, n, k, a.buffer, a.strides[-2], a.strides[-1],
+            b.buffer, b.strides[-2], b.strides[-1], self._dense_or_null(bias, dtype), out))
+        return out
 
     # ---- gather and scatter-add (index.cu) ----------------------------------------------------
     def _index_error(self, ids, position, dim, size):

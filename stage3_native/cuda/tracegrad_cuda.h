@@ -46,7 +46,29 @@ int tg_cuda_where(int dtype, int ndim, const i64 *shape, const uint8_t *c, const
 
 /* softmax.cu, layernorm.cu */
 
-/* matmul.cu, cublas.cu */
+/* matmul.cu, cublas.cu: out (batch..., m, n), contiguous, = a (batch..., m, k) @ b (batch...,
+ * k, n), plus bias (NULL, or n contiguous values) on every row. The batch_ndim batch
+ * dimensions have one shape and a stride per operand (0 where broadcast); within a batch
+ * entry, a's element (i, p) is at i * sa_i + p * sa_p, b's (p, j) at p * sb_p + j * sb_j.
+ * variant: 0 naive, 1 tiled, 2 cuBLAS, 3 cuBLAS with TF32 tensor cores (float32 only);
+ * dtype 3 or 4. cuBLAS is opened at run time (never linked): tg_cuda_has_cublas says
+ * whether it loaded (the emulator: never), tg_cuda_cublas_load tries one more path. A
+ * cuBLAS error comes back as TG_CUBLAS_STATUS + its status (tg_cuda_cublas_status_name);
+ * TG_CUBLAS_DECLINED, from tg_cuda_cublas_matmul only, means "not for cuBLAS: use a kernel". */
+enum { TG_CUBLAS_DECLINED = -1, TG_CUBLAS_STATUS = 100000 };
+int tg_cuda_matmul(int variant, int dtype, int batch_ndim, const i64 *batch_shape,
+                   const i64 *a_batch_strides, i64 a_offset, const i64 *b_batch_strides, i64 b_offset,
+                   i64 m, i64 n, i64 k, const void *a, i64 sa_i, i64 sa_p,
+                   const void *b, i64 sb_p, i64 sb_j, const void *bias, void *out);
+int tg_cuda_cublas_matmul(int tf32, int dtype, int batch_ndim, const i64 *batch_shape,
+                          const i64 *a_batch_strides, i64 a_offset, const i64 *b_batch_strides, i64 b_offset,
+                          i64 m, i64 n, i64 k, const void *a, i64 sa_i, i64 sa_p,
+                          const void *b, i64 sb_p, i64 sb_j, const void *bias, void *out);
+int tg_cuda_has_cublas(void);
+int tg_cuda_has_cublas_tf32(void);
+int tg_cuda_cublas_load(const char *path);
+const char *tg_cuda_cublas_library(void);
+const char *tg_cuda_cublas_status_name(int status);
 
 /* index.cu: gather and scatter-add along one dimension, every index checked (-size..size-1,
  * negative from the end); *bad_position: -1, or the position in index of the first bad one */
