@@ -95,8 +95,10 @@ inline void run_block(unsigned n) {
         return;
     }
     for (unsigned t = 1; t < n; t++) start(t);
-    for (unsigned live = n; live > 0;) {
-        for (unsigned t = 0; t < n; t++) {
+    /* Thread 0 already waits at the first barrier: the first pass starts at thread 1, so
+     * that no thread runs a barrier ahead of the others. */
+    for (unsigned live = n, first = 1; live > 0; first = 0) {
+        for (unsigned t = first; t < n; t++) {
             if (done[t]) continue;
             set_thread(t);
             swapcontext(&scheduler, &fibers[t]);
