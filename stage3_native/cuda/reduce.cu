@@ -42,7 +42,7 @@ template <> struct Wide<double> { typedef double type; };
 /* What a thread (or a part) has seen so far: the running sum, or the running extreme and
  * its index among the reduced elements (at < 0: no element yet). max and min keep the
  * index too: "the first of equal values" then decides which of 0.0 and -0.0 a max returns,
- * as the CPU's walk in order does. */
+ * whatever order the threads finish in. */
 template <typename T> struct Partial {
     typename Wide<T>::type sum;
     T best;
