@@ -217,7 +217,7 @@ class CudaBackend(Backend):
 
     # ---- reductions (reduce.cu) ---------------------------------------------------------------
     def reduce(self, op, view, dims, dtype):
-        from .cpu_backend import split_dims            # the CPU's kept/reduced split, cached
+        from .cpu_backend import split_dims  # the CPU's kept/reduced split, cached
         outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
         if op != "sum" and numel(inner_shape) == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")

@@ -22,7 +22,7 @@ _NO_GPU = cuda_backend.unavailable_reason("cuda")
 DEVICES = ["cuda-emu", pytest.param("cuda", marks=pytest.mark.skipif(_NO_GPU is not None, reason=str(_NO_GPU)))]
 DTYPES = {np.float32: dtypes.float32, np.float64: dtypes.float64, np.int32: dtypes.int32,
           np.int64: dtypes.int64, np.bool_: dtypes.bool_}
-TOLERANCE = {np.float32: dict(rtol=2e-6, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-12)}
+TOLERANCE = {np.float32: {"rtol": 2e-6, "atol": 1e-6}, np.float64: {"rtol": 1e-12, "atol": 1e-12}}
 
 
 @pytest.fixture(autouse=True)
@@ -341,7 +341,7 @@ def test_layer_norm_and_its_gradients_match_numpy(device, shape, np_dtype, affin
     out = F.layer_norm(x, n, *params)
     (out * on(device, g)).sum().backward()
     want_out, want_dx, want_dw, want_db = numpy_layer_norm(a, w, b, g)
-    tol = dict(rtol=2e-5, atol=2e-5) if np_dtype is np.float32 else dict(rtol=1e-10, atol=1e-10)
+    tol = {"rtol": 2e-5, "atol": 2e-5} if np_dtype is np.float32 else {"rtol": 1e-10, "atol": 1e-10}
     np.testing.assert_allclose(out.detach().numpy(), want_out, **tol)
     np.testing.assert_allclose(x.grad.numpy(), want_dx, **tol)
     if w is not None:
@@ -364,8 +364,9 @@ def test_layer_norm_statistics_and_parameter_gradients_agree_with_cpu(device):
         out, mean, rstd = be.layer_norm(x, weight, bias, 1e-5, dtypes.float32)
         stats = [backend.View(buffer, (rows,), (1,), 0, dtypes.float32) for buffer in (mean, rstd)]
         dx, dw, db = be.layer_norm_backward(grad, x, *stats, weight, dtypes.float32)
+        shapes = ((rows, n), (rows,), (rows,), (rows, n), (n,), (n,))
         got = [Tensor.from_buffer(buffer, shape, dtypes.float32, where).numpy()
-               for buffer, shape in zip((out, mean, rstd, dx, dw, db), ((rows, n), (rows,), (rows,), (rows, n), (n,), (n,)))]
+               for buffer, shape in zip((out, mean, rstd, dx, dw, db), shapes)]
         if where in results:
             for first, second in zip(results[where], got):
                 np.testing.assert_array_equal(first, second)       # the same bits, run to run

@@ -148,9 +148,11 @@ template <typename T>
 static int layer_norm(i64 rows, i64 n, const T *x, const T *weight, const T *bias, double eps, T *out,
                       T *mean, T *rstd) {
     if (n <= WARP)
-        LAUNCH(blocks_for(rows), THREADS, layer_norm_rows<T, ThreadTeam>)(rows, n, x, weight, bias, eps, out, mean, rstd);
+        LAUNCH(blocks_for(rows), THREADS, layer_norm_rows<T, ThreadTeam>)(
+            rows, n, x, weight, bias, eps, out, mean, rstd);
     else
-        LAUNCH(blocks_for(rows, 1), THREADS, layer_norm_rows<T, BlockTeam>)(rows, n, x, weight, bias, eps, out, mean, rstd);
+        LAUNCH(blocks_for(rows, 1), THREADS, layer_norm_rows<T, BlockTeam>)(
+            rows, n, x, weight, bias, eps, out, mean, rstd);
     return LAUNCHED();
 }
 
@@ -159,9 +161,11 @@ static int layer_norm_backward(i64 rows, i64 n, const T *grad, const T *x, const
                                const T *weight, T *dx, T *dweight, T *dbias) {
     if (rows > 0) {
         if (n <= WARP)
-            LAUNCH(blocks_for(rows), THREADS, layer_norm_backward_rows<T, ThreadTeam>)(rows, n, grad, x, mean, rstd, weight, dx);
+            LAUNCH(blocks_for(rows), THREADS, layer_norm_backward_rows<T, ThreadTeam>)(
+                rows, n, grad, x, mean, rstd, weight, dx);
         else
-            LAUNCH(blocks_for(rows, 1), THREADS, layer_norm_backward_rows<T, BlockTeam>)(rows, n, grad, x, mean, rstd, weight, dx);
+            LAUNCH(blocks_for(rows, 1), THREADS, layer_norm_backward_rows<T, BlockTeam>)(
+                rows, n, grad, x, mean, rstd, weight, dx);
         int status = LAUNCHED();
         if (status) return status;
     }

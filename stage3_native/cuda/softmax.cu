@@ -51,7 +51,8 @@ struct BlockTeam {
         slots[threadIdx.x] = v;
         __syncthreads();
         for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-            if (threadIdx.x < s && slots[threadIdx.x + s] > slots[threadIdx.x]) slots[threadIdx.x] = slots[threadIdx.x + s];
+            if (threadIdx.x < s && slots[threadIdx.x + s] > slots[threadIdx.x])
+                slots[threadIdx.x] = slots[threadIdx.x + s];
             __syncthreads();
         }
         double top = slots[0];
@@ -187,9 +188,11 @@ template <typename T>
 static int softmax_backward(i64 outer, i64 size, i64 inner, const T *grad, const T *y, int log_softmax, T *dx) {
     i64 rows = outer * inner;
     if (by_threads(size, inner))
-        LAUNCH(blocks_for(rows), THREADS, softmax_backward_rows<T, ThreadTeam>)(rows, size, inner, grad, y, log_softmax, dx);
+        LAUNCH(blocks_for(rows), THREADS, softmax_backward_rows<T, ThreadTeam>)(
+            rows, size, inner, grad, y, log_softmax, dx);
     else
-        LAUNCH(blocks_for(rows, 1), THREADS, softmax_backward_rows<T, BlockTeam>)(rows, size, inner, grad, y, log_softmax, dx);
+        LAUNCH(blocks_for(rows, 1), THREADS, softmax_backward_rows<T, BlockTeam>)(
+            rows, size, inner, grad, y, log_softmax, dx);
     return LAUNCHED();
 }
 
@@ -207,9 +210,11 @@ static int cross_entropy(i64 n, i64 c, const T *logits, const i64 *targets, int 
     if (n > 0) {
         i64 *word = bad_index_word();
         if (by_threads(c, 1))
-            LAUNCH(blocks_for(n), THREADS, cross_entropy_rows<T, ThreadTeam>)(n, c, logits, targets, row_losses, probs, word);
+            LAUNCH(blocks_for(n), THREADS, cross_entropy_rows<T, ThreadTeam>)(
+                n, c, logits, targets, row_losses, probs, word);
         else
-            LAUNCH(blocks_for(n, 1), THREADS, cross_entropy_rows<T, BlockTeam>)(n, c, logits, targets, row_losses, probs, word);
+            LAUNCH(blocks_for(n, 1), THREADS, cross_entropy_rows<T, BlockTeam>)(
+                n, c, logits, targets, row_losses, probs, word);
         status = LAUNCHED();
         if (status == 0) *bad = read_bad_index(&status);      /* waits for the kernel */
     }
