@@ -220,6 +220,24 @@ class CudaBackend(Backend):
         return out
 
     # ---- reductions (reduce.cu) ---------------------------------------------------------------
+    def reduce(self, op, view, dims, dtype):
+        from .cpu_backend import split_dims  # the CPU's kept/reduced split, cached
+        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
+        if op != "sum" and numel(inner_shape) == 0:
+            raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
+        n_out = numel(outer_shape)
+        # As on the CPU: results are computed in int64 or double and stored as any dtype of
+        # that kind; another kind (a float sum asked as int) is converted afterwards.
+        if op.startswith("arg"):
+            stored = dtypes.int64
+        else:
+            same_kind = dtype.is_floating_point == view.dtype.is_floating_point
+            stored = dtype if same_kind else dtypes.float64 if view.dtype.is_floating_point else dtypes.int64
+        out = self.allocate(n_out, stored)
+        self.check(self.lib.tg_cuda_reduce(REDUCE_CODE[op], CODE[view.dtype], len(outer_shape), outer_shape,
+                                           outer_strides, len(inner_shape), inner_shape, inner_strides,
+                                           view.buffer, view.offset, out, CODE[stored]), op)
+        return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
     # ---- matmul (matmul.cu, cublas.cu) --------------------------------------------------------
     # matmul.cu's variants, slowest first: the textbook kernel, the shared-memory tiled one,
@@ -350,6 +368,79 @@ class CudaBackend(Backend):
         return out
 
     # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
+    def _on_python(self, kernel_name, args, dtype):
+        """The python backend's kernel for a dtype the CUDA kernel does not cover (logged once)."""
+        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
+        return backend.on_python(self, kernel_name, args, dtype)
+
+    def softmax(self, view, dim, log, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("softmax", (view, dim, log, dtype), dtype)
+        outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
+        out = self.allocate(numel(view.shape), dtype)
+        self.check(self.lib.tg_cuda_softmax(CODE[dtype], outer, view.shape[dim], inner,
+                                            self._dense(view, dtype), int(log), out), "softmax")
+        return out
+
+    def softmax_backward(self, grad, out, dim, log, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
+        outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
+        dx = self.allocate(numel(out.shape), dtype)
+        self.check(self.lib.tg_cuda_softmax_backward(CODE[dtype], outer, out.shape[dim], inner,
+                                                     self._dense(grad, dtype), self._dense(out, dtype),
+                                                     int(log), dx), "softmax_backward")
+        return dx
+
+    def cross_entropy(self, logits, targets, reduction, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("cross_entropy", (logits, targets, reduction, dtype), dtype)
+        n, c = logits.shape
+        losses, probs = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n * c, dtype)
+        target_ids, bad = self._dense(targets, dtypes.int64), self.ffi.new("i64 *")
+        self.check(self.lib.tg_cuda_cross_entropy(CODE[dtype], n, c, self._dense(logits, dtype), target_ids,
+                                                  REDUCTIONS.index(reduction), losses, probs, bad),
+                   "cross_entropy")
+        if bad[0] >= 0:                 # the kernel reported the row; the target is read here
+            target = self.to_flat(View(target_ids, (1,), (1,), bad[0], dtypes.int64))[0]
+            raise backend.bad_target(bad[0], target, c)
+        return losses, probs
+
+    def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("cross_entropy_backward", (probs, targets, scale, factor, dtype), dtype)
+        n, c = probs.shape
+        out = self.allocate(n * c, dtype)
+        scale = self._as(scale, dtype)
+        scale_step = scale.strides[0] if n > 1 else 0     # 0: one upstream value for every row
+        self.check(self.lib.tg_cuda_cross_entropy_backward(
+            CODE[dtype], n, c, self._dense(probs, dtype), self._dense(targets, dtypes.int64),
+            scale.buffer + scale.offset, scale_step, float(factor), out), "cross_entropy_backward")
+        return out
+
+    def layer_norm(self, x, weight, bias, eps, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
+        n, rows = x.shape[-1], numel(x.shape[:-1])
+        out, mean, rstd = self.allocate(rows * n, dtype), self.allocate(rows, dtype), self.allocate(rows, dtype)
+        self.check(self.lib.tg_cuda_layer_norm(CODE[dtype], rows, n, self._dense(x, dtype),
+                                               self._dense_or_null(weight, dtype),
+                                               self._dense_or_null(bias, dtype), float(eps), out, mean, rstd),
+                   "layer_norm")
+        return out, mean, rstd
+
+    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        if dtype not in FLOATS:
+            return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
+        n, rows = x.shape[-1], numel(x.shape[:-1])
+        dx = self.allocate(rows * n, dtype)
+        dweight, dbias = (self.allocate(n, dtype), self.allocate(n, dtype)) if weight is not None else (None, None)
+        self.check(self.lib.tg_cuda_layer_norm_backward(
+            CODE[dtype], rows, n, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
+            self._dense(rstd, dtype), self._dense_or_null(weight, dtype), dx,
+            self.ffi.NULL if dweight is None else dweight, self.ffi.NULL if dbias is None else dbias),
+            "layer_norm_backward")
+        return dx, dweight, dbias
 
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
     def _on_python(self, kernel_name, args, dtype):

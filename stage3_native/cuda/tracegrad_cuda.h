@@ -42,9 +42,33 @@ int tg_cuda_binary(int op, int dtype, int ndim, const i64 *shape, const void *a,
 int tg_cuda_where(int dtype, int ndim, const i64 *shape, const uint8_t *c, const i64 *cs, i64 co,
                   const void *a, const i64 *as, i64 ao, const void *b, const i64 *bs, i64 bo, void *out);
 
-/* reduce.cu */
+/* reduce.cu: sum, max, min (ops 0-2, results stored as out_dtype) or argmax, argmin (3, 4:
+ * out is int64) of x over its inner (reduced) dimensions, one result per index of its outer
+ * (kept) ones; x's element (outer o, inner i) is at xo + o's and i's strided positions */
+int tg_cuda_reduce(int op, int dtype, int n_outer, const i64 *outer_shape, const i64 *outer_strides,
+                   int n_inner, const i64 *inner_shape, const i64 *inner_strides,
+                   const void *x, i64 xo, void *out, int out_dtype);
 
-/* softmax.cu, layernorm.cu */
+/* softmax.cu, layernorm.cu: float32 and float64 (dtype 3, 4); inputs contiguous.
+ * softmax: x viewed as (outer, size, inner), each of the outer * inner rows along the middle
+ * dimension (log_softmax != 0: log-softmax); its backward from the upstream grad and the
+ * output y. cross_entropy: logits (n, c), targets n int64 class indices, reduction 0 (none:
+ * n losses), 1 (sum), 2 (mean); probs gets the n * c softmax values; *bad (a host pointer)
+ * the first row whose target is out of range, else -1. Its backward: (probs -
+ * onehot(targets)) * scale[i * scale_step] * factor for row i. layer_norm: x (rows, n),
+ * weight and bias n values or NULL; mean and rstd one per row. Its backward: dx, and, when
+ * dweight is not NULL, dweight and dbias (sums over the rows, in a fixed order). */
+int tg_cuda_softmax(int dtype, i64 outer, i64 size, i64 inner, const void *x, int log_softmax, void *out);
+int tg_cuda_softmax_backward(int dtype, i64 outer, i64 size, i64 inner, const void *grad, const void *y,
+                             int log_softmax, void *dx);
+int tg_cuda_cross_entropy(int dtype, i64 n, i64 c, const void *logits, const i64 *targets, int reduction,
+                          void *losses, void *probs, i64 *bad);
+int tg_cuda_cross_entropy_backward(int dtype, i64 n, i64 c, const void *probs, const i64 *targets,
+                                   const void *scale, i64 scale_step, double factor, void *out);
+int tg_cuda_layer_norm(int dtype, i64 rows, i64 n, const void *x, const void *weight, const void *bias,
+                       double eps, void *out, void *mean, void *rstd);
+int tg_cuda_layer_norm_backward(int dtype, i64 rows, i64 n, const void *grad, const void *x, const void *mean,
+                                const void *rstd, const void *weight, void *dx, void *dweight, void *dbias);
 
 /* matmul.cu, cublas.cu: out (batch..., m, n), contiguous, = a (batch..., m, k) @ b (batch...,
  * k, n), plus bias (NULL, or n contiguous values) on every row. The batch_ndim batch
