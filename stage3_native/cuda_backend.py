@@ -178,6 +178,12 @@ class CudaBackend(Backend):
                                          src.strides, src.offset, dst.buffer, CODE[dst.dtype],
                                          dst.strides, dst.offset), "write")
 
+    def _on_python(self, kernel_name, args, dtype):
+        """The python backend's kernel for a dtype the CUDA kernel does not cover (logged once),
+        as cpu_backend does."""
+        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
+        return backend.on_python(self, kernel_name, args, dtype)
+
     def _as(self, view, dtype):
         """The view itself, or a contiguous copy converted to dtype."""
         if view.dtype is dtype:
@@ -368,11 +374,6 @@ class CudaBackend(Backend):
         return out
 
     # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
-    def _on_python(self, kernel_name, args, dtype):
-        """The python backend's kernel for a dtype the CUDA kernel does not cover (logged once)."""
-        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
-        return backend.on_python(self, kernel_name, args, dtype)
-
     def softmax(self, view, dim, log, dtype):
         if dtype not in FLOATS:
             return self._on_python("softmax", (view, dim, log, dtype), dtype)
@@ -443,12 +444,6 @@ class CudaBackend(Backend):
         return dx, dweight, dbias
 
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
-    def _on_python(self, kernel_name, args, dtype):
-        """The python backend's kernel for a dtype the CUDA kernel does not cover (logged once),
-        as cpu_backend does."""
-        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
-        return backend.on_python(self, kernel_name, args, dtype)
-
     def mse_loss(self, a, b, reduction, dtype):
         if dtype not in FLOATS:
             return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
