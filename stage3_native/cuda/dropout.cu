@@ -13,6 +13,8 @@
 #include <math.h>
 #include "runtime.cuh"
 
+namespace {         /* private to this file: other .cu files may use the same names */
+
 /* The top 53 bits of output i of the SplitMix64 stream `seed` (csrc/dropout.c) */
 __device__ __forceinline__ uint64_t dropout_bits(uint64_t seed, uint64_t i) {
     uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
@@ -29,6 +31,8 @@ __global__ void dropout_kernel(i64 n, const T *x, uint64_t seed, uint64_t thresh
     for_each_index(i, n)
         out[i] = (T)((double)x[i] * (dropout_bits(seed, (uint64_t)i) >= threshold ? scale : 0.0));
 }
+
+}  // namespace
 
 extern "C" {
 

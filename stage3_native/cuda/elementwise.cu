@@ -6,6 +6,8 @@
  * (Strided::locate), since neighbouring threads must read neighbouring elements. */
 #include "runtime.cuh"
 
+namespace {         /* private to this file: other .cu files may use the same names */
+
 enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN, GELU_TANH, GELU_TANH_GRAD };
 enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
 
@@ -156,6 +158,8 @@ static int copy_from(i64 n, const Strided<2> &s, const void *x, void *out, int o
     DISPATCH(out_dtype, LAUNCH(blocks_for(n), THREADS, copy_kernel<S, T>)(n, s, (const S *)x, (T *)out))
     return LAUNCHED();
 }
+
+}  // namespace
 
 extern "C" {
 

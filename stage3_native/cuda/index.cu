@@ -28,6 +28,8 @@
  * read or written out of bounds before the host raises. */
 #include "runtime.cuh"
 
+namespace {         /* private to this file: other .cu files may use the same names */
+
 /* An index is valid in -size..size-1; a negative one counts from the end. */
 __device__ __forceinline__ bool index_ok(i64 i, i64 size) { return i >= -size && i < size; }
 __device__ __forceinline__ i64 index_wrap(i64 i, i64 size) { return i < 0 ? i + size : i; }
@@ -78,6 +80,8 @@ __global__ void index_add_kernel(i64 n, i64 size, i64 inner_n, const i64 *index,
         atomic_add(&out[(o * size + index_wrap(at, size)) * inner_n + j], src[i]);
     }
 }
+
+}  // namespace
 
 extern "C" {
 

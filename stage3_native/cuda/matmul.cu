@@ -25,6 +25,8 @@
  * fits any grid (the emulator's grids of two blocks per dimension exercise those loops). */
 #include "runtime.cuh"
 
+namespace {         /* private to this file: other .cu files may use the same names */
+
 enum { NAIVE, TILED, CUBLAS, CUBLAS_TF32 };     /* cuda_backend.py's MATMUL_VARIANTS */
 
 /* ---- naive: one output element per thread ----------------------------------------------- */
@@ -200,6 +202,8 @@ static int launch_matmul(int variant, i64 batch, const Strided<2> &batches, i64 
     }
     return LAUNCHED();
 }
+
+}  // namespace
 
 extern "C" {
 

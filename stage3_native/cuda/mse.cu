@@ -12,6 +12,8 @@
  * from the CPU's sequential sum in the last bits of the double before it is rounded to T. */
 #include "runtime.cuh"
 
+namespace {         /* private to this file: other .cu files may use the same names */
+
 /* The sum of every thread's `mine` over the block, returned to thread 0 (every thread of
  * the block must call it: it has barriers). THREADS is a power of two. */
 __device__ __forceinline__ double block_sum(double mine) {
@@ -74,6 +76,8 @@ static int mse_loss(i64 n, const T *a, const T *b, int reduction, T *losses, T *
     tg_cuda_free(block_sums);                    /* reused only by kernels queued after these */
     return status;
 }
+
+}  // namespace
 
 extern "C" {
 

@@ -20,6 +20,8 @@
 #include <math.h>
 #include "runtime.cuh"
 
+namespace {         /* private to this file: other .cu files may use the same names */
+
 template <typename T>
 __global__ void sgd_kernel(i64 n, T *p, const T *grad, T *v, double lr, double momentum, double dampening,
                            double weight_decay, int first_step, int nesterov) {
@@ -82,6 +84,8 @@ static int adam_update(i64 count, const i64 *sizes, void **p, void **grad, void 
     }
     return 0;
 }
+
+}  // namespace
 
 extern "C" {
 
