@@ -2,19 +2,21 @@
  * laptop) runs the very kernel source the GPU runs: device "cuda-emu" (chapter on native
  * kernels, section "CUDA").
  *
- * build.py compiles the .cu files with the host C++ compiler and -DTG_CUDA_EMULATE, and
- * runtime.cuh includes this header instead of cuda_runtime.h. A kernel launch runs the grid
- * one block after another. Each thread of a block is a fiber (ucontext): it runs until it
- * ends or reaches __syncthreads(), which switches back to the block's scheduler; once every
- * thread of the block has arrived, they all go on. That is what a barrier means, so
- * kernels that share memory through __shared__ arrays (tiled matmul, tree reductions) work
- * unchanged, one thread at a time. __shared__ becomes `static`: one copy per kernel that
- * every fiber of the running block sees, as the threads of a block share theirs.
+ * cuda_build.py compiles the .cu files with the host C++ compiler and -DTG_CUDA_EMULATE,
+ * and runtime.cuh includes this header instead of cuda_runtime.h. A kernel launch runs the
+ * grid one block after another. Each thread of a block is a fiber, a function with a stack
+ * of its own: it runs until it ends or reaches __syncthreads(), which switches back to the
+ * block's scheduler; once every thread of the block has arrived, they all go on. That is
+ * what a barrier means, so kernels that share memory through __shared__ arrays (tiled
+ * matmul, tree reductions) work unchanged, one thread at a time. __shared__ becomes
+ * `static`: one copy per kernel that every fiber of the running block sees, as the threads
+ * of a block share theirs.
  *
  * What this checks is the kernels' logic: indexing, tiling, barriers, grid-stride loops.
  * It says nothing about speed, and it runs threads in a fixed order, so a race that a GPU
  * would show can pass here; the GPU runs of the suite (device "cuda") are the real test.
- * Launches are serialized by a mutex: one grid at a time, like a single CUDA stream. */
+ * Launches are serialized by a mutex: one grid at a time, like a single CUDA stream.
+ * -DTG_EMU_UCONTEXT switches fibers with ucontext on x86-64 Linux too (see start()). */
 #ifndef TG_EMULATE_CUH
 #define TG_EMULATE_CUH
 #include <cmath>
@@ -41,8 +43,6 @@ struct dim3 {
 
 namespace emu {
 inline dim3 thread_idx, block_idx, block_dim, grid_dim;   /* what the running fiber sees */
-inline ucontext_t scheduler;                                /* the block's scheduler */
-inline std::vector<ucontext_t> fibers;
 inline std::vector<char> done;
 inline std::vector<char> stacks;
 inline int current;
@@ -52,10 +52,70 @@ constexpr size_t STACK = 64 << 10;
 
 inline bool in_fiber;                                       /* false: a plain call (see run_block) */
 
-inline void fiber_main() {
+/* ---- fibers: a stack per thread, and switching between stacks ----------------------------
+ * start(t) readies thread t to run the kernel from the top of its own stack, resume(t)
+ * runs it until it reaches a barrier or ends, pause() (a barrier) goes back to the
+ * scheduler. On x86-64 Linux a switch is a dozen instructions of our own: push the
+ * registers a function must preserve, store the stack pointer, load the other one, pop
+ * its registers, return into it. ucontext's swapcontext, used elsewhere, also saves the
+ * signal mask, a system call per switch, which made kernels with barriers 100 times
+ * slower here. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(TG_EMU_UCONTEXT)
+extern "C" void tg_emu_switch(void **save_sp, void *next_sp);
+__asm__(".text\n"
+        ".weak tg_emu_switch\n"             /* each file includes this header: one copy is kept */
+        ".hidden tg_emu_switch\n"
+        ".type tg_emu_switch, @function\n"
+        "tg_emu_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n");
+
+inline void *scheduler_sp;
+inline std::vector<void *> fiber_sp;
+
+inline void fiber_entry() {
+    body();
+    done[current] = 1;
+    tg_emu_switch(&fiber_sp[current], scheduler_sp);        /* never resumed */
+}
+
+inline void start(unsigned t) {
+    if (fiber_sp.size() < done.size()) fiber_sp.resize(done.size());
+    /* The stack as tg_emu_switch leaves one: six saved registers, then the address it
+     * returns to, fiber_entry's first instruction, on a 16-byte boundary (the ABI's
+     * alignment at a call), then fiber_entry's own return address, which it never uses. */
+    uintptr_t top = (uintptr_t)(stacks.data() + (t + 1) * STACK) & ~(uintptr_t)15;
+    void **frame = (void **)(top - 16);
+    frame[1] = nullptr;
+    frame[0] = (void *)&fiber_entry;
+    for (int r = 1; r <= 6; r++) frame[-r] = nullptr;
+    fiber_sp[t] = frame - 6;
+}
+inline void resume(unsigned t) { tg_emu_switch(&scheduler_sp, fiber_sp[t]); }
+inline void pause() { tg_emu_switch(&fiber_sp[current], scheduler_sp); }
+#else
+inline ucontext_t scheduler;
+inline std::vector<ucontext_t> fibers;
+
+inline void fiber_entry() {
     body();
     done[current] = 1;                                      /* uc_link returns to the scheduler */
 }
+
+inline void start(unsigned t) {
+    if (fibers.size() < done.size()) fibers.resize(done.size());
+    getcontext(&fibers[t]);
+    fibers[t].uc_stack.ss_sp = stacks.data() + t * STACK;
+    fibers[t].uc_stack.ss_size = STACK;
+    fibers[t].uc_link = &scheduler;
+    makecontext(&fibers[t], fiber_entry, 0);
+}
+inline void resume(unsigned t) { swapcontext(&scheduler, &fibers[t]); }
+inline void pause() { swapcontext(&fibers[current], &scheduler); }
+#endif
 
 inline void set_thread(unsigned t) {
     current = (int)t;
@@ -69,23 +129,15 @@ inline void set_thread(unsigned t) {
  * resumes every live thread once: it runs to its next __syncthreads() (or its end), so
  * after a pass all live threads wait at the same barrier. */
 inline void run_block(unsigned n) {
-    if (fibers.size() < n) {
-        fibers.resize(n);
+    if (done.size() < n) {
         done.resize(n);
         stacks.resize(n * STACK);
     }
     for (unsigned t = 0; t < n; t++) done[t] = 0;
-    auto start = [](unsigned t) {
-        getcontext(&fibers[t]);
-        fibers[t].uc_stack.ss_sp = &stacks[t * STACK];
-        fibers[t].uc_stack.ss_size = STACK;
-        fibers[t].uc_link = &scheduler;
-        makecontext(&fibers[t], fiber_main, 0);
-    };
     in_fiber = true;
     start(0);
     set_thread(0);
-    swapcontext(&scheduler, &fibers[0]);
+    resume(0);
     if (done[0]) {                                          /* no barrier: plain calls */
         in_fiber = false;
         for (unsigned t = 1; t < n; t++) {
@@ -101,7 +153,7 @@ inline void run_block(unsigned n) {
         for (unsigned t = first; t < n; t++) {
             if (done[t]) continue;
             set_thread(t);
-            swapcontext(&scheduler, &fibers[t]);
+            resume(t);
             if (done[t]) live--;
         }
     }
@@ -142,7 +194,7 @@ inline void __syncthreads() {
                              "of the block (a barrier every thread of a block must reach)\n", emu::current);
         std::abort();
     }
-    swapcontext(&emu::fibers[emu::current], &emu::scheduler);
+    emu::pause();
 }
 
 /* Atomics: fibers switch only at barriers, so a plain read-modify-write is atomic here. */
