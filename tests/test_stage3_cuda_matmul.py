@@ -17,6 +17,7 @@ products' magnitudes (TF32 adds its rounding of the inputs, 2^-10 relative).
 import ctypes
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -133,8 +134,8 @@ def host_cublas(tmp_path_factory):
     stand_in = folder / "libcublas_stand_in.so"
     _run([*cuda_build.cxx().split(), "-shared", "-fPIC", "-O1", "-o", str(stand_in), str(folder / "cublas_stand_in.cpp")])
     compile_each, link = cuda_build.commands("cuda-emu", folder)
-    for command in compile_each:
-        _run([command[0], "-DTG_CUBLAS_ON_HOST", *command[1:]])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(lambda command: _run([command[0], "-DTG_CUBLAS_ON_HOST", *command[1:]]), compile_each))
     library = folder / "_cuda_emu_host_cublas.so"
     link[link.index("-o") + 1] = str(library)
     _run(link)

@@ -19,50 +19,12 @@
  * The statistics are in double for both dtypes; the element-wise passes that apply them
  * run in T, as the CPU's do.
  */
-#include "runtime.cuh"
+#include "team.cuh"
 
-#define WARP 32
 #define MIN_CHUNK 32                /* rows per chunk of dweight and dbias, at least */
 #define FILL_THREADS (1 << 18)      /* threads that keep every SM of an H100 busy */
 
 namespace {         /* private to this file: other .cu files may use the same names */
-
-/* Who works on a row (as in softmax.cu): a block per row, its threads sharing the row's
- * elements and adding their sums in a tree in shared memory; or, for rows of at most a
- * warp's length, a thread per row, where a block would leave most of its threads idle. */
-struct BlockTeam {
-    static __device__ __forceinline__ i64 first_row() { return blockIdx.x; }
-    static __device__ __forceinline__ i64 row_step() { return gridDim.x; }
-    static __device__ __forceinline__ i64 lane() { return threadIdx.x; }
-    static __device__ __forceinline__ i64 lanes() { return blockDim.x; }
-    static __device__ __forceinline__ bool leader() { return threadIdx.x == 0; }
-    /* the block's total, to every thread; the last barrier lets all read it before the
-     * next call overwrites the slots */
-    static __device__ double sum(double v) {
-        __shared__ double slots[THREADS];
-        slots[threadIdx.x] = v;
-        __syncthreads();
-        for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-            if (threadIdx.x < s) slots[threadIdx.x] += slots[threadIdx.x + s];
-            __syncthreads();
-        }
-        double total = slots[0];
-        __syncthreads();
-        return total;
-    }
-};
-
-struct ThreadTeam {
-    static __device__ __forceinline__ i64 first_row() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
-    static __device__ __forceinline__ i64 row_step() { return (i64)gridDim.x * blockDim.x; }
-    static __device__ __forceinline__ i64 lane() { return 0; }
-    static __device__ __forceinline__ i64 lanes() { return 1; }
-    static __device__ __forceinline__ bool leader() { return true; }
-    static __device__ __forceinline__ double sum(double v) { return v; }
-};
-
-#define for_each_team_row(Team, r, rows) for (i64 r = Team::first_row(); r < (rows); r += Team::row_step())
-#define for_each_lane(Team, j, n) for (i64 j = Team::lane(); j < (n); j += Team::lanes())
 
 template <typename T, typename Team>
 __global__ void layer_norm_rows(i64 rows, i64 n, const T *x, const T *weight, const T *bias, double eps,

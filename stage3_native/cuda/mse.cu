@@ -10,22 +10,9 @@
  * into one total: the order of the additions is then fixed by the grid, so a loss is the
  * same bits every run (floating-point addition is not associative). The result can differ
  * from the CPU's sequential sum in the last bits of the double before it is rounded to T. */
-#include "runtime.cuh"
+#include "team.cuh"
 
 namespace {         /* private to this file: other .cu files may use the same names */
-
-/* The sum of every thread's `mine` over the block, returned to thread 0 (every thread of
- * the block must call it: it has barriers). THREADS is a power of two. */
-__device__ __forceinline__ double block_sum(double mine) {
-    __shared__ double partial[THREADS];
-    partial[threadIdx.x] = mine;
-    __syncthreads();
-    for (unsigned half = THREADS / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-        __syncthreads();
-    }
-    return partial[0];
-}
 
 template <typename T>
 __global__ void mse_kernel(i64 n, const T *a, const T *b, int reduction, T *losses, T *diff,
@@ -38,7 +25,7 @@ __global__ void mse_kernel(i64 n, const T *a, const T *b, int reduction, T *loss
         mine += (double)d * (double)d;
     }
     if (reduction == 0) return;                  /* the whole block returns: no barrier skipped */
-    double total = block_sum(mine);
+    double total = BlockTeam::sum(mine);
     if (threadIdx.x == 0) block_sums[blockIdx.x] = total;
 }
 
@@ -47,7 +34,7 @@ template <typename T>
 __global__ void mse_total_kernel(i64 count, const double *block_sums, i64 n, int reduction, T *losses) {
     double mine = 0;
     for (i64 k = threadIdx.x; k < count; k += blockDim.x) mine += block_sums[k];
-    double total = block_sum(mine);
+    double total = BlockTeam::sum(mine);
     if (threadIdx.x == 0) losses[0] = (T)(reduction == 2 ? total / (double)n : total);
 }
 

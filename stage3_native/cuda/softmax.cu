@@ -19,63 +19,9 @@
  * Every row is shifted by its max first: e^(x - max) <= 1 cannot overflow, and the sum of
  * the exponentials is at least 1, so its log is finite.
  */
-#include "runtime.cuh"
-
-#define WARP 32
+#include "team.cuh"
 
 namespace {         /* private to this file: other .cu files may use the same names */
-
-/* A block per row. sum and max return the block's total to every thread: a tree in shared
- * memory, halving the live slots each step; the last barrier lets every thread read the
- * result before the next call overwrites the slots. */
-struct BlockTeam {
-    static __device__ __forceinline__ i64 first_row() { return blockIdx.x; }
-    static __device__ __forceinline__ i64 row_step() { return gridDim.x; }
-    static __device__ __forceinline__ i64 lane() { return threadIdx.x; }
-    static __device__ __forceinline__ i64 lanes() { return blockDim.x; }
-    static __device__ __forceinline__ bool leader() { return threadIdx.x == 0; }
-    static __device__ double sum(double v) {
-        __shared__ double slots[THREADS];
-        slots[threadIdx.x] = v;
-        __syncthreads();
-        for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-            if (threadIdx.x < s) slots[threadIdx.x] += slots[threadIdx.x + s];
-            __syncthreads();
-        }
-        double total = slots[0];
-        __syncthreads();
-        return total;
-    }
-    static __device__ double max(double v) {
-        __shared__ double slots[THREADS];
-        slots[threadIdx.x] = v;
-        __syncthreads();
-        for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-            if (threadIdx.x < s && slots[threadIdx.x + s] > slots[threadIdx.x])
-                slots[threadIdx.x] = slots[threadIdx.x + s];
-            __syncthreads();
-        }
-        double top = slots[0];
-        __syncthreads();
-        return top;
-    }
-};
-
-/* A thread per row: it sees every element itself, nothing to combine (and no barrier) */
-struct ThreadTeam {
-    static __device__ __forceinline__ i64 first_row() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
-    static __device__ __forceinline__ i64 row_step() { return (i64)gridDim.x * blockDim.x; }
-    static __device__ __forceinline__ i64 lane() { return 0; }
-    static __device__ __forceinline__ i64 lanes() { return 1; }
-    static __device__ __forceinline__ bool leader() { return true; }
-    static __device__ __forceinline__ double sum(double v) { return v; }
-    static __device__ __forceinline__ double max(double v) { return v; }
-};
-
-/* Every row in [0, rows) once, each to one team (for_each_row or for_each_index) */
-#define for_each_team_row(Team, r, rows) for (i64 r = Team::first_row(); r < (rows); r += Team::row_step())
-/* The row's elements i in [0, size) this thread takes */
-#define for_each_lane(Team, i, size) for (i64 i = Team::lane(); i < (size); i += Team::lanes())
 
 /* NaN is not kept by the max: it reaches every output through the sum of exponentials. An
  * all -inf row gets m = -inf and x - m = NaN, as on the CPU. */
