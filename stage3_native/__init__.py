@@ -9,6 +9,11 @@ When the compiled library is missing, or older than a file in ``csrc/`` (someone
 kernel), importing rebuilds it first; if the compiler fails, the ImportError shows what
 the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 
+Devices "cuda" (CUDA kernels in ``cuda/``, built by nvcc, on a GPU) and "cuda-emu" (the
+same kernels compiled for the CPU's emulator of CUDA) are registered as loaders: their
+library is built and opened when a tensor first asks for them (``cuda_backend.py``,
+``cuda_build.py``).
+
 Kernels use TRACEGRAD_NUM_THREADS threads (default: every core); ``set_num_threads``
 changes it at run time.
 
