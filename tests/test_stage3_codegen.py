@@ -16,13 +16,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import stage3_native  # noqa: F401  (registers device "cpu")
+import stage3_native
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import BINARY_OPS, UNARY_OPS, View
 from stage3_native import cpu_backend as cpu
 from stage3_native.lazy import codegen
-from stage3_native.lazy.expr import (COMPARISONS, Const, ElementwiseSpec, Input, Operand,
-                                     ReduceSpec, cast, op)
+from stage3_native.lazy.expr import (
+    COMPARISONS,
+    Const,
+    ElementwiseSpec,
+    Input,
+    Operand,
+    ReduceSpec,
+    cast,
+    op,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BE = backend.get("cpu")
@@ -460,3 +468,12 @@ def test_show_prints_the_fused_function():
     spec64 = ElementwiseSpec((3,), (Operand("float64", (1,)),), (op("gelu", op("exp", Input(0, "float64"))),))
     body, _ = codegen.generate_elementwise(spec64, "f")
     assert "exp(t0)" in body and "gelu(t1)" in body and "tg_keep_d(t1, z[0])" in body
+
+
+def test_empty_shape_writes_nothing():
+    spec = ElementwiseSpec((0, 5), (Operand("float32", (1, 0)),), (op("exp", Input(0, "float32")),))
+    kernel = codegen.compile_elementwise(spec)
+    out = cpu.allocate(1, dtypes.float32)
+    out[0] = 42.0
+    kernel.run([out], [buffer(np.zeros(1), "float32")])
+    assert out[0] == 42.0

@@ -22,6 +22,18 @@ Exactness. The fused kernel computes what the eager kernels compute, bit for bit
   would contract them. Every float intermediate that another op reads therefore passes
   through tg_keep (below): a bitwise OR with a zero the compiler cannot see, one vector
   instruction, which the contraction cannot look through. The loop still vectorizes.
+  A value that several ops read reaches each reader after the first through a keep of
+  its own zero, so gcc does not merge what the readers compute alike (gelu and gelu_grad
+  of one x both compute Phi(x)): merged code contracts differently.
+
+What stays open: a NaN's sign and payload (which operand an instruction passes on; the
+tests compare NaNs as NaNs). And gcc contracts a vectorized loop (conditions turned into
+selects, one basic block) more than its scalar version (conditions stay branches), so
+vmath.h's float32 functions can differ in the last bit between a vectorized and a scalar
+loop, in the eager kernels too (their scalar epilogue). A fused float32 loop that calls
+something gcc cannot vectorize (logf, powf) runs scalar throughout, and then its tg_geluf
+and friends may differ from the eager vectorized ones by an ulp; the tests group float32
+ops the way the eager loops vectorize.
 
 Layouts. Strides are baked into the source (the shapes of a training step repeat, so a
 kernel is reused every step); offsets are arguments. Dimensions that every operand walks
@@ -36,8 +48,9 @@ Reductions (sum, max, min over trailing dimensions) evaluate the expression for 
 1024 elements of a row into a buffer on the stack (L1, never main memory), then reduce it
 with the eager row kernel's own order of additions (csrc/reduce_t.h: 16 float lanes per
 block of 1024, blocks added in double), so a float32 sum also matches bit for bit. Each
-row is reduced on one thread: the reduced dimensions must merge into one (contiguous rows,
-or any single stride), else NotImplementedError.
+row is reduced on one thread (the eager kernel splits a row among threads when there are
+fewer rows than threads can share, and then adds in another order): the reduced dimensions
+must merge into one (contiguous rows, or any single stride), else NotImplementedError.
 
 The cache: ``$TRACEGRAD_KERNEL_CACHE``, else ``~/.cache/tracegrad/kernels``. A library is
 compiled in a temporary folder inside it and moved into place with os.replace, which is
@@ -56,7 +69,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .expr import COMPARISONS, DTYPES, REDUCTIONS, Const, ElementwiseSpec, Input, Op, ReduceSpec
+from .expr import (
+    COMPARISONS,
+    DTYPES,
+    REDUCTIONS,
+    Const,
+    ElementwiseSpec,
+    Input,
+    Op,
+)
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE.parent / "csrc"
@@ -373,8 +394,8 @@ def generate_elementwise(spec, name):
     out_dtypes = [r.dtype for r in roots]
     contiguous = len(dims) <= 1 and all(s[0] in (0, 1) for s in strides if s)
     n = numel(shape)
-    lines = [f"/* {name}: {len(roots)} output(s) over shape {shape}, "
-             f"{'contiguous' if contiguous else 'strided'} path",
+    lines = [(f"/* {name}: {len(roots)} output(s) over shape {shape}, "
+              f"{'contiguous' if contiguous else 'strided'} path"),
              f" * fused: {ops_summary(roots)}"]
     lines += [f" * out{j} = {describe(r)}" for j, r in enumerate(roots)]
     lines += [" */"]
@@ -432,6 +453,7 @@ def generate_elementwise(spec, name):
     lines += operand_pointers(operands, out_dtypes)
     lines += zero_lines(n_zeros)
     lines.append(f"    const i64 n = {n};")
+    lines.append("    if (n == 0) return;")
     lines.append("    if (n < TG_PARALLEL_MIN || tg_thread_count() == 1) {")
     lines.append(f"        {name}_range(0, n, {range_args(operands, out_dtypes)});")
     lines.append("        return;")
@@ -483,8 +505,8 @@ def generate_reduce(spec, name):
         return f"in{k}[p{k}{'' if s == 0 else ' + start + j' if s == 1 else f' + (start + j) * {s}'}]"
     body, (result,), n_zeros = element_body(operands, (root,), load, "            ")
     params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
-    lines = [f"/* {name}: {spec.op} over the last {spec.dims} dim(s) of shape {shape}, "
-             f"{n_out} result(s) of {m} elements",
+    lines = [(f"/* {name}: {spec.op} over the last {spec.dims} dim(s) of shape {shape}, "
+              f"{n_out} result(s) of {m} elements"),
              f" * fused: {ops_summary((root,))}, then {spec.op}",
              f" * out0 = {spec.op}({describe(root)})",
              " */"]

@@ -16,7 +16,6 @@ DAG are one local in the generated C (common subexpressions come for free).
                            Operand("float32", (0, 1)), Operand("float32", (0, 0))), outputs=(y,))
 """
 from dataclasses import dataclass
-from typing import Tuple, Union
 
 from stage2_tensor.backend import BINARY_OPS, UNARY_OPS
 
@@ -36,7 +35,7 @@ class Input:
 class Const:
     """A number, of ``dtype`` (a float32 constant is rounded to float32, as a tensor of it
     would be)."""
-    value: Union[int, float]
+    value: int | float
     dtype: str
 
 
@@ -44,11 +43,11 @@ class Const:
 class Op:
     """``op`` applied to ``args``, its result rounded to ``dtype``."""
     op: str
-    args: Tuple["Node", ...]
+    args: tuple["Node", ...]
     dtype: str
 
 
-Node = Union[Input, Const, Op]
+Node = Input | Const | Op
 
 
 def op(name, *args):
@@ -86,7 +85,7 @@ class Operand:
     run time and is no part of the generated source (another slice of the same layout
     reuses the kernel); the strides are baked into the source."""
     dtype: str
-    strides: Tuple[int, ...]
+    strides: tuple[int, ...]
     offset: int = 0
 
 
@@ -94,9 +93,9 @@ class Operand:
 class ElementwiseSpec:
     """One pass over ``shape`` in row-major order; each node of ``outputs`` is stored into
     its own contiguous output."""
-    shape: Tuple[int, ...]
-    operands: Tuple[Operand, ...]
-    outputs: Tuple[Node, ...]
+    shape: tuple[int, ...]
+    operands: tuple[Operand, ...]
+    outputs: tuple[Node, ...]
 
 
 @dataclass(frozen=True)
@@ -104,8 +103,8 @@ class ReduceSpec:
     """``expr`` evaluated over ``shape``, then reduced by ``op`` (sum, max, min) over the
     trailing ``dims`` dimensions: one result per position of the leading ones, of
     ``out_dtype`` (None: expr's dtype)."""
-    shape: Tuple[int, ...]
-    operands: Tuple[Operand, ...]
+    shape: tuple[int, ...]
+    operands: tuple[Operand, ...]
     expr: Node
     op: str
     dims: int = 1
