@@ -650,9 +650,19 @@ def show(kernel, full=False):
     return text.rstrip() + "\n"
 
 
+HEADERS = ("parallel.h", "simd.h", "strided.h", "vmath.h", "tracegrad.h")
+_HEADERS = None
+
+
 def kernel_hash(source):
+    """The kernel's identity: its source, the flags, and the csrc headers it includes (an
+    edit to vmath.h must not find the old library in the cache)."""
     compile_flags, openmp = flags()
-    text = source + "\n/* flags: " + " ".join(compile_flags + openmp) + " */"
+    global _HEADERS
+    if _HEADERS is None:
+        _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
+    headers = _HEADERS
+    text = source + "\n/* flags: " + " ".join(compile_flags + openmp) + " */\n" + headers
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
