@@ -1,0 +1,1 @@
+"""Lazy execution and kernel fusion for device "cpu" (chapter 11)."""

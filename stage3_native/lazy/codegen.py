@@ -1,0 +1,749 @@
+"""Code generation for fused kernels (chapter 11, lazy execution and kernel fusion).
+
+A chain of element-wise ops run eagerly writes every intermediate to memory and reads it
+back: gelu_tanh(x * w + b) is three kernels and two temporary tensors. Fused, it is one C
+function that walks the result once and computes the whole chain per element, each
+intermediate a local variable (a register). This module writes that function from the
+records in expr.py, compiles it with cffi, and caches the library on disk by the hash of
+its source, so a kernel is compiled once per machine rather than once per process.
+
+Exactness. The fused kernel computes what the eager kernels compute, bit for bit:
+
+- each op is the eager formula (csrc/elementwise_t.h), in the eager compute type: float for
+  float32, double for float64, int64 for integers; the math helpers are csrc/elementwise.c's
+  own, pasted in from that file, and csrc/vmath.h's (tg_expf, tg_tanhf, ...);
+- each intermediate is rounded to its dtype, as the eager kernel rounds when it stores it;
+- the function is compiled with the eager library's flags and TG_SIMD (csrc/simd.h), so it
+  runs the same instruction set as the eager kernels, FMA included;
+- one thing the eager kernels get from memory has to be said explicitly: gcc contracts a
+  multiply whose result feeds an add into one fused multiply-add (-ffp-contract=fast, the
+  GNU C default), which rounds once instead of twice. Eagerly, x * w is stored before + b
+  reads it, so nothing is contracted across ops; fused, both sit in registers and gcc
+  would contract them. Every float intermediate that another op reads therefore passes
+  through tg_keep (below): a bitwise OR with a zero the compiler cannot see, one vector
+  instruction, which the contraction cannot look through. The loop still vectorizes.
+  A value that several ops read reaches each reader after the first through a keep of
+  its own zero, so gcc does not merge what the readers compute alike (gelu and gelu_grad
+  of one x both compute Phi(x)): merged code contracts differently.
+
+What stays open: a NaN's sign and payload (which operand an instruction passes on; the
+tests compare NaNs as NaNs). And gcc contracts a vectorized loop (conditions turned into
+selects, one basic block) more than its scalar version (conditions stay branches), so
+vmath.h's float32 functions can differ in the last bit between a vectorized and a scalar
+loop, in the eager kernels too (their scalar epilogue). A fused float32 loop that calls
+something gcc cannot vectorize (logf, powf) runs scalar throughout, and then its tg_geluf
+and friends may differ from the eager vectorized ones by an ulp; the tests group float32
+ops the way the eager loops vectorize.
+
+Layouts. Strides are baked into the source (the shapes of a training step repeat, so a
+kernel is reused every step); offsets are arguments. Dimensions that every operand walks
+as one are merged first (tg_collapse's rule). If one dimension remains and every operand is
+contiguous or a single value, the kernel is one flat loop over i (the fast path, which gcc
+vectorizes); otherwise it loops over rows, the innermost dimension with constant strides,
+and moves between rows with the thesis's index increment (csrc/strided.h's tg_step).
+Above TG_PARALLEL_MIN elements, OpenMP threads take contiguous slices, as the eager
+kernels do (csrc/parallel.h).
+
+Reductions (sum, max, min over trailing dimensions) evaluate the expression for a block of
+1024 elements of a row into a buffer on the stack (L1, never main memory), then reduce it
+with the eager row kernel's own order of additions (csrc/reduce_t.h: 16 float lanes per
+block of 1024, blocks added in double), so a float32 sum also matches bit for bit. Each
+row is reduced on one thread (the eager kernel splits a row among threads when there are
+fewer rows than threads can share, and then adds in another order): the reduced dimensions
+must merge into one (contiguous rows, or any single stride), else NotImplementedError.
+
+The cache: ``$TRACEGRAD_KERNEL_CACHE``, else ``~/.cache/tracegrad/kernels``. A library is
+compiled in a temporary folder inside it and moved into place with os.replace, which is
+atomic: a second process compiling the same kernel at the same time replaces a whole file
+with an identical whole file, and no process ever loads half of one.
+"""
+import hashlib
+import importlib.machinery
+import importlib.util
+import math
+import os
+import shutil
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .expr import (
+    COMPARISONS,
+    DTYPES,
+    REDUCTIONS,
+    Const,
+    ElementwiseSpec,
+    Input,
+    Op,
+)
+
+HERE = Path(__file__).resolve().parent
+CSRC = HERE.parent / "csrc"
+
+CTYPE = {"bool": "uint8_t", "int32": "int32_t", "int64": "int64_t", "float32": "float", "float64": "double"}
+# The type an op computes in (elementwise_t.h's C), and reductions accumulate in (W)
+COMPUTE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32": "float", "float64": "double"}
+WIDE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32": "double", "float64": "double"}
+FLOATS = ("float32", "float64")
+
+# elementwise.c's MATH_* macros resolved here, per compute type, so the generated source
+# names the function that runs: tg_expf(t0) rather than a _Generic macro.
+FUNCTIONS = {
+    "exp": ("tg_expf", "exp", "exp"), "log": ("logf", "log", "log"),
+    "sqrt": ("sqrtf", "sqrt", "sqrt"), "abs": ("fabsf", "fabs", "abs_int"),
+    "sigmoid": ("tg_sigmoidf", "sigmoid", "sigmoid"), "tanh": ("tg_tanhf", "tanh", "tanh"),
+    "gelu": ("tg_geluf", "gelu", "gelu"), "gelu_grad": ("tg_gelu_gradf", "gelu_grad", "gelu_grad"),
+    "gelu_tanh": ("tg_gelu_tanhf", "gelu_tanh", "gelu_tanh"),
+    "gelu_tanh_grad": ("tg_gelu_tanh_gradf", "gelu_tanh_grad", "gelu_tanh_grad"),
+    "pow": ("powf", "pow", "pow_int"),
+}
+WHICH = {"float": 0, "double": 1, "int64_t": 2}
+
+# The eager formulas (elementwise_t.h's UNARY, BINARY, COMPARE lines), with {x} and {y} the
+# operands in the compute type and {f} the function above.
+UNARY = {
+    "neg": "-{x}", "relu": "{x} > 0 || {x} != {x} ? {x} : 0", "sign": "({x} > 0) - ({x} < 0)",
+}
+BINARY = {
+    "add": "{x} + {y}", "sub": "{x} - {y}", "mul": "{x} * {y}",
+    "maximum": "{y} > {x} ? {y} : {x}", "minimum": "{y} < {x} ? {y} : {x}",
+    "relu_backward": "{y} > 0 ? {x} : 0",
+    "eq": "{x} == {y}", "ne": "{x} != {y}", "lt": "{x} < {y}", "le": "{x} <= {y}",
+    "gt": "{x} > {y}", "ge": "{x} >= {y}",
+}
+
+# The flags of the eager library (build.py), so the same code compiles the same way.
+_FLAGS = None
+
+
+def flags():
+    global _FLAGS
+    if _FLAGS is None:
+        from .. import build
+        _FLAGS = (list(build.FLAGS), list(build.OPENMP))
+    return _FLAGS
+
+
+def cache_dir():
+    """Where compiled kernels live: $TRACEGRAD_KERNEL_CACHE, else ~/.cache/tracegrad/kernels."""
+    folder = os.environ.get("TRACEGRAD_KERNEL_CACHE") or Path.home() / ".cache" / "tracegrad" / "kernels"
+    return Path(folder)
+
+
+def _eager_helpers():
+    """elementwise.c's math helpers (div_int, pow_int, sigmoid, gelu, ...), the text between
+    its "the math of each op" heading and its template include: the fused kernel calls the
+    very functions the eager one does, and editing them changes every kernel's hash."""
+    text = (CSRC / "elementwise.c").read_text()
+    start = text.index("/* ---- the math of each op")
+    return text[start:text.index('#define TEMPLATE')].rstrip() + "\n"
+
+
+PREAMBLE_HEAD = """\
+#include <math.h>
+#include "parallel.h"
+#include "simd.h"
+#include "strided.h"
+#include "vmath.h"
+"""
+
+KEEP = """
+/* tg_keep: x unchanged, but through a bitwise OR with tg_zero, which the compiler cannot
+ * know is 0. A multiply feeding an add across two ops is then not contracted into one FMA,
+ * which would round once where the eager kernels (storing between ops) round twice. */
+static volatile uint64_t tg_zero = 0;
+TG_INLINE float tg_keep_f(float x, uint64_t z) { return tg_bits_float(tg_float_bits(x) | (uint32_t)z); }
+TG_INLINE double tg_keep_d(double x, uint64_t z) {
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    u |= z;
+    memcpy(&x, &u, 8);
+    return x;
+}
+"""
+
+_PREAMBLE = None
+
+
+def preamble():
+    global _PREAMBLE
+    if _PREAMBLE is None:
+        _PREAMBLE = PREAMBLE_HEAD + "\n" + _eager_helpers() + KEEP
+    return _PREAMBLE
+
+
+# ---- the expression, per element ----------------------------------------------------------
+
+def constant(value, dtype):
+    """A C literal of exactly the value a tensor of dtype would hold."""
+    if dtype in FLOATS:
+        value = float(value)
+        if dtype == "float32":
+            value = struct.unpack("f", struct.pack("f", value))[0]
+        suffix = "f" if dtype == "float32" else ""
+        if math.isnan(value):
+            return f"({CTYPE[dtype]})NAN"
+        if math.isinf(value):
+            return f"({'-' if value < 0 else ''}({CTYPE[dtype]})INFINITY)"
+        text = repr(value)                  # shortest repr that reads back as the same double
+        return f"({text}{suffix})" if value < 0 else f"{text}{suffix}"
+    if dtype == "bool":
+        return "1" if value else "0"
+    return f"INT64_C({int(value)})"
+
+
+def topological(roots):
+    """The Op nodes reachable from roots, each after its arguments; equal nodes once."""
+    order, seen = [], set()
+
+    def visit(node):
+        if node in seen:
+            return
+        seen.add(node)
+        if isinstance(node, Op):
+            for arg in node.args:
+                visit(arg)
+        order.append(node)
+    for root in roots:
+        visit(root)
+    return order
+
+
+def expression(node, names):
+    """The C expression of one Op on its arguments' locals, in the eager compute type."""
+    args = [names[a] for a in node.args]
+    c = COMPUTE[node.dtype]
+    name = node.op
+    if name == "cast":
+        src = node.args[0].dtype
+        if src == node.dtype or (src == "int64" and node.dtype == "int64"):
+            return args[0]
+        # copy.c converts through double; to bool: nonzero
+        if node.dtype == "bool":
+            return f"(double){args[0]} != 0"
+        return f"({CTYPE[node.dtype]})(double){args[0]}"
+    if name == "where":
+        return f"{args[0]} ? {args[1]} : {args[2]}"
+    if name in COMPARISONS:       # in the operands' own type, held exactly in their locals
+        return BINARY[name].format(x=args[0], y=args[1])
+    which = WHICH[c]
+    if len(args) == 1:
+        if name in UNARY:
+            return UNARY[name].format(x=args[0])
+        return f"{FUNCTIONS[name][which]}({args[0]})"
+    x, y = args
+    if name in BINARY:
+        return BINARY[name].format(x=x, y=y)
+    if name == "div":
+        return f"div_int({x}, {y})" if c == "int64_t" else f"{x} / {y}"
+    if name == "pow":
+        return f"{FUNCTIONS['pow'][which]}({x}, {y})"
+    if name == "pow_grad":       # d(x^y)/dx in the wide type: one rounding, as pow's
+        w = WIDE[node.dtype]
+        f = FUNCTIONS["pow"][WHICH[w]]
+        wx, wy = (x, y) if w == c else (f"({w}){x}", f"({w}){y}")
+        return f"{y} == 0 ? 0 : ({c})({wy} * {f}({wx}, {wy} - 1))"
+    raise ValueError(f"codegen: unknown op {name!r}")
+
+
+def check_node(node, n_operands):
+    if node.dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {node.dtype!r} in {node}")
+    if isinstance(node, Input) and not 0 <= node.index < n_operands:
+        raise ValueError(f"Input({node.index}) but the kernel has {n_operands} operands")
+
+
+def element_body(spec_operands, roots, load, indent):
+    """The statements computing every node of roots for one element: a list of C lines, the
+    name of each root's local, and how many opaque zeros (z[0], z[1], ...) they use.
+    load(k) is operand k's element expression.
+
+    Two kinds of tg_keep. A float Op that other ops read is kept at once (z[0]), so no
+    multiply-add is contracted across it. And a float value read by several ops reaches
+    each reader after the first through a keep of its own zero: otherwise gcc would merge
+    the computations the readers share (gelu and gelu_grad of one x both compute Phi(x)),
+    and merged code contracts differently from the eager loops, which each run alone."""
+    lines, names = [], {}
+    nodes = topological(roots)
+    readers = {}
+    for node in nodes:
+        if isinstance(node, Op):
+            for arg in node.args:
+                readers[arg] = readers.get(arg, 0) + 1
+    zeros, seen = [1], {}
+
+    def keep(local, dtype, z):
+        fn = "tg_keep_f" if dtype == "float32" else "tg_keep_d"
+        return f"{fn}({local}, z[{z}])"
+    for node in nodes:
+        check_node(node, len(spec_operands))
+        local = f"t{len(names)}"
+        c = COMPUTE[node.dtype]
+        if isinstance(node, Input):
+            operand = spec_operands[node.index]
+            if operand.dtype != node.dtype:
+                raise TypeError(f"Input({node.index}) is {node.dtype} but operand {node.index} is {operand.dtype}")
+            lines.append(f"{c} {local} = {load(node.index)};")
+        elif isinstance(node, Const):
+            lines.append(f"{c} {local} = {constant(node.value, node.dtype)};")
+        else:
+            arg_names = {}
+            for arg in node.args:
+                if arg in arg_names:
+                    continue
+                arg_names[arg] = names[arg]
+                count = seen[arg] = seen.get(arg, 0) + 1
+                if count > 1 and arg.dtype in FLOATS and not isinstance(arg, Const):
+                    copy = f"{names[arg]}_{count}"
+                    lines.append(f"{COMPUTE[arg.dtype]} {copy} = {keep(names[arg], arg.dtype, zeros[0])};")
+                    zeros[0] += 1
+                    arg_names[arg] = copy
+            code = expression(node, arg_names)
+            if COMPUTE[node.dtype] != CTYPE[node.dtype] or node.op == "cast":
+                code = f"({CTYPE[node.dtype]})({code})"     # rounded to its dtype, as stored
+            lines.append(f"{c} {local} = {code};  /* {node.op} */")
+            if node.dtype in FLOATS and readers.get(node):
+                lines.append(f"{local} = {keep(local, node.dtype, 0)};")
+        names[node] = local
+    return [indent + line for line in lines], [names[r] for r in roots], zeros[0]
+
+
+# ---- layouts ------------------------------------------------------------------------------
+
+def collapse(shape, strides_list):
+    """csrc/strided.h's tg_collapse in Python: drop size-1 dimensions and merge neighbours
+    that every operand (strides_list: one strides tuple per operand) walks as one."""
+    kept_shape, kept = [], [[] for _ in strides_list]
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        if kept_shape and all(s[-1] == st[d] * size for s, st in zip(kept, strides_list)):
+            kept_shape[-1] *= size
+            for s, st in zip(kept, strides_list):
+                s[-1] = st[d]
+        else:
+            kept_shape.append(size)
+            for s, st in zip(kept, strides_list):
+                s.append(st[d])
+    return tuple(kept_shape), [tuple(s) for s in kept]
+
+
+def numel(shape):
+    n = 1
+    for size in shape:
+        n *= size
+    return n
+
+
+def c_array(values):
+    return "{" + ", ".join(str(v) for v in values) + "}"
+
+
+def ops_summary(roots):
+    return ", ".join(n.op for n in topological(roots) if isinstance(n, Op)) or "copy"
+
+
+def describe(node):
+    """A node as a short formula, for the comment above the generated function."""
+    if isinstance(node, Input):
+        return f"in{node.index}"
+    if isinstance(node, Const):
+        return repr(node.value)
+    return f"{node.op}({', '.join(describe(a) for a in node.args)})"
+
+
+def zero_lines(n):
+    """The opaque zeros tg_keep ORs in: each read from the volatile tg_zero, so the compiler
+    knows neither that they are 0 nor that they are equal."""
+    return [f"    uint64_t z[{n}];", f"    for (int k = 0; k < {n}; k++) z[k] = tg_zero;"]
+
+
+def signature(name):
+    return f"void {name}(void *const *outs, const void *const *ins, const int64_t *offsets)"
+
+
+def operand_pointers(operands, out_dtypes):
+    lines = [f"    const {CTYPE[o.dtype]} *in{k} = (const {CTYPE[o.dtype]} *)ins[{k}] + offsets[{k}];"
+             for k, o in enumerate(operands)]
+    lines += [f"    {CTYPE[d]} *out{j} = outs[{j}];" for j, d in enumerate(out_dtypes)]
+    return lines
+
+
+def range_params(operands, out_dtypes):
+    params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
+    params += [f"{CTYPE[d]} *restrict out{j}" for j, d in enumerate(out_dtypes)]
+    return ", ".join(params + ["const uint64_t *restrict z"])
+
+
+def range_args(operands, out_dtypes):
+    return ", ".join([f"in{k}" for k in range(len(operands))] + [f"out{j}" for j in range(len(out_dtypes))]
+                     + ["z"])
+
+
+def generate_elementwise(spec, name):
+    """The C function (without the preamble) for an ElementwiseSpec, and the path it takes."""
+    shape, operands, roots = tuple(spec.shape), tuple(spec.operands), tuple(spec.outputs)
+    if not roots:
+        raise ValueError("an ElementwiseSpec needs at least one output")
+    for o in operands:
+        if len(o.strides) != len(shape):
+            raise ValueError(f"operand strides {o.strides} do not match shape {shape}")
+    dims, strides = collapse(shape, [o.strides for o in operands])
+    out_dtypes = [r.dtype for r in roots]
+    contiguous = len(dims) <= 1 and all(s[0] in (0, 1) for s in strides if s)
+    n = numel(shape)
+    lines = [(f"/* {name}: {len(roots)} output(s) over shape {shape}, "
+              f"{'contiguous' if contiguous else 'strided'} path"),
+             f" * fused: {ops_summary(roots)}"]
+    lines += [f" * out{j} = {describe(r)}" for j, r in enumerate(roots)]
+    lines += [" */"]
+    lines.append(f"TG_SIMD static void {name}_range(i64 lo, i64 hi, {range_params(operands, out_dtypes)}) {{")
+    if contiguous:
+        # one flat loop: every operand is read at i (contiguous) or at 0 (a single value)
+        def load(k):
+            return f"in{k}[i]" if strides[k] and strides[k][0] == 1 else f"in{k}[0]"
+        body, results, n_zeros = element_body(operands, roots, load, "        ")
+        lines.append("    for (i64 i = lo; i < hi; i++) {")
+        lines += body
+        lines += [f"        out{j}[i] = {r};" for j, r in enumerate(results)]
+        lines.append("    }")
+    else:
+        nd, m = len(dims), dims[-1]
+        last = [s[-1] for s in strides]
+
+        def load(k):
+            step = "" if last[k] == 0 else "(col + j)" if last[k] == 1 else f"(col + j) * {last[k]}"
+            return f"in{k}[p{k}{' + ' + step if step else ''}]"
+        body, results, n_zeros = element_body(operands, roots, load, "            ")
+        lines.append(f"    /* rows of {m} elements; the {nd - 1} outer dimension(s) {dims[:-1]} walked by the index increment */")
+        if nd > 1:
+            lines.append(f"    static const i64 shape[{nd - 1}] = {c_array(dims[:-1])};")
+            for k, s in enumerate(strides):
+                lines.append(f"    static const i64 stride{k}[{nd - 1}] = {c_array(s[:-1])};")
+            lines.append(f"    i64 idx[{nd - 1}], row = lo / {m};")
+        lines.append(f"    i64 col = lo % {m}{''.join(f', p{k} = 0' for k in range(len(operands)))};")
+        if nd > 1:
+            lines.append(f"    for (int d = {nd - 2}; d >= 0; d--) {{          /* unravel the first row */")
+            lines.append("        idx[d] = row % shape[d];")
+            lines.append("        row /= shape[d];")
+            lines += [f"        p{k} += idx[d] * stride{k}[d];" for k in range(len(operands))]
+            lines.append("    }")
+        lines.append("    for (i64 i = lo; i < hi; col = 0) {")
+        lines.append(f"        i64 len = {m} - col < hi - i ? {m} - col : hi - i;")
+        lines.append("        for (i64 j = 0; j < len; j++) {")
+        lines += body
+        lines += [f"            out{j}[i + j] = {r};" for j, r in enumerate(results)]
+        lines.append("        }")
+        lines.append("        i += len;")
+        if nd > 1:
+            lines.append("        for (int d = " + str(nd - 2) + "; d >= 0; d--) {   /* tg_step over the outer dimensions */")
+            lines.append("            if (++idx[d] < shape[d]) {")
+            lines += [f"                p{k} += stride{k}[d];" for k in range(len(operands))]
+            lines.append("                break;")
+            lines.append("            }")
+            lines.append("            idx[d] = 0;")
+            lines += [f"            p{k} -= stride{k}[d] * (shape[d] - 1);" for k in range(len(operands))]
+            lines.append("        }")
+        lines.append("    }")
+    lines.append("}")
+    lines.append("")
+    lines.append(signature(name) + " {")
+    lines += operand_pointers(operands, out_dtypes)
+    lines += zero_lines(n_zeros)
+    lines.append(f"    const i64 n = {n};")
+    lines.append("    if (n == 0) return;")
+    lines.append("    if (n < TG_PARALLEL_MIN || tg_thread_count() == 1) {")
+    lines.append(f"        {name}_range(0, n, {range_args(operands, out_dtypes)});")
+    lines.append("        return;")
+    lines.append("    }")
+    lines.append("    #pragma omp parallel")
+    lines.append("    {")
+    lines.append("        i64 lo, hi;")
+    lines.append("        tg_thread_range(n, 16, &lo, &hi);")
+    lines.append(f"        if (lo < hi) {name}_range(lo, hi, {range_args(operands, out_dtypes)});")
+    lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines) + "\n", "contiguous" if contiguous else "strided"
+
+
+SUM_BLOCK, SUM_LANES, LANES = 1024, 16, 32      # reduce.c's TG_SUM_BLOCK, TG_SUM_LANES, TG_LANES
+
+
+def generate_reduce(spec, name):
+    """The C function for a ReduceSpec: per kept position, the expression over the reduced
+    elements, a block at a time into a stack buffer, reduced in the eager row order."""
+    shape, operands, root = tuple(spec.shape), tuple(spec.operands), spec.expr
+    if spec.op not in REDUCTIONS:
+        raise ValueError(f"reduce op {spec.op!r}: expected one of {REDUCTIONS}")
+    if not 0 < spec.dims <= len(shape):
+        raise ValueError(f"cannot reduce the last {spec.dims} dims of shape {shape}")
+    for o in operands:
+        if len(o.strides) != len(shape):
+            raise ValueError(f"operand strides {o.strides} do not match shape {shape}")
+    t, out_dtype = root.dtype, spec.out_dtype or root.dtype
+    if (t in FLOATS) != (out_dtype in FLOATS) or t == "bool":
+        raise TypeError(f"reduce: {t} values into {out_dtype} (the eager kernel stores a float "
+                        f"sum as a float dtype and an integer one as an integer dtype)")
+    split = len(shape) - spec.dims
+    kept_shape = shape[:split]
+    inner, inner_strides = collapse(shape[split:], [o.strides[split:] for o in operands])
+    if len(inner) > 1:
+        raise NotImplementedError("fused reduce: the reduced dimensions must merge into one for "
+                                  f"every operand (got {inner} after merging)")
+    m = inner[0] if inner else numel(shape[split:])
+    if m == 0 and spec.op != "sum":
+        raise RuntimeError(f"{spec.op}: cannot reduce over an empty dimension (shape {shape})")
+    step = [s[0] if s else 0 for s in inner_strides]
+    n_out = numel(kept_shape)
+    c, w, ct = COMPUTE[t], WIDE[t], CTYPE[t]
+    is_nan = "isnan" if t in FLOATS else "0 &&"
+
+    def load(k):
+        s = step[k]
+        return f"in{k}[p{k}{'' if s == 0 else ' + start + j' if s == 1 else f' + (start + j) * {s}'}]"
+    body, (result,), n_zeros = element_body(operands, (root,), load, "            ")
+    params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
+    lines = [(f"/* {name}: {spec.op} over the last {spec.dims} dim(s) of shape {shape}, "
+              f"{n_out} result(s) of {m} elements"),
+             f" * fused: {ops_summary((root,))}, then {spec.op}",
+             f" * out0 = {spec.op}({describe(root)})",
+             " */"]
+    lines.append(f"TG_SIMD static {w} {name}_row({', '.join(params + ['const i64 *pos', 'const uint64_t *restrict z'])}) {{")
+    lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
+    lines.append(f"    {ct} buf[{SUM_BLOCK}];    /* one block of the row's values: stays in L1 */")
+    if spec.op == "sum":
+        lines.append(f"    {w} total = 0;")
+    else:
+        better = ">" if spec.op == "max" else "<"
+        lines.append(f"    {ct} acc[{LANES}], r = 0;")
+        lines.append(f"    const i64 full = {m} >= {LANES} ? {m} / {LANES} * {LANES} : 0;   /* elements the lanes take */")
+    lines.append(f"    for (i64 start = 0; start < {m}; start += {SUM_BLOCK}) {{")
+    lines.append(f"        const i64 len = {m} - start < {SUM_BLOCK} ? {m} - start : {SUM_BLOCK};")
+    lines.append("        for (i64 j = 0; j < len; j++) {")
+    lines += body
+    lines.append(f"            buf[j] = {result};")
+    lines.append("        }")
+    if spec.op == "sum":
+        lines += [
+            f"        /* reduce_t.h's sum_row: {SUM_LANES} accumulators, halved, then the rest in {w} */",
+            f"        {c} lane[{SUM_LANES}] = {{0}};",
+            "        i64 i = 0;",
+            f"        for (; i + {SUM_LANES} <= len; i += {SUM_LANES})",
+            f"            for (int l = 0; l < {SUM_LANES}; l++) lane[l] += ({c})buf[i + l];",
+            f"        for (int h = {SUM_LANES // 2}; h > 0; h /= 2)",
+            "            for (int l = 0; l < h; l++) lane[l] += lane[l + h];",
+            f"        {w} sum = ({w})lane[0];",
+            f"        for (; i < len; i++) sum += ({w})buf[i];",
+            "        total += sum;",
+            "    }",
+            "    return total;",
+        ]
+    else:
+        nan_v = f"{is_nan}(v)"
+        lines += [
+            f"        /* reduce_t.h's extreme_loop, carried across blocks: {LANES} running {spec.op}ima",
+            "         * over whole groups of the row, then halved, then the rest one by one */",
+            "        i64 j = 0;",
+            f"        for (; start + j < full; j += {LANES})",
+            f"            for (int l = 0; l < {LANES}; l++) {{",
+            f"                {ct} v = buf[j + l];",
+            f"                acc[l] = start + j == 0 || v {better} acc[l] || {nan_v} ? v : acc[l];",
+            "            }",
+            f"        if (start + len < {m}) continue;",
+            "        if (full) {",
+            f"            for (int h = {LANES // 2}; h > 0; h /= 2)",
+            "                for (int l = 0; l < h; l++) {",
+            f"                    {ct} v = acc[l + h];",
+            f"                    acc[l] = v {better} acc[l] || {nan_v} ? v : acc[l];",
+            "                }",
+            "            r = acc[0];",
+            "        } else {",
+            "            r = buf[0];",
+            "        }",
+            "        for (; j < len; j++) {",
+            f"            {ct} v = buf[j];",
+            f"            if (v {better} r || ({nan_v} && !{is_nan}(r))) r = v;",
+            "        }",
+            "    }",
+            f"    return ({w})r;",
+        ]
+    lines.append("}")
+    lines.append("")
+    lines.append(signature(name) + " {")
+    lines += operand_pointers(operands, [out_dtype])
+    lines += zero_lines(n_zeros)
+    nk = len(kept_shape)
+    if nk:
+        lines.append(f"    static const i64 shape[{nk}] = {c_array(kept_shape)};")
+        for k, o in enumerate(operands):
+            lines.append(f"    static const i64 stride{k}[{nk}] = {c_array(o.strides[:split])};")
+    lines.append(f"    #pragma omp parallel for schedule(static) if ({n_out} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)")
+    lines.append(f"    for (i64 o = 0; o < {n_out}; o++) {{")
+    lines.append(f"        i64 pos[{len(operands)}] = {{0}}, rest = o;    /* each operand's first element of row o */")
+    if nk:
+        lines.append(f"        for (int d = {nk - 1}; d >= 0; d--) {{")
+        lines.append("            i64 id = rest % shape[d];")
+        lines.append("            rest /= shape[d];")
+        lines += [f"            pos[{k}] += id * stride{k}[d];" for k in range(len(operands))]
+        lines.append("        }")
+    lines.append("        (void)rest;")
+    args = ", ".join([f"in{k}" for k in range(len(operands))] + ["pos", "z"])
+    lines.append(f"        out0[o] = ({CTYPE[out_dtype]}){name}_row({args});")
+    lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines) + "\n", "rows"
+
+
+# ---- compile, cache, load ----------------------------------------------------------------
+
+class KernelCompileError(RuntimeError):
+    """The C compiler rejected a generated kernel; the message holds what it said and the
+    source."""
+
+
+# what this process has done: tests count compiles against loads
+stats = {"compiled": 0, "loaded": 0, "memory": 0}
+_LOADED = {}
+
+
+@dataclass
+class Kernel:
+    """A compiled fused kernel: its spec, its C source (``body`` is the generated function
+    without the shared preamble), and the C function."""
+    name: str
+    spec: Any
+    body: str
+    source: str
+    path: str
+    fn: Any
+    ffi: Any
+
+    @property
+    def n_outputs(self):
+        return len(self.spec.outputs) if isinstance(self.spec, ElementwiseSpec) else 1
+
+    def run(self, outs, ins, offsets=None):
+        """outs: one contiguous buffer per output (cpu_backend.allocate(n, dtype)); ins: one
+        buffer per operand (a cpu tensor's storage.buffer); offsets: each operand's offset
+        (default: the spec's)."""
+        if len(outs) != self.n_outputs or len(ins) != len(self.spec.operands):
+            raise ValueError(f"{self.name}: expected {self.n_outputs} outputs and "
+                             f"{len(self.spec.operands)} inputs, got {len(outs)} and {len(ins)}")
+        if offsets is None:
+            offsets = [o.offset for o in self.spec.operands]
+        ffi = self.ffi
+        self.fn(ffi.new("void *[]", [ffi.cast("void *", o) for o in outs]),
+                ffi.new("void *[]", [ffi.cast("void *", i) for i in ins]) if ins else ffi.NULL,
+                ffi.new("int64_t[]", list(offsets)) if ins else ffi.NULL)
+        return outs
+
+    def show(self, full=False):
+        return show(self, full)
+
+
+def show(kernel, full=False):
+    """The generated C for the chapter: the fused function (``full``: with the preamble of
+    includes and eager helpers it is compiled with)."""
+    text = kernel.source if full else kernel.body
+    return text.rstrip() + "\n"
+
+
+HEADERS = ("parallel.h", "simd.h", "strided.h", "vmath.h", "tracegrad.h")
+_HEADERS = None
+
+
+def kernel_hash(source):
+    """The kernel's identity: its source, the flags, and the csrc headers it includes (an
+    edit to vmath.h must not find the old library in the cache)."""
+    compile_flags, openmp = flags()
+    global _HEADERS
+    if _HEADERS is None:
+        _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
+    headers = _HEADERS
+    text = source + "\n/* flags: " + " ".join(compile_flags + openmp) + " */\n" + headers
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _capture_stderr(fn):
+    """Run fn() with file descriptor 2 going to a temporary file (the compiler is a child
+    process writing there); return (result or exception, what was written)."""
+    import sys
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as err:
+        os.dup2(err.fileno(), 2)
+        try:
+            result = fn()
+        except Exception as exc:      # noqa: BLE001 - handed back to the caller
+            result = exc
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        return result, err.read().decode(errors="replace")
+
+
+def _build(module, source, declaration, folder):
+    """Compile ``source`` into folder/<module><suffix>, atomically; return the path."""
+    from cffi import FFI
+    compile_flags, openmp = flags()
+    builder = FFI()
+    builder.cdef(declaration + ";")
+    builder.set_source(module, source, include_dirs=[str(CSRC)], libraries=["m"],
+                       extra_compile_args=compile_flags + openmp, extra_link_args=openmp)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=module + ".", dir=folder)
+    try:
+        result, said = _capture_stderr(lambda: builder.compile(tmpdir=tmp, verbose=False))
+        if isinstance(result, Exception):
+            raise KernelCompileError(f"compiling fused kernel {module} failed: {result}\n"
+                                     f"The compiler said:\n{said}\nThe source:\n{source}") from None
+        final = folder / Path(result).name
+        os.replace(result, final)         # atomic: readers see no file or the whole file
+        stats["compiled"] += 1
+        return final
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load(module, path):
+    spec = importlib.util.spec_from_file_location(module, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def compile_source(body, spec, base="fused"):
+    """The Kernel for a generated function body: from this process's dict, else from the
+    disk cache, else compiled now."""
+    source = preamble() + "\n" + body
+    digest = kernel_hash(source)
+    cached = _LOADED.get(digest)
+    if cached is not None:
+        stats["memory"] += 1
+        return Kernel(cached.name, spec, cached.body, cached.source, cached.path, cached.fn, cached.ffi)
+    module = f"tg_{base}_{digest}"
+    folder = cache_dir()
+    path = folder / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
+    if path.exists():
+        stats["loaded"] += 1
+    else:
+        path = _build(module, source, signature(base), folder)
+    mod = _load(module, str(path))
+    kernel = Kernel(base, spec, body, source, str(path), getattr(mod.lib, base), mod.ffi)
+    _LOADED[digest] = kernel
+    return kernel
+
+
+def compile_elementwise(spec):
+    """The fused element-wise kernel of an ElementwiseSpec."""
+    body, _ = generate_elementwise(spec, "fused")
+    return compile_source(body, spec, "fused")
+
+
+def compile_reduce(spec):
+    """The fused reduction kernel of a ReduceSpec."""
+    body, _ = generate_reduce(spec, "fused_reduce")
+    return compile_source(body, spec, "fused_reduce")

@@ -1,0 +1,111 @@
+"""The records a fused kernel is made of (chapter 11, lazy execution and kernel fusion).
+
+A fused kernel computes an expression per element: a small DAG whose leaves are the
+kernel's input operands (``Input``) and constants (``Const``) and whose inner nodes are the
+eager backend's ops (``Op``), named as in stage2_tensor/backend.py's UNARY_OPS and
+BINARY_OPS, plus ``where`` and ``cast``. Every node carries its dtype: the dtype the eager
+kernel would store that intermediate as, which is what the generated C rounds it to.
+
+The records are frozen dataclasses of tuples, strings and numbers: printable, comparable
+and hashable, so the graph compiler can treat ops as plain data, and two equal nodes in a
+DAG are one local in the generated C (common subexpressions come for free).
+
+    x, w, b = Input(0, "float32"), Input(1, "float32"), Input(2, "float32")
+    y = op("gelu_tanh", op("add", op("mul", x, w), b))
+    spec = ElementwiseSpec(shape=(4, 8), operands=(Operand("float32", (8, 1)),
+                           Operand("float32", (0, 1)), Operand("float32", (0, 0))), outputs=(y,))
+"""
+from dataclasses import dataclass
+
+from stage2_tensor.backend import BINARY_OPS, UNARY_OPS
+
+DTYPES = ("bool", "int32", "int64", "float32", "float64")
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+REDUCTIONS = ("sum", "max", "min")
+
+
+@dataclass(frozen=True)
+class Input:
+    """Operand ``index`` of the kernel, read as ``dtype``."""
+    index: int
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Const:
+    """A number, of ``dtype`` (a float32 constant is rounded to float32, as a tensor of it
+    would be)."""
+    value: int | float
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Op:
+    """``op`` applied to ``args``, its result rounded to ``dtype``."""
+    op: str
+    args: tuple["Node", ...]
+    dtype: str
+
+
+Node = Input | Const | Op
+
+
+def op(name, *args):
+    """An Op with the dtype the eager backend gives it: bool for comparisons, the branches'
+    dtype for where, the operands' otherwise (which must agree: the eager backend converts
+    operands first, and a fused graph says so with an explicit ``cast``)."""
+    if name in UNARY_OPS:
+        (x,) = args
+        return Op(name, args, x.dtype)
+    if name in BINARY_OPS:
+        a, b = args
+        if a.dtype != b.dtype:
+            raise TypeError(f"{name}: operands of dtypes {a.dtype} and {b.dtype}; cast one first")
+        return Op(name, args, "bool" if name in COMPARISONS else a.dtype)
+    if name == "where":
+        cond, a, b = args
+        if cond.dtype != "bool" or a.dtype != b.dtype:
+            raise TypeError(f"where: expected a bool condition and branches of one dtype, got "
+                            f"{cond.dtype}, {a.dtype}, {b.dtype}")
+        return Op(name, args, a.dtype)
+    raise ValueError(f"unknown op {name!r}")
+
+
+def cast(x, dtype):
+    """x converted to dtype, as the eager copy kernel converts (csrc/copy.c)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"cast: unknown dtype {dtype!r}")
+    return Op("cast", (x,), dtype)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """How one input is laid out over the result shape: its dtype, its strides in elements
+    (0 where it is broadcast) and the offset of its first element. The offset is passed at
+    run time and is no part of the generated source (another slice of the same layout
+    reuses the kernel); the strides are baked into the source."""
+    dtype: str
+    strides: tuple[int, ...]
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class ElementwiseSpec:
+    """One pass over ``shape`` in row-major order; each node of ``outputs`` is stored into
+    its own contiguous output."""
+    shape: tuple[int, ...]
+    operands: tuple[Operand, ...]
+    outputs: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class ReduceSpec:
+    """``expr`` evaluated over ``shape``, then reduced by ``op`` (sum, max, min) over the
+    trailing ``dims`` dimensions: one result per position of the leading ones, of
+    ``out_dtype`` (None: expr's dtype)."""
+    shape: tuple[int, ...]
+    operands: tuple[Operand, ...]
+    expr: Node
+    op: str
+    dims: int = 1
+    out_dtype: str = None
