@@ -152,7 +152,7 @@ def get(name):
 
 def _load_plugin(name):
     """Devices other than "python" come from stage3, imported on first use."""
-    if name in ("cpu", "cuda", "cuda-emu"):
+    if name in ("cpu", "cpu:lazy", "cuda", "cuda-emu"):
         try:
             import stage3_native  # noqa: F401  (registers its devices on import)
         except ImportError as err:

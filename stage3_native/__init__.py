@@ -61,6 +61,11 @@ def _build():
                           + (result.stdout + result.stderr).strip())
 
 
+def _lazy_backend():
+    from . import lazy
+    return lazy.create(_backend.get("cpu"))
+
+
 if not os.environ.get(_BUILDING):
     if _needs_build():
         _build()
@@ -76,4 +81,6 @@ if not os.environ.get(_BUILDING):
     from . import cuda_backend as _cuda
     _backend.register_loader("cuda", lambda: _cuda.create("cuda"))
     _backend.register_loader("cuda-emu", lambda: _cuda.create("cuda-emu"))
+    # "cpu:lazy": the same kernels, recorded and run when a value is read (lazy/, chapter 11)
+    _backend.register_loader("cpu:lazy", lambda: _lazy_backend())
     __all__ = ["CpuBackend", "empty_cache", "get_num_threads", "set_num_threads"]

@@ -42,7 +42,8 @@ def _stage1():
 
 
 def _stage2(device="python"):
-    """The one Tensor class on a device: "python" is stage2's backend, "cpu" stage3's C."""
+    """The one Tensor class on a device: "python" is stage2's backend, "cpu" stage3's C,
+    "cpu:lazy" the same C kernels run when a value is read (stage3_native/lazy)."""
     import stage2_tensor as tg
     if device != "python":
         import stage3_native  # noqa: F401  (registers "cpu", "cuda", "cuda-emu")
@@ -69,7 +70,8 @@ def _cuda(device):
     return replace(_stage2(device), unavailable=cuda_backend.unavailable_reason(device))
 
 
-ENGINES = [_stage1(), _stage2("python"), _stage2("cpu"), _cuda("cuda-emu"), _cuda("cuda")]
+ENGINES = [_stage1(), _stage2("python"), _stage2("cpu"), _stage2("cpu:lazy"), _cuda("cuda-emu"),
+           _cuda("cuda")]
 
 
 def engine_params(engines=None):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.stage2
 START, TARGET = [0.5, 2.0, -1.5], np.array([3.0, -1.0, 0.25])
 # SGD, Adam and AdamW are one fused kernel per device (backend.py's sgd_update, adam_update):
 # their rules are checked on every device; the native ones are stage3's.
-DEVICES = ["python"] + [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cuda-emu", "cuda")]
+DEVICES = ["python"] + [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy", "cuda-emu", "cuda")]
 
 
 def skip_unavailable(device):

@@ -22,8 +22,8 @@ from .optable import dropout_keep, dropout_seed, splitmix64
 pytestmark = pytest.mark.stage3
 
 UNAVAILABLE = {device: cuda_backend.unavailable_reason(device) for device in ("cuda-emu", "cuda")}
-AVAILABLE = ["python", "cpu"] + [device for device, reason in UNAVAILABLE.items() if reason is None]
-DEVICES = ["python", "cpu"] + [pytest.param(device, marks=pytest.mark.skipif(reason is not None, reason=str(reason)))
+AVAILABLE = ["python", "cpu", "cpu:lazy"] + [device for device, reason in UNAVAILABLE.items() if reason is None]
+DEVICES = ["python", "cpu", "cpu:lazy"] + [pytest.param(device, marks=pytest.mark.skipif(reason is not None, reason=str(reason)))
                                for device, reason in UNAVAILABLE.items()]
 FLOAT_DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 # SplitMix64 seeded with 1234567: the reference outputs (Vigna's splitmix64.c, as listed
@@ -124,7 +124,7 @@ def test_gradient_is_upstream_times_mask_over_one_minus_p(device):
 
 
 @pytest.mark.parametrize("engine", engine_params([e for e in ENGINES if e.name in (
-    "stage2-python", "stage3-cpu", "stage3-cuda-emu", "stage3-cuda")]))
+    "stage2-python", "stage3-cpu", "stage3-cpu:lazy", "stage3-cuda-emu", "stage3-cuda")]))
 def test_gradient_by_central_differences(engine):
     def fn(x):
         tg.seed(9)                                 # the same mask on every evaluation

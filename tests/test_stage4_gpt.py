@@ -10,7 +10,7 @@ from stage4_models.gpt import GPT, GPTConfig
 
 pytestmark = pytest.mark.stage4
 
-DEVICES = ["python", "cpu"]
+DEVICES = ["python", "cpu", "cpu:lazy"]
 CONFIG = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8)
 
 

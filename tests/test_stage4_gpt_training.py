@@ -22,7 +22,7 @@ from stage4_models.tokenizer import CharTokenizer
 
 pytestmark = pytest.mark.stage4
 
-DEVICES = ["python", "cpu"]
+DEVICES = ["python", "cpu", "cpu:lazy"]
 
 
 def small_model(device, dtype=tg.float64, block_size=8, seed=0):

@@ -1,1 +1,57 @@
-"""Lazy execution and kernel fusion for device "cpu" (chapter 11)."""
+"""Lazy execution for device "cpu" (chapter 11, lazy execution and kernel fusion).
+
+Device "cpu:lazy" runs device "cpu"'s kernels, but only when a value is read: until then
+every operation, forward and backward, is recorded as a node of a graph.
+
+    graph.py      the recorded node and the LazyBuffer a tensor holds
+    shapes.py     what each backend method returns (shape, dtype per output)
+    backend.py    LazyBackend: records compute, realizes before reads and in-place writes
+    realize.py    runs the nodes a value needs, inputs first; counts the kernels run
+    show.py       prints the pending graph of a tensor, one node a line
+    expr.py       fused kernels as plain records: inputs, constants, ops (code generation)
+    codegen.py    a fused element-wise or reduction kernel as C source, compiled once
+                  through cffi and cached on disk by the hash of its source
+
+    >>> x = tg.tensor([[1.0, 2.0, 3.0]], device="cpu:lazy")
+    >>> y = (x * 2).exp()                       # nothing runs
+    >>> print(lazy.graph(y))
+    %1 = buffer (1, 3) float32
+    %2 = buffer (1,) float32
+    %3 = binary mul(%1, %2<(1, 3):(0, 0)>) (1, 3) float32
+    %4 = unary exp(%3) (1, 3) float32
+    >>> y.tolist()                              # two kernels run now
+"""
+from .backend import LazyBackend, pending_count
+from .graph import PENDING, LazyBuffer, Node
+from .realize import (
+    kernel_count,
+    launched,
+    realize,
+    realize_all,
+    reset_kernel_count,
+    schedule,
+)
+from .show import graph, pending
+
+
+def create(cpu):
+    """Device "cpu:lazy"'s backend, over device "cpu"'s ``cpu``."""
+    return LazyBackend(cpu)
+
+
+__all__ = [
+    "PENDING",
+    "LazyBackend",
+    "LazyBuffer",
+    "Node",
+    "create",
+    "graph",
+    "kernel_count",
+    "launched",
+    "pending",
+    "pending_count",
+    "realize",
+    "realize_all",
+    "reset_kernel_count",
+    "schedule",
+]

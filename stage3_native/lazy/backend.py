@@ -1,0 +1,133 @@
+"""Device "cpu:lazy": device "cpu"'s kernels, run later (chapter 11, lazy execution and
+kernel fusion).
+
+Each compute method records a Node and returns a LazyBuffer instead of running anything;
+reading values (to_flat, to_bytes, as_numpy: a tensor's tolist, item, numpy, printing)
+realizes what they depend on first (realize.py). Autograd only ever calls backend methods,
+so it records its backward pass the same way, unchanged.
+
+The backend has exactly the methods device "cpu" has (RECORDED and IN_PLACE, made by
+``install``), so a kernel "cpu" fuses
+stays one node here, and one "cpu" lacks falls back to python as it does there.
+
+In-place methods (write, sgd_update, adam_update) cannot wait: a pending node may read the
+memory they change, and must see it as it was when the node was recorded. The rule chosen
+is the simplest correct one: run every pending node first, then write. (Running only the
+nodes that read the written buffer would do, at the cost of tracking readers.)
+
+Memory shared with numpy is outside that rule, as on "cpu": ``from_numpy`` keeps the
+array's memory and ``as_numpy`` hands out the buffer's, so writing through such an array
+while a node that reads it is pending changes what the node will compute.
+"""
+from stage2_tensor.backend import Backend
+
+from ..cpu_backend import CpuBackend
+from . import realize as realizing
+from .graph import PENDING, LazyBuffer, Node
+from .realize import on_cpu
+from .shapes import MULTIPLE, outputs
+
+# The methods that compute a new buffer from views: recorded, run when needed
+RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "matmul", "index_select",
+            "index_add", "softmax", "softmax_backward", "cross_entropy", "cross_entropy_backward",
+            "mse_loss", "mse_loss_backward", "dropout", "layer_norm", "layer_norm_backward")
+IN_PLACE = ("write", "sgd_update", "adam_update")
+
+
+class LazyBackend(Backend):
+    name = "cpu:lazy"
+
+    def __init__(self, cpu):
+        self.cpu = cpu                  # device "cpu"'s backend: runs the nodes, holds the data
+        self.max_dims = cpu.max_dims
+
+    @property
+    def matmul_variant(self):           # which matmul the nodes run: device "cpu"'s setting
+        return self.cpu.matmul_variant
+
+    @matmul_variant.setter
+    def matmul_variant(self, variant):
+        self.cpu.matmul_variant = variant
+
+    # ---- data in: finished nodes holding device "cpu"'s buffers ------------------------------
+    def from_flat(self, values, dtype):
+        values = list(values)
+        return _finished("from_flat", self.cpu.from_flat(values, dtype), len(values), dtype)
+
+    def full(self, n, value, dtype):
+        return _finished("full", self.cpu.full(n, value, dtype), n, dtype)
+
+    def from_bytes(self, data, dtype):
+        return _finished("from_bytes", self.cpu.from_bytes(data, dtype), len(data) // dtype.itemsize, dtype)
+
+    def from_numpy(self, array, dtype):
+        buffer = self.cpu.from_numpy(array, dtype)
+        return None if buffer is None else _finished("from_numpy", buffer, array.size, dtype)
+
+    # ---- data out: realize, then read through device "cpu" -------------------------------
+    def to_flat(self, view):
+        return self.cpu.to_flat(self._realized(view))
+
+    def to_bytes(self, view):
+        return self.cpu.to_bytes(self._realized(view))
+
+    def as_numpy(self, view):
+        return self.cpu.as_numpy(self._realized(view))
+
+    def _realized(self, view):
+        realizing.realize([view.buffer.node], self.cpu)
+        return on_cpu(view)
+
+    # ---- compute and in-place: generated below, one method per name ------------------------
+    def record(self, op, args):
+        """A new node for ``op(*args)``: its LazyBuffer, or a tuple of them (None where the
+        method returns None)."""
+        shapes = outputs(op, args)
+        node = Node(op, args, shapes)
+        if op not in MULTIPLE:
+            return LazyBuffer(node)
+        return tuple(None if s is None else LazyBuffer(node, i) for i, s in enumerate(shapes))
+
+    def run_in_place(self, op, args):
+        realizing.realize_all(self.cpu)
+        getattr(self.cpu, op)(*[on_cpu(a) for a in args])
+        realizing.launched[op] += 1
+
+
+def _finished(op, buffer, n, dtype):
+    """A node that has run already: data made by ``op``, n elements of dtype."""
+    return LazyBuffer(Node(op, None, [((n,), dtype)], result=buffer))
+
+
+def _recorder(op):
+    def method(self, *args):
+        return self.record(op, args)
+    method.__name__ = op
+    method.__doc__ = f"Record device \"cpu\"'s {op}: a node, run when its values are read."
+    return method
+
+
+def _in_place(op):
+    def method(self, *args):
+        return self.run_in_place(op, args)
+    method.__name__ = op
+    method.__doc__ = f"Run every pending node, then device \"cpu\"'s {op} in place."
+    return method
+
+
+def install(cls, cpu_class):
+    """Give ``cls`` a method per name in RECORDED and IN_PLACE that ``cpu_class`` has."""
+    for op in RECORDED:
+        if callable(getattr(cpu_class, op, None)):
+            setattr(cls, op, _recorder(op))
+    for op in IN_PLACE:
+        if callable(getattr(cpu_class, op, None)):
+            setattr(cls, op, _in_place(op))
+
+
+install(LazyBackend, CpuBackend)
+
+
+def pending_count():
+    """How many recorded nodes have not run (and can still be reached)."""
+    return len(PENDING)

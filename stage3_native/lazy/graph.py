@@ -1,0 +1,79 @@
+"""The recorded graph of device "cpu:lazy" (chapter 11, lazy execution and kernel fusion).
+
+A Node is one backend call that has not run yet: the method's name (``op``), the arguments
+it was called with, and what it will return. Its inputs are the LazyBuffers inside its
+View arguments, so the graph is simply the nodes reachable through them. A LazyBuffer is
+what a tensor's Storage holds on this device: output ``index`` of a node (most methods
+have one output; cross_entropy, mse_loss, layer_norm and its backward have several).
+
+Once a node has run (realize.py), ``result`` holds device "cpu"'s buffers and ``args`` is
+dropped, so a finished node keeps no input alive. Buffers made from data (from_flat, full,
+from_bytes, from_numpy) are nodes that are finished from the start.
+"""
+import itertools
+import weakref
+
+from stage2_tensor.backend import View
+
+_numbers = itertools.count(1)
+# Every node not run yet, weakly: a node no tensor can reach any more vanishes from here
+# (dead code, never run), and an in-place write runs all the others first (backend.py).
+PENDING = weakref.WeakSet()
+
+
+class Node:
+    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result")
+
+    def __init__(self, op, args, outputs, result=None):
+        self.op = op                    # the backend method: "binary", "matmul", ...
+        self.args = args                # its arguments: Views (of LazyBuffers) and plain values
+        self.outputs = outputs          # [(shape, dtype) or None] per returned buffer (shapes.py)
+        self.result = result            # device "cpu"'s buffers once run, a tuple or one buffer
+        self.number = next(_numbers)    # a name for printing and debugging
+        if result is None:
+            PENDING.add(self)
+
+    @property
+    def realized(self):
+        return self.result is not None
+
+    def inputs(self):
+        """The nodes this one reads: those of the LazyBuffers in its View arguments (optimizer
+        kernels take lists of Views)."""
+        return [b.node for b in buffers_in(self.args or ())]
+
+    def __repr__(self):
+        return f"<Node %{self.number} {self.op}{' (realized)' if self.realized else ''}>"
+
+
+class LazyBuffer:
+    """Output ``index`` of ``node``: a buffer whose contents may not exist yet."""
+    __slots__ = ("__weakref__", "index", "node")
+
+    def __init__(self, node, index=None):
+        self.node, self.index = node, index      # index None: the node's only output
+
+    @property
+    def realized(self):
+        return self.node.result is not None
+
+    def cpu_buffer(self):
+        """Device "cpu"'s buffer holding the values (the node must have run)."""
+        result = self.node.result
+        return result if self.index is None else result[self.index]
+
+    def __repr__(self):
+        which = "" if self.index is None else f".{self.index}"
+        return f"<LazyBuffer %{self.node.number}{which}>"
+
+
+def buffers_in(args):
+    """The LazyBuffers in a call's arguments: Views, lists of Views, None and plain values."""
+    found = []
+    for a in args:
+        if isinstance(a, View):
+            if isinstance(a.buffer, LazyBuffer):
+                found.append(a.buffer)
+        elif isinstance(a, list):
+            found.extend(buffers_in(a))
+    return found

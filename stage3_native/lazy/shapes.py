@@ -1,0 +1,71 @@
+"""What each backend method returns: a (shape, dtype) per output buffer, known when the call
+is recorded (chapter 11). The printer shows it; later passes count bytes with it. A buffer
+is flat: the shape is the one its tensor will most likely view it as.
+
+One rule per method of stage2's backend boundary (stage2_tensor/backend.py explains their
+arguments); an output the method will return as None is None here.
+"""
+from stage2_tensor.strides import numel
+
+
+def _same(i, dtype_at=-1):
+    """The shape of argument i (a View), the dtype given as the last argument."""
+    return lambda *args: [(tuple(args[i].shape), args[dtype_at])]
+
+
+def _reduce(op, view, dims, dtype):
+    return [(tuple(s for d, s in enumerate(view.shape) if d not in dims), dtype)]
+
+
+def _matmul(a, b, dtype, bias=None):
+    return [(tuple(a.shape[:-1]) + (b.shape[-1],), dtype)]
+
+
+def _index_select(view, dim, index):
+    return [(view.shape[:dim] + (numel(index.shape),) + view.shape[dim + 1:], view.dtype)]
+
+
+def _cross_entropy(logits, targets, reduction, dtype):
+    n = logits.shape[0]
+    return [((n,) if reduction == "none" else (), dtype), (tuple(logits.shape), dtype)]
+
+
+def _mse_loss(a, b, reduction, dtype):
+    return [(tuple(a.shape) if reduction == "none" else (), dtype), (tuple(a.shape), dtype)]
+
+
+def _layer_norm(x, weight, bias, eps, dtype):
+    rows = tuple(x.shape[:-1])
+    return [(tuple(x.shape), dtype), (rows, dtype), (rows, dtype)]
+
+
+def _layer_norm_backward(grad, x, mean, rstd, weight, dtype):
+    n = (x.shape[-1],)
+    return [(tuple(x.shape), dtype)] + ([(n, dtype)] * 2 if weight is not None else [None, None])
+
+
+OUTPUTS = {
+    "contiguous": _same(0),
+    "unary": _same(1),
+    "binary": _same(1),
+    "where": _same(1),
+    "reduce": _reduce,
+    "matmul": _matmul,
+    "index_select": _index_select,
+    "index_add": lambda shape, dim, index, src: [(tuple(shape), src.dtype)],
+    "softmax": _same(0),
+    "softmax_backward": _same(1),
+    "cross_entropy": _cross_entropy,
+    "cross_entropy_backward": _same(0),
+    "mse_loss": _mse_loss,
+    "mse_loss_backward": _same(0),
+    "dropout": _same(0),
+    "layer_norm": _layer_norm,
+    "layer_norm_backward": _layer_norm_backward,
+}
+MULTIPLE = {"cross_entropy", "mse_loss", "layer_norm", "layer_norm_backward"}   # return tuples
+
+
+def outputs(op, args):
+    return OUTPUTS[op](*args)
+

@@ -1,0 +1,189 @@
+"""Device "cpu:lazy" (stage3_native/lazy, chapter 11): operations are recorded and run on
+device "cpu"'s kernels when a value is read. The shared suite (tests/engines.py) checks its
+values op by op; these tests check the laziness itself: when kernels run, how many, what a
+write does to recorded reads, deep graphs, memory, and the graph printer."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage2_tensor.nn.functional as F
+from stage2_tensor import nn, optim
+from stage3_native import lazy
+
+pytestmark = pytest.mark.stage3
+
+
+@pytest.fixture(autouse=True)
+def fresh_count():
+    lazy.realize_all()       # nothing left over from another test
+    lazy.reset_kernel_count()
+
+
+def mlp(device):
+    tg.seed(3)
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3)).to(device)
+    x = tg.randn(4, 5).to(device)
+    target = tg.tensor([0, 2, 1, 2]).to(device)
+    return model, x, target
+
+
+def test_nothing_runs_before_a_read_then_each_node_once():
+    model, x, target = mlp("cpu:lazy")
+    loss = F.cross_entropy(model(x), target)
+    nodes = lazy.pending(loss)
+    assert lazy.kernel_count() == 0 and len(nodes) > 3 and lazy.pending_count() >= len(nodes)
+    assert not loss.storage.buffer.realized
+    value = loss.item()
+    assert lazy.kernel_count() == len(nodes)
+    assert np.isfinite(value) and loss.storage.buffer.realized and lazy.pending_count() == 0
+    loss.item()                                    # read again: nothing more runs
+    assert lazy.kernel_count() == len(nodes)
+
+
+def test_a_kernel_with_several_outputs_is_one_node():
+    x = tg.randn(3, 4).to("cpu:lazy")
+    out = F.layer_norm(x, (4,))
+    probs = F.cross_entropy(out, tg.tensor([0, 1, 3]).to("cpu:lazy"))
+    ops = [n.op for n in lazy.pending(probs)]
+    assert ops == ["layer_norm", "cross_entropy"]
+    probs.item()
+    assert lazy.launched == {"layer_norm": 1, "cross_entropy": 1}
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps, lr=0.01)],
+    ids=["sgd", "adam"])
+def test_training_steps_are_bit_identical_to_eager_cpu(make_optimizer):
+    results = {}
+    for device in ("cpu", "cpu:lazy"):
+        model, x, target = mlp(device)
+        opt = make_optimizer(model.parameters())
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        results[device] = (losses, [p.detach().numpy().copy() for p in model.parameters()],
+                           [p.grad.numpy().copy() for p in model.parameters()])
+    eager, lazy_ = results["cpu"], results["cpu:lazy"]
+    assert eager[0] == lazy_[0]
+    for a, b in zip(eager[1] + eager[2], lazy_[1] + lazy_[2]):
+        np.testing.assert_array_equal(a, b)
+    assert lazy.kernel_count("matmul") > 0 and lazy.kernel_count("cross_entropy") == 3
+
+
+def test_a_write_after_a_recorded_read_does_not_change_it():
+    x = tg.tensor([1.0, 2.0, 3.0], device="cpu:lazy")
+    y = x * 2
+    z = x[1:] + 1                                  # a view of x read by a pending node
+    x[0] = 5.0
+    x[1:] = tg.tensor([7.0, 8.0], device="cpu:lazy")
+    assert x.tolist() == [5.0, 7.0, 8.0]
+    assert y.tolist() == [2.0, 4.0, 6.0]
+    assert z.tolist() == [3.0, 4.0]
+    assert (x * 2).tolist() == [10.0, 14.0, 16.0]  # recorded after the write: new values
+
+
+def test_an_optimizer_step_does_not_change_recorded_reads_of_the_parameters():
+    w = nn.Parameter(tg.tensor([1.0, -1.0], device="cpu:lazy"))
+    w.grad = tg.tensor([1.0, 1.0], device="cpu:lazy")
+    before = w.detach() * 1
+    optim.SGD([w], lr=0.5).step()
+    assert w.tolist() == [0.5, -1.5]
+    assert before.tolist() == [1.0, -1.0]
+
+
+def test_unreachable_nodes_never_run():
+    x = tg.tensor([1.0, 2.0], device="cpu:lazy")
+    x.exp()                                        # recorded, its result dropped
+    kept = x.log()
+    gc.collect()
+    x[0] = 3.0                                     # runs every pending node that can be reached
+    assert lazy.launched == {"unary": 1, "write": 1}
+    assert kept.tolist() == pytest.approx([0.0, np.log(2.0)])
+
+
+def test_a_deep_chain_realizes_without_recursion():
+    x = tg.tensor([0.0], device="cpu:lazy")
+    y = x
+    for _ in range(10_000):
+        y = y + 1
+    assert lazy.kernel_count() == 0
+    assert y.item() == 10_000.0
+    assert lazy.kernel_count("binary") == 10_000
+
+
+def test_a_realized_node_lets_go_of_its_inputs():
+    x = tg.tensor([1.0, 2.0], device="cpu:lazy")
+    h = x.exp()
+    y = h * 2
+    intermediate = weakref.ref(h.storage.buffer)
+    del h
+    gc.collect()
+    assert intermediate() is not None              # the pending node y needs it
+    y.tolist()
+    gc.collect()
+    assert intermediate() is None
+    assert y.storage.buffer.node.args is None
+
+
+def test_backward_is_recorded_too():
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], device="cpu:lazy", requires_grad=True)
+    (x.exp() * x).sum().backward()
+    assert lazy.kernel_count() == 0 and not x.grad.storage.buffer.realized
+    a = x.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(a) * (1 + a), rtol=1e-6)
+
+
+def test_the_graph_printer():
+    x = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device="cpu:lazy")
+    b = tg.tensor([1.0, 1.0, 1.0], device="cpu:lazy")
+    y = (x + b).exp().sum(1)
+    assert lazy.graph(y).splitlines() == [
+        "%1 = buffer (2, 3) float32",
+        "%2 = buffer (3,) float32",
+        "%3 = binary add(%1, %2<(2, 3):(0, 1)>) (2, 3) float32",
+        "%4 = unary exp(%3) (2, 3) float32",
+        "%5 = reduce sum(%4, (1,)) (2,) float32",
+    ]
+    z = x.T.contiguous()
+    assert lazy.graph(z) == "%1 = buffer (6,) float32\n%2 = contiguous(%1<(3, 2):(1, 3)>) (3, 2) float32"
+    y.tolist()
+    assert lazy.graph(y) == ""                     # nothing pending any more
+
+
+def test_printing_and_moving_realize():
+    x = tg.tensor([1.0, 2.0], device="cpu:lazy")
+    y = x * 3
+    assert repr(y) == "tensor([3.0, 6.0], device='cpu:lazy')"
+    assert (x + 1).to("cpu").tolist() == [2.0, 3.0]
+    assert tg.tensor([4.0]).to("cpu:lazy").neg().to("python").tolist() == [-4.0]
+
+
+def test_errors_of_a_kernel_come_when_its_value_is_read():
+    x = tg.tensor([[1.0, 2.0]], device="cpu:lazy")
+    y = x[tg.tensor([3], device="cpu:lazy")]       # out of range: found when the kernel runs
+    with pytest.raises(IndexError, match="out of bounds"):
+        y.tolist()
+    x[0, 0] = 7.0                                  # a write elsewhere does not raise it again
+    assert x.tolist() == [[7.0, 2.0]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        y.tolist()                                 # reading it again does
+
+
+def test_the_graph_printer_with_several_outputs():
+    x = tg.tensor([[1.0, 2.0], [3.0, 5.0]], device="cpu:lazy", requires_grad=True)
+    out = F.layer_norm(x, (2,))
+    loss = (out * out).sum()
+    assert lazy.graph(loss).splitlines()[1] == \
+        "%2 = layer_norm(%1, None, None, 1e-05) -> (2, 2) float32, (2,) float32, (2,) float32"
+    loss.item()                                    # the statistics are realized, read by backward:
+    loss.backward()
+    lines = lazy.graph(x.grad).splitlines()
+    assert lines[-1].startswith("%") and "layer_norm_backward(" in lines[-1]
+    assert any(line.endswith("= buffer (2,) float32") for line in lines)     # mean and rstd
