@@ -7,8 +7,8 @@ realizes what they depend on first (realize.py). Autograd only ever calls backen
 so it records its backward pass the same way, unchanged.
 
 The backend has exactly the methods device "cpu" has (RECORDED and IN_PLACE, made by
-``install``), so a kernel "cpu" fuses
-stays one node here, and one "cpu" lacks falls back to python as it does there.
+``install``), so a kernel "cpu" fuses stays one node here, and one "cpu" lacks falls back
+to python as it does there.
 
 In-place methods (write, sgd_update, adam_update) cannot wait: a pending node may read the
 memory they change, and must see it as it was when the node was recorded. The rule chosen
