@@ -69,6 +69,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stage2_tensor.strides import numel
+
 from .expr import (
     COMPARISONS,
     DTYPES,
@@ -328,13 +330,6 @@ def collapse(shape, strides_list):
             for s, st in zip(kept, strides_list):
                 s.append(st[d])
     return tuple(kept_shape), [tuple(s) for s in kept]
-
-
-def numel(shape):
-    n = 1
-    for size in shape:
-        n *= size
-    return n
 
 
 def c_array(values):
