@@ -109,8 +109,7 @@ int tg_cuda_index_select(int ndim, const i64 *shape, const i64 *strides, i64 off
     default: SELECT(uint64_t);
     }
 #undef SELECT
-    int status = LAUNCHED();
-    if (status) return status;
+    int status;
     *bad_position = read_bad_index(&status);
     return status;
 }
@@ -134,8 +133,7 @@ int tg_cuda_index_add(int dtype, i64 outer, i64 size, i64 inner, const i64 *inde
     default: ADD(double);
     }
 #undef ADD
-    int status = LAUNCHED();
-    if (status) return status;
+    int status;
     *bad_position = read_bad_index(&status);
     return status;
 }

@@ -135,7 +135,9 @@ i64 *bad_index_word(void) {
 
 i64 read_bad_index(int *status) {
     i64 bad = NO_BAD_INDEX;
-    *status = bad_word ? (int)cudaMemcpy(&bad, bad_word, sizeof(i64), cudaMemcpyDeviceToHost)
-                       : (int)cudaErrorMemoryAllocation;
+    *status = (int)cudaGetLastError();                      /* the checking kernel's launch */
+    if (*status == cudaSuccess)
+        *status = bad_word ? (int)cudaMemcpy(&bad, bad_word, sizeof(i64), cudaMemcpyDeviceToHost)
+                           : (int)cudaErrorMemoryAllocation;
     return bad == NO_BAD_INDEX ? -1 : bad;
 }

@@ -118,8 +118,10 @@ static inline i64 numel(int ndim, const i64 *shape) {
 }
 
 /* Index checks (gather, scatter-add, cross-entropy targets): kernels record the smallest
- * position of a bad index in a device word; the host reads it back after the kernel
- * (memory.cu). -1 (INT64_MAX on the device) means every index was in range. */
+ * position of a bad index in a device word; right after launching such a kernel, the host
+ * calls read_bad_index, which sets *status to the launch's status (or the copy's) and
+ * reads the word back (memory.cu). -1 (INT64_MAX on the device) means every index was in
+ * range, or that *status is an error. */
 i64 *bad_index_word(void);
 i64 read_bad_index(int *status);
 #define NO_BAD_INDEX INT64_MAX

@@ -161,8 +161,7 @@ static int cross_entropy(i64 n, i64 c, const T *logits, const i64 *targets, int 
         else
             LAUNCH(blocks_for(n, 1), THREADS, cross_entropy_rows<T, BlockTeam>)(
                 n, c, logits, targets, row_losses, probs, word);
-        status = LAUNCHED();
-        if (status == 0) *bad = read_bad_index(&status);      /* waits for the kernel */
+        *bad = read_bad_index(&status);                       /* waits for the kernel */
     }
     if (status == 0 && *bad < 0 && reduction != 0) {          /* a mean of nothing is NaN, as on the CPU */
         LAUNCH(1, THREADS, sum_losses<T>)(n, row_losses, reduction == 2, losses);
