@@ -18,6 +18,7 @@ from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from ._native import ffi, lib
+from .updates import GroupUpdates
 
 CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
 CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
@@ -163,7 +164,7 @@ def kernel(name, dtype):
     return fn
 
 
-class CpuBackend(Backend):
+class CpuBackend(GroupUpdates, Backend):
     name = "cpu"
     max_dims = 16                       # TG_MAX_DIMS: the kernels' index arrays hold 16
 
@@ -410,30 +411,9 @@ class CpuBackend(Backend):
         kernel("dropout", dtype)(n, self._dense(view, dtype), seed, p, out)
         return out
 
-    def _update_in_place(self, name, groups, *settings):
-        """Run an optimizer kernel once for a whole parameter group. ``groups`` holds, per
-        array the kernel takes (parameters, gradients, then state), a list of views, one per
-        parameter (a state list may hold None: no buffer). A view that is not contiguous is
-        updated in a copy, written back afterwards (gradients, groups[1], are only read)."""
-        dtype = groups[0][0].dtype
-        if dtype not in FLOATS:
-            return self._on_python(name, (*groups, *settings), dtype)
-        arrays = [[ffi.NULL if v is None else self._dense(v, dtype) for v in views] for views in groups]
-        sizes = [numel(v.shape) for v in groups[0]]
+    def _run_update(self, name, dtype, sizes, arrays, settings):
+        """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
         kernel(name, dtype)(len(sizes), sizes, *arrays, *settings)
-        for views, pointers in zip(groups[:1] + groups[2:], arrays[:1] + arrays[2:]):
-            for v, a in zip(views, pointers):
-                if v is not None and not (v.dtype is dtype and is_contiguous(v.shape, v.strides)):
-                    self.write(v, View(a, v.shape, make_strides(v.shape), 0, dtype))
-
-    def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
-                   first_steps, nesterov):
-        self._update_in_place("sgd_update", (params, grads, velocities), lr, momentum, dampening,
-                              weight_decay, [int(f) for f in first_steps], int(nesterov))
-
-    def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
-        self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
-                              weight_decay, int(decoupled), list(steps))
 
     # ---- layer normalization (layernorm.c): contiguous rows of the last dimension ------------
     def layer_norm(self, x, weight, bias, eps, dtype):

@@ -20,6 +20,8 @@ from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, Vi
 from stage2_tensor.strides import make_strides, numel
 
 from . import cuda_build
+from .cpu_backend import split_dims          # the kept/reduced split of a reduction, cached
+from .updates import GroupUpdates
 
 CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
 CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
@@ -79,7 +81,7 @@ def create(device):
     return CudaBackend(device, *load(device))
 
 
-class CudaBackend(Backend):
+class CudaBackend(GroupUpdates, Backend):
     max_dims = 16                       # TG_MAX_DIMS: the Strided layouts hold 16
 
     def __init__(self, name, ffi, lib):
@@ -227,7 +229,6 @@ class CudaBackend(Backend):
 
     # ---- reductions (reduce.cu) ---------------------------------------------------------------
     def reduce(self, op, view, dims, dtype):
-        from .cpu_backend import split_dims  # the CPU's kept/reduced split, cached
         outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
         if op != "sum" and numel(inner_shape) == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
@@ -472,27 +473,6 @@ class CudaBackend(Backend):
         self.check(self.lib.tg_cuda_dropout(CODE[dtype], n, self._dense(view, dtype), seed, p, out), "dropout")
         return out
 
-    def _update_in_place(self, name, groups, *settings):
-        """One optimizer call for a whole parameter group, as cpu_backend's: ``groups`` holds,
-        per array the kernel takes (parameters, gradients, then state), a list of views, one
-        per parameter (a state list may hold None). A view that is not dense is updated in a
-        contiguous copy, written back afterwards (gradients, groups[1], are only read)."""
-        dtype = groups[0][0].dtype
-        if dtype not in FLOATS:
-            return self._on_python(name, (*groups, *settings), dtype)
-        arrays = [[self.ffi.NULL if v is None else self._dense(v, dtype) for v in views] for views in groups]
-        sizes = [numel(v.shape) for v in groups[0]]
+    def _run_update(self, name, dtype, sizes, arrays, settings):
+        """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
         self.check(getattr(self.lib, f"tg_cuda_{name}")(CODE[dtype], len(sizes), sizes, *arrays, *settings), name)
-        for views, pointers in zip(groups[:1] + groups[2:], arrays[:1] + arrays[2:]):
-            for v, a in zip(views, pointers):
-                if v is not None and not (v.dtype is dtype and v.strides == make_strides(v.shape)):
-                    self.write(v, View(a, v.shape, make_strides(v.shape), 0, dtype))
-
-    def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
-                   first_steps, nesterov):
-        self._update_in_place("sgd_update", (params, grads, velocities), lr, momentum, dampening,
-                              weight_decay, [int(f) for f in first_steps], int(nesterov))
-
-    def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
-        self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
-                              weight_decay, int(decoupled), list(steps))
