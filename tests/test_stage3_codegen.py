@@ -20,7 +20,7 @@ import stage3_native
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import BINARY_OPS, UNARY_OPS, View
 from stage3_native import cpu_backend as cpu
-from stage3_native.lazy import codegen
+from stage3_native.lazy import codegen, jit
 from stage3_native.lazy.expr import (
     COMPARISONS,
     Const,
@@ -357,14 +357,14 @@ def small_spec(tag):
 
 def test_compiled_once_per_source_then_from_memory():
     spec = small_spec(0.125)
-    before = dict(codegen.stats)
+    before = dict(jit.stats)
     k1 = codegen.compile_elementwise(spec)
     k2 = codegen.compile_elementwise(spec)
     # another offset is the same source: no new kernel
     moved = ElementwiseSpec(spec.shape, (Operand("float64", (5, 1), 7),), spec.outputs)
     k3 = codegen.compile_elementwise(moved)
-    assert codegen.stats["compiled"] == before["compiled"] + 1
-    assert codegen.stats["memory"] == before["memory"] + 2
+    assert jit.stats["compiled"] == before["compiled"] + 1
+    assert jit.stats["memory"] == before["memory"] + 2
     assert k1.fn is k2.fn is k3.fn and k3.spec is moved
     # and it computes: exp(x) + 0.125 at offset 7
     data = np.arange(27, dtype=np.float64) / 10
@@ -377,9 +377,9 @@ SCRIPT = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, {tests!r})
     from test_stage3_codegen import small_spec
-    from stage3_native.lazy import codegen
+    from stage3_native.lazy import codegen, jit
     kernel = codegen.compile_elementwise(small_spec({tag!r}))
-    print(json.dumps(dict(codegen.stats, path=kernel.path)))
+    print(json.dumps(dict(jit.stats, path=kernel.path)))
 """)
 
 
@@ -423,7 +423,7 @@ def test_a_failed_write_leaves_no_file(tmp_path, monkeypatch):
 
     def broken(src, dst):
         raise OSError("disk full")
-    monkeypatch.setattr(codegen.os, "replace", broken)
+    monkeypatch.setattr(jit.os, "replace", broken)
     with pytest.raises(OSError, match="disk full"):
         codegen.compile_elementwise(small_spec(0.5))
     assert list(tmp_path.iterdir()) == []
@@ -432,8 +432,8 @@ def test_a_failed_write_leaves_no_file(tmp_path, monkeypatch):
 def test_compile_error_shows_the_compiler_and_the_source(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACEGRAD_KERNEL_CACHE", str(tmp_path))
     body = codegen.signature("broken") + " { undeclared_thing += 1; }\n"
-    with pytest.raises(codegen.KernelCompileError) as info:
-        codegen.compile_source(body, None, "broken")
+    with pytest.raises(jit.KernelCompileError) as info:
+        jit.compile_source(codegen.preamble(), body, codegen.signature("broken"), None)
     message = str(info.value)
     assert "undeclared_thing" in message and "error" in message
     assert body.strip() in message
@@ -443,9 +443,9 @@ def test_compile_error_shows_the_compiler_and_the_source(tmp_path, monkeypatch):
 def test_cache_folder_default_and_override(monkeypatch, tmp_path):
     monkeypatch.delenv("TRACEGRAD_KERNEL_CACHE")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert codegen.cache_dir() == tmp_path / ".cache" / "tracegrad" / "kernels"
+    assert jit.cache_dir() == tmp_path / ".cache" / "tracegrad" / "kernels"
     monkeypatch.setenv("TRACEGRAD_KERNEL_CACHE", str(tmp_path / "elsewhere"))
-    assert codegen.cache_dir() == tmp_path / "elsewhere"
+    assert jit.cache_dir() == tmp_path / "elsewhere"
 
 
 # ---- the pretty-printer -------------------------------------------------------------------
@@ -455,13 +455,13 @@ def test_show_prints_the_fused_function():
     X, W, B = Input(0, "float32"), Input(1, "float32"), Input(2, "float32")
     spec = ElementwiseSpec(SHAPE, (x.operand, w.operand, b.operand),
                            (op("gelu_tanh", op("add", op("mul", X, W), B)),))
-    text = codegen.show(codegen.compile_elementwise(spec))
+    text = jit.show(codegen.compile_elementwise(spec))
     assert "fused: mul, add, gelu_tanh" in text
     assert "out0 = gelu_tanh(add(mul(in0, in1), in2))" in text
     for expr in ("t0 * t1;", "+ t3;", "tg_gelu_tanhf(t4)", "tg_keep_f(t2, z[0])"):
         assert expr in text, expr
     assert "static inline int64_t div_int" not in text          # the preamble is left out
-    assert "static inline int64_t div_int" in codegen.show(codegen.compile_elementwise(spec), full=True)
+    assert "static inline int64_t div_int" in jit.show(codegen.compile_elementwise(spec), full=True)
     lines = text.splitlines()
     assert all(line.count(";") <= 1 or line.lstrip().startswith("for") for line in lines)
     # float64 names libm's functions and elementwise.c's helpers

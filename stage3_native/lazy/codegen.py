@@ -52,31 +52,20 @@ row is reduced on one thread (the eager kernel splits a row among threads when t
 fewer rows than threads can share, and then adds in another order): the reduced dimensions
 must merge into one (contiguous rows, or any single stride), else NotImplementedError.
 
-The cache: ``$TRACEGRAD_KERNEL_CACHE``, else ``~/.cache/tracegrad/kernels``. A library is
-compiled in a temporary folder inside it and moved into place with os.replace, which is
-atomic: a second process compiling the same kernel at the same time replaces a whole file
-with an identical whole file, and no process ever loads half of one.
+Compiling, caching and loading are jit.py's.
 """
-import hashlib
-import importlib.machinery
-import importlib.util
 import math
-import os
-import shutil
 import struct
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from stage2_tensor.strides import numel
 
+from . import jit
 from .expr import (
     COMPARISONS,
     DTYPES,
     REDUCTIONS,
     Const,
-    ElementwiseSpec,
     Input,
     Op,
 )
@@ -115,24 +104,6 @@ BINARY = {
     "eq": "{x} == {y}", "ne": "{x} != {y}", "lt": "{x} < {y}", "le": "{x} <= {y}",
     "gt": "{x} > {y}", "ge": "{x} >= {y}",
 }
-
-# The flags of the eager library (build.py), so the same code compiles the same way.
-_FLAGS = None
-
-
-def flags():
-    global _FLAGS
-    if _FLAGS is None:
-        from .. import build
-        _FLAGS = (list(build.FLAGS), list(build.OPENMP))
-    return _FLAGS
-
-
-def cache_dir():
-    """Where compiled kernels live: $TRACEGRAD_KERNEL_CACHE, else ~/.cache/tracegrad/kernels."""
-    folder = os.environ.get("TRACEGRAD_KERNEL_CACHE") or Path.home() / ".cache" / "tracegrad" / "kernels"
-    return Path(folder)
-
 
 def _eager_helpers():
     """elementwise.c's math helpers (div_int, pow_int, sigmoid, gelu, ...), the text between
@@ -591,154 +562,13 @@ def generate_reduce(spec, name):
     return "\n".join(lines) + "\n", "rows"
 
 
-# ---- compile, cache, load ----------------------------------------------------------------
-
-class KernelCompileError(RuntimeError):
-    """The C compiler rejected a generated kernel; the message holds what it said and the
-    source."""
-
-
-# what this process has done: tests count compiles against loads
-stats = {"compiled": 0, "loaded": 0, "memory": 0}
-_LOADED = {}
-
-
-@dataclass
-class Kernel:
-    """A compiled fused kernel: its spec, its C source (``body`` is the generated function
-    without the shared preamble), and the C function."""
-    name: str
-    spec: Any
-    body: str
-    source: str
-    path: str
-    fn: Any
-    ffi: Any
-
-    @property
-    def n_outputs(self):
-        return len(self.spec.outputs) if isinstance(self.spec, ElementwiseSpec) else 1
-
-    def run(self, outs, ins, offsets=None):
-        """outs: one contiguous buffer per output (cpu_backend.allocate(n, dtype)); ins: one
-        buffer per operand (a cpu tensor's storage.buffer); offsets: each operand's offset
-        (default: the spec's)."""
-        if len(outs) != self.n_outputs or len(ins) != len(self.spec.operands):
-            raise ValueError(f"{self.name}: expected {self.n_outputs} outputs and "
-                             f"{len(self.spec.operands)} inputs, got {len(outs)} and {len(ins)}")
-        if offsets is None:
-            offsets = [o.offset for o in self.spec.operands]
-        ffi = self.ffi
-        self.fn(ffi.new("void *[]", [ffi.cast("void *", o) for o in outs]),
-                ffi.new("void *[]", [ffi.cast("void *", i) for i in ins]) if ins else ffi.NULL,
-                ffi.new("int64_t[]", list(offsets)) if ins else ffi.NULL)
-        return outs
-
-    def show(self, full=False):
-        return show(self, full)
-
-
-def show(kernel, full=False):
-    """The generated C for the chapter: the fused function (``full``: with the preamble of
-    includes and eager helpers it is compiled with)."""
-    text = kernel.source if full else kernel.body
-    return text.rstrip() + "\n"
-
-
-HEADERS = ("parallel.h", "simd.h", "strided.h", "vmath.h", "tracegrad.h")
-_HEADERS = None
-
-
-def kernel_hash(source):
-    """The kernel's identity: its source, the flags, and the csrc headers it includes (an
-    edit to vmath.h must not find the old library in the cache)."""
-    compile_flags, openmp = flags()
-    global _HEADERS
-    if _HEADERS is None:
-        _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
-    headers = _HEADERS
-    text = source + "\n/* flags: " + " ".join(compile_flags + openmp) + " */\n" + headers
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _capture_stderr(fn):
-    """Run fn() with file descriptor 2 going to a temporary file (the compiler is a child
-    process writing there); return (result or exception, what was written)."""
-    import sys
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as err:
-        os.dup2(err.fileno(), 2)
-        try:
-            result = fn()
-        except Exception as exc:      # noqa: BLE001 - handed back to the caller
-            result = exc
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        err.seek(0)
-        return result, err.read().decode(errors="replace")
-
-
-def _build(module, source, declaration, folder):
-    """Compile ``source`` into folder/<module><suffix>, atomically; return the path."""
-    from cffi import FFI
-    compile_flags, openmp = flags()
-    builder = FFI()
-    builder.cdef(declaration + ";")
-    builder.set_source(module, source, include_dirs=[str(CSRC)], libraries=["m"],
-                       extra_compile_args=compile_flags + openmp, extra_link_args=openmp)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=module + ".", dir=folder)
-    try:
-        result, said = _capture_stderr(lambda: builder.compile(tmpdir=tmp, verbose=False))
-        if isinstance(result, Exception):
-            raise KernelCompileError(f"compiling fused kernel {module} failed: {result}\n"
-                                     f"The compiler said:\n{said}\nThe source:\n{source}") from None
-        final = folder / Path(result).name
-        os.replace(result, final)         # atomic: readers see no file or the whole file
-        stats["compiled"] += 1
-        return final
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _load(module, path):
-    spec = importlib.util.spec_from_file_location(module, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def compile_source(body, spec, base="fused"):
-    """The Kernel for a generated function body: from this process's dict, else from the
-    disk cache, else compiled now."""
-    source = preamble() + "\n" + body
-    digest = kernel_hash(source)
-    cached = _LOADED.get(digest)
-    if cached is not None:
-        stats["memory"] += 1
-        return Kernel(cached.name, spec, cached.body, cached.source, cached.path, cached.fn, cached.ffi)
-    module = f"tg_{base}_{digest}"
-    folder = cache_dir()
-    path = folder / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
-    if path.exists():
-        stats["loaded"] += 1
-    else:
-        path = _build(module, source, signature(base), folder)
-    mod = _load(module, str(path))
-    kernel = Kernel(base, spec, body, source, str(path), getattr(mod.lib, base), mod.ffi)
-    _LOADED[digest] = kernel
-    return kernel
-
-
 def compile_elementwise(spec):
     """The fused element-wise kernel of an ElementwiseSpec."""
     body, _ = generate_elementwise(spec, "fused")
-    return compile_source(body, spec, "fused")
+    return jit.compile_source(preamble(), body, signature("fused"), spec)
 
 
 def compile_reduce(spec):
     """The fused reduction kernel of a ReduceSpec."""
     body, _ = generate_reduce(spec, "fused_reduce")
-    return compile_source(body, spec, "fused_reduce")
+    return jit.compile_source(preamble(), body, signature("fused_reduce"), spec)
