@@ -68,6 +68,8 @@ from .expr import (
     Const,
     Input,
     Op,
+    Product,
+    RowValue,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -228,10 +230,11 @@ def check_node(node, n_operands):
         raise ValueError(f"Input({node.index}) but the kernel has {n_operands} operands")
 
 
-def element_body(spec_operands, roots, load, indent):
+def element_body(spec_operands, roots, load, indent, leaf=None):
     """The statements computing every node of roots for one element: a list of C lines, the
     name of each root's local, and how many opaque zeros (z[0], z[1], ...) they use.
-    load(k) is operand k's element expression.
+    load(k) is operand k's element expression; leaf(node) that of any other leaf (a
+    RowValue, a Product), for the kernels that have them.
 
     Two kinds of tg_keep. A float Op that other ops read is kept at once (z[0]), so no
     multiply-add is contracted across it. And a float value read by several ops reaches
@@ -261,6 +264,10 @@ def element_body(spec_operands, roots, load, indent):
             lines.append(f"{c} {local} = {load(node.index)};")
         elif isinstance(node, Const):
             lines.append(f"{c} {local} = {constant(node.value, node.dtype)};")
+        elif not isinstance(node, Op):
+            if leaf is None:
+                raise TypeError(f"{node} is not a leaf of this kernel")
+            lines.append(f"{c} {local} = {leaf(node)};")
         else:
             arg_names = {}
             for arg in node.args:
@@ -317,6 +324,10 @@ def describe(node):
         return f"in{node.index}"
     if isinstance(node, Const):
         return repr(node.value)
+    if isinstance(node, RowValue):
+        return f"row{node.index}"
+    if isinstance(node, Product):
+        return "product"
     return f"{node.op}({', '.join(describe(a) for a in node.args)})"
 
 

@@ -47,7 +47,22 @@ class Op:
     dtype: str
 
 
-Node = Input | Const | Op
+@dataclass(frozen=True)
+class RowValue:
+    """In a row kernel (rows.py): the current row's result of the kernel's reduction
+    ``index``, as ``dtype`` (what the eager reduce stores, read back broadcast over the row)."""
+    index: int
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Product:
+    """In a matmul epilogue (epilogue.py): the product's element at this position, as
+    ``dtype`` (what the matmul stores, bias included)."""
+    dtype: str
+
+
+Node = Input | Const | Op | RowValue | Product
 
 
 def op(name, *args):
