@@ -26,10 +26,10 @@ from .graph import PENDING, LazyBuffer, Node
 from .realize import (
     kernel_count,
     launched,
+    needed,
     realize,
     realize_all,
     reset_kernel_count,
-    schedule,
 )
 from .show import graph, pending
 
@@ -48,10 +48,10 @@ __all__ = [
     "graph",
     "kernel_count",
     "launched",
+    "needed",
     "pending",
     "pending_count",
     "realize",
     "realize_all",
     "reset_kernel_count",
-    "schedule",
 ]

@@ -1,19 +1,31 @@
 """Running recorded nodes (chapter 11): realization.
 
-``realize(nodes)`` runs every node those depend on that has not run yet, inputs first, each
-as one call of device "cpu"'s method of the same name (one eager kernel per node: no fusion
-yet). The walk is an explicit stack, not recursion: a training loop's graph can be
-thousands of nodes deep.
+``realize(nodes)`` runs every node those depend on that has not run yet. The nodes go
+through the graph compiler's passes first (plan.py: canonicalize, dead-code elimination,
+fusion, scheduling); then each step runs: a fused group as one generated kernel, any other
+node as one call of device "cpu"'s method of the same name. With fusion off
+(``FUSION["enabled"]``), every node is its own eager kernel, in the recorded order.
 
-Each run is counted in ``launched`` (per method name), which tests read to check how many
-kernels a graph costs.
+``needed`` walks the graph with an explicit stack, not recursion: a training loop's graph
+can be thousands of nodes deep.
+
+Each kernel run is counted in ``launched`` (per method name, or per kind of fused kernel),
+which tests read to check how many kernels a graph costs.
 """
+import os
 from collections import Counter
 
 from stage2_tensor import backend
 from stage2_tensor.backend import View
+from stage2_tensor.strides import numel
 
 from .graph import PENDING, LazyBuffer
+
+# Fusion's settings: on unless TRACEGRAD_LAZY_FUSION=0; groups of fewer elements than
+# min_elements run unfused (a kernel's first compile costs ~0.3 s; below a few thousand
+# elements the memory traffic fusion saves is smaller than the Python work of planning).
+FUSION = {"enabled": os.environ.get("TRACEGRAD_LAZY_FUSION", "1") != "0",
+          "min_elements": int(os.environ.get("TRACEGRAD_FUSE_MIN", "4096"))}
 
 launched = Counter()        # kernels run, by backend method name, since the last reset
 
@@ -27,7 +39,7 @@ def reset_kernel_count():
     launched.clear()
 
 
-def schedule(nodes):
+def needed(nodes):
     """The not-yet-run nodes that ``nodes`` need, each after all of its inputs (a depth-first
     post-order, with a stack instead of recursion)."""
     order, seen = [], set()
@@ -48,8 +60,16 @@ def schedule(nodes):
 def realize(nodes, cpu=None):
     """Run what ``nodes`` depend on, and them, on backend ``cpu`` (default: device "cpu")."""
     cpu = cpu or backend.get("cpu")
-    for node in schedule(nodes):
-        run(node, cpu)
+    if not FUSION["enabled"]:
+        for node in needed(nodes):
+            run(node, cpu)
+        return
+    from .plan import plan
+    for step in plan(nodes, cpu).steps:
+        if hasattr(step, "nodes"):
+            run_group(step, cpu)
+        else:
+            run(step, cpu)
 
 
 def realize_all(cpu=None):
@@ -72,6 +92,41 @@ def run(node, cpu):
     node.result = result
     node.args = None
     PENDING.discard(node)
+
+
+_COMPILED = {}
+
+
+def run_group(group, cpu):
+    """One fused group: its spec built, compiled (once per spec) and run; the values it
+    stores become its nodes' results. A group no generator can take runs node by node."""
+    from .kernels import NotFusable
+    if not group.stored:
+        return
+    try:
+        spec, views, out_nodes = group.kind.build(group, group.stored)
+        kernel = _COMPILED.get(spec)
+        if kernel is None:
+            kernel = _COMPILED[spec] = group.kind.compile(spec)
+    except (NotFusable, NotImplementedError, TypeError):
+        for node in group.nodes:
+            if not node.realized:
+                run(node, cpu)
+        return
+    ins = [on_cpu(v).buffer for v in views]
+    results = group.kind.run(kernel, group, out_nodes, ins, cpu)
+    launched[group.kind.name] += 1
+    for node, buffer in results:
+        node.result = buffer
+        node.args = None
+        PENDING.discard(node)
+
+
+def allocate_for(node):
+    """A new device "cpu" buffer for node's (single) output."""
+    from ..cpu_backend import allocate
+    shape, dtype = node.outputs[0]
+    return allocate(numel(shape), dtype)
 
 
 def on_cpu(arg):

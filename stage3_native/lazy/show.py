@@ -14,7 +14,7 @@ from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
 from .graph import LazyBuffer
-from .realize import schedule
+from .realize import needed
 
 
 def _node_of(x):
@@ -26,7 +26,7 @@ def _node_of(x):
 
 def pending(*tensors):
     """The nodes not run yet that the tensors' values need, in an order they can run in."""
-    return schedule([_node_of(t) for t in tensors])
+    return needed([_node_of(t) for t in tensors])
 
 
 def graph(*tensors):

@@ -1,0 +1,229 @@
+"""The fused kernels and the patterns they declare (chapter 11, lazy execution and kernel
+fusion).
+
+A kind of fused kernel says, in three methods, which recorded nodes it can compute
+together; the fusion pass (fusion.py) asks every kind and knows no pattern itself, so a new
+fused kernel is a new class in KINDS and nothing else:
+
+    anchor(node)                      the iteration space of a group starting at node, or None
+    admits(group, node, view, producer)   may node join the group, reading producer via view?
+    enter(group, node)                note what joining changes (a row kernel's row length)
+
+and two more to run a group: ``build`` turns its nodes into a spec of expressions (expr.py)
+for the code generators, ``run`` calls the compiled kernel on device "cpu"'s buffers.
+
+    Loop            element-wise ops over one shape (unary, binary, where, and copies with
+                    a dtype conversion), and reductions over trailing dimensions with their
+                    element-wise producers and consumers (softmax, LayerNorm): one pass,
+                    or one pass per row for row kernels (codegen.py, rows.py)
+    MatmulEpilogue  a 2-D matmul (TinyBLAS) and the element-wise ops on its result, applied
+                    to each output block while it is in cache (epilogue.py)
+
+Each op becomes the expression the eager kernel computes, dtype conversions included
+(cpu_backend.py converts operands to the result dtype first; a comparison reads both in
+their own dtype), so a fused kernel gives the eager values.
+"""
+from stage2_tensor import dtypes
+from stage2_tensor.strides import numel
+
+from . import codegen
+from .expr import (
+    COMPARISONS,
+    REDUCTIONS,
+    ElementwiseSpec,
+    Input,
+    Operand,
+    cast,
+    op,
+)
+from .fusion import over, reads_elementwise, reads_row_value, row_split
+
+FLOATS = ("float32", "float64")
+ELEMENTWISE = ("unary", "binary", "where", "contiguous")
+
+
+class NotFusable(Exception):
+    """A group that turned out to have no kernel (a layout or dtype no generator takes): its
+    nodes run one by one instead."""
+
+
+def elementwise(node):
+    """An element-wise node a fused kernel computes: a float result, or a comparison."""
+    if node.op not in ELEMENTWISE:
+        return False
+    if node.op == "binary" and node.args[0] in COMPARISONS:
+        return node.args[1].dtype is node.args[2].dtype
+    return node.outputs[0][1].name in FLOATS
+
+
+def reduction(node):
+    """A float sum, max or min over trailing dimensions, of a non-empty row."""
+    if node.op != "reduce":
+        return None
+    name, view, dims, dtype = node.args
+    n = len(view.shape)
+    if (name not in REDUCTIONS or sorted(dims) != list(range(n - len(dims), n)) or not dims
+            or view.dtype.name not in FLOATS or dtype.name not in FLOATS):
+        return None
+    row = numel(view.shape[n - len(dims):])
+    return row if row else None
+
+
+class Loop:
+    name = "loop"
+
+    def anchor(self, node):
+        if elementwise(node):
+            return node.outputs[0][0]
+        if reduction(node):
+            return tuple(node.args[1].shape)
+        return None
+
+    def admits(self, group, node, view, producer):
+        if producer.op == "reduce":             # a row's value, broadcast along the row
+            return elementwise(node) and reads_row_value(view, group)
+        if not reads_elementwise(view, producer):
+            return False
+        if elementwise(node):
+            return True
+        row = reduction(node)
+        return bool(row) and group.row in (None, row) and row_split(group.shape, row) is not None
+
+    def enter(self, group, node):
+        if node.op == "reduce":
+            group.row = reduction(node)
+
+    def build(self, group, stored):
+        """(spec, operand views, output nodes): reductions first (in order), then the
+        element-wise outputs (row kernels) or just the outputs (element-wise kernels)."""
+        b = Builder(group)
+        reductions = [n for n in group.nodes if n.op == "reduce"]
+        outputs = [n for n in group.nodes if n.op != "reduce" and id(n) in stored]
+        exprs = tuple(b.expr(n) for n in outputs)        # before b.operands(): they add them
+        if not reductions:
+            return ElementwiseSpec(group.shape, b.operands(), exprs), b.views, outputs
+        from .expr import RowReduce, RowSpec
+        reduced = tuple(RowReduce(b.load(n.args[1]), n.args[0], n.args[3].name) for n in reductions)
+        keep = tuple(i for i, n in enumerate(reductions) if id(n) in stored)
+        spec = RowSpec(group.shape, b.operands(), reduced, exprs, row_split(group.shape, group.row), keep)
+        return spec, b.views, outputs + [reductions[i] for i in keep]
+
+    def compile(self, spec):
+        if isinstance(spec, ElementwiseSpec):
+            return codegen.compile_elementwise(spec)
+        from .rows import compile_rows
+        return compile_rows(spec)
+
+    def run(self, kernel, group, out_nodes, ins, cpu):
+        from .realize import allocate_for
+        outs = [allocate_for(n) for n in out_nodes]
+        kernel.run(outs, ins)
+        return list(zip(out_nodes, outs))
+
+
+class MatmulEpilogue:
+    name = "matmul+epilogue"
+
+    def __init__(self, variant):
+        self.variant = variant                  # () -> device "cpu"'s matmul variant now
+
+    def anchor(self, node):
+        if node.op != "matmul" or self.variant() != "tinyblas":
+            return None
+        a, b, dtype, *bias = node.args
+        if len(a.shape) != 2 or len(b.shape) != 2 or dtype.name not in FLOATS:
+            return None
+        if a.dtype is not dtype or b.dtype is not dtype or (bias and bias[0] is not None and bias[0].dtype is not dtype):
+            return None
+        return (a.shape[0], b.shape[1])
+
+    def admits(self, group, node, view, producer):
+        return elementwise(node) and reads_elementwise(view, producer)
+
+    def enter(self, group, node):
+        pass
+
+    def build(self, group, stored):
+        from .expr import EpilogueSpec
+        b = Builder(group)
+        product, rest = group.nodes[0], group.nodes[1:]
+        outputs = [n for n in rest if id(n) in stored]
+        m, n = group.shape
+        exprs = tuple(b.expr(x) for x in outputs)
+        spec = EpilogueSpec(m, n, product.args[2].name, b.operands(), exprs)
+        return spec, b.views, outputs
+
+    def compile(self, spec):
+        from .epilogue import compile_epilogue
+        return compile_epilogue(spec)
+
+
+class Builder:
+    """A group's nodes as expressions: a member's value where another member reads it
+    element by element, an Input for everything read from memory (one operand per
+    distinct buffer and layout)."""
+
+    def __init__(self, group):
+        self.group, self.views, self.exprs = group, [], {}
+        self._index = {}
+        self._reductions = {id(n): i for i, n in enumerate(x for x in group.nodes if x.op == "reduce")}
+
+    def operands(self):
+        return tuple(Operand(v.dtype.name, over(v, self.group.shape), v.offset) for v in self.views)
+
+    def load(self, view):
+        b = view.buffer
+        node = getattr(b, "node", None)
+        if node is not None and not b.realized and node in self.group:
+            if node.op == "reduce":
+                from .expr import RowValue
+                return RowValue(self._reductions[id(node)], node.args[3].name)
+            if node.op == "matmul":
+                from .expr import Product
+                return Product(node.args[2].name)
+            return self.expr(node)
+        strides = over(view, self.group.shape)
+        if strides is None:
+            raise NotFusable(f"a view of shape {view.shape} cannot be read over {self.group.shape}")
+        key = (id(b), strides, view.offset, view.dtype)
+        k = self._index.get(key)
+        if k is None:
+            k = self._index[key] = len(self.views)
+            self.views.append(view)
+        return Input(k, view.dtype.name)
+
+    def expr(self, node):
+        e = self.exprs.get(id(node))
+        if e is None:
+            e = self.exprs[id(node)] = self._expr(node)
+        return e
+
+    def _expr(self, node):
+        dtype = node.outputs[0][1].name
+        if node.op == "contiguous":
+            return as_dtype(self.load(node.args[0]), dtype)
+        if node.op == "unary":
+            return op(node.args[0], as_dtype(self.load(node.args[1]), dtype))
+        if node.op == "binary":
+            name, a, b = node.args[:3]
+            if name in COMPARISONS:
+                return op(name, self.load(a), self.load(b))
+            return op(name, as_dtype(self.load(a), dtype), as_dtype(self.load(b), dtype))
+        if node.op == "where":
+            cond, a, b = node.args[:3]
+            if cond.dtype is not dtypes.bool_:
+                raise NotFusable(f"where: a condition of dtype {cond.dtype.name}")
+            return op("where", self.load(cond), as_dtype(self.load(a), dtype), as_dtype(self.load(b), dtype))
+        raise NotFusable(f"no expression for {node.op}")
+
+
+def as_dtype(x, dtype):
+    return x if x.dtype == dtype else cast(x, dtype)
+
+
+def kinds(cpu):
+    """The kinds of fused kernel, asked in this order."""
+    return (MatmulEpilogue(lambda: cpu.matmul_variant), Loop())
+
+
+
