@@ -23,7 +23,10 @@ every operation, forward and backward, is recorded as a node of a graph.
 """
 from .backend import LazyBackend, pending_count
 from .graph import PENDING, LazyBuffer, Node
+from .plan import plan
 from .realize import (
+    FUSION,
+    fusion,
     kernel_count,
     launched,
     needed,
@@ -40,17 +43,20 @@ def create(cpu):
 
 
 __all__ = [
+    "FUSION",
     "PENDING",
     "LazyBackend",
     "LazyBuffer",
     "Node",
     "create",
+    "fusion",
     "graph",
     "kernel_count",
     "launched",
     "needed",
     "pending",
     "pending_count",
+    "plan",
     "realize",
     "realize_all",
     "reset_kernel_count",

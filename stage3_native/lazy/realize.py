@@ -14,6 +14,7 @@ which tests read to check how many kernels a graph costs.
 """
 import os
 from collections import Counter
+from contextlib import contextmanager
 
 from stage2_tensor import backend
 from stage2_tensor.backend import View
@@ -37,6 +38,20 @@ def kernel_count(op=None):
 
 def reset_kernel_count():
     launched.clear()
+
+
+@contextmanager
+def fusion(enabled=True, min_elements=None):
+    """Fusion on or off (and its size threshold) inside a with block:
+    ``with lazy.fusion(min_elements=0):`` fuses even tiny graphs (tests, the chapter)."""
+    saved = dict(FUSION)
+    FUSION["enabled"] = enabled
+    if min_elements is not None:
+        FUSION["min_elements"] = min_elements
+    try:
+        yield
+    finally:
+        FUSION.update(saved)
 
 
 def needed(nodes):
