@@ -331,6 +331,13 @@ def test_max_min_of_an_expression_match_eager(op_name):
     want = eager(BE.reduce(op_name, flat_view(t, "float64", shape), (1,), d), "float64", (7,))
     same_bits(got, want, f"{op_name}(2x)")
     assert np.isnan(got).any()
+    # rows of several blocks of 1024 (the lanes carry across blocks: 2048 is two whole
+    # blocks, 2100 two and a tail)
+    for long in ((5, 2048), (5, 2100)):
+        x = contiguous("float32", 26, long)
+        got = fused_reduce([x], Input(0, "float32"), op_name, long)
+        want = eager(BE.reduce(op_name, x.view, (1,), dtypes.float32), "float32", (5,))
+        same_bits(got, want, f"{op_name} over rows of {long[1]}")
     # integers, two reduced dims that merge into one, int64 output
     shape3 = (3, 4, 10)
     i = Arg("int32", buffer(values("int32", 120, 23), "int32"), shape3, (40, 10, 1))

@@ -51,6 +51,8 @@ block of 1024, blocks added in double), so a float32 sum also matches bit for bi
 row is reduced on one thread (the eager kernel splits a row among threads when there are
 fewer rows than threads can share, and then adds in another order): the reduced dimensions
 must merge into one (contiguous rows, or any single stride), else NotImplementedError.
+row_function writes that per-row code; rows.py's row kernels (several reductions and
+element-wise outputs per row) use it too.
 
 Compiling, caching and loading are jit.py's.
 """
@@ -448,52 +450,55 @@ def generate_elementwise(spec, name):
 SUM_BLOCK, SUM_LANES, LANES = 1024, 16, 32      # reduce.c's TG_SUM_BLOCK, TG_SUM_LANES, TG_LANES
 
 
-def generate_reduce(spec, name):
-    """The C function for a ReduceSpec: per kept position, the expression over the reduced
-    elements, a block at a time into a stack buffer, reduced in the eager row order."""
-    shape, operands, root = tuple(spec.shape), tuple(spec.operands), spec.expr
-    if spec.op not in REDUCTIONS:
-        raise ValueError(f"reduce op {spec.op!r}: expected one of {REDUCTIONS}")
-    if not 0 < spec.dims <= len(shape):
-        raise ValueError(f"cannot reduce the last {spec.dims} dims of shape {shape}")
-    for o in operands:
-        if len(o.strides) != len(shape):
-            raise ValueError(f"operand strides {o.strides} do not match shape {shape}")
-    t, out_dtype = root.dtype, spec.out_dtype or root.dtype
+def check_reduction(op, t, out_dtype):
+    """A reduction the eager kernel has: sum, max or min of t's values, stored as out_dtype."""
+    if op not in REDUCTIONS:
+        raise ValueError(f"reduce op {op!r}: expected one of {REDUCTIONS}")
     if (t in FLOATS) != (out_dtype in FLOATS) or t == "bool":
         raise TypeError(f"reduce: {t} values into {out_dtype} (the eager kernel stores a float "
                         f"sum as a float dtype and an integer one as an integer dtype)")
-    split = len(shape) - spec.dims
-    kept_shape = shape[:split]
+
+
+def split_rows(shape, operands, dims):
+    """The kept shape (the leading dims), the length m of a row (the trailing ``dims`` dims,
+    merged into one) and each operand's stride along the row (0: one value per row)."""
+    if not 0 < dims <= len(shape):
+        raise ValueError(f"cannot reduce the last {dims} dims of shape {shape}")
+    for o in operands:
+        if len(o.strides) != len(shape):
+            raise ValueError(f"operand strides {o.strides} do not match shape {shape}")
+    split = len(shape) - dims
     inner, inner_strides = collapse(shape[split:], [o.strides[split:] for o in operands])
     if len(inner) > 1:
         raise NotImplementedError("fused reduce: the reduced dimensions must merge into one for "
                                   f"every operand (got {inner} after merging)")
     m = inner[0] if inner else numel(shape[split:])
-    if m == 0 and spec.op != "sum":
-        raise RuntimeError(f"{spec.op}: cannot reduce over an empty dimension (shape {shape})")
-    step = [s[0] if s else 0 for s in inner_strides]
-    n_out = numel(kept_shape)
+    return shape[:split], m, [s[0] if s else 0 for s in inner_strides]
+
+
+def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
+    """A TG_SIMD C function ``W fname(in0, ..., pos, extra..., z)``: ``op`` over one row of m
+    elements of ``expr`` (operand k's row starts at pos[k] and steps by step[k]), in the
+    eager row order, returned in the wide type W (double for floats, int64 for integers).
+    extra: more parameters (a row kernel's earlier row values), which leaf(node) may name.
+    Returns the lines and how many opaque zeros the expression uses."""
+    t = expr.dtype
     c, w, ct = COMPUTE[t], WIDE[t], CTYPE[t]
     is_nan = "isnan" if t in FLOATS else "0 &&"
 
     def load(k):
         s = step[k]
         return f"in{k}[p{k}{'' if s == 0 else ' + start + j' if s == 1 else f' + (start + j) * {s}'}]"
-    body, (result,), n_zeros = element_body(operands, (root,), load, "            ")
+    body, (result,), n_zeros = element_body(operands, (expr,), load, "            ", leaf)
     params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
-    lines = [(f"/* {name}: {spec.op} over the last {spec.dims} dim(s) of shape {shape}, "
-              f"{n_out} result(s) of {m} elements"),
-             f" * fused: {ops_summary((root,))}, then {spec.op}",
-             f" * out0 = {spec.op}({describe(root)})",
-             " */"]
-    lines.append(f"TG_SIMD static {w} {name}_row({', '.join(params + ['const i64 *pos', 'const uint64_t *restrict z'])}) {{")
+    params += ["const i64 *pos", *extra, "const uint64_t *restrict z"]
+    lines = [f"TG_SIMD static {w} {fname}({', '.join(params)}) {{"]
     lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
     lines.append(f"    {ct} buf[{SUM_BLOCK}];    /* one block of the row's values: stays in L1 */")
-    if spec.op == "sum":
+    if op == "sum":
         lines.append(f"    {w} total = 0;")
     else:
-        better = ">" if spec.op == "max" else "<"
+        better = ">" if op == "max" else "<"
         lines.append(f"    {ct} acc[{LANES}], r = 0;")
         lines.append(f"    const i64 full = {m} >= {LANES} ? {m} / {LANES} * {LANES} : 0;   /* elements the lanes take */")
     lines.append(f"    for (i64 start = 0; start < {m}; start += {SUM_BLOCK}) {{")
@@ -502,7 +507,7 @@ def generate_reduce(spec, name):
     lines += body
     lines.append(f"            buf[j] = {result};")
     lines.append("        }")
-    if spec.op == "sum":
+    if op == "sum":
         lines += [
             f"        /* reduce_t.h's sum_row: {SUM_LANES} accumulators, halved, then the rest in {w} */",
             f"        {c} lane[{SUM_LANES}] = {{0}};",
@@ -520,13 +525,18 @@ def generate_reduce(spec, name):
     else:
         nan_v = f"{is_nan}(v)"
         lines += [
-            f"        /* reduce_t.h's extreme_loop, carried across blocks: {LANES} running {spec.op}ima",
+            f"        /* reduce_t.h's extreme_loop, carried across blocks: {LANES} running {op}ima",
             "         * over whole groups of the row, then halved, then the rest one by one */",
             "        i64 j = 0;",
-            f"        for (; start + j < full; j += {LANES})",
+            "        if (start == 0 && full) {          /* the lanes start as the row's first elements */",
+            f"            for (int l = 0; l < {LANES}; l++) acc[l] = buf[l];",
+            f"            j = {LANES};",
+            "        }",
+            "        const i64 stop = full - start < len ? full - start : len;   /* lanes' part of this block */",
+            f"        for (; j < stop; j += {LANES})",
             f"            for (int l = 0; l < {LANES}; l++) {{",
             f"                {ct} v = buf[j + l];",
-            f"                acc[l] = start + j == 0 || v {better} acc[l] || {nan_v} ? v : acc[l];",
+            f"                acc[l] = v {better} acc[l] || {nan_v} ? v : acc[l];",
             "            }",
             f"        if (start + len < {m}) continue;",
             "        if (full) {",
@@ -547,25 +557,56 @@ def generate_reduce(spec, name):
             f"    return ({w})r;",
         ]
     lines.append("}")
+    return lines, n_zeros
+
+
+def row_positions(kept_shape, operands, indent="        "):
+    """The statements that set pos[k], operand k's first element of row o (kept dims of any
+    strides, unravelled from o), inside a loop over o; the static tables they read go before
+    the loop (returned first)."""
+    nk = len(kept_shape)
+    tables = []
+    if nk:
+        tables.append(f"    static const i64 shape[{nk}] = {c_array(kept_shape)};")
+        for k, o in enumerate(operands):
+            tables.append(f"    static const i64 stride{k}[{nk}] = {c_array(o.strides[:nk])};")
+    lines = [f"i64 pos[{max(len(operands), 1)}] = {{0}}, rest = o;    /* each operand's first element of row o */"]
+    if nk:
+        lines.append(f"for (int d = {nk - 1}; d >= 0; d--) {{")
+        lines.append("    i64 id = rest % shape[d];")
+        lines.append("    rest /= shape[d];")
+        lines += [f"    pos[{k}] += id * stride{k}[d];" for k in range(len(operands))]
+        lines.append("}")
+    lines.append("(void)rest;")
+    return tables, [indent + line for line in lines]
+
+
+def generate_reduce(spec, name):
+    """The C function for a ReduceSpec: per kept position, the expression over the reduced
+    elements, a block at a time into a stack buffer, reduced in the eager row order."""
+    shape, operands, root = tuple(spec.shape), tuple(spec.operands), spec.expr
+    t, out_dtype = root.dtype, spec.out_dtype or root.dtype
+    check_reduction(spec.op, t, out_dtype)
+    kept_shape, m, step = split_rows(shape, operands, spec.dims)
+    if m == 0 and spec.op != "sum":
+        raise RuntimeError(f"{spec.op}: cannot reduce over an empty dimension (shape {shape})")
+    n_out = numel(kept_shape)
+    lines = [(f"/* {name}: {spec.op} over the last {spec.dims} dim(s) of shape {shape}, "
+              f"{n_out} result(s) of {m} elements"),
+             f" * fused: {ops_summary((root,))}, then {spec.op}",
+             f" * out0 = {spec.op}({describe(root)})",
+             " */"]
+    row, n_zeros = row_function(f"{name}_row", operands, root, spec.op, m, step)
+    lines += row
     lines.append("")
     lines.append(signature(name) + " {")
     lines += operand_pointers(operands, [out_dtype])
     lines += zero_lines(n_zeros)
-    nk = len(kept_shape)
-    if nk:
-        lines.append(f"    static const i64 shape[{nk}] = {c_array(kept_shape)};")
-        for k, o in enumerate(operands):
-            lines.append(f"    static const i64 stride{k}[{nk}] = {c_array(o.strides[:split])};")
+    tables, position = row_positions(kept_shape, operands)
+    lines += tables
     lines.append(f"    #pragma omp parallel for schedule(static) if ({n_out} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)")
     lines.append(f"    for (i64 o = 0; o < {n_out}; o++) {{")
-    lines.append(f"        i64 pos[{len(operands)}] = {{0}}, rest = o;    /* each operand's first element of row o */")
-    if nk:
-        lines.append(f"        for (int d = {nk - 1}; d >= 0; d--) {{")
-        lines.append("            i64 id = rest % shape[d];")
-        lines.append("            rest /= shape[d];")
-        lines += [f"            pos[{k}] += id * stride{k}[d];" for k in range(len(operands))]
-        lines.append("        }")
-    lines.append("        (void)rest;")
+    lines += position
     args = ", ".join([f"in{k}" for k in range(len(operands))] + ["pos", "z"])
     lines.append(f"        out0[o] = ({CTYPE[out_dtype]}){name}_row({args});")
     lines.append("    }")

@@ -124,3 +124,34 @@ class ReduceSpec:
     op: str
     dims: int = 1
     out_dtype: str = None
+
+
+@dataclass(frozen=True)
+class RowReduce:
+    """A per-row value: ``op`` (sum, max, min) over the row of ``expr``, stored as ``dtype``
+    (what the eager reduce stores)."""
+    expr: Node
+    op: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """shape = kept dims + reduced (trailing ``dims``) dims. Operands' strides are over the
+    whole shape (0 where broadcast: a per-row operand has 0 in the reduced dims).
+    ``reductions`` run in order, each may read RowValue(j) of earlier ones (j < its own
+    index); ``outputs`` are element-wise expressions over the whole shape that may read any
+    RowValue, each written to its own contiguous buffer of numel(shape); then each
+    reduction listed in ``stored`` is also written to a contiguous buffer of one value per
+    row (numel of the kept dims). outputs may be empty (only stored reductions)."""
+    shape: tuple[int, ...]
+    operands: tuple[Operand, ...]
+    reductions: tuple[RowReduce, ...]
+    outputs: tuple[Node, ...]
+    dims: int = 1
+    stored: tuple[int, ...] = ()
+
+    @property
+    def n_outputs(self):
+        """The kernel's output buffers: one per output, then one per stored reduction."""
+        return len(self.outputs) + len(self.stored)

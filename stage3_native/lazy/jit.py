@@ -61,6 +61,10 @@ class Kernel:
 
     @property
     def n_outputs(self):
+        """How many buffers run() takes in outs: the spec's n_outputs where it says (a
+        RowSpec: its outputs and stored reductions), else one per output (one for a reduce)."""
+        if hasattr(self.spec, "n_outputs"):
+            return self.spec.n_outputs
         return len(self.spec.outputs) if hasattr(self.spec, "outputs") else 1
 
     def run(self, outs, ins, offsets=None):

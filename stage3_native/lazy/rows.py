@@ -1,0 +1,214 @@
+"""Row kernels: reductions fused with their element-wise producers and consumers, one pass
+per row (chapter 11, lazy execution and kernel fusion).
+
+Softmax written in tensor ops is five eager kernels, and each writes a whole tensor to
+memory that the next one reads back:
+
+    m = x.max(-1, keepdim=True)     # reads x
+    t = x - m                       # reads x, m; writes t
+    e = t.exp()                     # reads t; writes e
+    s = e.sum(-1, keepdim=True)     # reads e
+    y = e / s                       # reads e, s; writes y
+
+For a tensor of 32 MB that is about 160 MB of traffic, and LayerNorm written the same way
+(mean, centre, square, mean, add eps, sqrt, divide, scale, shift: about eleven kernels)
+twice that. But every one of those ops works within a row: the reductions run over the
+last dimension, and the element-wise ops combine a row's elements with values of the same
+row. A row is short (hundreds to a few thousand elements, kilobytes), so it fits in the L1
+or L2 cache. A row kernel therefore takes one row at a time and does all of it there:
+
+1. the reductions in order, each one a pass over the row that computes its element-wise
+   expression (which may read the values of the reductions before it: softmax's sum reads
+   the max) and reduces it to one value for the row;
+2. the element-wise outputs over the row, which may read any of the row's values.
+
+Only the inputs are read from memory (the first pass brings the row into cache, the later
+ones find it there) and only the final outputs are written: softmax becomes one read of x
+and one write of y, 64 MB instead of 160 for the example above.
+
+The records (expr.py): a ``RowSpec`` holds the shape (kept dims, then the ``dims``
+reduced ones), the operands, the ``RowReduce`` records (an expression, sum/max/min, the
+dtype the result is stored as) and the output expressions, whose leaf ``RowValue(j)``
+stands for reduction j's result for the current row. Softmax over the rows of x:
+
+    x = Input(0, "float32")
+    mx = RowReduce(x, "max", "float32")
+    e = op("exp", op("sub", x, RowValue(0, "float32")))
+    spec = RowSpec(shape=(37, 300), operands=(Operand("float32", (300, 1)),),
+                   reductions=(mx, RowReduce(e, "sum", "float32")),
+                   outputs=(op("div", e, RowValue(1, "float32")),))
+
+and the C this module writes for it (abridged):
+
+    TG_SIMD static double rows_r0(const float *restrict in0, const i64 *pos, ...) {
+        ... max over the row of in0, in reduce_t.h's order ...
+    }
+    TG_SIMD static double rows_r1(const float *restrict in0, const i64 *pos,
+                                  const float row0, ...) {
+        float buf[1024];                   /* one block of the row's values: in L1 */
+        for (i64 start = 0; start < 300; start += 1024) {
+            for (i64 j = 0; j < len; j++) {
+                float t0 = in0[p0 + start + j];
+                float t1 = row0;
+                float t2 = t0 - t1;  /* sub */
+                ...
+                float t3 = tg_expf(t2);  /* exp */
+                buf[j] = t3;
+            }
+            ... the 16 lanes of reduce_t.h's sum_row over buf, added in double ...
+        }
+        return total;
+    }
+    TG_SIMD static void rows_outputs(const float *restrict in0, float *restrict out0,
+                                     const i64 *pos, const float row0, const float row1, ...) {
+        for (i64 j = 0; j < 300; j++) {
+            ... t3 = tg_expf(in0[p0 + j] - row0) as above ...
+            float t5 = t3 / row1;  /* div */
+            out0[j] = t5;
+        }
+    }
+    void rows(void *const *outs, const void *const *ins, const int64_t *offsets) {
+        ...
+        #pragma omp parallel for schedule(static) if (37 * 300 >= TG_PARALLEL_MIN && ...)
+        for (i64 o = 0; o < 37; o++) {
+            i64 pos[1] = {0};  ...                      /* row o's first element */
+            const float row0 = (float)rows_r0(in0, pos, z);
+            const float row1 = (float)rows_r1(in0, pos, row0, z);
+            rows_outputs(in0, out0 + o * 300, pos, row0, row1, z);
+        }
+    }
+
+(exp(x - max) is computed twice per element, in the sum's pass and in the output pass:
+recomputing from a row in cache is cheaper than writing e to memory and reading it back.)
+
+Exactness: the result is what the eager kernels compute, bit for bit. Element-wise, the
+expressions are codegen.py's (see its "Exactness"). Each reduction is codegen.py's
+row_function, the very code generate_reduce emits: reduce_t.h's order of additions, the
+sum accumulated in double. Its result is rounded to the RowReduce's dtype, as the eager
+reduce stores it, and the later expressions read that rounded value, as the eager binary
+op reads the stored result broadcast over the row. Like generate_reduce, each row runs on
+one thread and the reduced dims must merge into one (else NotImplementedError); the
+kept dims may have any strides.
+
+Buffers: the kernel's outs are one contiguous buffer of numel(shape) per output, then one
+of a value per row (numel of the kept dims) per reduction listed in ``stored``.
+"""
+from stage2_tensor.strides import numel
+
+from . import jit
+from .codegen import (
+    CTYPE,
+    check_reduction,
+    describe,
+    element_body,
+    operand_pointers,
+    ops_summary,
+    preamble,
+    row_function,
+    row_positions,
+    signature,
+    split_rows,
+    zero_lines,
+)
+from .expr import RowValue
+
+
+def _row_value_leaf(reductions, limit, what):
+    """element_body's leaf hook: RowValue(j) is the local row<j>, for j < limit."""
+    def leaf(node):
+        if not isinstance(node, RowValue):
+            raise TypeError(f"{node} is not a leaf of a row kernel")
+        if not 0 <= node.index < limit:
+            raise ValueError(f"{what} reads RowValue({node.index}), but only reductions "
+                             f"0..{limit - 1} are computed before it")
+        if node.dtype != reductions[node.index].dtype:
+            raise TypeError(f"RowValue({node.index}) is {node.dtype} but reduction "
+                            f"{node.index} is stored as {reductions[node.index].dtype}")
+        return f"row{node.index}"
+    return leaf
+
+
+def _store(dtype, value):
+    """A row value as the eager reduce stores it into dtype (reduce.c's STORE)."""
+    return f"{value} != 0" if dtype == "bool" else f"({CTYPE[dtype]}){value}"
+
+
+def generate_rows(spec, name):
+    """The C function (without the preamble) for a RowSpec."""
+    shape, operands = tuple(spec.shape), tuple(spec.operands)
+    reductions, outputs, stored = tuple(spec.reductions), tuple(spec.outputs), tuple(spec.stored)
+    if not outputs and not stored:
+        raise ValueError("a RowSpec needs an output or a stored reduction")
+    for r in reductions:
+        check_reduction(r.op, r.expr.dtype, r.dtype)
+    for s in stored:
+        if not 0 <= s < len(reductions):
+            raise ValueError(f"stored reduction {s}: there are {len(reductions)} reductions")
+    kept_shape, m, step = split_rows(shape, operands, spec.dims)
+    if m == 0 and any(r.op != "sum" for r in reductions):
+        raise RuntimeError(f"max, min: cannot reduce over an empty dimension (shape {shape})")
+    n_rows = numel(kept_shape)
+    ins = [f"in{k}" for k in range(len(operands))]
+    in_params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
+    row_params = [f"const {CTYPE[r.dtype]} row{j}" for j, r in enumerate(reductions)]
+
+    lines = [(f"/* {name}: {len(reductions)} reduction(s) and {len(outputs)} output(s) per row, "
+              f"{n_rows} row(s) of {m} elements (shape {shape})")]
+    lines += [f" * row{j} = {r.op}({describe(r.expr)})  [{ops_summary((r.expr,))}]"
+              for j, r in enumerate(reductions)]
+    lines += [f" * out{i} = {describe(e)}" for i, e in enumerate(outputs)]
+    lines += [f" * out{len(outputs) + i} = row{s}  (one per row)" for i, s in enumerate(stored)]
+    lines += [" */"]
+    n_zeros = 1
+    for j, r in enumerate(reductions):
+        leaf = _row_value_leaf(reductions, j, f"reduction {j}")
+        fn, used = row_function(f"{name}_r{j}", operands, r.expr, r.op, m, step, row_params[:j], leaf)
+        lines += fn + [""]
+        n_zeros = max(n_zeros, used)
+    if outputs:
+        def load(k):
+            s = step[k]
+            return f"in{k}[p{k}{'' if s == 0 else ' + j' if s == 1 else f' + j * {s}'}]"
+        leaf = _row_value_leaf(reductions, len(reductions), "an output")
+        body, results, used = element_body(operands, outputs, load, "        ", leaf)
+        n_zeros = max(n_zeros, used)
+        out_params = [f"{CTYPE[e.dtype]} *restrict out{i}" for i, e in enumerate(outputs)]
+        params = in_params + out_params + ["const i64 *pos"] + row_params + ["const uint64_t *restrict z"]
+        lines.append("/* the outputs over one row: out<i> points at the row's first element */")
+        lines.append(f"TG_SIMD static void {name}_outputs({', '.join(params)}) {{")
+        lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
+        lines.append(f"    for (i64 j = 0; j < {m}; j++) {{")
+        lines += body
+        lines += [f"        out{i}[j] = {r};" for i, r in enumerate(results)]
+        lines.append("    }")
+        lines.append("}")
+        lines.append("")
+
+    out_dtypes = [e.dtype for e in outputs] + [reductions[s].dtype for s in stored]
+    lines.append(signature(name) + " {")
+    lines += operand_pointers(operands, out_dtypes)
+    lines += zero_lines(n_zeros)
+    tables, position = row_positions(kept_shape, operands)
+    lines += tables
+    lines.append(f"    #pragma omp parallel for schedule(static) if ({n_rows} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)")
+    lines.append(f"    for (i64 o = 0; o < {n_rows}; o++) {{")
+    lines += position
+    for j, r in enumerate(reductions):
+        args = ", ".join(ins + ["pos"] + [f"row{i}" for i in range(j)] + ["z"])
+        lines.append(f"        const {CTYPE[r.dtype]} row{j} = {_store(r.dtype, f'{name}_r{j}({args})')};")
+    if outputs:
+        args = ", ".join(ins + [f"out{i} + o * {m}" for i in range(len(outputs))] + ["pos"]
+                         + [f"row{j}" for j in range(len(reductions))] + ["z"])
+        lines.append(f"        {name}_outputs({args});")
+    lines += [f"        out{len(outputs) + i}[o] = row{s};" for i, s in enumerate(stored)]
+    lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def compile_rows(spec):
+    """The row kernel of a RowSpec (a jit.Kernel: run(outs, ins, offsets) with outs one
+    buffer per output, then one per stored reduction)."""
+    body = generate_rows(spec, "fused_rows")
+    return jit.compile_source(preamble(), body, signature("fused_rows"), spec)
+
