@@ -30,6 +30,7 @@ class Group:
     def __init__(self, number, kind, anchor, shape):
         self.number, self.kind, self.nodes, self.shape = number, kind, [anchor], tuple(shape)
         self.row = None
+        self.per_row = set()        # ids of row-level members: one value per row (kernels.py)
         self.members = {id(anchor)}
 
     def add(self, node):
@@ -71,6 +72,19 @@ def over(view, shape):
     return view_strides(tuple(view.shape), tuple(view.strides), tuple(shape))
 
 
+def over_rows(view, shape, row):
+    """The strides, over ``shape``, of a view holding one value per row of ``row`` elements
+    (a keepdim result's shape): its strides over the kept dimensions, then 0 along the row."""
+    k = row_split(shape, row)
+    if k is None:
+        return None
+    kept = tuple(shape[:len(shape) - k])
+    if numel(view.shape) != numel(kept):
+        return None
+    strides = view_strides(tuple(view.shape), tuple(view.strides), kept) if view.shape != kept else tuple(view.strides)
+    return None if strides is None else tuple(strides) + (0,) * k
+
+
 def row_split(shape, row):
     """How many trailing dimensions of ``shape`` make up a row of ``row`` elements (None if
     no run of trailing dimensions does)."""
@@ -85,10 +99,13 @@ def row_split(shape, row):
 
 
 def reads_row_value(view, group):
-    """Whether ``view`` (a node of the group's shape reading a reduction's per-row result)
-    reads each row's value broadcast along the row: keepdim's layout."""
+    """Whether ``view`` (a node of the group's shape reading a per-row value: a reduction's
+    result, or an op on such results) reads each row's value broadcast along the row:
+    keepdim's layout."""
+    if group.row is None or view.offset:
+        return False
     strides = over(view, group.shape)
-    if strides is None or group.row is None or view.offset:
+    if strides is None:
         return False
     k = row_split(group.shape, group.row)
     kept = group.shape[:len(group.shape) - k]
@@ -135,7 +152,7 @@ def _join(node, ins, group_of, upstream, kinds):
         bit = 1 << group.number
         if any(q not in group and upstream.get(id(q), 0) & bit for _, q in ins):
             continue
-        if any(over(v, group.shape) is None for v in _views(node) if not _inside(v, group)):
+        if any(group.kind.strides(group, v) is None for v in _views(node) if not _inside(v, group)):
             continue
         size = numel(view.shape) * view.dtype.itemsize
         if size > best_size:

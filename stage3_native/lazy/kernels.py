@@ -8,6 +8,8 @@ fused kernel is a new class in KINDS and nothing else:
     anchor(node)                      the iteration space of a group starting at node, or None
     admits(group, node, view, producer)   may node join the group, reading producer via view?
     enter(group, node)                note what joining changes (a row kernel's row length)
+    strides(group, view)              how the group's kernel reads a view from memory: its
+                                      strides over the group's shape (None: it cannot)
 
 and two more to run a group: ``build`` turns its nodes into a spec of expressions (expr.py)
 for the code generators, ``run`` calls the compiled kernel on device "cpu"'s buffers.
@@ -36,7 +38,7 @@ from .expr import (
     cast,
     op,
 )
-from .fusion import over, reads_elementwise, reads_row_value, row_split
+from .fusion import over, over_rows, reads_elementwise, reads_row_value, row_split
 
 FLOATS = ("float32", "float64")
 ELEMENTWISE = ("unary", "binary", "where", "contiguous")
@@ -57,7 +59,7 @@ def elementwise(node):
 
 
 def reduction(node):
-    """A float sum, max or min over trailing dimensions, of a non-empty row."""
+    """The row length of a float sum, max or min over trailing dimensions (None: not one)."""
     if node.op != "reduce":
         return None
     name, view, dims, dtype = node.args
@@ -66,7 +68,7 @@ def reduction(node):
             or view.dtype.name not in FLOATS or dtype.name not in FLOATS):
         return None
     row = numel(view.shape[n - len(dims):])
-    return row if row else None
+    return row if row > 1 else None         # a row of one is a copy, and would look per-row
 
 
 class Loop:
@@ -80,8 +82,11 @@ class Loop:
         return None
 
     def admits(self, group, node, view, producer):
-        if producer.op == "reduce":             # a row's value, broadcast along the row
-            return elementwise(node) and reads_row_value(view, group)
+        per_row = producer.op == "reduce" or id(producer) in group.per_row
+        if per_row and elementwise(node):
+            if numel(node.outputs[0][0]) == numel(group.shape):
+                return reads_row_value(view, group)     # the row's value along the row
+            return reads_elementwise(view, producer)    # an op on row values: row-level too
         if not reads_elementwise(view, producer):
             return False
         if elementwise(node):
@@ -90,23 +95,42 @@ class Loop:
         return bool(row) and group.row in (None, row) and row_split(group.shape, row) is not None
 
     def enter(self, group, node):
+        """A reduction sets the row; an element-wise node with one value per row (mean =
+        sum / n, rstd = 1 / sqrt(var + eps)) is a row-level member, computed from the row's
+        values."""
         if node.op == "reduce":
             group.row = reduction(node)
+        elif group.row and numel(node.outputs[0][0]) != numel(group.shape):
+            group.per_row.add(id(node))
+
+    def strides(self, group, view):
+        if numel(view.shape) == numel(group.shape):
+            return over(view, group.shape)
+        if group.row and numel(view.shape) * group.row == numel(group.shape):
+            return over_rows(view, group.shape, group.row)
+        return None
 
     def build(self, group, stored):
         """(spec, operand views, output nodes): reductions first (in order), then the
         element-wise outputs (row kernels) or just the outputs (element-wise kernels)."""
-        b = Builder(group)
+        b = Builder(group, self.strides)
         reductions = [n for n in group.nodes if n.op == "reduce"]
-        outputs = [n for n in group.nodes if n.op != "reduce" and id(n) in stored]
+        outputs = [n for n in group.nodes if n.op != "reduce" and id(n) not in group.per_row and id(n) in stored]
         exprs = tuple(b.expr(n) for n in outputs)        # before b.operands(): they add them
         if not reductions:
             return ElementwiseSpec(group.shape, b.operands(), exprs), b.views, outputs
         from .expr import RowReduce, RowSpec
-        reduced = tuple(RowReduce(b.load(n.args[1]), n.args[0], n.args[3].name) for n in reductions)
-        keep = tuple(i for i, n in enumerate(reductions) if id(n) in stored)
-        spec = RowSpec(group.shape, b.operands(), reduced, exprs, row_split(group.shape, group.row), keep)
-        return spec, b.views, outputs + [reductions[i] for i in keep]
+        reduced = [RowReduce(b.load(n.args[1]), n.args[0], n.args[3].name) for n in reductions]
+        keep = [i for i, n in enumerate(reductions) if id(n) in stored]
+        # A stored row-level value is written as one more "reduction": the max over the row
+        # of a value that is the same all along it (exactly that value; one more pass).
+        row_level = [n for n in group.nodes if id(n) in group.per_row and id(n) in stored]
+        for n in row_level:
+            keep.append(len(reduced))
+            reduced.append(RowReduce(b.expr(n), "max", n.outputs[0][1].name))
+        spec = RowSpec(group.shape, b.operands(), tuple(reduced), exprs,
+                       row_split(group.shape, group.row), tuple(keep))
+        return spec, b.views, outputs + [reductions[i] for i in keep[:len(keep) - len(row_level)]] + row_level
 
     def compile(self, spec):
         if isinstance(spec, ElementwiseSpec):
@@ -143,9 +167,12 @@ class MatmulEpilogue:
     def enter(self, group, node):
         pass
 
+    def strides(self, group, view):
+        return over(view, group.shape)
+
     def build(self, group, stored):
         from .expr import EpilogueSpec
-        b = Builder(group)
+        b = Builder(group, self.strides)
         product, rest = group.nodes[0], group.nodes[1:]
         outputs = [n for n in rest if id(n) in stored]
         m, n = group.shape
@@ -163,13 +190,13 @@ class Builder:
     element by element, an Input for everything read from memory (one operand per
     distinct buffer and layout)."""
 
-    def __init__(self, group):
-        self.group, self.views, self.exprs = group, [], {}
+    def __init__(self, group, strides):
+        self.group, self.views, self.exprs, self.strides = group, [], {}, strides
         self._index = {}
         self._reductions = {id(n): i for i, n in enumerate(x for x in group.nodes if x.op == "reduce")}
 
     def operands(self):
-        return tuple(Operand(v.dtype.name, over(v, self.group.shape), v.offset) for v in self.views)
+        return tuple(Operand(v.dtype.name, self.strides(self.group, v), v.offset) for v in self.views)
 
     def load(self, view):
         b = view.buffer
@@ -182,7 +209,7 @@ class Builder:
                 from .expr import Product
                 return Product(node.args[2].name)
             return self.expr(node)
-        strides = over(view, self.group.shape)
+        strides = self.strides(self.group, view)
         if strides is None:
             raise NotFusable(f"a view of shape {view.shape} cannot be read over {self.group.shape}")
         key = (id(b), strides, view.offset, view.dtype)
