@@ -21,8 +21,22 @@ from .realize import FUSION, needed
 
 
 class Plan:
-    def __init__(self, steps, unfused):
+    """What the passes made of a graph, kept for printing and drawing (draw.py):
+    ``recorded``, the pending nodes in recorded order; ``bypassed``, the ids of copies
+    canonicalization took the readers from; ``dead``, the ids of nodes dce.py dropped;
+    ``steps``, the fused Groups and single nodes in schedule order (a Group's ``stored``:
+    the ids of its nodes written to memory); ``unfused``, the bytes each recorded node
+    would move run alone."""
+
+    def __init__(self, recorded, bypassed, dead, steps, unfused):
+        self.recorded, self.bypassed, self.dead = recorded, bypassed, dead
         self.steps, self.unfused = steps, unfused
+
+    def code(self, step):
+        """The generated C of a fused step (a Group of this plan), compiled if need be."""
+        from .realize import compiled
+        spec, _, _ = step.kind.build(step, step.stored)
+        return compiled(step.kind, spec).body
 
     @property
     def kernels(self):
@@ -64,15 +78,17 @@ def plan(nodes, cpu, min_elements=None):
     roots = {id(n) for n in nodes}
     in_order = {id(n) for n in order}
     bypassed = canonicalize(order + [n for n in list(PENDING) if id(n) not in in_order])
+    copies = set(bypassed)
     uses = dce.Uses(bypassed)
     unfused = [sum(schedule.traffic(n)) for n in order]
-    live = [n for n in order if not dce.dead(n, roots, uses)]
+    dead = {id(n) for n in order if dce.dead(n, roots, uses)}
+    live = [n for n in order if id(n) not in dead]
     limit = FUSION["min_elements"] if min_elements is None else min_elements
     steps = schedule.order(fuse(live, kinds(cpu), limit))
     for s in steps:
         if isinstance(s, Group):
             s.stored = dce.stored(s, roots, uses)
-    return Plan(steps, unfused)
+    return Plan(order, copies, dead, steps, unfused)
 
 
 __all__ = ["Plan", "plan"]

@@ -112,6 +112,14 @@ def run(node, cpu):
 _COMPILED = {}
 
 
+def compiled(kind, spec):
+    """The kernel for a spec: compiled (or loaded from the disk cache) once per process."""
+    kernel = _COMPILED.get(spec)
+    if kernel is None:
+        kernel = _COMPILED[spec] = kind.compile(spec)
+    return kernel
+
+
 def run_group(group, cpu):
     """One fused group: its spec built, compiled (once per spec) and run; the values it
     stores become its nodes' results. A group no generator can take runs node by node."""
@@ -120,9 +128,7 @@ def run_group(group, cpu):
         return
     try:
         spec, views, out_nodes = group.kind.build(group, group.stored)
-        kernel = _COMPILED.get(spec)
-        if kernel is None:
-            kernel = _COMPILED[spec] = group.kind.compile(spec)
+        kernel = compiled(group.kind, spec)
     except (NotFusable, NotImplementedError, TypeError):
         for node in group.nodes:
             if not node.realized:
