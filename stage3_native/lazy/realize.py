@@ -134,6 +134,10 @@ def run_group(group, cpu):
             if not node.realized:
                 run(node, cpu)
         return
+    except Exception:
+        for node in group.nodes:        # as in run(): the error reaches this read only
+            PENDING.discard(node)
+        raise
     ins = [on_cpu(v).buffer for v in views]
     results = group.kind.run(kernel, group, out_nodes, ins, cpu)
     launched[group.kind.name] += 1
