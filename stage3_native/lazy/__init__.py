@@ -11,6 +11,8 @@ every operation, forward and backward, is recorded as a node of a graph.
     expr.py       fused kernels as plain records: inputs, constants, ops (code generation)
     codegen.py    a fused element-wise or reduction kernel as C source, compiled once
                   through cffi and cached on disk by the hash of its source
+    epilogue.py   a matmul whose element-wise epilogue (GELU(x @ W + b)) runs in TinyBLAS,
+                  on each block of the product once it is final
 
     >>> x = tg.tensor([[1.0, 2.0, 3.0]], device="cpu:lazy")
     >>> y = (x * 2).exp()                       # nothing runs
