@@ -39,7 +39,9 @@
  *    Bigger KC also means fewer passes that reload and re-store out's tile.
  *
  * The first pass over k stores the tile (and adds the bias: Linear's x @ W.T + b costs
- * no second pass over out); later passes add to it. A tile at the bottom edge runs a copy
+ * no second pass over out); later passes add to it. After the last pass an MC x NC block
+ * of out is final, and tg_matmul_epilogue hands it to a callback then (the lazy device's
+ * GELU(x @ W + b) as one kernel: the activation reads the block from cache). A tile at the bottom edge runs a copy
  * of the micro-kernel compiled for just the rows there are (m = 32, a batch, is 5 tiles of
  * 6 rows and one of 2); a tile at the right edge goes through a scratch tile. Block sizes
  * are evened out (k = 784 runs as 4 x 196, not 3 x 256 + 16).

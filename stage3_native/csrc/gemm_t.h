@@ -10,6 +10,13 @@ typedef struct {
     const T *bias;              /* NULL, or n values added to every row of out */
     T *out;                     /* m x n, row-major: out[i, j] = out[i * ldc + j] */
     i64 ldc;
+    /* NULL (the eager products leave it out), or called with each block of out once it is
+     * final (tracegrad.h's tg_epilogue), its rows and columns counted from the whole
+     * product's corner: out[0, 0] here is element (row0, col0) of it (a thread's block is a
+     * Problem of its own) */
+    tg_epilogue epilogue;
+    void *ctx;
+    i64 row0, col0;
 } FN(Problem);
 
 /* ---- packing ------------------------------------------------------------------------
@@ -112,7 +119,9 @@ static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, i64 m, i64 k) {
     return (mc + kr->mr - 1) / kr->mr * kr->mr * kc + TG_GEMM_PACK_SLACK;
 }
 
-/* out = a @ b (+ bias): jc, pc, ic here, jr and ir in the macro-kernel (gemm.c's diagram). */
+/* out = a @ b (+ bias): jc, pc, ic here, jr and ir in the macro-kernel (gemm.c's diagram).
+ * A block of out is final after the last pass over k: the epilogue, if any, runs on it
+ * then, while the macro-kernel's stores are still in cache. */
 static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b_pack,
                             T *a_pack) {
     i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
@@ -123,6 +132,7 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
         for (i64 pc = 0; pc < g->k; pc += kc_block) {
             i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
             int first = pc == 0;                /* first pass over k: store, add the bias */
+            int last = pc + kc == g->k;         /* last pass: the block is final */
             FN(pack_panels)(kr, kr->nr, 0, (nc + kr->nr - 1) / kr->nr, nc, kc,
                             g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j, b_pack);
             for (i64 ic = 0; ic < g->m; ic += mc_block) {
@@ -131,6 +141,7 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
                                 g->a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
                 FN(macro_kernel)(kr, mc, nc, kc, a_pack, b_pack, g->out + ic * g->ldc + jc,
                                  g->ldc, first && g->bias ? g->bias + jc : NULL, !first);
+                if (last && g->epilogue) g->epilogue(g->ctx, g->row0 + ic, mc, g->col0 + jc, nc);
             }
         }
     }
@@ -198,6 +209,8 @@ static FN(Problem) FN(block_of)(const FN(GemmKernel) *kr, const FN(Problem) *g, 
     block.b = g->b + cols.lo * g->sb_j;
     block.bias = g->bias ? g->bias + cols.lo : NULL;
     block.out = g->out + rows.lo * g->ldc + cols.lo;
+    block.row0 = g->row0 + rows.lo;
+    block.col0 = g->col0 + cols.lo;
     return block;
 }
 
@@ -225,6 +238,11 @@ static void FN(fill_bias)(i64 m, i64 n, const T *bias, T *out) {
         for (i64 j = 0; j < n; j++) out[i * n + j] = bias ? bias[j] : 0;
 }
 
+/* The threads for `work` multiply-adds: one below GEMM_PARALLEL_MIN (gemm.c). */
+static int FN(threads_for)(double work) {
+    return work < GEMM_PARALLEL_MIN ? 1 : tg_thread_count();
+}
+
 void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, i64 k,
                  const T *a, i64 sa_i, i64 sa_p, const T *b, i64 sb_p, i64 sb_j,
                  const T *bias, T *out) {
@@ -234,8 +252,7 @@ void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, 
         return;
     }
     const FN(GemmKernel) *kr = FN(tg_gemm_kernel)();
-    int threads = tg_thread_count();
-    if ((double)batch * m * n * k < GEMM_PARALLEL_MIN) threads = 1;
+    int threads = FN(threads_for)((double)batch * m * n * k);
 
     if (threads > 1 && batch >= threads && (batch % threads == 0 || batch >= 4 * threads)) {
         /* Many matrices (attention's heads, a batch of small products): whole products to
@@ -260,4 +277,20 @@ void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, 
                          bias, out + t * m * n, n};
         FN(gemm_one)(kr, &g, threads);
     }
+}
+
+/* One product with an epilogue (tracegrad.h): the path tg_gemm takes for a batch of one,
+ * same blocks, same threads, same order over k, so out is bit for bit the eager product
+ * before the epilogue sees it. */
+void FN(tg_matmul_epilogue)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
+                            const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out,
+                            tg_epilogue epilogue, void *ctx) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {                               /* no blocks: the bias rows, then one call */
+        FN(fill_bias)(m, n, bias, out);
+        if (epilogue) epilogue(ctx, 0, m, 0, n);
+        return;
+    }
+    FN(Problem) g = {m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out, n, epilogue, ctx, 0, 0};
+    FN(gemm_one)(FN(tg_gemm_kernel)(), &g, FN(threads_for)((double)m * n * k));
 }

@@ -82,6 +82,21 @@ int tg_has_cblas(void);
 TG_MATMUL(float, f32)
 TG_MATMUL(double, f64)
 
+/* gemm.c: one product out = a @ b (+ bias), m x n row-major, by TinyBLAS exactly as
+ * tg_matmul's variant 4 computes it (same blocks, threads and order over k: the same bits),
+ * calling epilogue(ctx, row0, rows, col0, cols) once each block out[row0:row0+rows,
+ * col0:col0+cols] is final, on the thread that computed it, while the block is still in
+ * cache (chapter 11: a fused activation). The blocks cover out exactly once and are
+ * disjoint, so calls may run at the same time on different threads. k = 0 (out = bias
+ * rows) makes one call for the whole of out; epilogue may be NULL. */
+typedef void (*tg_epilogue)(void *ctx, i64 row0, i64 rows, i64 col0, i64 cols);
+#define TG_MATMUL_EPILOGUE(T, S) \
+    void tg_matmul_epilogue_##S(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p, \
+                                const T *b, i64 sb_p, i64 sb_j, const T *bias, T *out, \
+                                tg_epilogue epilogue, void *ctx);
+TG_MATMUL_EPILOGUE(float, f32)
+TG_MATMUL_EPILOGUE(double, f64)
+
 /* gemm_kernels.c: the micro-kernel TinyBLAS uses ("generic", "avx2" or "avx512": the widest
  * this CPU runs, or TRACEGRAD_GEMM_KERNEL's choice), and a way to switch it (1 when the CPU
  * runs the named kernel and it is now in use, else 0; "auto" or "": the widest again) */

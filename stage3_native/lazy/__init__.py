@@ -13,6 +13,8 @@ every operation, forward and backward, is recorded as a node of a graph.
                   through cffi and cached on disk by the hash of its source
     rows.py       a row kernel: reductions with their element-wise producers and
                   consumers (softmax, LayerNorm), one pass per row
+    epilogue.py   a matmul whose element-wise epilogue (GELU(x @ W + b)) runs in TinyBLAS,
+                  on each block of the product once it is final
 
     >>> x = tg.tensor([[1.0, 2.0, 3.0]], device="cpu:lazy")
     >>> y = (x * 2).exp()                       # nothing runs

@@ -114,6 +114,19 @@ class ElementwiseSpec:
 
 
 @dataclass(frozen=True)
+class EpilogueSpec:
+    """An element-wise epilogue of a matmul (epilogue.py): the product is (m, n) of
+    ``dtype``; each operand's strides are over (m, n) (a bias row: (0, 1)); each node of
+    ``outputs``, an expression of ``Product(dtype)``, ``Input``s and ``Const``s, is stored
+    into its own contiguous (m, n) output, which may be the product's own buffer."""
+    m: int
+    n: int
+    dtype: str
+    operands: tuple[Operand, ...]
+    outputs: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
 class ReduceSpec:
     """``expr`` evaluated over ``shape``, then reduced by ``op`` (sum, max, min) over the
     trailing ``dims`` dimensions: one result per position of the leading ones, of

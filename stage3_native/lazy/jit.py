@@ -50,7 +50,8 @@ _LOADED = {}
 @dataclass
 class Kernel:
     """A compiled fused kernel: its spec, its C source (``body`` is the generated function
-    without the shared preamble), and the C function."""
+    without the shared preamble), and the C function (``lib``: the compiled module's, for
+    ffi.addressof when the function is handed to C as a pointer, as epilogue.py does)."""
     name: str
     spec: Any
     body: str
@@ -58,6 +59,7 @@ class Kernel:
     path: str
     fn: Any
     ffi: Any
+    lib: Any = None
 
     @property
     def n_outputs(self):
@@ -168,7 +170,8 @@ def compile_source(preamble, body, declaration, spec):
     cached = _LOADED.get(digest)
     if cached is not None:
         stats["memory"] += 1
-        return Kernel(cached.name, spec, cached.body, cached.source, cached.path, cached.fn, cached.ffi)
+        return Kernel(cached.name, spec, cached.body, cached.source, cached.path, cached.fn, cached.ffi,
+                      cached.lib)
     module = f"tg_{base}_{digest}"
     folder = cache_dir()
     path = folder / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
@@ -177,6 +180,6 @@ def compile_source(preamble, body, declaration, spec):
     else:
         path = _build(module, source, declaration, folder)
     mod = _load(module, str(path))
-    kernel = Kernel(base, spec, body, source, str(path), getattr(mod.lib, base), mod.ffi)
+    kernel = Kernel(base, spec, body, source, str(path), getattr(mod.lib, base), mod.ffi, mod.lib)
     _LOADED[digest] = kernel
     return kernel
