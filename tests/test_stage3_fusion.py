@@ -104,6 +104,33 @@ def test_layer_norm_keeps_what_backward_needs():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad):
+    """GELU(x @ W^T + b): TinyBLAS's product with the bias, and the activation applied to
+    each block of it in the same kernel. With gradients, the product is stored too (GELU's
+    backward reads it)."""
+    x, w, b = arrays((96, 64), (256, 64), (256,))
+    with stage3_matmul("tinyblas"):
+        eager = F.linear(*[tg.from_numpy(v, device="cpu") for v in (x, w, b)]).gelu(approximate="tanh").numpy()
+        xs = [tg.from_numpy(v, device="cpu:lazy").requires_grad_(grad) for v in (x, w, b)]
+        y = F.linear(*xs).gelu(approximate="tanh")
+        plan = lazy.plan([y.storage.buffer.node], backend.get("cpu"))
+        (step,) = plan.steps
+        assert step.kind.name == "matmul+epilogue" and len(step.stored) == (2 if grad else 1)
+        lazy.reset_kernel_count()
+        got = y.detach().numpy()
+    same(got, eager)
+    assert lazy.kernel_count() == 1 and lazy.launched["matmul+epilogue"] == 1
+
+
+def test_without_tinyblas_the_matmul_runs_alone():
+    x, w = arrays((32, 48), (48, 40))
+    with stage3_matmul("naive"):
+        want, got, kernels = both(lambda x, w: (x @ w).relu(), x, w)
+    same(got, want)
+    assert kernels == 2 and lazy.launched["matmul+epilogue"] == 0
+
+
 # ---- what is stored, what is dropped ------------------------------------------------------
 
 def test_a_value_only_the_kernel_reads_is_not_stored():

@@ -138,7 +138,8 @@ def fuse(order, kinds, min_elements=0):
             group_of[id(node)] = group
             above |= 1 << group.number
         upstream[id(node)] = above
-    return steps
+    # a group that gathered nothing is its node alone: the eager kernel, nothing to compile
+    return [s.nodes[0] if isinstance(s, Group) and len(s.nodes) == 1 else s for s in steps]
 
 
 def _join(node, ins, group_of, upstream, kinds):

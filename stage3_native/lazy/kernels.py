@@ -184,6 +184,28 @@ class MatmulEpilogue:
         from .epilogue import compile_epilogue
         return compile_epilogue(spec)
 
+    def run(self, kernel, group, out_nodes, ins, cpu):
+        """The product goes to its own buffer; the first output of its dtype overwrites it
+        in place unless the product itself is stored."""
+        from .realize import allocate_for, on_cpu
+        product_node = group.nodes[0]
+        a, b, dtype, *bias = product_node.args
+        bias = on_cpu(bias[0]) if bias and bias[0] is not None else None
+        product = allocate_for(product_node)
+        free = id(product_node) not in group.stored
+        outs = []
+        for node in out_nodes:
+            if free and node.outputs[0][1] is dtype:
+                outs.append(product)
+                free = False
+            else:
+                outs.append(allocate_for(node))
+        kernel.run(on_cpu(a), on_cpu(b), bias, product, outs, ins)
+        results = list(zip(out_nodes, outs))
+        if id(product_node) in group.stored:
+            results.append((product_node, product))
+        return results
+
 
 class Builder:
     """A group's nodes as expressions: a member's value where another member reads it
