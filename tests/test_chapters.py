@@ -25,6 +25,7 @@ STAGE = {
     "08_tokenization": "stage4",
     "09_gpt": "stage4",
     "10_chatbots": "stage4",
+    "11_lazy_fusion": "stage3",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
@@ -44,6 +45,8 @@ FIGURES = {
     "10_chatbots": ["chat_finetune_loss.png", "chatbot_transcript.png", "attention_matrix_chatbot.png"],
     "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
+    "11_lazy_fusion": ["lazy_recorded.svg", "lazy_canonical.svg", "lazy_dead.svg", "lazy_fused.svg",
+                       "lazy_speedups.png"],
 }
 
 
