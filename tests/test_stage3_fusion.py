@@ -167,8 +167,19 @@ def test_values_never_read_never_run():
 # ---- canonicalization -------------------------------------------------------------------
 
 def test_a_copy_read_back_is_the_view_it_copied():
-    """reshape of a transposed tensor records a copy; its reader reads the transposed view
-    instead, and the copy never runs."""
+    """t.T.contiguous() records a copy; its reader (same shape, plain layout) reads the
+    transposed view instead, and canonicalization leaves the copy without readers."""
+    (x,) = arrays((48, 64))
+    t = tg.from_numpy(x, device="cpu:lazy")
+    y = t.T.contiguous() * 2
+    plan = lazy.plan([y.storage.buffer.node], backend.get("cpu"))
+    assert len(plan.bypassed) == 1 and plan.dead == plan.bypassed
+    np.testing.assert_array_equal(y.numpy(), x.T * np.float32(2))
+
+
+def test_a_reshaped_copy_is_absorbed_by_fusion():
+    """reshape of a transposed tensor to one dimension: no single view says it, so the copy
+    stays a node, and fusion reads the transposed values in its reader's kernel."""
     (x,) = arrays((48, 64))
     want, got, kernels = both(lambda t: (t.T.reshape(64 * 48) * 2).exp(), x)
     same(got, want)

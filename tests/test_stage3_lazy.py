@@ -30,6 +30,7 @@ def mlp(device):
     return model, x, target
 
 
+@lazy.fusion(enabled=False)         # one kernel per node: fusion is test_stage3_fusion.py's
 def test_nothing_runs_before_a_read_then_each_node_once():
     model, x, target = mlp("cpu:lazy")
     loss = F.cross_entropy(model(x), target)
@@ -108,14 +109,21 @@ def test_unreachable_nodes_never_run():
     assert kept.tolist() == pytest.approx([0.0, np.log(2.0)])
 
 
-def test_a_deep_chain_realizes_without_recursion():
-    x = tg.tensor([0.0], device="cpu:lazy")
-    y = x
-    for _ in range(10_000):
-        y = y + 1
-    assert lazy.kernel_count() == 0
-    assert y.item() == 10_000.0
-    assert lazy.kernel_count("binary") == 10_000
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_deep_chain_realizes_without_recursion(fused):
+    """Unfused, one kernel per add; fused, groups of at most fusion.MAX_NODES adds."""
+    from stage3_native.lazy.fusion import MAX_NODES
+    with lazy.fusion(enabled=fused, min_elements=0):
+        x = tg.tensor([0.0], device="cpu:lazy")
+        y = x
+        for _ in range(10_000):
+            y = y + 1
+        assert lazy.kernel_count() == 0
+        assert y.item() == 10_000.0
+    if fused:
+        assert lazy.kernel_count() == lazy.launched["loop"] == -(-10_000 // MAX_NODES)
+    else:
+        assert lazy.kernel_count("binary") == 10_000
 
 
 def test_a_realized_node_lets_go_of_its_inputs():

@@ -117,6 +117,9 @@ def _same_strides(shape, strides):
     return all(s == c or n == 1 for n, s, c in zip(shape, strides, make_strides(shape)))
 
 
+MAX_NODES = 64      # a group's expressions are walked recursively (a 10,000-op chain: 157 kernels)
+
+
 def fuse(order, kinds, min_elements=0):
     """The nodes of ``order`` (pending, inputs first) as a list of steps in the same order:
     a Group, or a node run alone. Groups smaller than ``min_elements`` elements are not
@@ -147,7 +150,9 @@ def _join(node, ins, group_of, upstream, kinds):
     best, best_size = None, -1
     for view, p in ins:
         group = group_of.get(id(p))
-        if group is None or group is best or not group.kind.admits(group, node, view, p):
+        if group is None or group is best or len(group.nodes) >= MAX_NODES:
+            continue
+        if not group.kind.admits(group, node, view, p):
             continue
         # no other input may depend on the group: it would run both before and after it
         bit = 1 << group.number

@@ -24,7 +24,12 @@ def nodes_of(step):
 
 
 def order(steps):
-    """The steps, each after every step that computes an input of one of its nodes."""
+    """The steps, each after every step that computes an input of one of its nodes.
+
+    Fusion checks each join against the groups a node's inputs depend on, but two groups
+    can still end up waiting for each other through members that joined later. Then the
+    groups caught in the cycle are dissolved into their nodes (which always have an order:
+    the recorded one) and the order is made again."""
     step_of = {id(n): i for i, s in enumerate(steps) for n in nodes_of(s)}
     after = [set() for _ in steps]        # after[i]: steps that must wait for step i
     waiting = [0] * len(steps)
@@ -45,7 +50,9 @@ def order(steps):
             if waiting[j] == 0:
                 heapq.heappush(ready, j)
     if len(result) != len(steps):
-        raise RuntimeError("lazy schedule: the fused groups depend on each other in a cycle")
+        done = {id(s) for s in result}
+        stuck = [n for s in steps if id(s) not in done for n in nodes_of(s)]
+        return order(result + sorted(stuck, key=lambda n: n.number))
     return result
 
 
