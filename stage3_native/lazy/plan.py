@@ -26,7 +26,7 @@ class Plan:
     canonicalization took the readers from; ``dead``, the ids of nodes dce.py dropped;
     ``steps``, the fused Groups and single nodes in schedule order (a Group's ``stored``:
     the ids of its nodes written to memory); ``unfused``, the bytes each recorded node
-    would move run alone."""
+    would move run alone (None when planned by a read, which has no use for them)."""
 
     def __init__(self, recorded, bypassed, dead, steps, unfused):
         self.recorded, self.bypassed, self.dead = recorded, bypassed, dead
@@ -72,15 +72,16 @@ def _mb(n):
     return f"{n / 1e6:.2f} MB" if n >= 1e4 else f"{n} B"
 
 
-def plan(nodes, cpu, min_elements=None):
-    """The steps computing ``nodes`` (and what they need), after every pass."""
+def plan(nodes, cpu, min_elements=None, count_bytes=True):
+    """The steps computing ``nodes`` (and what they need), after every pass; with
+    ``count_bytes``, also what the nodes would move run one kernel each (for printing)."""
     order = needed(nodes)
     roots = {id(n) for n in nodes}
     in_order = {id(n) for n in order}
+    unfused = [sum(schedule.traffic(n)) for n in order] if count_bytes else None
     bypassed = canonicalize(order + [n for n in list(PENDING) if id(n) not in in_order])
     copies = set(bypassed)
     uses = dce.Uses(bypassed)
-    unfused = [sum(schedule.traffic(n)) for n in order]
     dead = {id(n) for n in order if dce.dead(n, roots, uses)}
     live = [n for n in order if id(n) not in dead]
     limit = FUSION["min_elements"] if min_elements is None else min_elements

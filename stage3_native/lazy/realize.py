@@ -80,7 +80,7 @@ def realize(nodes, cpu=None):
             run(node, cpu)
         return
     from .plan import plan
-    for step in plan(nodes, cpu).steps:
+    for step in plan(nodes, cpu, count_bytes=False).steps:
         if hasattr(step, "nodes"):
             run_group(step, cpu)
         else:
