@@ -33,3 +33,14 @@ def offline(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setattr(datafiles.urllib.request, "urlopen", unreachable)
     return tmp_path / "home"
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory):
+    """One cache folder for a test module's generated kernels (chapter 11): each is compiled
+    once and shared by the module's tests, and nothing is written to the user's cache."""
+    patch = pytest.MonkeyPatch()
+    folder = tmp_path_factory.mktemp("kernels")
+    patch.setenv("TRACEGRAD_KERNEL_CACHE", str(folder))
+    yield folder
+    patch.undo()

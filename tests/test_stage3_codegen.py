@@ -41,17 +41,7 @@ SHAPE = (6, 37)
 INT_UNARY = ("neg", "abs", "relu", "sign")        # what integer tensors run without a float cast
 
 
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    """One cache folder for this file's kernels: compiled once, shared by the tests."""
-    folder = tmp_path_factory.mktemp("kernels")
-    before = os.environ.get("TRACEGRAD_KERNEL_CACHE")
-    os.environ["TRACEGRAD_KERNEL_CACHE"] = str(folder)
-    yield folder
-    if before is None:
-        del os.environ["TRACEGRAD_KERNEL_CACHE"]
-    else:
-        os.environ["TRACEGRAD_KERNEL_CACHE"] = before
+pytestmark = pytest.mark.usefixtures("kernel_cache")      # conftest.py: one folder per file
 
 
 # ---- data, buffers, the two ways of computing ---------------------------------------------

@@ -6,7 +6,6 @@ The eager reference is the cpu backend itself, called op by op on Views. Few ker
 compiled (an epilogue's source depends on the product's shape, not on the operands of the
 product, so one kernel serves several layouts of a and b); all tests share one cache folder.
 """
-import os
 
 import numpy as np
 import pytest
@@ -24,19 +23,12 @@ NP = {"float32": np.float32, "float64": np.float64}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    """One cache folder for this file's kernels, and the eager matmul on TinyBLAS (the
-    product the epilogue kernel computes; TRACEGRAD_BLAS=blas would pick the system one)."""
-    folder = tmp_path_factory.mktemp("kernels")
-    before, variant = os.environ.get("TRACEGRAD_KERNEL_CACHE"), BE.matmul_variant
-    os.environ["TRACEGRAD_KERNEL_CACHE"] = str(folder)
-    BE.matmul_variant = "tinyblas"
-    yield folder
+def tinyblas(kernel_cache):
+    """The file's kernel cache (conftest.py), and the eager matmul on TinyBLAS (the product
+    the epilogue kernel computes; TRACEGRAD_BLAS=blas would pick the system one)."""
+    variant, BE.matmul_variant = BE.matmul_variant, "tinyblas"
+    yield
     BE.matmul_variant = variant
-    if before is None:
-        del os.environ["TRACEGRAD_KERNEL_CACHE"]
-    else:
-        os.environ["TRACEGRAD_KERNEL_CACHE"] = before
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ kernels compute op by op (softmax: max, sub, exp, sum, div), bit for bit.
 Each test compiles one or two kernels and checks several values with each; the file's
 kernels share one cache folder (the kernel_cache fixture).
 """
-import os
 
 import numpy as np
 import pytest
@@ -30,17 +29,7 @@ from tests.test_stage3_codegen import DT, buffer, read, same_bits, values
 BE = backend.get("cpu")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def kernel_cache(tmp_path_factory):
-    """One cache folder for this file's kernels: compiled once, shared by the tests."""
-    folder = tmp_path_factory.mktemp("row_kernels")
-    before = os.environ.get("TRACEGRAD_KERNEL_CACHE")
-    os.environ["TRACEGRAD_KERNEL_CACHE"] = str(folder)
-    yield folder
-    if before is None:
-        del os.environ["TRACEGRAD_KERNEL_CACHE"]
-    else:
-        os.environ["TRACEGRAD_KERNEL_CACHE"] = before
+pytestmark = pytest.mark.usefixtures("kernel_cache")      # conftest.py: one folder per file
 
 
 # ---- both ways of computing ---------------------------------------------------------------
