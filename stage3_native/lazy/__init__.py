@@ -6,11 +6,16 @@ every operation, forward and backward, is recorded as a node of a graph.
     graph.py      the recorded node and the LazyBuffer a tensor holds
     shapes.py     what each backend method returns (shape, dtype per output)
     backend.py    LazyBackend: records compute, realizes before reads and in-place writes
-    realize.py    runs the nodes a value needs, inputs first; counts the kernels run
-    show.py       prints the pending graph of a tensor, one node a line
+    realize.py    runs what a read needs: the plan's steps, a fused group as one kernel
+    plan.py       the graph compiler's passes, in order:
+      canonicalize.py   readers of copies read the copied views
+      dce.py            what is never computed, and what is computed but not stored
+      fusion.py         nodes grouped into kernels, by the patterns kernels.py declares
+      schedule.py       the steps' order, and the bytes each moves
+    show.py, draw.py  the pending graph printed one node a line; drawn at each pass
     expr.py       fused kernels as plain records: inputs, constants, ops (code generation)
-    codegen.py    a fused element-wise or reduction kernel as C source, compiled once
-                  through cffi and cached on disk by the hash of its source
+    codegen.py    a fused element-wise or reduction kernel as C source
+    jit.py        compiled once through cffi and cached on disk by the hash of its source
     rows.py       a row kernel: reductions with their element-wise producers and
                   consumers (softmax, LayerNorm), one pass per row
     epilogue.py   a matmul whose element-wise epilogue (GELU(x @ W + b)) runs in TinyBLAS,
@@ -23,7 +28,7 @@ every operation, forward and backward, is recorded as a node of a graph.
     %2 = buffer (1,) float32
     %3 = binary mul(%1, %2<(1, 3):(0, 0)>) (1, 3) float32
     %4 = unary exp(%3) (1, 3) float32
-    >>> y.tolist()                              # two kernels run now
+    >>> y.tolist()          # two kernels (one fused, above lazy.FUSION["min_elements"])
 """
 from .backend import LazyBackend, pending_count
 from .graph import PENDING, LazyBuffer, Node
