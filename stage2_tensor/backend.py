@@ -119,6 +119,21 @@ class Backend:
     def has(self, kernel):
         return callable(getattr(self, kernel, None))
 
+    # Helpers for native backends ("cpu", "cuda"), written once here:
+    def _on_python(self, kernel_name, args, dtype):
+        """The python backend's kernel for a dtype the device's kernel does not cover (logged
+        once)."""
+        log_fallback(f"{kernel_name} for {dtype.name}", self.name)
+        return on_python(self, kernel_name, args, dtype)
+
+    def _as(self, view, dtype):
+        """The view itself, or a contiguous copy converted to dtype (the backend's
+        ``contiguous``)."""
+        if view.dtype is dtype:
+            return view
+        from .strides import make_strides
+        return View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
+
 
 _BACKENDS = {}
 _LOADERS = {}

@@ -217,17 +217,6 @@ class CpuBackend(GroupUpdates, Backend):
                     ints(view.strides), view.offset, out, CODE[dtype], ints(make_strides(view.shape)), 0)
         return out
 
-    def _on_python(self, kernel_name, args, dtype):
-        """The python backend's kernel for a dtype the C kernel does not cover (logged once)."""
-        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
-        return backend.on_python(self, kernel_name, args, dtype)
-
-    def _as(self, view, dtype):
-        """The view itself, or a contiguous copy converted to dtype."""
-        if view.dtype is dtype:
-            return view
-        return View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
-
     # The element-wise kernels run for every small operation, so their wrappers stay lean:
     # a view's shape and strides are tuples already (cffi passes a tuple as a C array).
     def unary(self, op, view, dtype):

@@ -180,18 +180,6 @@ class CudaBackend(GroupUpdates, Backend):
                                          src.strides, src.offset, dst.buffer, CODE[dst.dtype],
                                          dst.strides, dst.offset), "write")
 
-    def _on_python(self, kernel_name, args, dtype):
-        """The python backend's kernel for a dtype the CUDA kernel does not cover (logged once),
-        as cpu_backend does."""
-        backend.log_fallback(f"{kernel_name} for {dtype.name}", self.name)
-        return backend.on_python(self, kernel_name, args, dtype)
-
-    def _as(self, view, dtype):
-        """The view itself, or a contiguous copy converted to dtype."""
-        if view.dtype is dtype:
-            return view
-        return View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
-
     def _dense(self, view, dtype):
         """A pointer to the view's elements, row-major and of dtype: its own memory when it
         already is, else a contiguous copy."""

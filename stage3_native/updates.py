@@ -4,8 +4,8 @@ cuda/optim.cu).
 
 A backend mixes in GroupUpdates and provides ``_dense_or_null(view, dtype)`` (a pointer to
 the view's elements, its own memory when it is dense, else a contiguous copy; NULL for
-None), ``_run_update(name, dtype, sizes, arrays, settings)`` (the kernel call), ``write``
-and ``_on_python``.
+None), ``_run_update(name, dtype, sizes, arrays, settings)`` (the kernel call) and ``write``
+(``_on_python`` comes from stage2's Backend).
 """
 from stage2_tensor import dtypes
 from stage2_tensor.backend import View
