@@ -99,30 +99,21 @@ def _finished(op, buffer, n, dtype):
     return LazyBuffer(Node(op, None, [((n,), dtype)], result=buffer))
 
 
-def _recorder(op):
+def _method(op, how, doc):
+    """A backend method ``op(*args)`` that calls ``self.<how>(op, args)``."""
     def method(self, *args):
-        return self.record(op, args)
-    method.__name__ = op
-    method.__doc__ = f"Record device \"cpu\"'s {op}: a node, run when its values are read."
-    return method
-
-
-def _in_place(op):
-    def method(self, *args):
-        return self.run_in_place(op, args)
-    method.__name__ = op
-    method.__doc__ = f"Run every pending node, then device \"cpu\"'s {op} in place."
+        return getattr(self, how)(op, args)
+    method.__name__, method.__doc__ = op, doc.format(op=op)
     return method
 
 
 def install(cls, cpu_class):
     """Give ``cls`` a method per name in RECORDED and IN_PLACE that ``cpu_class`` has."""
-    for op in RECORDED:
-        if callable(getattr(cpu_class, op, None)):
-            setattr(cls, op, _recorder(op))
-    for op in IN_PLACE:
-        if callable(getattr(cpu_class, op, None)):
-            setattr(cls, op, _in_place(op))
+    for names, how, doc in ((RECORDED, "record", "Record device \"cpu\"'s {op}: a node, run when its values are read."),
+                            (IN_PLACE, "run_in_place", "Run every pending node, then device \"cpu\"'s {op} in place.")):
+        for op in names:
+            if callable(getattr(cpu_class, op, None)):
+                setattr(cls, op, _method(op, how, doc))
 
 
 install(LazyBackend, CpuBackend)

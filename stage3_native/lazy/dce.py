@@ -18,9 +18,7 @@ more reference than the Views account for is a tensor (or a View the program kep
 """
 import sys
 
-from stage2_tensor.backend import View
-
-from .graph import PENDING, LazyBuffer
+from .graph import PENDING, views_in
 
 
 class Uses:
@@ -34,8 +32,10 @@ class Uses:
         if bypassed:
             bypassed.clear()
         for node in list(PENDING):
-            for a in _views(node.args):
+            for a in views_in(node.args):
                 b = a.buffer
+                if b.realized:
+                    continue
                 self.readers.setdefault(id(b.node), []).append(node)
                 self.views.setdefault(id(b), set()).add(id(a))
                 self._buffers[id(b.node)] = b
@@ -51,15 +51,6 @@ class Uses:
 
     def read_outside(self, node, group):
         return any(r not in group for r in self.readers.get(id(node), ()))
-
-
-def _views(args):
-    for a in args:
-        if isinstance(a, View):
-            if isinstance(a.buffer, LazyBuffer) and not a.buffer.realized:
-                yield a
-        elif isinstance(a, list):
-            yield from _views(a)
 
 
 def stored(group, roots, uses):

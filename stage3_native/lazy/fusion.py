@@ -20,7 +20,7 @@ node carries the set of groups upstream of it, as the bits of one integer.
 """
 from stage2_tensor.strides import is_contiguous, make_strides, numel, view_strides
 
-from .graph import LazyBuffer
+from .graph import views_in
 
 
 class Group:
@@ -31,6 +31,7 @@ class Group:
         self.number, self.kind, self.nodes, self.shape = number, kind, [anchor], tuple(shape)
         self.row = None
         self.per_row = set()        # ids of row-level members: one value per row (kernels.py)
+        self.stored = set()         # ids of members written to memory (dce.py, after fusion)
         self.members = {id(anchor)}
 
     def add(self, node):
@@ -47,11 +48,7 @@ class Group:
 
 def producers(node):
     """(view, producer node) for each View argument holding a pending node's output."""
-    found = []
-    for a in node.args:
-        if hasattr(a, "buffer") and isinstance(a.buffer, LazyBuffer) and not a.buffer.realized:
-            found.append((a, a.buffer.node))
-    return found
+    return [(v, v.buffer.node) for v in views_in(node.args) if not v.buffer.realized]
 
 
 def reads_elementwise(view, producer):
@@ -158,7 +155,7 @@ def _join(node, ins, group_of, upstream, kinds):
         bit = 1 << group.number
         if any(q not in group and upstream.get(id(q), 0) & bit for _, q in ins):
             continue
-        if any(group.kind.strides(group, v) is None for v in _views(node) if not _inside(v, group)):
+        if any(group.kind.strides(group, v) is None for v in views_in(node.args) if not _inside(v, group)):
             continue
         size = numel(view.shape) * view.dtype.itemsize
         if size > best_size:
@@ -169,13 +166,8 @@ def _join(node, ins, group_of, upstream, kinds):
     return best
 
 
-def _views(node):
-    return [a for a in node.args if hasattr(a, "buffer") and hasattr(a, "strides")]
-
-
 def _inside(view, group):
-    b = view.buffer
-    return isinstance(b, LazyBuffer) and not b.realized and b.node in group
+    return not view.buffer.realized and view.buffer.node in group
 
 
 def _start(node, kinds, number, min_elements):

@@ -67,13 +67,17 @@ class LazyBuffer:
         return f"<LazyBuffer %{self.node.number}{which}>"
 
 
-def buffers_in(args):
-    """The LazyBuffers in a call's arguments: Views, lists of Views, None and plain values."""
-    found = []
+def views_in(args):
+    """The Views of LazyBuffers in a call's arguments: Views, lists of Views (optimizer
+    kernels), None and plain values. Every pass walks arguments through this."""
     for a in args:
         if isinstance(a, View):
             if isinstance(a.buffer, LazyBuffer):
-                found.append(a.buffer)
+                yield a
         elif isinstance(a, list):
-            found.extend(buffers_in(a))
-    return found
+            yield from views_in(a)
+
+
+def buffers_in(args):
+    """The LazyBuffers in a call's arguments (views_in's buffers)."""
+    return [v.buffer for v in views_in(args)]

@@ -29,16 +29,24 @@ from stage2_tensor import dtypes
 from stage2_tensor.strides import numel
 
 from . import codegen
+from .epilogue import compile_epilogue
 from .expr import (
     COMPARISONS,
     REDUCTIONS,
     ElementwiseSpec,
+    EpilogueSpec,
     Input,
     Operand,
+    Product,
+    RowReduce,
+    RowSpec,
+    RowValue,
     cast,
     op,
 )
 from .fusion import over, over_rows, reads_elementwise, reads_row_value, row_split
+from .realize import allocate_for, on_cpu
+from .rows import compile_rows
 
 FLOATS = ("float32", "float64")
 ELEMENTWISE = ("unary", "binary", "where", "contiguous")
@@ -119,7 +127,6 @@ class Loop:
         exprs = tuple(b.expr(n) for n in outputs)        # before b.operands(): they add them
         if not reductions:
             return ElementwiseSpec(group.shape, b.operands(), exprs), b.views, outputs
-        from .expr import RowReduce, RowSpec
         reduced = [RowReduce(b.load(n.args[1]), n.args[0], n.args[3].name) for n in reductions]
         keep = [i for i, n in enumerate(reductions) if id(n) in stored]
         # A stored row-level value is written as one more "reduction": the max over the row
@@ -135,11 +142,9 @@ class Loop:
     def compile(self, spec):
         if isinstance(spec, ElementwiseSpec):
             return codegen.compile_elementwise(spec)
-        from .rows import compile_rows
         return compile_rows(spec)
 
     def run(self, kernel, group, out_nodes, ins, cpu):
-        from .realize import allocate_for
         outs = [allocate_for(n) for n in out_nodes]
         kernel.run(outs, ins)
         return list(zip(out_nodes, outs))
@@ -171,7 +176,6 @@ class MatmulEpilogue:
         return over(view, group.shape)
 
     def build(self, group, stored):
-        from .expr import EpilogueSpec
         b = Builder(group, self.strides)
         product, rest = group.nodes[0], group.nodes[1:]
         outputs = [n for n in rest if id(n) in stored]
@@ -181,13 +185,11 @@ class MatmulEpilogue:
         return spec, b.views, outputs
 
     def compile(self, spec):
-        from .epilogue import compile_epilogue
         return compile_epilogue(spec)
 
     def run(self, kernel, group, out_nodes, ins, cpu):
         """The product goes to its own buffer; the first output of its dtype overwrites it
         in place unless the product itself is stored."""
-        from .realize import allocate_for, on_cpu
         product_node = group.nodes[0]
         a, b, dtype, *bias = product_node.args
         bias = on_cpu(bias[0]) if bias and bias[0] is not None else None
@@ -225,10 +227,8 @@ class Builder:
         node = getattr(b, "node", None)
         if node is not None and not b.realized and node in self.group:
             if node.op == "reduce":
-                from .expr import RowValue
                 return RowValue(self._reductions[id(node)], node.args[3].name)
             if node.op == "matmul":
-                from .expr import Product
                 return Product(node.args[2].name)
             return self.expr(node)
         strides = self.strides(self.group, view)

@@ -16,7 +16,7 @@ import heapq
 
 from stage2_tensor.strides import numel
 
-from .graph import LazyBuffer
+from .graph import views_in
 
 
 def nodes_of(step):
@@ -34,7 +34,7 @@ def order(steps):
     after = [set() for _ in steps]        # after[i]: steps that must wait for step i
     waiting = [0] * len(steps)
     for i, s in enumerate(steps):
-        needs = {step_of[id(p)] for n in nodes_of(s) for p in inputs(n) if id(p) in step_of} - {i}
+        needs = {step_of[id(p)] for n in nodes_of(s) for p in n.inputs() if id(p) in step_of} - {i}
         waiting[i] = len(needs)
         for j in needs:
             after[j].add(i)
@@ -56,19 +56,15 @@ def order(steps):
     return result
 
 
-def inputs(node):
-    return node.inputs()
-
-
 def traffic(step, stored=None):
     """Bytes a step reads (its inputs from outside it, each distinct buffer view once) and
     writes (its stored values; a single node stores all of its outputs)."""
     members = {id(n) for n in nodes_of(step)}
     read, seen = 0, set()
     for n in nodes_of(step):
-        for a in _views(n.args):
+        for a in views_in(n.args):
             b = a.buffer
-            if isinstance(b, LazyBuffer) and not b.realized and id(b.node) in members:
+            if not b.realized and id(b.node) in members:
                 continue
             key = (id(b), tuple(a.strides), a.offset)
             if key not in seen:
@@ -79,14 +75,6 @@ def traffic(step, stored=None):
         if stored is None or id(n) in stored:
             written += sum(numel(o[0]) * o[1].itemsize for o in n.outputs if o is not None)
     return read, written
-
-
-def _views(args):
-    for a in args:
-        if hasattr(a, "strides") and hasattr(a, "buffer"):
-            yield a
-        elif isinstance(a, list):
-            yield from _views(a)
 
 
 def _bytes_read(view):
