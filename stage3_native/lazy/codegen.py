@@ -560,6 +560,18 @@ def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
     return lines, n_zeros
 
 
+def rows_entry(name, operands, out_dtypes, n_zeros, kept_shape, m):
+    """The head of a row kernel's entry function, shared by generate_reduce and rows.py: the
+    signature, operand and output pointers, the opaque zeros, and the loop over rows o
+    (OpenMP threads take whole rows) down to pos[k], operand k's first element of row o.
+    The caller writes the loop's body and closes the loop and the function."""
+    n_rows = numel(kept_shape)
+    tables, position = row_positions(kept_shape, operands)
+    return ([signature(name) + " {"] + operand_pointers(operands, out_dtypes) + zero_lines(n_zeros) + tables
+            + [f"    #pragma omp parallel for schedule(static) if ({n_rows} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)",
+               f"    for (i64 o = 0; o < {n_rows}; o++) {{"] + position)
+
+
 def row_positions(kept_shape, operands, indent="        "):
     """The statements that set pos[k], operand k's first element of row o (kept dims of any
     strides, unravelled from o), inside a loop over o; the static tables they read go before
@@ -599,14 +611,7 @@ def generate_reduce(spec, name):
     row, n_zeros = row_function(f"{name}_row", operands, root, spec.op, m, step)
     lines += row
     lines.append("")
-    lines.append(signature(name) + " {")
-    lines += operand_pointers(operands, [out_dtype])
-    lines += zero_lines(n_zeros)
-    tables, position = row_positions(kept_shape, operands)
-    lines += tables
-    lines.append(f"    #pragma omp parallel for schedule(static) if ({n_out} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)")
-    lines.append(f"    for (i64 o = 0; o < {n_out}; o++) {{")
-    lines += position
+    lines += rows_entry(name, operands, [out_dtype], n_zeros, kept_shape, m)
     args = ", ".join([f"in{k}" for k in range(len(operands))] + ["pos", "z"])
     lines.append(f"        out0[o] = ({CTYPE[out_dtype]}){name}_row({args});")
     lines.append("    }")

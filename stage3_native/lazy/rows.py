@@ -101,14 +101,12 @@ from .codegen import (
     check_reduction,
     describe,
     element_body,
-    operand_pointers,
     ops_summary,
     preamble,
     row_function,
-    row_positions,
+    rows_entry,
     signature,
     split_rows,
-    zero_lines,
 )
 from .expr import RowValue
 
@@ -185,14 +183,7 @@ def generate_rows(spec, name):
         lines.append("")
 
     out_dtypes = [e.dtype for e in outputs] + [reductions[s].dtype for s in stored]
-    lines.append(signature(name) + " {")
-    lines += operand_pointers(operands, out_dtypes)
-    lines += zero_lines(n_zeros)
-    tables, position = row_positions(kept_shape, operands)
-    lines += tables
-    lines.append(f"    #pragma omp parallel for schedule(static) if ({n_rows} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)")
-    lines.append(f"    for (i64 o = 0; o < {n_rows}; o++) {{")
-    lines += position
+    lines += rows_entry(name, operands, out_dtypes, n_zeros, kept_shape, m)
     for j, r in enumerate(reductions):
         args = ", ".join(ins + ["pos"] + [f"row{i}" for i in range(j)] + ["z"])
         lines.append(f"        const {CTYPE[r.dtype]} row{j} = {_store(r.dtype, f'{name}_r{j}({args})')};")
