@@ -223,23 +223,31 @@ def gelu_rows(sizes, rounds, log):
     return rows
 
 
-def layernorm_rows(sizes, rounds, log):
-    rng = np.random.default_rng(1)
+def composite_rows(sizes, rounds, log, seed, scale_shift, composite, reference, reference_name):
+    """(b) and (c): ``composite(t, c)``, an op written in tensor ops, eager against lazy on
+    (n, c) inputs of standard normals * scale + shift, with ``reference(t, c)``, the
+    device's hand-written kernel, timed eagerly beside them."""
+    rng = np.random.default_rng(seed)
+    scale, shift = scale_shift
     rows = []
     for n, c in sizes:
-        x = rng.standard_normal((n, c), dtype=np.float32) * 2 + 1
+        x = rng.standard_normal((n, c), dtype=np.float32) * scale + shift
 
         def make(device, x=x, c=c):
             (xt,) = on(device, x)
-            return lambda: F.layer_norm_composite(xt, (c,)).numpy()
+            return lambda: composite(xt, c).numpy()
         (native,) = on(EAGER, x)
-        row = measure_case(f"({n}, {c})", make, rounds,
-                           lambda native=native, c=c: F.layer_norm(native, (c,)).numpy())
+        row = measure_case(f"({n}, {c})", make, rounds, lambda native=native, c=c: reference(native, c).numpy())
         row.update(shape=[n, c])
         rows.append(row)
         log(format_row(row))
-        log(format_reference(row, "F.layer_norm (cpu)"))
+        log(format_reference(row, reference_name))
     return rows
+
+
+def layernorm_rows(sizes, rounds, log):
+    return composite_rows(sizes, rounds, log, 1, (2, 1), lambda t, c: F.layer_norm_composite(t, (c,)),
+                          lambda t, c: F.layer_norm(t, (c,)), "F.layer_norm (cpu)")
 
 
 def softmax_composite(x):
@@ -248,21 +256,8 @@ def softmax_composite(x):
 
 
 def softmax_rows(sizes, rounds, log):
-    rng = np.random.default_rng(2)
-    rows = []
-    for n, c in sizes:
-        x = rng.standard_normal((n, c), dtype=np.float32) * 3
-
-        def make(device, x=x):
-            (xt,) = on(device, x)
-            return lambda: softmax_composite(xt).numpy()
-        (native,) = on(EAGER, x)
-        row = measure_case(f"({n}, {c})", make, rounds, lambda native=native: native.softmax(-1).numpy())
-        row.update(shape=[n, c])
-        rows.append(row)
-        log(format_row(row))
-        log(format_reference(row, "x.softmax(-1) (cpu)"))
-    return rows
+    return composite_rows(sizes, rounds, log, 2, (3, 0), lambda t, c: softmax_composite(t),
+                          lambda t, c: t.softmax(-1), "x.softmax(-1) (cpu)")
 
 
 # ---- (d) the training step -----------------------------------------------------------------------
