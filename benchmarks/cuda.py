@@ -34,7 +34,6 @@ saying why.
 """
 import argparse
 import datetime
-import json
 import platform
 import statistics
 import sys
@@ -339,10 +338,8 @@ def main(argv=None):
     print("\n" + text)
     out = Path(args.out) if args.out else (None if args.quick else RESULTS / "cuda.json")
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        out.with_suffix(".md").write_text(f"# benchmarks/cuda.py, {report['date']}\n\n```\n{text}\n```\n")
-        print(f"\nwrote {out} and {out.with_suffix('.md')}")
+        import training         # here, not at the top: it imports torch where there is one
+        training.write_report(out, report, text, "cuda.py")
     return report
 
 

@@ -59,7 +59,6 @@ files only when --out is given.
 import argparse
 import datetime
 import gc
-import json
 import os
 import platform
 import statistics
@@ -408,10 +407,7 @@ def main(argv=None):
     print("\n" + text)
     out = Path(args.out) if args.out else (None if args.quick else RESULTS / "lazy.json")
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        out.with_suffix(".md").write_text(f"# benchmarks/lazy.py, {report['date']}\n\n```\n{text}\n```\n")
-        print(f"\nwrote {out} and {out.with_suffix('.md')}")
+        training.write_report(out, report, text, "lazy.py")
     return report
 
 

@@ -67,6 +67,16 @@ GPT_BATCH = 32
 MNIST_BATCH = 32
 
 
+# ---- results --------------------------------------------------------------------------------
+def write_report(out, report, text, script):
+    """A benchmark's results: ``report`` as JSON to ``out`` and the printed ``text`` beside
+    it as Markdown (same name, .md), under a heading naming ``script`` and the date."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    out.with_suffix(".md").write_text(f"# benchmarks/{script}, {report['date']}\n\n```\n{text}\n```\n")
+    print(f"\nwrote {out} and {out.with_suffix('.md')}")
+
+
 # ---- threads ---------------------------------------------------------------------------------
 def set_threads(n):
     """The same thread count for both engines. Ours: stage3's OpenMP kernels, and the
