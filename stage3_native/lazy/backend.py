@@ -15,11 +15,17 @@ memory they change, and must see it as it was when the node was recorded. The ru
 is the simplest correct one: run every pending node first, then write. (Running only the
 nodes that read the written buffer would do, at the cost of tracking readers.)
 
+Each call's arguments are checked as device "cpu" checks them (stage2's contracts.py), but
+when the call is recorded: the error then comes from the operation that made it, and no
+node that would fail (or read outside a buffer) is ever recorded.
+
 Memory shared with numpy is outside that rule, as on "cpu": ``from_numpy`` keeps the
 array's memory and ``as_numpy`` hands out the buffer's, so writing through such an array
 while a node that reads it is pending changes what the node will compute.
 """
+from stage2_tensor import contracts
 from stage2_tensor.backend import Backend
+from stage2_tensor.strides import numel
 
 from ..cpu_backend import CpuBackend
 from . import realize as realizing
@@ -74,6 +80,14 @@ class LazyBackend(Backend):
     def as_numpy(self, view):
         return self.cpu.as_numpy(self._realized(view))
 
+    def size(self, buffer, dtype):
+        """How many elements of dtype the LazyBuffer's output will hold (its node knows)."""
+        if not isinstance(buffer, LazyBuffer):
+            raise TypeError(f"device 'cpu:lazy' cannot use a {type(buffer).__name__} as a "
+                            "buffer; expected a LazyBuffer")
+        shape, stored = buffer.node.outputs[buffer.index or 0]
+        return numel(shape) * stored.itemsize // dtype.itemsize
+
     def _realized(self, view):
         realizing.realize([view.buffer.node], self.cpu)
         return on_cpu(view)
@@ -82,6 +96,7 @@ class LazyBackend(Backend):
     def record(self, op, args):
         """A new node for ``op(*args)``: its LazyBuffer, or a tuple of them (None where the
         method returns None)."""
+        contracts.check(op, args)
         shapes = outputs(op, args)
         node = Node(op, args, shapes)
         if op not in MULTIPLE:
@@ -89,6 +104,7 @@ class LazyBackend(Backend):
         return tuple(None if s is None else LazyBuffer(node, i) for i, s in enumerate(shapes))
 
     def run_in_place(self, op, args):
+        contracts.check(op, args)
         realizing.realize_all(self.cpu)
         getattr(self.cpu, op)(*[on_cpu(a) for a in args])
         realizing.launched[op] += 1
