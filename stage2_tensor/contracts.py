@@ -8,8 +8,9 @@ a gradient of another shape than its parameter). A C kernel would read or write 
 buffer instead; the python kernels would compute something silently wrong. Every check is
 a few comparisons of shape tuples, per call or per parameter, never per element.
 
-Device "cpu" and "cuda" call these at the top of their methods (``binary`` and ``where``,
-which run for every element-wise operation, compare the shapes inline first); "cpu:lazy"
+Device "cpu" and "cuda" call these at the top of their methods (``binary``, ``where`` and
+``write``, which run for every element-wise operation, compare the shapes inline and call
+them only to raise; ``reduce``'s dims are checked once per layout, see cpu_backend.split_dims); "cpu:lazy"
 calls ``check`` when it records a call, so the error comes from the operation that made it
 rather than from a later read; "python" checks the in-place kernels (write and the
 optimizer updates), whose loops would otherwise stop at the shorter view.
@@ -67,10 +68,13 @@ def reduced_dims(kernel, dims, ndim):
 
 def matmul(a, b, dtype, bias=None):
     sa, sb = a.shape, b.shape
-    if len(sa) < 2 or len(sb) != len(sa) or sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
+    fits = len(sa) >= 2 and len(sb) == len(sa) and sa[-1] == sb[-2]
+    if fits and len(sa) > 2:                    # batched: the same batch dimensions
+        fits = tuple(sa[:-2]) == tuple(sb[:-2])
+    if not fits:
         raise ValueError(f"matmul: expected a (..., m, k) and b (..., k, n) with the same "
                          f"batch dimensions, got shapes {tuple(sa)} and {tuple(sb)}")
-    if bias is not None and tuple(bias.shape) != (sb[-1],):
+    if bias is not None and bias.shape != sb[-1:] and tuple(bias.shape) != tuple(sb[-1:]):
         raise ValueError(f"matmul: bias must have shape ({sb[-1]},), got {tuple(bias.shape)}")
 
 
@@ -173,7 +177,7 @@ def _group(kernel, params, per_parameter):
     for what, values, optional in per_parameter:
         if len(values) != len(shapes):
             raise ValueError(f"{kernel}: {len(shapes)} parameters but {len(values)} {what}")
-        if [None if v is None else v.shape for v in values] == shapes:
+        if None not in values and [v.shape for v in values] == shapes:
             continue
         for i, (p, v) in enumerate(zip(params, values)):
             if v is None:

@@ -176,15 +176,14 @@ class CpuBackend(GroupUpdates, Backend):
         return ffi.new(CTYPE_ARRAY[dtype], [dtype.cast(v) for v in values])
 
     def size(self, buffer, dtype):
-        """A buffer is a cffi array, which knows its size in bytes (a bare pointer does not,
-        and is refused)."""
+        """A buffer is a cffi array, which knows its size in bytes. A bare pointer does not
+        (it has no len()), and anything not made by cffi has no sizeof: both are refused."""
         try:
-            if ffi.typeof(buffer).kind == "array":
-                return ffi.sizeof(buffer) // dtype.itemsize
-        except TypeError:               # not a cffi object at all
-            pass
-        raise TypeError(f"device 'cpu' cannot use a {type(buffer).__name__} as a buffer; "
-                        "expected a cffi array (ffi.new, ffi.from_buffer)")
+            len(buffer)
+            return ffi.sizeof(buffer) // dtype.itemsize
+        except TypeError:
+            raise TypeError(f"device 'cpu' cannot use a {type(buffer).__name__} as a buffer; "
+                            "expected a cffi array (ffi.new, ffi.from_buffer)") from None
 
     def full(self, n, value, dtype):
         if value == 0:

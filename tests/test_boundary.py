@@ -147,7 +147,9 @@ def test_optimizer_state_of_the_wrong_shape_is_refused(device):
 
 
 @pytest.mark.parametrize("change, error, message", [
-    (lambda sd: sd["state"][0].update(step=float("nan")), ValueError, r"step must be a whole number of steps, got nan"),
+    (lambda sd: sd["state"][0].update(step=float("nan")), ValueError,
+     r"step must be a whole number of steps \(an int64\), got nan"),
+    (lambda sd: sd["state"][0].update(step=1 << 63), ValueError, r"step must be a whole number"),
     (lambda sd: sd["state"][0].update(step=-1), ValueError, r"step must be a whole number"),
     (lambda sd: sd["state"][0].update(step=2.5), ValueError, r"step must be a whole number"),
     (lambda sd: sd["state"][0].update(step="3"), ValueError, r"step must be a whole number"),

@@ -12,6 +12,7 @@ pointing at the same tensors. Per-parameter state (momentum, running averages) l
 learning-rate scheduler can change ``lr``). ``lr_scheduler.LinearLR`` decays ``lr``.
 """
 import math
+import numbers
 
 from .. import backend
 from ..factories import zeros_like
@@ -126,13 +127,13 @@ class Optimizer:
         name = type(self).__name__
         try:
             groups, states = list(state_dict["param_groups"]), dict(state_dict["state"])
+            sizes = [len(g["params"]) for g in groups]
         except (KeyError, TypeError):
             raise ValueError(f"{name}.load_state_dict: expected what state_dict() returns, a dict "
-                             "with 'state' and 'param_groups'") from None
+                             "with 'state' and 'param_groups' (dicts with 'params')") from None
         if len(groups) != len(self.param_groups):
             raise ValueError(f"loaded state dict has a different number of parameter groups: "
                              f"{len(groups)}, this {name} has {len(self.param_groups)}")
-        sizes = [len(g["params"]) for g in groups]
         if sizes != [len(g["params"]) for g in self.param_groups]:
             raise ValueError(f"loaded state dict contains a parameter group that doesn't match "
                              f"the size of optimizer's group: sizes {sizes}, this {name}'s "
@@ -190,12 +191,13 @@ def _state_tensor(where, key, value, p):
 
 
 def _step_count(where, key, value):
-    """A step count as an int: a whole, finite, non-negative number (or a one-element
-    tensor of one, as PyTorch saves it)."""
+    """A step count as an int: a whole, finite, non-negative number that fits the update
+    kernels' int64 (or a one-element tensor of one, as PyTorch saves it)."""
     number = value.item() if isinstance(value, Tensor) and value.numel() == 1 else value
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not (
-            math.isfinite(number) and number >= 0 and number == int(number)):
-        raise ValueError(f"{where}: {key} must be a whole number of steps, got {value!r}")
+    if isinstance(number, float) and math.isfinite(number) and number.is_integer():
+        number = int(number)
+    if isinstance(number, bool) or not isinstance(number, numbers.Integral) or not 0 <= number < 1 << 63:
+        raise ValueError(f"{where}: {key} must be a whole number of steps (an int64), got {value!r}")
     return int(number)
 
 
