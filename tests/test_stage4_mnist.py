@@ -4,6 +4,7 @@ numpy, a short training run on the shared data, checkpoints, and predicting from
 import gzip
 import json
 import os
+import struct
 
 import numpy as np
 import pytest
@@ -54,6 +55,17 @@ def test_trailing_bytes_and_cut_header_are_errors(tmp_path):
         idx.read_idx(path)
     path.write_bytes(bytes([0, 0, 8, 3, 0, 0]))
     with pytest.raises(idx.IdxError, match="truncated header"):
+        idx.read_idx(path)
+
+
+def test_sizes_whose_product_overflows_int64_and_too_many_dimensions(tmp_path):
+    """65536 ** 4 = 2 ** 64 wraps to 0 in int64: no data would have matched the sizes."""
+    path = tmp_path / "crafted"
+    path.write_bytes(struct.pack(">HBB4I", 0, 0x08, 4, *[65536] * 4))
+    with pytest.raises(idx.IdxError, match=r"crafted: truncated: .*needs 18446744073709551616 bytes"):
+        idx.read_idx(path)
+    path.write_bytes(struct.pack(">HBB70I", 0, 0x08, 70, *[1] * 70) + b"\0")
+    with pytest.raises(idx.IdxError, match="crafted: 70 dimensions, expected at most 32"):
         idx.read_idx(path)
 
 
