@@ -120,12 +120,7 @@ def load_corpus(config, tokenizer):
     Returns (ids, text), text None for a .bin."""
     path = Path(config.data) if config.data else fetch([tokens.SHAKESPEARE])[0]
     if path.suffix == ".bin":
-        ids = np.asarray(tokens.load(path))
-        if ids.max() >= tokenizer.n_vocab:
-            raise ValueError(f"{path} holds token id {ids.max()}, but the {config.tokenizer} "
-                             f"vocabulary has {tokenizer.n_vocab} tokens: was it prepared with "
-                             f"another tokenizer?")
-        return ids, None
+        return np.asarray(tokens.load(path, tokenizer.n_vocab)), None
     if not path.is_file():
         raise FileNotFoundError(f"corpus not found: {path} (expected a token .bin or a text file)")
     text = path.read_text(encoding="utf-8")
