@@ -162,8 +162,6 @@ def training_run(device, seed, steps=25):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_two_threads_train_as_they_would_one_after_the_other(device):
-    if device != "python":
-        import stage3_native  # noqa: F401  (registers "cpu" and "cpu:lazy")
     alone = [training_run(device, seed)() for seed in (1, 2)]
     runs = [training_run(device, seed) for seed in (1, 2)]
     start = threading.Barrier(2)                    # neither finishes before the other starts
