@@ -49,12 +49,8 @@ from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from . import nn, optim, viz  # noqa: E402  (viz: to_dot, draw, print_dag)
 from .factories import seed as manual_seed  # noqa: E402  (PyTorch's name)
+from .nn.functional import one_hot  # noqa: E402
 from .serialization import load, save  # noqa: E402
-
-
-def one_hot(index, num_classes):
-    """int64 tensor with a 1 at each index along a new last dimension."""
-    return (index.unsqueeze(-1) == arange(num_classes, device=index.device)).long()
 
 _backend.register("python", PythonBackend())
 
