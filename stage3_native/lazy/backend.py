@@ -19,12 +19,12 @@ Threads share the graph: the passes walk every pending node and an in-place writ
 them all, whichever thread recorded them, so recording, in-place methods and reads hold one
 lock (``_lock``); a kernel another thread is running makes a recording thread wait.
 
-Memory shared with numpy is the exception. ``as_numpy`` (``Tensor.numpy``) hands out the
-buffer's memory, so it first runs the pending nodes that read that buffer, which on "cpu"
-ran already: writing through the array then changes what they computed no more than it
-would there. What it cannot cover: nodes recorded after the array was handed out, and
-arrays given to ``from_numpy`` (which keeps their memory), read the memory when they run,
-so a write through the array in between reaches them, where on "cpu" it would not.
+Memory shared with numpy: ``as_numpy`` (``Tensor.numpy``) hands out the buffer's memory,
+so it first runs the pending nodes that read the buffer too; a write through the array then
+leaves their results alone, as on "cpu", where they ran already. Not covered: a node
+recorded after the array was handed out, or one reading an array given to ``from_numpy``
+(which keeps the array's memory), reads the memory when it runs, so a write through the
+array before then reaches it (on "cpu" it would not).
 """
 import threading
 
@@ -83,13 +83,14 @@ class LazyBackend(Backend):
         return self.cpu.to_bytes(self._realized(view))
 
     def as_numpy(self, view):
-        with _lock:
-            realizing.realize([view.buffer.node] + readers(view.buffer), self.cpu)
-            return self.cpu.as_numpy(on_cpu(view))
+        return self.cpu.as_numpy(self._realized(view, readers_too=True))
 
-    def _realized(self, view):
+    def _realized(self, view, readers_too=False):
+        """The view on device "cpu", its values computed; with ``readers_too``, also the
+        pending nodes that read its buffer (as_numpy, above)."""
         with _lock:
-            realizing.realize([view.buffer.node], self.cpu)
+            also = readers(view.buffer) if readers_too else []
+            realizing.realize([view.buffer.node] + also, self.cpu)
             return on_cpu(view)
 
     # ---- compute and in-place: generated below, one method per name ------------------------
