@@ -33,7 +33,7 @@ class _GradMode:
     backward pass, and this is the cheaper kind to enter."""
     grad = False
 
-    def __new__(cls, *args):
+    def __new__(cls, *args, **kwargs):
         if len(args) == 1 and callable(args[0]):     # ``@no_grad`` without parentheses
             return cls()(args[0])
         return super().__new__(cls)

@@ -37,7 +37,7 @@ def test_context_managers_nest_and_restore():
         with tg.set_grad_enabled(True):
             assert records()
         assert not records()
-    with tg.set_grad_enabled(False):
+    with tg.set_grad_enabled(mode=False):
         assert not records()
     with tg.inference_mode():
         assert not records()
