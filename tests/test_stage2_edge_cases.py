@@ -9,9 +9,13 @@ import pytest
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
 
+from .engines import engine_params
+
 pytestmark = pytest.mark.stage2
 
-DEVICES = ["python"] + [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy")]
+# Every device of the shared suite (tests/engines.py), with its stage marker and skip reason
+DEVICES = [pytest.param(p.values[0].name.split("-", 1)[1], marks=p.marks, id=p.id)
+           for p in engine_params() if not p.values[0].scalar_only]
 NAN = math.nan
 
 
@@ -106,9 +110,9 @@ def test_one_hot_sizes_and_bad_arguments(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_write_through_numpy_does_not_reach_an_earlier_result(device):
     """On "cpu" numpy() shares memory (as PyTorch) and y was computed already; on "cpu:lazy"
-    y is pending until read, so numpy() runs it first; on "python" numpy() copies."""
+    y is pending until read, so numpy() runs it first; other devices hand out a copy."""
     x = tg.tensor([1.0, 2.0], device=device)
     y = x * 2
     x.numpy()[0] = 100.0
     assert y.tolist() == [2.0, 4.0]
-    assert x.tolist()[0] == (1.0 if device == "python" else 100.0)
+    assert x.tolist()[0] == (100.0 if device in ("cpu", "cpu:lazy") else 1.0)

@@ -12,9 +12,13 @@ import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 
+from .engines import engine_params
+
 pytestmark = pytest.mark.stage2
 
-DEVICES = ["python"] + [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy")]
+# Every device of the shared suite (tests/engines.py), with its stage marker and skip reason
+DEVICES = [pytest.param(p.values[0].name.split("-", 1)[1], marks=p.marks, id=p.id)
+           for p in engine_params() if not p.values[0].scalar_only]
 
 
 def records(device="python"):
