@@ -41,7 +41,7 @@ from .concat import cat, split
 from .elementwise import where
 from .factories import (arange, as_tensor, full, full_like, normal, ones, ones_like, rand,
                         rand_like, randn, randn_like, seed, tensor, uniform, zeros, zeros_like)
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
 from .matmul import matmul
 from .python_backend import PythonBackend
@@ -49,18 +49,15 @@ from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from . import nn, optim, viz  # noqa: E402  (viz: to_dot, draw, print_dag)
 from .factories import seed as manual_seed  # noqa: E402  (PyTorch's name)
+from .nn.functional import one_hot  # noqa: E402
 from .serialization import load, save  # noqa: E402
-
-
-def one_hot(index, num_classes):
-    """int64 tensor with a 1 at each index along a new last dimension."""
-    return (index.unsqueeze(-1) == arange(num_classes, device=index.device)).long()
 
 _backend.register("python", PythonBackend())
 
 __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "rand", "randn",
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
-           "randn_like", "seed", "no_grad", "is_grad_enabled", "where", "matmul", "from_numpy",
+           "randn_like", "seed", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode", "is_grad_enabled", "where", "matmul", "from_numpy",
            "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
            "log_softmax", "one_hot", "viz", "nn", "optim", "save", "load", "manual_seed",
            "long", "double"]

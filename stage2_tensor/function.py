@@ -9,7 +9,7 @@ function: that link (``out.grad_fn``) and the function's ``inputs`` are the grap
 Saved tensors carry the version of their storage at save time; if an in-place operation
 changes it before backward, reading them raises instead of giving a silently wrong gradient.
 """
-from . import grad_mode
+from .grad_mode import thread_state
 
 
 class GradientFunction:
@@ -34,7 +34,7 @@ class GradientFunction:
     def apply(cls, *args, **kwargs):
         fn = cls()
         out = fn.forward(*args, **kwargs)
-        if grad_mode.enabled:
+        if thread_state.enabled:             # this thread's grad mode (grad_mode.py)
             inputs = tuple([a for a in args if isinstance(a, Tensor)])
             needs = tuple([t.requires_grad for t in inputs])
             if True in needs:

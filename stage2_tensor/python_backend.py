@@ -114,15 +114,24 @@ BINARY = {
 }
 
 
+# max, min, argmax, argmin propagate NaN as PyTorch (and the C kernels) do: the first NaN is
+# the result. Python's max and min would skip it (every comparison with NaN is False).
+def _first_nan(values):
+    return next((i for i, v in enumerate(values) if v != v), None)
+
+
 def _argmax(values):
-    return max(range(len(values)), key=values.__getitem__)
+    nan = _first_nan(values)
+    return max(range(len(values)), key=values.__getitem__) if nan is None else nan
 
 
 def _argmin(values):
-    return min(range(len(values)), key=values.__getitem__)
+    nan = _first_nan(values)
+    return min(range(len(values)), key=values.__getitem__) if nan is None else nan
 
 
-REDUCE = {"sum": sum, "max": max, "min": min, "argmax": _argmax, "argmin": _argmin}
+REDUCE = {"sum": sum, "max": lambda v: v[_argmax(v)], "min": lambda v: v[_argmin(v)],
+          "argmax": _argmax, "argmin": _argmin}
 
 
 # Dropout's counter-based generator (csrc/dropout.c has the same in C): element i of a call
@@ -290,7 +299,7 @@ class PythonBackend(Backend):
             losses.append(cast(-logp[target]))
             probs.extend(cast(_exp(lp)) for lp in logp)
         if reduction != "none":
-            losses = [cast(sum(losses) / n if reduction == "mean" else sum(losses))]
+            losses = [cast(_div(sum(losses), n) if reduction == "mean" else sum(losses))]  # 0 rows: nan
         return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs)
 
     def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
@@ -312,7 +321,7 @@ class PythonBackend(Backend):
             losses = [cast(d * d) for d in diff]
         else:
             total = sum(d * d for d in diff)
-            losses = [cast(total / len(diff) if reduction == "mean" else total)]
+            losses = [cast(_div(total, len(diff)) if reduction == "mean" else total)]  # empty: nan
         return array.array(dtype.typecode, losses), array.array(dtype.typecode, diff)
 
     def mse_loss_backward(self, diff, grad, factor, dtype):

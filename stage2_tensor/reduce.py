@@ -2,11 +2,14 @@
 
 Summing is broadcasting's mirror image: the gradient of a sum is the upstream gradient
 repeated (expanded) over the summed dimensions. The gradient of a max goes to the elements
-that were the maximum, shared equally between ties.
+that were the maximum, shared equally between ties. NaN propagates, as in PyTorch: the max
+of a row holding a NaN is NaN, its argmax the first NaN's index, and its gradient goes to
+the NaNs.
 """
 from collections import namedtuple
 
 from . import dtypes
+from .elementwise import where
 from .function import GradientFunction
 from .strides import normalize_dim
 
@@ -60,7 +63,10 @@ class Extremum(GradientFunction):
     def backward(self, grad):
         x, out = self.saved_tensors
         keep = kept_shape(x.shape, self.dims, True)
-        hit = x == out.reshape(*keep)                  # where the extremum was
+        out = out.reshape(*keep)
+        # where the extremum was: the elements equal to it, or the NaNs where it is NaN
+        # (NaN equals nothing, itself included)
+        hit = where(out != out, x != x, x == out)
         share = hit.to(dtype=grad.dtype)
         share = share / share.sum(dim=self.dims, keepdim=True)
         return (grad.reshape(*keep) * share,)

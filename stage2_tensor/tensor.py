@@ -150,8 +150,9 @@ class Tensor:
         flat = backends.get(self.device).to_flat(self.as_view())
         if not self.shape:
             return flat[0]
-        for size in reversed(self.shape[1:]):
-            flat = [flat[i:i + size] for i in range(0, len(flat), size)]
+        for d in range(self.ndim - 1, 0, -1):      # rows of the last dimension first
+            size = self.shape[d]                    # counted, not found by stepping: size may be 0
+            flat = [flat[i * size:(i + 1) * size] for i in range(numel(self.shape[:d]))]
         return flat
 
     def item(self):
@@ -176,13 +177,20 @@ class Tensor:
         return bool(self.item())
 
     def __repr__(self):
-        extras = "" if self.dtype in (dtypes.float32, dtypes.int64, dtypes.bool_) else f", dtype={self.dtype}"
+        # As PyTorch: the dtype is named unless the values show it, and no values show one
+        # but the default (float32); an empty tensor gives its size instead of nested []s.
+        empty = self.numel() == 0
+        implied = (dtypes.float32,) if empty else (dtypes.float32, dtypes.int64, dtypes.bool_)
+        extras = "" if self.dtype in implied else f", dtype={self.dtype}"
         if self.device != "python":
             extras += f", device={self.device!r}"
         if self.grad_fn is not None:
             extras += f", grad_fn=<{self.grad_fn.name}>"
         elif self.requires_grad:
             extras += ", requires_grad=True"
+        if empty:
+            size = "" if self.ndim == 1 else f", size={self.shape}"
+            return f"tensor([]{size}{extras})"
         return f"tensor({self.tolist()}{extras})"
 
     # ---- autograd -------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stage2_tensor.atomic import atomic_write
+
 from .data import DataFile
 from .tokenizer import ENDOFTEXT, CharTokenizer, GPT2Tokenizer
 
@@ -81,14 +83,15 @@ def prepare(corpus, out, tokenizer=None):
     ids = encode_documents(documents(corpus), tokenizer)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    ids.tofile(tmp)
-    tmp.replace(out)                  # never leave a half-written token file behind
+    atomic_write(out, ids.tofile)     # never leave a half-written token file behind
     return ids
 
 
-def load(path):
-    """The ids of a token file, memory-mapped (nothing is read until used)."""
+def load(path, n_vocab=None):
+    """The ids of a token file, memory-mapped (nothing is read until used). Given the
+    vocabulary's size ``n_vocab``, every id is checked to be below it (one pass over the
+    file): a file prepared with another tokenizer is refused, naming the first id that
+    does not fit."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"token file not found: {path} (write one with "
@@ -98,7 +101,12 @@ def load(path):
         raise ValueError(f"{path}: {size} bytes, expected an even number (2 bytes per uint16 token)")
     if size == 0:
         raise ValueError(f"{path}: empty token file")
-    return np.memmap(path, dtype=DTYPE, mode="r")
+    ids = np.memmap(path, dtype=DTYPE, mode="r")
+    if n_vocab is not None and ids.max() >= n_vocab:
+        at = int(np.argmax(ids >= n_vocab))
+        raise ValueError(f"{path}: token {at} is id {ids[at]}, but the vocabulary has {n_vocab} "
+                         f"tokens (ids 0..{n_vocab - 1}): was the file prepared with another tokenizer?")
+    return ids
 
 
 def split(ids, val_fraction=0.1):

@@ -1,7 +1,12 @@
 """save/load: bit-exact round trips, state dicts, atomic writes, damaged files."""
 import io
+import json
 import math
 import os
+import struct
+import subprocess
+import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -119,3 +124,128 @@ def test_damaged_files_raise_errors_naming_the_file(tmp_path):
     path.write_bytes(data[:-9])
     with pytest.raises(RuntimeError, match="truncated"):
         load(path)
+
+
+# Crafted files: the checksum is right (anyone can compute it), a field lies. Each must be
+# refused before anything is allocated, naming the file and the field.
+
+def crafted(path, header, payload=b""):
+    """Write a tracegrad file with this header and tensor bytes, and a valid checksum."""
+    head = json.dumps(header).encode()
+    crc = zlib.crc32(payload, zlib.crc32(head))
+    path.write_bytes(serialization.MAGIC + struct.pack("<Q", len(head)) + head + payload
+                     + struct.pack("<I", crc))
+    return path
+
+
+def one_tensor(**record):
+    """A header of one float32 tensor of shape [2] on "python", with `record`'s fields."""
+    spec = {"dtype": "float32", "shape": [2], "device": "python", "requires_grad": False,
+            "nbytes": 8, **record}
+    return {"version": 1, "byteorder": sys.byteorder, "object": {"tensor": 0}, "tensors": [spec]}
+
+
+def test_a_valid_crafted_file_loads(tmp_path):
+    """The crafting itself is right: the cases below fail for their one lie only."""
+    path = crafted(tmp_path / "ok.tg", one_tensor(), struct.pack("=2f", 1.5, -2.0))
+    assert load(path).tolist() == [1.5, -2.0]
+
+
+def with_header(**fields):
+    return {**one_tensor(), **fields}
+
+
+LIES = {   # name: (header, payload bytes, what the error says)
+    "fewer bytes than the shape": (one_tensor(shape=[64], nbytes=8), 8,
+                                   r"tensor 0's nbytes is 8, expected 256 \(shape \[64\], float32\)"),
+    "more bytes than the shape": (one_tensor(nbytes=16), 16, r"tensor 0's nbytes is 16, expected 8"),
+    "negative nbytes": (one_tensor(shape=[0], nbytes=-8), 0, r"tensor 0's nbytes is -8, expected 0"),
+    "nbytes a float": (one_tensor(nbytes=8.0), 8, r"tensor 0's nbytes is 8.0"),
+    "newer version": (with_header(version=99), 8, r"format version is 99, expected 1"),
+    "version true": (with_header(version=True), 8, r"format version is True"),
+    "unknown byteorder": (with_header(byteorder="middle"), 8, r"byteorder is 'middle'"),
+    "unknown dtype": (one_tensor(dtype="float16"), 8, r"tensor 0's dtype is 'float16'"),
+    "negative size": (one_tensor(shape=[-2], nbytes=-8), 0, r"tensor 0's shape is \[-2\]"),
+    "bool size": (one_tensor(shape=[True, 2]), 8, r"tensor 0's shape is \[True, 2\]"),
+    "shape not a list": (one_tensor(shape=2), 8, r"tensor 0's shape is 2"),
+    "huge shape of no elements": (one_tensor(shape=[0, 2 ** 63], nbytes=0), 0,
+                                  r"tensor 0's shape \[0, 9223372036854775808\] is too large"),
+    "device not a string": (one_tensor(device=["cpu"]), 8, r"tensor 0's device is \['cpu'\]"),
+    "unknown device": (one_tensor(device="gpu"), 8, r"tensor 0's device: unknown device 'gpu'"),
+    "requires_grad a string": (one_tensor(requires_grad="yes"), 8, r"requires_grad is 'yes'"),
+    "integer requiring grad": (one_tensor(dtype="int32", requires_grad=True), 8,
+                               r"tensor 0 is int32 with requires_grad true"),
+    "record missing a field": ({**one_tensor(), "tensors": [{"dtype": "float32"}]}, 8,
+                               r"tensor 0's record is \{'dtype': 'float32'\}"),
+    "tensors not a list": (with_header(tensors={"0": 1}), 0, r"list of tensors is \{'0': 1\}"),
+    "header not an object": (["a", "list"], 0, r"its header is \['a', 'list'\]"),
+    "tensor index out of range": (with_header(object={"tensor": 1}), 8,
+                                  r"refers to tensor 1, expected an index \(0 to 0\)"),
+    "tensor index a bool": (with_header(object={"tensor": False}), 8, r"refers to tensor False"),
+    "tensor index a string": (with_header(object={"tensor": "0"}), 8, r"refers to tensor '0'"),
+    "dict entry not a pair": (with_header(object={"dict": [["a", 1, 2]]}), 8,
+                              r"dict entry \['a', 1, 2\], expected a \[key, value\] pair"),
+    "dict key a list": (with_header(object={"dict": [[{"list": []}, 1]]}), 8,
+                        r"dict key of type list"),
+    "unknown node kind": (with_header(object={"set": [1]}), 8, r"its object holds \{'set': \[1\]\}"),
+    "bare JSON list": (with_header(object=[1, 2]), 8, r"its object holds \[1, 2\]"),
+    "list of a number": (with_header(object={"list": 3}), 8, r'a "list" of 3, expected a list'),
+    "nested too deep": (with_header(object=json.loads('{"list": [' * 200 + "]}" * 200)), 8,
+                        r"nested more than \d+ levels deep"),
+}
+
+
+@pytest.mark.parametrize("case", list(LIES))
+def test_crafted_files_are_refused_naming_the_file_and_the_field(case, tmp_path):
+    header, nbytes, message = LIES[case]
+    path = crafted(tmp_path / "ckpt.tg", header, bytes(nbytes))
+    with pytest.raises(RuntimeError, match=message) as err:
+        load(path)
+    assert str(err.value).startswith(f"load: {path} is not a valid tracegrad file: ")
+
+
+def test_header_length_beyond_the_file_and_json_nested_too_deep(tmp_path):
+    path = tmp_path / "h.tg"
+    path.write_bytes(serialization.MAGIC + struct.pack("<Q", 2 ** 40) + b"{}" + bytes(4))
+    with pytest.raises(RuntimeError, match=f"{path} .*header length 1099511627776 reaches beyond"):
+        load(path)
+    head = b"[" * 100_000 + b"]" * 100_000                  # too deep for the JSON parser
+    path.write_bytes(serialization.MAGIC + struct.pack("<Q", len(head)) + head
+                     + struct.pack("<I", zlib.crc32(head)))
+    with pytest.raises(RuntimeError, match=f"{path} .*nested too deeply"):
+        load(path)
+
+
+def test_short_native_tensor_is_refused_instead_of_reading_the_heap(tmp_path):
+    """The reproduction on device "cpu": 8 bytes for 64 floats gave a tensor whose values
+    were whatever followed its buffer (and a segfault for a larger shape)."""
+    pytest.importorskip("stage3_native")
+    path = crafted(tmp_path / "heap.tg", one_tensor(shape=[64], nbytes=8, device="cpu"), bytes(8))
+    with pytest.raises(RuntimeError, match="tensor 0's nbytes is 8, expected 256"):
+        load(path)
+    with pytest.raises(RuntimeError, match="nbytes is 8, expected 256"):
+        load(path, map_location="cpu")
+
+
+def test_map_location_must_be_a_known_device_name(tmp_path):
+    path = tmp_path / "t.tg"
+    save(tg.ones(2), path)
+    with pytest.raises(TypeError, match="map_location must be a device name"):
+        load(path, map_location=["cpu"])
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        load(path, map_location="gpu")
+
+
+def test_a_save_removes_temporary_files_of_killed_saves_only(tmp_path):
+    """A save killed mid-write leaves its .NAME.PID.HEX.tmp; the next save to that path
+    removes it once its process is gone, and keeps those of running processes (maybe a
+    save in progress) and every other file."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".w.tg.{dead.pid}.0badcafe.tmp"
+    running = tmp_path / f".w.tg.{os.getpid()}.0badf00d.tmp"
+    other = tmp_path / f".v.tg.{dead.pid}.0badcafe.tmp"        # another file's
+    for path in (stale, running, other, tmp_path / "notes.tmp"):
+        path.write_bytes(b"half a file")
+    save(tg.ones(2), tmp_path / "w.tg")
+    assert sorted(os.listdir(tmp_path)) == sorted([running.name, other.name, "notes.tmp", "w.tg"])

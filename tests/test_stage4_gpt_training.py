@@ -13,7 +13,7 @@ import stage2_tensor.optim as optim
 from stage2_tensor.nn.utils import clip_grad_norm_
 from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 from stage4_models import tokens
-from stage4_models.gpt import GPT, GPTConfig
+from stage4_models.gpt import GPT, GPTConfig, training
 from stage4_models.gpt.__main__ import main
 from stage4_models.gpt.generate import draw
 from stage4_models.gpt.kv_cache import KVCache
@@ -209,6 +209,47 @@ def test_resumed_run_takes_the_same_steps(tmp_path):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)   # bit-exact checkpoint
     log = (tmp_path / "half" / "train.log").read_text()
     assert "resumed at step 3" in log and "tokens/s" in log
+
+
+def tiny_checkpoint(path, **changes):
+    """A GPT checkpoint as training writes it (1 layer, n_embd 8), with ``changes`` to what
+    it holds; the Run and the optimizer it was saved from."""
+    config = TrainConfig(block_size=8, n_layer=1, n_head=2, n_embd=8, device="python")
+    tokenizer = CharTokenizer()
+    run = training.Run(GPT(config.model_config(tokenizer.n_vocab), device="python"), config, tokenizer)
+    opt = training.make_optimizer(run.model, config)
+    training.save_checkpoint(run, opt, path)
+    tg.save({**tg.load(path), **changes}, path)
+    return run, opt
+
+
+def test_a_checkpoint_whose_config_does_not_fit_its_weights_is_refused_before_building(tmp_path, monkeypatch):
+    """The config says how large a model to build: one that says more layers or a wider
+    model than the weights hold is refused before that model is allocated."""
+    path = tmp_path / "ck.tg"
+    tiny_checkpoint(path)
+    saved = tg.load(path)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was built before its size was checked")
+    monkeypatch.setattr(training, "GPT", never)
+    lies = {"n_layer": (3, r"transformer.h.2.mlp.c_fc.weight is missing"),
+            "n_embd": (64, r"transformer.wpe.weight has shape \(8, 8\), expected \(8, 64\)"),
+            "block_size": ("8", r"config's block_size is a str \('8'\), expected int")}
+    for field_name, (value, message) in lies.items():
+        tg.save({**saved, "config": {**saved["config"], field_name: value}}, path)
+        with pytest.raises(ValueError, match=f"ck.tg is not a GPT checkpoint .*{message}"):
+            load_checkpoint(path, "python")
+
+
+def test_resuming_from_a_checkpoint_with_bad_run_state_names_the_file(tmp_path):
+    path = tmp_path / "ck.tg"
+    tiny_checkpoint(path, optimizer=[1, 2])
+    with pytest.raises(ValueError, match=r"ck.tg .*'optimizer' is a list \(\[1, 2\]\), expected dict"):
+        training.read_checkpoint(path, "python")
+    run, opt = tiny_checkpoint(path, rng=[3, [1, 2], None])           # 2 numbers, not 625
+    with pytest.raises(ValueError, match=r"ck.tg .*its optimizer or random state: "):
+        training.restore(run, opt, path)
 
 
 def test_command_line_train_resume_sample(tmp_path, capsys):

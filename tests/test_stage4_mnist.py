@@ -4,6 +4,7 @@ numpy, a short training run on the shared data, checkpoints, and predicting from
 import gzip
 import json
 import os
+import struct
 
 import numpy as np
 import pytest
@@ -54,6 +55,17 @@ def test_trailing_bytes_and_cut_header_are_errors(tmp_path):
         idx.read_idx(path)
     path.write_bytes(bytes([0, 0, 8, 3, 0, 0]))
     with pytest.raises(idx.IdxError, match="truncated header"):
+        idx.read_idx(path)
+
+
+def test_sizes_whose_product_overflows_int64_and_too_many_dimensions(tmp_path):
+    """65536 ** 4 = 2 ** 64 wraps to 0 in int64: no data would have matched the sizes."""
+    path = tmp_path / "crafted"
+    path.write_bytes(struct.pack(">HBB4I", 0, 0x08, 4, *[65536] * 4))
+    with pytest.raises(idx.IdxError, match=r"crafted: truncated: .*needs 18446744073709551616 bytes"):
+        idx.read_idx(path)
+    path.write_bytes(struct.pack(">HBB70I", 0, 0x08, 70, *[1] * 70) + b"\0")
+    with pytest.raises(idx.IdxError, match="crafted: 70 dimensions, expected at most 32"):
         idx.read_idx(path)
 
 
@@ -267,6 +279,50 @@ def test_checkpoint_round_trip_is_bit_exact(trained, mnist, tmp_path):
     tg.save({"weights": tg.zeros(2)}, tmp_path / "other.tg")
     with pytest.raises(ValueError, match="not an MNIST checkpoint"):
         load_checkpoint(tmp_path / "other.tg")
+
+
+def good_checkpoint():
+    from stage4_models.mnist.training import CHECKPOINT_KIND
+    return {"kind": CHECKPOINT_KIND, "config": {"optim": "adam", "steps": 5},
+            "model": MnistNet().state_dict()}
+
+
+def without(d, key):
+    return {k: v for k, v in d.items() if k != key}
+
+
+BAD_CHECKPOINTS = {   # name: (what the file holds, given a good checkpoint; the error)
+    "a list": (lambda good: [good], "not an MNIST checkpoint"),
+    "no weights": (lambda good: {**good, "model": None}, r"'model' is a NoneType \(None\), expected dict"),
+    "no config": (lambda good: without(good, "config"), "'config' is missing"),
+    "weights not tensors": (lambda good: {**good, "model": {"fc1.weight": [1.0]}},
+                            "'model' is not a state dict"),
+    "config of the wrong types": (lambda good: {**good, "config": {"optim": 3, "steps": "5"}},
+                                  r"config's optim is an int \(3\), expected str; steps is a str"),
+    "config out of range": (lambda good: {**good, "config": {"optim": "lbfgs"}}, "unknown optimizer 'lbfgs'"),
+    "a misshapen weight": (lambda good: {**good, "model": {**good["model"], "fc2.bias": tg.zeros(3)}},
+                           r"size mismatch for fc2.bias: .*\(3,\)"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CHECKPOINTS)
+def test_wrong_checkpoint_contents_are_value_errors_naming_the_file(case, tmp_path):
+    content, message = BAD_CHECKPOINTS[case]
+    path = tmp_path / "ck.tg"
+    tg.save(content(good_checkpoint()), path)
+    with pytest.raises(ValueError, match=message) as err:
+        load_checkpoint(path)
+    assert str(path) in str(err.value)
+
+
+def test_damaged_checkpoint_is_one_error_line(tmp_path, capsys):
+    path = tmp_path / "cut.tg"
+    tg.save(good_checkpoint(), path)
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(ValueError, match="cut.tg is not a valid tracegrad file"):
+        load_checkpoint(path)
+    assert cli.main(["evaluate", "--checkpoint", str(path)]) == 2
+    assert "error: load: " in capsys.readouterr().err
 
 
 def test_predict_a_resized_inverted_test_digit(trained, mnist, tmp_path, capsys):

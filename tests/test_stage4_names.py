@@ -264,6 +264,28 @@ def test_checkpoint_round_trip_is_bit_exact_and_samples_repeat(trained, tmp_path
         load_checkpoint(tmp_path / "other.tg")
 
 
+def test_a_checkpoint_whose_config_does_not_fit_its_weights_is_refused_before_building(tmp_path, monkeypatch):
+    """The config says how large a model to build: a lying one (here hidden 300 for weights
+    of hidden 10; it could say 10 ** 9) is refused before the model is allocated."""
+    from stage4_models.names import training
+    vocab = data.Vocabulary(".abc")
+    small = MLPLanguageModel(len(vocab), 3, 2, 10, device="python")
+    path = tmp_path / "ck.tg"
+    save_checkpoint(small, vocab, Config(block_size=3, embedding_size=2, hidden=300), path)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was built before its size was checked")
+    monkeypatch.setattr(training, "MLPLanguageModel", never)
+    with pytest.raises(ValueError, match=r"ck.tg .*fc1.weight has shape \(10, 6\), expected \(300, 6\)"):
+        load_checkpoint(path, "python")
+    tg.save({"kind": training.CHECKPOINT_KIND, "config": {}, "vocab": 7, "model": small.state_dict()}, path)
+    with pytest.raises(ValueError, match=r"ck.tg .*'vocab' is an int \(7\), expected str"):
+        load_checkpoint(path, "python")
+    tg.save({"kind": training.CHECKPOINT_KIND, "config": {}, "vocab": "abc", "model": small.state_dict()}, path)
+    with pytest.raises(ValueError, match=r"ck.tg .*a vocabulary is '.' followed by"):
+        load_checkpoint(path, "python")
+
+
 def test_cli_train_then_sample(words, tmp_path, capsys):
     out = tmp_path / "run"
     assert cli.main(["train", "--steps", "150", "--hidden", "50", "--out", str(out)]) == 0

@@ -171,6 +171,16 @@ CORRUPTIONS = {
                               r"tensor 'a' of .*expected an object with dtype, shape and data_offsets"),
     "metadata not strings": (dict(header=dict(good_header(), __metadata__={"n": 1}), data=DATA),
                              r"__metadata__ is \{'n': 1\}; expected an object of strings to strings"),
+    "dtype a list": (dict(header=with_entry("a", dtype=["F32"]), data=DATA),
+                     r"tensor 'a' of .*dtype \['F32'\] is not supported"),
+    "header nested too deeply": (dict(header=None, data=b"[" * 100_000 + b"]" * 100_000),
+                                 "nested too deeply"),
+    "more dimensions than numpy has": (dict(header=with_entry("a", shape=[1] * 70 + [2]), data=DATA),
+                                       r"tensor 'a' of .*shape \[1, .* is too large"),
+    "huge sizes hidden by a zero": (dict(header=dict(with_entry("a", shape=[0, 2 ** 70], data_offsets=[0, 0]),
+                                                     b={"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}),
+                                         data=DATA[8:]),
+                                    r"tensor 'a' of .*shape \[0, 1180591620717411303424\] is too large"),
 }
 
 

@@ -107,6 +107,32 @@ def test_stream_errors(tmp_path):
         tokens.TokenStream(tmp_path / "missing.bin", 1, 1)
 
 
+def test_ids_beyond_the_vocabulary_are_refused_naming_file_and_position(tmp_path):
+    """A token file prepared with another tokenizer (or crafted) names its first id that
+    the vocabulary has no row for, before training would index an embedding with it."""
+    from stage4_models.gpt.training import TrainConfig, load_corpus
+    from stage4_models.tokenizer import CharTokenizer
+    path = tmp_path / "t.bin"
+    np.array([1, 2, 9, 12, 3, 40], dtype="<u2").tofile(path)
+    assert tokens.load(path, n_vocab=41).tolist() == [1, 2, 9, 12, 3, 40]
+    with pytest.raises(ValueError, match=r"t.bin: token 3 is id 12, but the vocabulary has 10 tokens \(ids 0..9\)"):
+        tokens.load(path, n_vocab=10)
+    np.array([0, 60000], dtype="<u2").tofile(path)
+    with pytest.raises(ValueError, match=r"t.bin: token 1 is id 60000, but the vocabulary has \d+ tokens"):
+        load_corpus(TrainConfig(data=str(path)), CharTokenizer())
+
+
+def test_prepare_writes_through_a_temporary_file_and_removes_stale_ones(tmp_path, monkeypatch):
+    """prepare writes atomically, as tg.save does, so a killed prepare's temporary file
+    is removed by the next one."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("abc")
+    stale = tmp_path / f".out.bin.{2 ** 40}.0badcafe.tmp"          # no process has that id
+    stale.write_bytes(b"half")
+    tokens.prepare(corpus, tmp_path / "out.bin", byte_tokenizer(300))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "out.bin"]
+
+
 def test_token_stream_batch_of_a_step_and_fine_tuning_options():
     ids = np.arange(1000)                                                       # token = its position
     stream = tokens.TokenStream(ids, block_size=8, batch_size=5, seed=3)

@@ -227,7 +227,8 @@ class MSELoss(GradientFunction):
 
     def backward(self, grad):
         (diff,) = self.saved_tensors
-        factor = 1 / diff.numel() if self.reduction == "mean" else 1.0
+        n = diff.numel()                               # 0: an empty gradient, any factor
+        factor = 1 / n if self.reduction == "mean" and n else 1.0
         out = backends.launch(diff.device, "mse_loss_backward", diff.as_view(),
                               grad.broadcast_view(diff.shape), factor, diff.dtype, out_dtype=diff.dtype)
         d_input = Tensor.from_buffer(out, diff.shape, diff.dtype, diff.device)
@@ -270,7 +271,7 @@ class CrossEntropy(GradientFunction):
     def backward(self, grad):
         probs, target = self.saved_tensors
         n = probs.shape[0]
-        factor = 1 / n if self.reduction == "mean" else 1.0
+        factor = 1 / n if self.reduction == "mean" and n else 1.0   # n = 0: nothing to scale
         scale = grad.broadcast_view((n,))              # one upstream value per row
         out = backends.launch(probs.device, "cross_entropy_backward", probs.as_view(),
                               target.as_view(), scale, factor, probs.dtype, out_dtype=probs.dtype)
@@ -337,11 +338,27 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
 
 
 def one_hot(tensor, num_classes=-1):
-    """int64 (..., num_classes) with a 1 at each index; -1 means max index + 1."""
-    import stage2_tensor                               # at call time: the package imports nn
-    if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1
-    return stage2_tensor.one_hot(tensor, num_classes)
+    """int64 (..., num_classes) with a 1 at each index; -1 means max index + 1. As in
+    PyTorch, an index outside [0, num_classes) is an error, not a row of zeros."""
+    if tensor.dtype not in (dtypes.int64, dtypes.int32):
+        raise TypeError(f"one_hot: expected a tensor of class indices (int64), got dtype "
+                        f"{tensor.dtype.name}; convert labels with .long()")
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < -1:
+        raise ValueError(f"one_hot: num_classes must be a non-negative int, or -1 to infer "
+                         f"it, got {num_classes!r}")
+    if tensor.numel():
+        low, high = tensor.min().item(), tensor.max().item()
+        if low < 0:
+            raise RuntimeError(f"one_hot: class values must be non-negative, got {low}")
+        if num_classes == -1:
+            num_classes = high + 1
+        elif high >= num_classes:
+            raise RuntimeError(f"one_hot: class values must be smaller than num_classes "
+                               f"({num_classes}), got {high}")
+    elif num_classes == -1:
+        raise RuntimeError("one_hot: cannot infer the number of classes from an empty "
+                           "tensor; pass num_classes")
+    return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
 
 
 __all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",

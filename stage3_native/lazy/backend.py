@@ -19,19 +19,30 @@ Each call's arguments are checked as device "cpu" checks them (stage2's contract
 when the call is recorded: the error then comes from the operation that made it, and no
 node that would fail (or read outside a buffer) is ever recorded.
 
-Memory shared with numpy is outside that rule, as on "cpu": ``from_numpy`` keeps the
-array's memory and ``as_numpy`` hands out the buffer's, so writing through such an array
-while a node that reads it is pending changes what the node will compute.
+Threads share the graph: the passes walk every pending node and an in-place write runs
+them all, whichever thread recorded them, so recording, in-place methods and reads hold one
+lock (``_lock``); a kernel another thread is running makes a recording thread wait.
+
+Memory shared with numpy: ``as_numpy`` (``Tensor.numpy``) hands out the buffer's memory,
+so it first runs the pending nodes that read the buffer too; a write through the array then
+leaves their results alone, as on "cpu", where they ran already. Not covered: a node
+recorded after the array was handed out, or one reading an array given to ``from_numpy``
+(which keeps the array's memory), reads the memory when it runs, so a write through the
+array before then reaches it (on "cpu" it would not).
 """
+import threading
+
 from stage2_tensor import contracts
 from stage2_tensor.backend import Backend
 from stage2_tensor.strides import numel
 
 from ..cpu_backend import CpuBackend
 from . import realize as realizing
-from .graph import PENDING, LazyBuffer, Node
+from .graph import PENDING, LazyBuffer, Node, readers
 from .realize import on_cpu
 from .shapes import MULTIPLE, outputs
+
+_lock = threading.RLock()           # reentrant: a holder calling in again cannot deadlock
 
 # The methods that compute a new buffer from views: recorded, run when needed
 RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "matmul", "index_select",
@@ -78,7 +89,7 @@ class LazyBackend(Backend):
         return self.cpu.to_bytes(self._realized(view))
 
     def as_numpy(self, view):
-        return self.cpu.as_numpy(self._realized(view))
+        return self.cpu.as_numpy(self._realized(view, readers_too=True))
 
     def size(self, buffer, dtype):
         """How many elements of dtype the LazyBuffer's output will hold (its node knows)."""
@@ -88,9 +99,13 @@ class LazyBackend(Backend):
         shape, stored = buffer.node.outputs[buffer.index or 0]
         return numel(shape) * stored.itemsize // dtype.itemsize
 
-    def _realized(self, view):
-        realizing.realize([view.buffer.node], self.cpu)
-        return on_cpu(view)
+    def _realized(self, view, readers_too=False):
+        """The view on device "cpu", its values computed; with ``readers_too``, also the
+        pending nodes that read its buffer (as_numpy, above)."""
+        with _lock:
+            also = readers(view.buffer) if readers_too else []
+            realizing.realize([view.buffer.node] + also, self.cpu)
+            return on_cpu(view)
 
     # ---- compute and in-place: generated below, one method per name ------------------------
     def record(self, op, args):
@@ -98,16 +113,18 @@ class LazyBackend(Backend):
         method returns None)."""
         contracts.check(op, args)
         shapes = outputs(op, args)
-        node = Node(op, args, shapes)
+        with _lock:
+            node = Node(op, args, shapes)
         if op not in MULTIPLE:
             return LazyBuffer(node)
         return tuple(None if s is None else LazyBuffer(node, i) for i, s in enumerate(shapes))
 
     def run_in_place(self, op, args):
         contracts.check(op, args)
-        realizing.realize_all(self.cpu)
-        getattr(self.cpu, op)(*[on_cpu(a) for a in args])
-        realizing.launched[op] += 1
+        with _lock:
+            realizing.realize_all(self.cpu)
+            getattr(self.cpu, op)(*[on_cpu(a) for a in args])
+            realizing.launched[op] += 1
 
 
 def _finished(op, buffer, n, dtype):

@@ -81,3 +81,9 @@ def views_in(args):
 def buffers_in(args):
     """The LazyBuffers in a call's arguments (views_in's buffers)."""
     return [v.buffer for v in views_in(args)]
+
+
+def readers(buffer):
+    """The pending nodes that read ``buffer`` (the same output of the same node)."""
+    return [n for n in list(PENDING)
+            if any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(n.args))]

@@ -20,12 +20,12 @@ become float32, which holds each of their values exactly), ``save`` writes a fil
 import json
 import math
 import os
-import secrets
 import struct
 
 import numpy as np
 
 import stage2_tensor as tg
+from stage2_tensor.atomic import atomic_write
 
 # safetensors' dtype names -> the numpy dtype of the bytes in the file (little-endian).
 # BF16 has no numpy dtype: its 16 bits are the high half of a float32, read as uint16.
@@ -37,6 +37,8 @@ SAVED_DTYPES = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32",
                 np.dtype(np.float16): "F16", np.dtype(np.int64): "I64",
                 np.dtype(np.int32): "I32", np.dtype(np.bool_): "BOOL"}
 METADATA = "__metadata__"
+MAX_DIMS = 32                   # numpy 1's limit on an array's dimensions
+MAX_NUMEL = 2 ** 63 - 1         # what numpy (and a native kernel) can index
 
 
 class _Corrupt:
@@ -70,6 +72,8 @@ def read_header(path):
         header = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise corrupt(f"the header is not UTF-8 JSON ({err})") from None
+    except RecursionError:
+        raise corrupt("the header is JSON nested too deeply to read") from None
     if not isinstance(header, dict):
         raise corrupt(f"the header is a JSON {type(header).__name__}; expected an object "
                       "mapping tensor names to their dtype, shape and data_offsets")
@@ -89,11 +93,14 @@ def _entry(corrupt, name, info, data_start):
         raise corrupt(f"its entry is {info!r}; expected an object with dtype, shape and "
                       "data_offsets", name)
     dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
-    if dtype not in FILE_DTYPES:
+    if not isinstance(dtype, str) or dtype not in FILE_DTYPES:
         raise corrupt(f"dtype {dtype!r} is not supported; expected one of "
                       f"{', '.join(FILE_DTYPES)}", name)
     if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
         raise corrupt(f"shape {shape!r} is not a list of non-negative integers", name)
+    if len(shape) > MAX_DIMS or math.prod(max(d, 1) for d in shape) > MAX_NUMEL:  # 0 hides the rest
+        raise corrupt(f"shape {shape!r} is too large: expected at most {MAX_DIMS} sizes whose "
+                      f"product (ignoring zeros) is at most {MAX_NUMEL}", name)
     if not (isinstance(offsets, list) and len(offsets) == 2
             and all(type(o) is int and o >= 0 for o in offsets) and offsets[0] <= offsets[1]):
         raise corrupt(f"data_offsets {offsets!r} are not [begin, end] with 0 <= begin <= end", name)
@@ -164,8 +171,8 @@ def load(path, device=None):
 
 def save(tensors, path, metadata=None):
     """Write {name: stage2 Tensor or numpy array} to path as a safetensors file, atomically
-    (a temporary file in the same folder, renamed over path). dtypes: float64, float32,
-    int64, int32, bool, and float16 numpy arrays. ``metadata``: {str: str}, stored as the
+    (stage2's ``atomic_write``: a temporary file in the same folder, renamed over path).
+    dtypes: float64, float32, int64, int32, bool, and float16 numpy arrays. ``metadata``: {str: str}, stored as the
     header's "__metadata__". The header is padded with spaces to a multiple of 8 bytes and
     the tensors are laid out largest element first, as the reference implementation does,
     so every tensor starts at a multiple of its element size (aligned for readers that map
@@ -184,21 +191,12 @@ def save(tensors, path, metadata=None):
                           "data_offsets": offsets[name]} for name, a in arrays.items()})
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
-    path = os.path.abspath(os.fspath(path))
-    folder, base = os.path.split(path)
-    tmp = os.path.join(folder, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "xb") as f:                      # "x": never someone else's file
-            f.write(struct.pack("<Q", len(text)) + text)
-            for name in order:                          # little-endian, row-major
-                f.write(arrays[name].astype(arrays[name].dtype.newbyteorder("<"), copy=False).tobytes())
-            f.flush()
-            os.fsync(f.fileno())                        # on disk before the rename
-        os.replace(tmp, path)                           # atomic: the old file or the new one
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+
+    def write(f):
+        f.write(struct.pack("<Q", len(text)) + text)
+        for name in order:                              # little-endian, row-major
+            f.write(arrays[name].astype(arrays[name].dtype.newbyteorder("<"), copy=False).tobytes())
+    atomic_write(path, write)
 
 
 def _as_array(name, value):

@@ -21,7 +21,7 @@ generator, so a resumed run takes exactly the steps the uninterrupted one would 
 import csv
 import json
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +34,7 @@ from stage2_tensor.nn.utils import clip_grad_norm_
 from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 
 from .. import tokens
+from ..checkpoint import CheckpointKind
 from ..data import fetch
 from ..mnist.training import use_device
 from ..chat.dataset import DATA, conversation_targets
@@ -41,6 +42,10 @@ from ..tokenizer import CharTokenizer, GPT2Tokenizer
 from .model import GPT, GPTConfig
 
 CHECKPOINT_KIND = "tracegrad-gpt"
+CHECKPOINT = CheckpointKind(CHECKPOINT_KIND, "a GPT", "stage4_models.gpt train")
+# what restore reads besides the config and the weights
+RUN_STATE = {"optimizer": dict, "step": int, "seconds": (int, float), "losses": list,
+             "history": list, "rng": list}
 MODEL_FIELDS = ("tokenizer", "block_size", "n_layer", "n_head", "n_embd", "bias")   # the model's shape
 TOKENIZERS = {"char": CharTokenizer, "gpt2": GPT2Tokenizer.default}
 CHAT_DATA = DATA / "train.txt"            # the chatbot's conversations, shipped with the package
@@ -120,12 +125,7 @@ def load_corpus(config, tokenizer):
     Returns (ids, text), text None for a .bin."""
     path = Path(config.data) if config.data else fetch([tokens.SHAKESPEARE])[0]
     if path.suffix == ".bin":
-        ids = np.asarray(tokens.load(path))
-        if ids.max() >= tokenizer.n_vocab:
-            raise ValueError(f"{path} holds token id {ids.max()}, but the {config.tokenizer} "
-                             f"vocabulary has {tokenizer.n_vocab} tokens: was it prepared with "
-                             f"another tokenizer?")
-        return ids, None
+        return np.asarray(tokens.load(path, tokenizer.n_vocab)), None
     if not path.is_file():
         raise FileNotFoundError(f"corpus not found: {path} (expected a token .bin or a text file)")
     text = path.read_text(encoding="utf-8")
@@ -208,7 +208,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
     run = Run(GPT(config.model_config(tokenizer.n_vocab), device=device), config, tokenizer)
     opt = make_optimizer(run.model, config)
     if base is not None:
-        run.model.load_state_dict(base["model"])
+        CHECKPOINT.load_weights(run.model, base, config.init_from)
     if resume:
         restore(run, opt, resume)
     scheduler = WarmupCosineLR(opt, min(config.warmup, config.steps), config.steps, config.min_lr, last_epoch=run.step - 1)
@@ -302,13 +302,17 @@ def save_checkpoint(run, opt, path):
 
 
 def read_checkpoint(path, device):
-    """(everything saved, the run's TrainConfig) of a GPT checkpoint; anything else is a
-    ValueError naming the file."""
-    saved = tg.load(path, map_location=use_device(device))
-    if not isinstance(saved, dict) or saved.get("kind") != CHECKPOINT_KIND:
-        raise ValueError(f"{path} is not a GPT checkpoint (written by `python -m stage4_models.gpt train`)")
-    known = {f.name for f in fields(TrainConfig)}
-    return saved, TrainConfig(**{k: v for k, v in saved["config"].items() if k in known})
+    """(everything saved, the run's TrainConfig) of a GPT checkpoint, its weights checked to
+    be of the config's size; anything else is a ValueError naming the file."""
+    saved = CHECKPOINT.read(path, use_device(device), RUN_STATE)
+    config = CHECKPOINT.config(saved, TrainConfig, path)
+    # The sizes the model will be built with, against the weights before it is built:
+    # block_size and n_embd (wpe), n_layer (its last layer); the vocabulary is the tokenizer's.
+    E = config.n_embd
+    CHECKPOINT.check_shapes(saved, {"transformer.wpe.weight": (config.block_size, E),
+                                    f"transformer.h.{config.n_layer - 1}.mlp.c_fc.weight": (4 * E, E)},
+                            path)
+    return saved, config
 
 
 def load_checkpoint(path, device="cpu"):
@@ -317,7 +321,7 @@ def load_checkpoint(path, device="cpu"):
     tokenizer = TOKENIZERS[config.tokenizer]()
     with skip_init(device):                      # the checkpoint's weights replace any initial ones
         model = GPT(config.model_config(tokenizer.n_vocab), device=device)
-    model.load_state_dict(saved["model"])
+    CHECKPOINT.load_weights(model, saved, path)
     return model, config, tokenizer
 
 
@@ -328,12 +332,15 @@ def restore(run, opt, path):
     if config.model_config(run.tokenizer.n_vocab) != mine:
         raise ValueError(f"{path} holds a model {config.model_config(run.tokenizer.n_vocab)}, "
                          f"but this run builds {mine}")
-    run.model.load_state_dict(saved["model"])
-    opt.load_state_dict(saved["optimizer"])
+    CHECKPOINT.load_weights(run.model, saved, path)
+    try:
+        opt.load_state_dict(saved["optimizer"])
+        version, internal, gauss = saved["rng"]
+        generator().setstate((version, tuple(internal), gauss))
+    except (RuntimeError, ValueError, TypeError) as err:    # what the two refuse bad state with
+        raise CHECKPOINT.error(path, f"its optimizer or random state: {err}") from None
     run.step, run.seconds = saved["step"], saved["seconds"]
     run.losses, run.history = list(saved["losses"]), list(saved["history"])
-    version, internal, gauss = saved["rng"]
-    generator().setstate((version, tuple(internal), gauss))
 
 
 def decode_sample(model, tokenizer, prompt, max_new_tokens, **sampling):

@@ -7,10 +7,11 @@
 MNIST's images are type 0x08 (unsigned byte) with 3 dimensions (magic 2051), its labels
 type 0x08 with 1 dimension (magic 2049). The files usually come gzipped; ``read_idx``
 reads either. A file whose data is shorter or longer than its sizes say, a wrong magic
-number or a damaged gzip stream raises IdxError naming the file: a silently short
+number, too many dimensions or a damaged gzip stream raises IdxError naming the file: a silently short
 dataset would train and report accuracies on the wrong thing.
 """
 import gzip
+import math
 import struct
 import zlib
 
@@ -19,6 +20,9 @@ import numpy as np
 # type code -> element type (big-endian, as the format stores it)
 TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
          0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+MAX_DIMS = 32                   # numpy 1's limit on an array's dimensions
 
 
 class IdxError(ValueError):
@@ -38,13 +42,15 @@ def read_idx(path, expect_magic=None):
                        f"two zero bytes, a type code in {[hex(t) for t in TYPES]} and a dimension count")
     if expect_magic is not None and magic != expect_magic:
         raise IdxError(f"{path}: magic number {magic}, expected {expect_magic}")
+    if ndim > MAX_DIMS:
+        raise IdxError(f"{path}: {ndim} dimensions, expected at most {MAX_DIMS} (an array's limit)")
     header = 4 + 4 * ndim
     if len(data) < header:
         raise IdxError(f"{path}: truncated header: {ndim} dimension sizes need {header} bytes, "
                        f"the file has {len(data)}")
     shape = struct.unpack(f">{ndim}I", data[4:header])
     dtype = TYPES[type_code]
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize       # Python ints: no int64 wrap-around
     if len(data) - header != expected:
         kind = "truncated" if len(data) - header < expected else "has trailing bytes"
         raise IdxError(f"{path}: {kind}: shape {shape} of {dtype.itemsize}-byte elements needs "

@@ -15,6 +15,7 @@ import stage2_tensor as tg
 import stage2_tensor.optim as optim
 from stage2_tensor import backend
 
+from ..checkpoint import CheckpointKind
 from . import data
 from .model import CLASSES, LOSSES, MnistNet, cross_entropy_loss, thesis_loss
 
@@ -29,6 +30,7 @@ THESIS = {
     "adam": dict(lr=0.001, accuracy=0.9778, train_loss=531.61, betas=(0.9, 0.999)),
 }
 CHECKPOINT_KIND = "tracegrad-mnist"
+CHECKPOINT = CheckpointKind(CHECKPOINT_KIND, "an MNIST", "stage4_models.mnist train")
 
 
 @dataclass
@@ -168,11 +170,10 @@ def save_checkpoint(model, config, path):
 
 
 def load_checkpoint(path, device="cpu"):
-    """(MnistNet with the checkpoint's weights, on ``device``; the run's config dict)."""
-    saved = tg.load(path, map_location=use_device(device))
-    if not isinstance(saved, dict) or saved.get("kind") != CHECKPOINT_KIND:
-        raise ValueError(f"{path} is not an MNIST checkpoint (written by `python -m "
-                         f"stage4_models.mnist train`)")
+    """(MnistNet with the checkpoint's weights, on ``device``; the run's config dict). A
+    file that is not such a checkpoint is a ValueError naming it (``checkpoint.py``)."""
+    saved = CHECKPOINT.read(path, use_device(device))
+    config = CHECKPOINT.config(saved, Config, path)
     model = MnistNet(device=device)
-    model.load_state_dict(saved["model"])
-    return model, saved["config"]
+    CHECKPOINT.load_weights(model, saved, path)
+    return model, asdict(config)

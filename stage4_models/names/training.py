@@ -18,12 +18,14 @@ import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 from stage2_tensor.optim.lr_scheduler import LinearLR
 
+from ..checkpoint import CheckpointKind
 from ..mnist.data import Batches
 from ..mnist.training import use_device
 from . import data, sampling
 from .mlp import BLOCK_SIZE, EMBEDDING_SIZE, HIDDEN, MLPLanguageModel
 
 CHECKPOINT_KIND = "tracegrad-names-mlp"
+CHECKPOINT = CheckpointKind(CHECKPOINT_KIND, "a names MLP", "stage4_models.names train")
 THESIS_PARAMETERS = 10643
 DEV_GOAL = 2.20                  # nats: the issue's goal for the full run's dev loss
 
@@ -188,12 +190,15 @@ def save_checkpoint(model, vocab, config, path):
 def load_checkpoint(path, device="cpu"):
     """(the model with the checkpoint's weights on ``device``, its Vocabulary, the run's
     config dict)."""
-    saved = tg.load(path, map_location=use_device(device))
-    if not isinstance(saved, dict) or saved.get("kind") != CHECKPOINT_KIND:
-        raise ValueError(f"{path} is not a names MLP checkpoint (written by `python -m "
-                         f"stage4_models.names train`)")
-    config, vocab = saved["config"], data.Vocabulary(saved["vocab"])
-    model = MLPLanguageModel(len(vocab), config["block_size"], config["embedding_size"],
-                             config["hidden"], device=device)
-    model.load_state_dict(saved["model"])
-    return model, vocab, config
+    saved = CHECKPOINT.read(path, use_device(device), {"vocab": str})
+    config = CHECKPOINT.config(saved, Config, path)
+    try:
+        vocab = data.Vocabulary(saved["vocab"])
+    except ValueError as err:
+        raise CHECKPOINT.error(path, str(err)) from None
+    V, B, E, H = len(vocab), config.block_size, config.embedding_size, config.hidden
+    CHECKPOINT.check_shapes(saved, {"embedding.weight": (V, E), "fc1.weight": (H, B * E),
+                                    "fc2.weight": (V, H)}, path)
+    model = MLPLanguageModel(V, B, E, H, device=device)
+    CHECKPOINT.load_weights(model, saved, path)
+    return model, vocab, asdict(config)
