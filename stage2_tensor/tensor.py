@@ -59,7 +59,8 @@ class Tensor:
         if storage.max_dims != be.max_dims:
             raise ValueError(f"Tensor(): this storage says device {storage.device!r} allows "
                              f"{storage.max_dims} dimensions, the device {be.max_dims}")
-        self.storage, self.shape, self.strides, self.offset, self.dtype = storage, shape, strides, offset, dtype
+        self.storage, self.shape, self.strides, self.offset = storage, shape, strides, offset
+        self.dtype = dtype
         self._grad = None
         self.grad_fn = None
         self.requires_grad = False

@@ -25,7 +25,7 @@ from stage2_tensor.tensor import Storage
 
 ROOT = Path(__file__).resolve().parents[1]
 NATIVE = [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy")]
-DEVICES = ["python", *NATIVE]
+DEVICES = [pytest.param("python", marks=pytest.mark.stage2), *NATIVE]
 # a backend's own buffers and kernel boundary: every device, those CUDA needs where it runs
 BACKENDS = [*DEVICES, *(pytest.param(device, marks=pytest.mark.stage3) for device in ("cuda-emu", "cuda"))]
 
@@ -146,21 +146,32 @@ def test_optimizer_state_of_the_wrong_shape_is_refused(device):
                              "param_groups": sgd.state_dict()["param_groups"]})
 
 
+def _case(name, change, error, message):
+    return pytest.param(change, error, message, id=name)
+
+
+@pytest.mark.stage2
 @pytest.mark.parametrize("change, error, message", [
-    (lambda sd: sd["state"][0].update(step=float("nan")), ValueError,
-     r"step must be a whole number of steps \(an int64\), got nan"),
-    (lambda sd: sd["state"][0].update(step=1 << 63), ValueError, r"step must be a whole number"),
-    (lambda sd: sd["state"][0].update(step=-1), ValueError, r"step must be a whole number"),
-    (lambda sd: sd["state"][0].update(step=2.5), ValueError, r"step must be a whole number"),
-    (lambda sd: sd["state"][0].update(step="3"), ValueError, r"step must be a whole number"),
-    (lambda sd: sd["state"][0].update(exp_avg=[0.0] * 4), TypeError, r"exp_avg must be a tensor, got list"),
-    (lambda sd: sd["state"][0].pop("exp_avg_sq"), ValueError, r"its state lacks \['exp_avg_sq'\]"),
-    (lambda sd: sd["state"][0].update(momentum_buffer=tg.zeros(2, 2)), ValueError,
-     r"unknown state \['momentum_buffer'\]; Adam keeps \['exp_avg', 'exp_avg_sq', 'step'\]"),
-    (lambda sd: sd["state"].update({7: {}}), ValueError, r"state for parameter 7, but this optimizer has parameters 0 to 0"),
-    (lambda sd: sd["param_groups"].append(sd["param_groups"][0]), ValueError, "different number of parameter groups"),
-    (lambda sd: sd["param_groups"][0].update(params=[0, 1]), ValueError, "doesn't match the size of optimizer's group"),
-    (lambda sd: sd.pop("state"), ValueError, "expected what state_dict\\(\\) returns"),
+    _case("step nan", lambda sd: sd["state"][0].update(step=float("nan")), ValueError,
+          r"step must be a whole number of steps \(an int64\), got nan"),
+    _case("step past int64", lambda sd: sd["state"][0].update(step=1 << 63), ValueError,
+          r"step must be a whole number"),
+    _case("step negative", lambda sd: sd["state"][0].update(step=-1), ValueError, r"step must be a whole number"),
+    _case("step fraction", lambda sd: sd["state"][0].update(step=2.5), ValueError, r"step must be a whole number"),
+    _case("step text", lambda sd: sd["state"][0].update(step="3"), ValueError, r"step must be a whole number"),
+    _case("state not a tensor", lambda sd: sd["state"][0].update(exp_avg=[0.0] * 4), TypeError,
+          r"exp_avg must be a tensor, got list"),
+    _case("state missing", lambda sd: sd["state"][0].pop("exp_avg_sq"), ValueError,
+          r"its state lacks \['exp_avg_sq'\]"),
+    _case("another optimizer's state", lambda sd: sd["state"][0].update(momentum_buffer=tg.zeros(2, 2)),
+          ValueError, r"unknown state \['momentum_buffer'\]; Adam keeps \['exp_avg', 'exp_avg_sq', 'step'\]"),
+    _case("no such parameter", lambda sd: sd["state"].update({7: {}}), ValueError,
+          r"state for parameter 7, but this optimizer has parameters 0 to 0"),
+    _case("one group too many", lambda sd: sd["param_groups"].append(sd["param_groups"][0]), ValueError,
+          "different number of parameter groups"),
+    _case("group of another size", lambda sd: sd["param_groups"][0].update(params=[0, 1]), ValueError,
+          "doesn't match the size of optimizer's group"),
+    _case("not a state dict", lambda sd: sd.pop("state"), ValueError, r"expected what state_dict\(\) returns"),
 ])
 def test_optimizer_load_state_dict_names_what_does_not_fit(change, error, message):
     p, opt = _adam_with_state("python", (2, 2))
@@ -191,6 +202,7 @@ def test_optimizer_state_moves_to_the_parameters_device_and_dtype():
 
 
 # ---- module checkpoints -----------------------------------------------------------------------
+@pytest.mark.stage2
 def test_module_load_state_dict_checks_each_value():
     net = nn.Linear(3, 2)
     bad = {"weight": [[0.0] * 3] * 2, "bias": tg.zeros(2, dtype=tg.float64)}
@@ -359,7 +371,7 @@ def kernel_outcome(device, name):
 
 def _kernel_params():
     for device in KERNEL_DEVICES:
-        marks = [] if device == "python" else [pytest.mark.stage3]
+        marks = [pytest.mark.stage2 if device == "python" else pytest.mark.stage3]
         for name, (_, _, on_python) in KERNEL_CASES.items():
             if on_python or device != "python":
                 yield pytest.param(device, name, marks=marks, id=f"{device}-{name.replace(' ', '_')}")
