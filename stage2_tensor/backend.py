@@ -104,7 +104,8 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    as their parameters, one per parameter. Dimensions (dim, dims) are normalized, 0 to
    ndim - 1. Stage2's operations pass them so by construction; contracts.py checks them
    again where a backend hands views to native code (cpu_backend.py, cuda_backend.py,
-   updates.py; the lazy backend when it records a call; python's write and updates).
+   updates.py; the lazy backend when it records a call; python's write, index_add and
+   the updates).
 3. Index values (index_select, index_add) and targets (cross_entropy) are in range: data,
    so the kernel checks them as it reads them and the backend raises ``bad_index`` or
    ``bad_target``.

@@ -12,9 +12,9 @@ Device "cpu" and "cuda" call these at the top of their methods (``binary``, ``wh
 ``write``, which run for every element-wise operation, compare the shapes inline and call
 them only to raise; a reduction's dims are checked once per layout, in cpu_backend's
 split_dims). "cpu:lazy" calls ``check`` when it records a call, so the error comes from
-the operation that made it rather than from a later read. "python" checks the in-place
-kernels (write and the optimizer updates), whose loops would otherwise stop at the
-shorter view.
+the operation that made it rather than from a later read. "python" checks write,
+index_add and the optimizer updates, whose loops would otherwise stop at the shorter
+view.
 """
 from .strides import numel
 
