@@ -31,7 +31,7 @@ broadcasting and views stay in stage2, written once.
     write(dst, src)                    copy src's elements into the dst view, in place
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
-as what.
+as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.
 
 Optional, for speed: to_bytes(view) / from_bytes(data, dtype) move a tensor between devices
 as one block of bytes; as_numpy(view) / from_numpy(array, dtype) share memory with numpy. Fused
@@ -88,6 +88,31 @@ kernels, each doing in one pass what would otherwise be several tensor operation
 
 The two update kernels return None: they write into the buffers of the views they get.
 
+What a kernel may assume, and where each promise is checked (a C kernel that is handed
+less than it assumes reads or writes outside its buffers; nothing downstream checks again):
+
+1. Every view lies inside its buffer: sizes, strides and offset >= 0, its last element
+   offset + sum((size - 1) * stride) below size(buffer, dtype), at most ``max_dims``
+   dimensions. Checked where a layout comes from outside, ``Tensor(storage, shape,
+   strides, offset)`` and ``Tensor.from_buffer`` (strides.check_view); the views and
+   outputs operations make (tensor.py's view_of, _new_tensor) derive from valid ones and
+   are not checked again. A backend method called directly is trusted with its Views.
+2. Views that go together have the shapes the table above says: b as a in binary, src as
+   dst in write, src as index_add's shape with index's length at ``dim``, matmul's inner
+   and batch dimensions, a target and a scale per row of cross_entropy's logits, layer_norm's
+   weight, bias (n values) and mean, rstd (one per row), an optimizer's gradients and state
+   as their parameters, one per parameter. Dimensions (dim, dims) are normalized, 0 to
+   ndim - 1. Stage2's operations pass them so by construction; contracts.py checks them
+   again where a backend hands views to native code (cpu_backend.py, cuda_backend.py,
+   updates.py; the lazy backend when it records a call; python's write, index_add and
+   the updates).
+3. Index values (index_select, index_add) and targets (cross_entropy) are in range: data,
+   so the kernel checks them as it reads them and the backend raises ``bad_index`` or
+   ``bad_target``.
+4. A parameter's ``.grad`` has its shape, dtype and device (the grad setter in tensor.py,
+   as PyTorch's); an optimizer's state tensors have their parameter's shape, dtype and
+   device (Optimizer.load_state_dict checks a loaded one; the optimizers make the others).
+
 A backend may leave any kernel out: the Tensor then runs it on the "python" backend,
 moving data there and back, and logs once per op and backend
 "op X not found in backend Y, falling back to python".
@@ -118,6 +143,16 @@ class Backend:
 
     def has(self, kernel):
         return callable(getattr(self, kernel, None))
+
+    def size(self, buffer, dtype):
+        """How many elements of dtype ``buffer`` holds: the bound Tensor(...) checks a view
+        against. Here a sequence's length (python's array.array); a native backend counts
+        the bytes of its own buffers and raises TypeError for anything else."""
+        try:
+            return len(buffer)
+        except TypeError:
+            raise TypeError(f"device {self.name!r} cannot use a {type(buffer).__name__} "
+                            "as a buffer") from None
 
     # Helpers for native backends ("cpu", "cuda"), written once here:
     def _on_python(self, kernel_name, args, dtype):

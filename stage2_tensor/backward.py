@@ -81,7 +81,9 @@ def _accumulate(t, g):
         g = g.detach()
     if g.dtype is not t.dtype:
         g = g.to(dtype=t.dtype)
-    t.grad = g if t.grad is None else t.grad + g
+    # g has t's shape (summed back above) and now its dtype: the slot behind the checked
+    # ``grad`` property is written directly
+    t._grad = g if t._grad is None else t._grad + g
 
 
 from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

@@ -12,6 +12,7 @@ import array
 import math
 import operator
 
+from . import contracts
 from .backend import Backend, View, bad_index, bad_target
 from .strides import make_strides, numel
 
@@ -228,6 +229,7 @@ class PythonBackend(Backend):
         return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, rows))])
 
     def index_add(self, shape, dim, index, src):
+        contracts.index_add(shape, dim, index, src)
         rows = _index_values(index, dim, shape[dim])
         dtype = src.dtype
         out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
@@ -238,6 +240,8 @@ class PythonBackend(Backend):
         return out
 
     def write(self, dst, src):
+        if src.shape != dst.shape:
+            contracts.write(dst, src)
         dbuf, sbuf, cast = dst.buffer, src.buffer, dst.dtype.cast
         for d, s in zip(positions(dst), positions(src)):
             dbuf[d] = cast(sbuf[s])
@@ -384,6 +388,8 @@ class PythonBackend(Backend):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;
         v = momentum * v + (1 - dampening) * g (v = g on the first step); g = v (g +
         momentum * v with nesterov); p -= lr * g. In place."""
+        contracts.sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
+                             first_steps, nesterov)
         for param, grad, velocity, first_step in zip(params, grads, velocities, first_steps):
             pbuf, gbuf, cast = param.buffer, grad.buffer, param.dtype.cast
             vpos = positions(velocity) if velocity is not None else [None] * numel(param.shape)
@@ -400,6 +406,7 @@ class PythonBackend(Backend):
         """For each parameter: AdamW first shrinks p by 1 - lr * weight_decay (Adam adds
         weight_decay * p to g); m, v = running means of g and g^2; p -= lr / (1 - beta1^t)
         * m / (sqrt(v) / sqrt(1 - beta2^t) + eps). In place on the parameters, m and v."""
+        contracts.adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
         for param, grad, m, v, step in zip(params, grads, ms, vs, steps):
             pbuf, gbuf, mbuf, vbuf, cast = param.buffer, grad.buffer, m.buffer, v.buffer, param.dtype.cast
             step_size = lr / (1 - beta1 ** step)

@@ -9,7 +9,13 @@ moves; its ``offset`` is where element [0, 0, ...] is. Element [i0, i1, ...] is 
 A contiguous (row-major) tensor of shape (2, 3, 4) has strides (12, 4, 1). Transposing
 swaps two strides, slicing moves the offset and multiplies a stride, broadcasting sets a
 stride to 0: all are new views of the same buffer, no element is copied.
+
+A view must stay inside its buffer: its last element, offset + sum((size - 1) * stride),
+must exist. ``check_view`` says so for a layout that comes from outside (``Tensor(...)``);
+the views operations make from a valid one (reshape, permute, slicing, broadcasting) stay
+inside it by construction and are not checked again.
 """
+import operator
 
 
 def numel(shape):
@@ -33,6 +39,41 @@ def make_strides(shape):
 
 
 _STRIDES = {}       # every new tensor needs them, and a program uses few distinct shapes
+
+
+def check_view(shape, strides, offset, size):
+    """(shape, strides, offset) as tuples of ints and an int (strides None: row-major),
+    after checking that the view reads only elements 0 to size - 1 of a buffer of ``size``
+    elements: non-negative sizes, strides and offset, as PyTorch's as_strided requires.
+    ValueError naming the layout and the buffer's size."""
+    shape = _ints(shape)
+    strides = make_strides(shape) if strides is None else _ints(strides)
+    offset = operator.index(offset)
+    problem = None
+    if len(strides) != len(shape):
+        problem = "needs one stride per dimension"
+    elif min(shape, default=0) < 0:
+        problem = "has a negative size"
+    elif min(strides, default=0) < 0:
+        problem = "has a negative stride, which is not supported (as in PyTorch)"
+    elif offset < 0:
+        problem = "has a negative offset"
+    elif 0 not in shape:                # an empty view reads nothing, wherever it starts
+        last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+        if last >= size:
+            problem = f"reaches element {last}, beyond its storage of {size} elements"
+    if problem is not None:
+        raise ValueError(f"a view of shape {shape} with strides {strides} and offset {offset} "
+                         f"{problem}")
+    return shape, strides, offset
+
+
+def _ints(values):
+    """A tuple of Python ints (numpy's too); TypeError for anything else."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"sizes, strides and offsets are ints, got {values!r}") from None
 
 
 def flat_index(index, strides, offset=0):

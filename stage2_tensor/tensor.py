@@ -6,6 +6,14 @@ The class holds data layout (shape, strides, offset into a Storage), autograd st
 backend (``backend.py``), differentiable operations as GradientFunctions
 (``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``), the backward pass in
 ``backward.py``.
+
+Two ways to make a tensor, one checked and one trusted. ``Tensor(storage, shape, strides,
+offset)`` and ``Tensor.from_buffer`` take a layout from their caller, so they check that
+it lies inside the storage (``strides.check_view``): every kernel relies on it (backend.py,
+"What a kernel may assume"). Operations make their outputs and views through
+``_new_tensor`` and ``view_of``, which check nothing: they run for every operation, and
+their layouts are computed from a valid tensor's (a reshape, a slice, a kernel's output
+of the shape it was asked for), so they are valid by construction.
 """
 import weakref
 
@@ -13,7 +21,7 @@ from . import backend as backends
 from . import dtypes, grad_mode
 from .backend import View
 from .broadcast import broadcast_strides, sum_dims
-from .strides import is_contiguous, make_strides, normalize_dim, numel
+from .strides import check_view, is_contiguous, make_strides, normalize_dim, numel
 
 
 class Storage:
@@ -23,27 +31,37 @@ class Storage:
 
     def __init__(self, buffer, device, max_dims=None):
         self.buffer, self.device, self.version = buffer, device, 0
-        self.max_dims = max_dims          # the device's limit, read by every view of it
+        # the device's limit, read by every view of it: the caller passes it when it has
+        # it at hand (an operation's output), else it is looked up
+        self.max_dims = max_dims if max_dims is not None else backends.get(device).max_dims
 
 
 class Tensor:
     # Fixed attributes (no per-instance dict): a tensor is made by every operation, and
     # slots make that, and reading its fields, measurably cheaper (the performance chapter).
-    __slots__ = ("storage", "shape", "strides", "offset", "dtype", "grad", "grad_fn",
+    # "_grad" behind the ``grad`` property, which checks what is assigned; the backward
+    # pass, whose gradients have the right shape by construction, writes "_grad" itself.
+    __slots__ = ("storage", "shape", "strides", "offset", "dtype", "_grad", "grad_fn",
                  "requires_grad", "__weakref__")
 
     def __init__(self, storage, shape, strides=None, offset=0, dtype=dtypes.float32,
                  requires_grad=False):
-        self.storage = storage
-        self.shape = shape = tuple(shape)
-        limit = storage.max_dims
-        if limit is not None and len(shape) > limit:
-            raise ValueError(f"device {storage.device!r} supports tensors of at most {limit} "
-                             f"dimensions; this one would have shape {self.shape}")
-        self.strides = tuple(strides) if strides is not None else make_strides(self.shape)
-        self.offset = offset
+        """A view of ``storage`` (strides None: row-major). Checked, since the layout comes
+        from the caller: it must lie inside the storage, with non-negative sizes, strides
+        and offset (ValueError otherwise; see the module docstring)."""
+        if not isinstance(storage, Storage):
+            raise TypeError(f"Tensor(): expected a Storage, got {type(storage).__name__}")
+        if not isinstance(dtype, dtypes.DType):
+            raise TypeError(f"Tensor(): expected a dtype such as tracegrad.float32, got {dtype!r}")
+        be = backends.get(storage.device)
+        shape, strides, offset = check_view(shape, strides, offset, be.size(storage.buffer, dtype))
+        _check_dims(shape, storage.device, be.max_dims)
+        if storage.max_dims != be.max_dims:
+            raise ValueError(f"Tensor(): this storage says device {storage.device!r} allows "
+                             f"{storage.max_dims} dimensions, the device {be.max_dims}")
+        self.storage, self.shape, self.strides, self.offset = storage, shape, strides, offset
         self.dtype = dtype
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self.requires_grad = False
         if requires_grad:
@@ -52,12 +70,20 @@ class Tensor:
     # ---- making tensors from buffers ------------------------------------------------------
     @classmethod
     def from_buffer(cls, buffer, shape, dtype, device):
-        """A new contiguous tensor owning ``buffer``."""
-        return _new_tensor(Storage(buffer, device, backends.get(device).max_dims), shape, None, 0, dtype)
+        """A new contiguous tensor owning ``buffer``, which must hold numel(shape) elements
+        of dtype at least (ValueError otherwise, naming both)."""
+        be = backends.get(device)
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        size = be.size(buffer, dtype)
+        if numel(shape) > size or (shape and min(shape) < 0):
+            check_view(shape, None, 0, size)                # raises, naming what is wrong
+        return _new_tensor(Storage(buffer, device, be.max_dims), shape, None, 0, dtype)
 
     def view_of(self, shape, strides, offset):
         """Another view of this tensor's storage (no autograd link; see views.py); strides
-        None: contiguous."""
+        None: contiguous. Unchecked, for the operations that compute a valid layout from
+        this tensor's (the module docstring); ``Tensor(t.storage, ...)`` checks one."""
         return _new_tensor(self.storage, shape, strides, offset, self.dtype)
 
     # A View is a namedtuple, whose View(...) runs a Python-level __new__; tuple.__new__
@@ -188,10 +214,23 @@ class Tensor:
 
     def detach(self):
         """The same data, cut from the graph."""
-        return Tensor(self.storage, self.shape, self.strides, self.offset, self.dtype)
+        return _new_tensor(self.storage, self.shape, self.strides, self.offset, self.dtype)
+
+    @property
+    def grad(self):
+        """The gradient backward() accumulated here (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        # checked as in PyTorch: the optimizers' kernels read a gradient as the
+        # parameter's shape, dtype and device
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
 
     def zero_grad(self):
-        self.grad = None
+        self._grad = None
 
     # ---- moving and converting --------------------------------------------------------------
     def to(self, device=None, dtype=None):
@@ -420,12 +459,36 @@ def _new_tensor(storage, shape, strides, offset, dtype):
         shape = tuple(shape)
     limit = storage.max_dims
     if limit is not None and len(shape) > limit:
-        return Tensor(storage, shape, strides, offset, dtype)      # raises, naming the limit
+        _check_dims(shape, storage.device, limit)
     t = object.__new__(Tensor)
     t.storage, t.shape, t.offset, t.dtype = storage, shape, offset, dtype
     t.strides = make_strides(shape) if strides is None else tuple(strides)
-    t.grad, t.grad_fn, t.requires_grad = None, None, False
+    t._grad, t.grad_fn, t.requires_grad = None, None, False
     return t
+
+
+def _check_dims(shape, device, limit):
+    if limit is not None and len(shape) > limit:
+        raise ValueError(f"device {device!r} supports tensors of at most {limit} "
+                         f"dimensions; this one would have shape {shape}")
+
+
+def _check_grad(t, grad):
+    """What PyTorch checks when ``t.grad = grad`` is assigned."""
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(grad).__name__}")
+    if grad is t:
+        raise RuntimeError("can't assign a tensor as its own grad")
+    if grad.dtype is not t.dtype:
+        raise RuntimeError(f"assigned grad has data of a different type: {grad.dtype}, the "
+                           f"tensor is {t.dtype}")
+    if grad.device != t.device:
+        raise RuntimeError(f"assigned grad has data located on a different device: "
+                           f"{grad.device!r}, the tensor is on {t.device!r}")
+    if grad.shape != t.shape:
+        raise RuntimeError(f"assigned grad has data of a different size: shape {grad.shape}, "
+                           f"the tensor has shape {t.shape}")
 
 
 def _shape_arg(shape):

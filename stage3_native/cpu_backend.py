@@ -12,7 +12,7 @@ for the chapter. ``matmul(a, b, dtype, bias)`` adds a bias row inside the produc
 """
 import os
 
-from stage2_tensor import backend, dtypes
+from stage2_tensor import backend, contracts, dtypes
 from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
 from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
@@ -147,7 +147,8 @@ def split_dims(shape, strides, dims):
     training loop reduces the same few layouts every step."""
     key = (shape, strides, tuple(dims))
     split = _SPLITS.get(key)
-    if split is None:
+    if split is None:                   # checked once per layout, as the cache only holds valid ones
+        contracts.reduced_dims("reduce", dims, len(shape))
         kept = [d for d in range(len(shape)) if d not in dims]
         split = (tuple([shape[d] for d in kept]), tuple([strides[d] for d in kept]),
                  tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]))
@@ -173,6 +174,16 @@ class CpuBackend(GroupUpdates, Backend):
 
     def from_flat(self, values, dtype):
         return ffi.new(CTYPE_ARRAY[dtype], [dtype.cast(v) for v in values])
+
+    def size(self, buffer, dtype):
+        """A buffer is a cffi array, which knows its size in bytes. A bare pointer does not
+        (it has no len()), and anything not made by cffi has no sizeof: both are refused."""
+        try:
+            len(buffer)
+            return ffi.sizeof(buffer) // dtype.itemsize
+        except TypeError:
+            raise TypeError(f"device 'cpu' cannot use a {type(buffer).__name__} as a buffer; "
+                            "expected a cffi array (ffi.new, ffi.from_buffer)") from None
 
     def full(self, n, value, dtype):
         if value == 0:
@@ -218,7 +229,8 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     # The element-wise kernels run for every small operation, so their wrappers stay lean:
-    # a view's shape and strides are tuples already (cffi passes a tuple as a C array).
+    # a view's shape and strides are tuples already (cffi passes a tuple as a C array), and
+    # the views' shapes are compared inline (contracts.py only builds the error).
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
         out = allocate(numel(x.shape), dtype)
@@ -226,6 +238,8 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def binary(self, op, a, b, dtype):
+        if b.shape != a.shape:
+            contracts.binary(op, a, b, dtype)
         code = BINARY_CODE[op]
         if dtype is dtypes.bool_ and code >= FIRST_COMPARISON:         # a comparison
             out = allocate(numel(a.shape), dtypes.bool_)
@@ -240,6 +254,8 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def where(self, cond, a, b, dtype):
+        if not cond.shape == a.shape == b.shape:
+            contracts.where(cond, a, b, dtype)
         a, b = self._as(a, dtype), self._as(b, dtype)
         out = allocate(numel(a.shape), dtype)
         kernel("where", dtype)(len(a.shape), ints(a.shape), cond.buffer, ints(cond.strides), cond.offset,
@@ -269,9 +285,8 @@ class CpuBackend(GroupUpdates, Backend):
     def matmul(self, a, b, dtype, bias=None):
         """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
         bias (None, or a 1-D view of length n) on every row: Linear's fused epilogue."""
+        contracts.matmul(a, b, dtype, bias)
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        if bias is not None and tuple(bias.shape) != (n,):
-            raise ValueError(f"matmul: bias must have shape ({n},), got {tuple(bias.shape)}")
         if dtype not in FLOATS:
             out = self._on_python("matmul", (a, b, dtype), dtype)
             if bias is None:
@@ -292,6 +307,7 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def index_select(self, view, dim, index):
+        contracts.index_select(view, dim, index)
         size, n_index = view.shape[dim], numel(index.shape)
         ids = self._dense(index, dtypes.int64)
         shape = view.shape[:dim] + (n_index,) + view.shape[dim + 1:]
@@ -312,6 +328,7 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def index_add(self, shape, dim, index, src):
+        contracts.index_add(shape, dim, index, src)
         ids = self._dense(index, dtypes.int64)
         out = zeros(numel(shape), src.dtype)        # the kernel adds into it
         bad = kernel("index_add_dense", src.dtype)(numel(shape[:dim]), shape[dim], numel(shape[dim + 1:]),
@@ -321,6 +338,8 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def write(self, dst, src):
+        if src.shape != dst.shape:
+            contracts.write(dst, src)
         lib.tg_copy(len(dst.shape), ints(dst.shape), src.buffer, CODE[src.dtype], ints(src.strides),
                     src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)
 
@@ -333,6 +352,7 @@ class CpuBackend(GroupUpdates, Backend):
         return self.contiguous(view, dtype)
 
     def softmax(self, view, dim, log, dtype):
+        contracts.softmax(view, dim, log, dtype)
         if dtype not in FLOATS:
             return self._on_python("softmax", (view, dim, log, dtype), dtype)
         outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
@@ -341,6 +361,7 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def softmax_backward(self, grad, out, dim, log, dtype):
+        contracts.softmax_backward(grad, out, dim, log, dtype)
         if dtype not in FLOATS:
             return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
         outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
@@ -350,6 +371,7 @@ class CpuBackend(GroupUpdates, Backend):
         return dx
 
     def cross_entropy(self, logits, targets, reduction, dtype):
+        contracts.cross_entropy(logits, targets, reduction, dtype)
         if dtype not in FLOATS:
             return self._on_python("cross_entropy", (logits, targets, reduction, dtype), dtype)
         n, c = logits.shape
@@ -362,6 +384,7 @@ class CpuBackend(GroupUpdates, Backend):
         return losses, probs
 
     def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
+        contracts.cross_entropy_backward(probs, targets, scale, factor, dtype)
         if dtype not in FLOATS:
             return self._on_python("cross_entropy_backward", (probs, targets, scale, factor, dtype), dtype)
         n, c = probs.shape
@@ -373,6 +396,7 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def mse_loss(self, a, b, reduction, dtype):
+        contracts.mse_loss(a, b, reduction, dtype)
         if dtype not in FLOATS:
             return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
         n = numel(a.shape)
@@ -382,6 +406,7 @@ class CpuBackend(GroupUpdates, Backend):
         return losses, diff
 
     def mse_loss_backward(self, diff, grad, factor, dtype):
+        contracts.mse_loss_backward(diff, grad, factor, dtype)
         if dtype not in FLOATS:
             return self._on_python("mse_loss_backward", (diff, grad, factor, dtype), dtype)
         n = numel(diff.shape)
@@ -393,6 +418,7 @@ class CpuBackend(GroupUpdates, Backend):
         return out
 
     def dropout(self, view, seed, p, dtype):
+        contracts.dropout(view, seed, p, dtype)
         if dtype not in FLOATS:
             return self._on_python("dropout", (view, seed, p, dtype), dtype)
         n = numel(view.shape)
@@ -406,6 +432,7 @@ class CpuBackend(GroupUpdates, Backend):
 
     # ---- layer normalization (layernorm.c): contiguous rows of the last dimension ------------
     def layer_norm(self, x, weight, bias, eps, dtype):
+        contracts.layer_norm(x, weight, bias, eps, dtype)
         if dtype not in FLOATS:
             return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
         n = x.shape[-1]
@@ -416,6 +443,7 @@ class CpuBackend(GroupUpdates, Backend):
         return out, mean, rstd
 
     def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        contracts.layer_norm_backward(grad, x, mean, rstd, weight, dtype)
         if dtype not in FLOATS:
             return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
         n = x.shape[-1]

@@ -4,7 +4,9 @@ same op codes, but the buffers are GPU memory and every kernel is a launch.
 
 A buffer is a typed device pointer that cffi frees (``ffi.gc``) when the last tensor viewing
 it is dropped: the memory goes back to the library's caching allocator (memory.cu), and
-``empty_cache()`` hands the cached blocks back to the driver. Data crosses between host and
+``empty_cache()`` hands the cached blocks back to the driver. A pointer does not know how
+much memory it points to, so the backend notes each buffer's bytes (weakly, dropped with
+the buffer) for ``size``. Data crosses between host and
 device only in from_flat/from_bytes/from_numpy (tensor creation and ``.to("cuda")``) and
 to_flat/to_bytes/as_numpy (``tolist``, ``item``, ``numpy``, ``.to("cpu")``), plus one
 8-byte read after the kernels that check indices (index_select, index_add, cross_entropy),
@@ -14,8 +16,9 @@ Two devices share this class: "cuda", the library nvcc built, on a GPU; and "cud
 the same sources built for the CPU (cuda/emulate.cuh), which runs anywhere.
 """
 import threading
+import weakref
 
-from stage2_tensor import backend, dtypes
+from stage2_tensor import backend, contracts, dtypes
 from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
 from stage2_tensor.strides import make_strides, numel
 
@@ -87,6 +90,7 @@ class CudaBackend(GroupUpdates, Backend):
     def __init__(self, name, ffi, lib):
         self.name, self.ffi, self.lib = name, ffi, lib
         self._status = ffi.new("int *")
+        self._nbytes = weakref.WeakKeyDictionary()      # buffer -> bytes, for size()
         self._ctype_ptr = {dtype: ffi.typeof(f"{ctype} *") for dtype, ctype in CTYPE.items()}
 
     # ---- device, memory and copies (memory.cu) -----------------------------------------------
@@ -110,7 +114,21 @@ class CudaBackend(GroupUpdates, Backend):
         pointer = self.lib.tg_cuda_malloc(nbytes, self._status)
         if pointer == self.ffi.NULL:
             self.check(self._status[0] or 2, f"allocating {nbytes} bytes")
-        return self.ffi.gc(self.ffi.cast(self._ctype_ptr[dtype], pointer), self.lib.tg_cuda_free)
+        buffer = self.ffi.gc(self.ffi.cast(self._ctype_ptr[dtype], pointer), self.lib.tg_cuda_free)
+        self._nbytes[buffer] = nbytes
+        return buffer
+
+    def size(self, buffer, dtype):
+        """How many elements of dtype the buffer holds: the bytes noted when this backend
+        allocated it (TypeError for anything else)."""
+        try:
+            nbytes = self._nbytes.get(buffer)
+        except TypeError:               # not even something a weak reference can point to
+            nbytes = None
+        if nbytes is None:
+            raise TypeError(f"device {self.name!r} cannot use a {type(buffer).__name__} as a "
+                            "buffer; expected one it allocated")
+        return nbytes // dtype.itemsize
 
     def memory_allocated(self):
         """Bytes held by live buffers (rounded up to the allocator's block sizes)."""
@@ -176,6 +194,8 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def write(self, dst, src):
+        if src.shape != dst.shape:
+            contracts.write(dst, src)
         self.check(self.lib.tg_cuda_copy(len(dst.shape), dst.shape, src.buffer, CODE[src.dtype],
                                          src.strides, src.offset, dst.buffer, CODE[dst.dtype],
                                          dst.strides, dst.offset), "write")
@@ -198,6 +218,8 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def binary(self, op, a, b, dtype):
+        if b.shape != a.shape:
+            contracts.binary(op, a, b, dtype)
         code = BINARY_CODE[op]
         comparison = dtype is dtypes.bool_ and code >= BINARY_CODE["eq"]
         if not comparison and (a.dtype is not dtype or b.dtype is not dtype):
@@ -208,6 +230,8 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def where(self, cond, a, b, dtype):
+        if not cond.shape == a.shape == b.shape:
+            contracts.where(cond, a, b, dtype)
         a, b = self._as(a, dtype), self._as(b, dtype)
         out = self.allocate(numel(a.shape), dtype)
         self.check(self.lib.tg_cuda_where(CODE[dtype], len(a.shape), a.shape, cond.buffer, cond.strides,
@@ -309,9 +333,8 @@ class CudaBackend(GroupUpdates, Backend):
         """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
         bias (None, or a 1-D view of n values) on every row: Linear's fused epilogue. Float32
         and float64 on the GPU; other dtypes on the python backend, as on the CPU."""
+        contracts.matmul(a, b, dtype, bias)
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        if bias is not None and tuple(bias.shape) != (n,):
-            raise ValueError(f"matmul: bias must have shape ({n},), got {tuple(bias.shape)}")
         if dtype not in FLOATS:
             backend.log_fallback(f"matmul for {dtype.name}", self.name)
             out = backend.on_python(self, "matmul", (a, b, dtype), dtype)
@@ -338,6 +361,7 @@ class CudaBackend(GroupUpdates, Backend):
         return backend.bad_index(value[0], dim, size)
 
     def index_select(self, view, dim, index):
+        contracts.index_select(view, dim, index)
         size, n_index = view.shape[dim], numel(index.shape)
         ids = self._dense(index, dtypes.int64)
         out = self.allocate(numel(view.shape[:dim]) * n_index * numel(view.shape[dim + 1:]), view.dtype)
@@ -350,6 +374,7 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def index_add(self, shape, dim, index, src):
+        contracts.index_add(shape, dim, index, src)
         if src.dtype is dtypes.bool_:                     # no atomic addition of bytes
             return self._on_python("index_add", (shape, dim, index, src), src.dtype)
         ids = self._dense(index, dtypes.int64)
@@ -364,6 +389,7 @@ class CudaBackend(GroupUpdates, Backend):
 
     # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
     def softmax(self, view, dim, log, dtype):
+        contracts.softmax(view, dim, log, dtype)
         if dtype not in FLOATS:
             return self._on_python("softmax", (view, dim, log, dtype), dtype)
         outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
@@ -373,6 +399,7 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def softmax_backward(self, grad, out, dim, log, dtype):
+        contracts.softmax_backward(grad, out, dim, log, dtype)
         if dtype not in FLOATS:
             return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
         outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
@@ -383,6 +410,7 @@ class CudaBackend(GroupUpdates, Backend):
         return dx
 
     def cross_entropy(self, logits, targets, reduction, dtype):
+        contracts.cross_entropy(logits, targets, reduction, dtype)
         if dtype not in FLOATS:
             return self._on_python("cross_entropy", (logits, targets, reduction, dtype), dtype)
         n, c = logits.shape
@@ -397,6 +425,7 @@ class CudaBackend(GroupUpdates, Backend):
         return losses, probs
 
     def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
+        contracts.cross_entropy_backward(probs, targets, scale, factor, dtype)
         if dtype not in FLOATS:
             return self._on_python("cross_entropy_backward", (probs, targets, scale, factor, dtype), dtype)
         n, c = probs.shape
@@ -409,6 +438,7 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def layer_norm(self, x, weight, bias, eps, dtype):
+        contracts.layer_norm(x, weight, bias, eps, dtype)
         if dtype not in FLOATS:
             return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
         n, rows = x.shape[-1], numel(x.shape[:-1])
@@ -420,6 +450,7 @@ class CudaBackend(GroupUpdates, Backend):
         return out, mean, rstd
 
     def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
+        contracts.layer_norm_backward(grad, x, mean, rstd, weight, dtype)
         if dtype not in FLOATS:
             return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
         n, rows = x.shape[-1], numel(x.shape[:-1])
@@ -434,6 +465,7 @@ class CudaBackend(GroupUpdates, Backend):
 
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
     def mse_loss(self, a, b, reduction, dtype):
+        contracts.mse_loss(a, b, reduction, dtype)
         if dtype not in FLOATS:
             return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
         n = numel(a.shape)
@@ -443,6 +475,7 @@ class CudaBackend(GroupUpdates, Backend):
         return losses, diff
 
     def mse_loss_backward(self, diff, grad, factor, dtype):
+        contracts.mse_loss_backward(diff, grad, factor, dtype)
         if dtype not in FLOATS:
             return self._on_python("mse_loss_backward", (diff, grad, factor, dtype), dtype)
         n = numel(diff.shape)
@@ -454,6 +487,7 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     def dropout(self, view, seed, p, dtype):
+        contracts.dropout(view, seed, p, dtype)
         if dtype not in FLOATS:
             return self._on_python("dropout", (view, seed, p, dtype), dtype)
         n = numel(view.shape)

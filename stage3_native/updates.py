@@ -5,9 +5,11 @@ cuda/optim.cu).
 A backend mixes in GroupUpdates and provides ``_dense_or_null(view, dtype)`` (a pointer to
 the view's elements, its own memory when it is dense, else a contiguous copy; NULL for
 None), ``_run_update(name, dtype, sizes, arrays, settings)`` (the kernel call) and ``write``
-(``_on_python`` comes from stage2's Backend).
+(``_on_python`` comes from stage2's Backend). Both updates check first that every list
+has one entry per parameter, each of its parameter's shape (contracts.py): the kernels
+walk each parameter's element count through all of them.
 """
-from stage2_tensor import dtypes
+from stage2_tensor import contracts, dtypes
 from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
@@ -18,6 +20,8 @@ class GroupUpdates:
         per array the kernel takes (parameters, gradients, then state), a list of views, one
         per parameter (a state list may hold None: no buffer). A view that is not dense is
         updated in a copy, written back afterwards (gradients, groups[1], are only read)."""
+        if not groups[0]:
+            return None
         dtype = groups[0][0].dtype
         if dtype not in (dtypes.float32, dtypes.float64):
             return self._on_python(name, (*groups, *settings), dtype)
@@ -31,9 +35,12 @@ class GroupUpdates:
 
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
+        contracts.sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
+                             first_steps, nesterov)
         self._update_in_place("sgd_update", (params, grads, velocities), lr, momentum, dampening,
                               weight_decay, [int(f) for f in first_steps], int(nesterov))
 
     def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
+        contracts.adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
         self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
                               weight_decay, int(decoupled), list(steps))

@@ -165,9 +165,14 @@ class Module:
         return {name: p.detach() for name, p in self._state_items()}
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy the values of `state_dict` into the parameters, in place. With strict=True
-        (the default) its keys must be exactly the parameter names. Shapes must always
-        match. Returns (missing_keys, unexpected_keys)."""
+        """Copy the values of `state_dict` into the parameters, in place, converted to each
+        parameter's dtype and device as PyTorch does. With strict=True (the default) its
+        keys must be exactly the parameter names. Always checked, before anything is
+        copied: each value is a tensor of its parameter's shape, and not of a kind the
+        parameter cannot hold (floats into an integer parameter, which PyTorch would
+        truncate). Returns (missing_keys, unexpected_keys)."""
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}")
         own = dict(self._state_items())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -176,9 +181,8 @@ class Module:
             errors.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
         if strict and unexpected:
             errors.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
-        errors += [f"size mismatch for {k}: copying a param with shape {tuple(v.shape)} from "
-                   f"checkpoint, the shape in current model is {own[k].shape}"
-                   for k, v in state_dict.items() if k in own and tuple(v.shape) != own[k].shape]
+        problems = (_load_problem(k, v, own[k]) for k, v in state_dict.items() if k in own)
+        errors += [problem for problem in problems if problem]
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
@@ -198,6 +202,20 @@ class Module:
             return f"{type(self).__name__}({self.extra_repr()})"
         lines = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in children]
         return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+
+
+def _load_problem(name, value, param):
+    """Why checkpoint tensor `value` cannot be copied into parameter `param`, or None."""
+    if not isinstance(value, Tensor):
+        return (f'While copying the parameter named "{name}", expected a Tensor from '
+                f"checkpoint but received {type(value).__name__}")
+    if tuple(value.shape) != param.shape:
+        return (f"size mismatch for {name}: copying a param with shape {tuple(value.shape)} "
+                f"from checkpoint, the shape in current model is {param.shape}")
+    if value.dtype.kind > param.dtype.kind:
+        return (f"dtype mismatch for {name}: copying a param of dtype {value.dtype} from "
+                f"checkpoint into one of dtype {param.dtype} would lose its values")
+    return None
 
 
 def _move_(p, device, dtype):

@@ -11,9 +11,13 @@ pointing at the same tensors. Per-parameter state (momentum, running averages) l
 ``optimizer.state[p]``; settings live in ``optimizer.param_groups`` (a list of dicts, so a
 learning-rate scheduler can change ``lr``). ``lr_scheduler.LinearLR`` decays ``lr``.
 """
+import math
+import numbers
+
 from .. import backend
 from ..factories import zeros_like
 from ..grad_mode import no_grad
+from ..tensor import Tensor
 
 
 def fused_update(kernel, params, states, *settings):
@@ -103,21 +107,98 @@ class Optimizer:
                                 for k, v in s.items()} for p, s in self.state.items()}
         return {"state": state, "param_groups": groups}
 
+    # The per-parameter state an optimizer keeps: tensors of the parameter's shape, and
+    # step counts. load_state_dict accepts these names only.
+    state_tensors = ()
+    state_counts = ()
+
+    def required_state(self, group):
+        """The state a parameter of ``group`` must have once it has any (its update reads
+        them without creating them); a loaded state is checked against them."""
+        return ()
+
     def load_state_dict(self, state_dict):
-        """Restore what state_dict() returned, onto this optimizer's parameters (in order)."""
-        groups = state_dict["param_groups"]
-        if [len(g["params"]) for g in groups] != [len(g["params"]) for g in self.param_groups]:
-            raise ValueError("loaded state dict has groups of sizes "
-                             f"{[len(g['params']) for g in groups]}, this optimizer "
+        """Restore what state_dict() returned, onto this optimizer's parameters (in order).
+        Everything is checked before anything changes, since the update kernels trust it:
+        as many groups, of as many parameters; each parameter's state holds this
+        optimizer's entries (ValueError naming the parameter otherwise), its tensors of the
+        parameter's shape, copied to its device and dtype as in PyTorch, its step count a
+        whole number."""
+        name = type(self).__name__
+        try:
+            groups, states = list(state_dict["param_groups"]), dict(state_dict["state"])
+            sizes = [len(g["params"]) for g in groups]
+        except (KeyError, TypeError):
+            raise ValueError(f"{name}.load_state_dict: expected what state_dict() returns, a dict "
+                             "with 'state' and 'param_groups' (dicts with 'params')") from None
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has a different number of parameter groups: "
+                             f"{len(groups)}, this {name} has {len(self.param_groups)}")
+        if sizes != [len(g["params"]) for g in self.param_groups]:
+            raise ValueError(f"loaded state dict contains a parameter group that doesn't match "
+                             f"the size of optimizer's group: sizes {sizes}, this {name}'s "
                              f"{[len(g['params']) for g in self.param_groups]}")
-        params = [p for g in self.param_groups for p in g["params"]]
-        for mine, theirs in zip(self.param_groups, groups):
-            mine.update({k: v for k, v in theirs.items() if k != "params"})
-        self.state = {}
-        for i, s in state_dict["state"].items():
-            p = params[int(i)]
-            self.state[p] = {k: v.to(device=p.device, dtype=p.dtype).clone()
-                             if hasattr(v, "detach") else v for k, v in s.items()}
+        settings = [{**mine, **{k: v for k, v in theirs.items() if k != "params"}}
+                    for mine, theirs in zip(self.param_groups, groups)]
+        params = [(p, group) for g, group in zip(self.param_groups, settings) for p in g["params"]]
+        state = {}
+        for key, saved in states.items():
+            index = _parameter_index(name, key, len(params))
+            p, group = params[index]
+            state[p] = self._loaded_state(f"{name}.load_state_dict: parameter {index} (shape "
+                                          f"{p.shape})", p, saved, group)
+        for mine, loaded in zip(self.param_groups, settings):
+            mine.update(loaded)
+        self.state = state
+
+    def _loaded_state(self, where, p, state, group):
+        """One parameter's loaded state, checked, its tensors on p's device and dtype."""
+        if not isinstance(state, dict):
+            raise TypeError(f"{where}: its state must be a dict, got {type(state).__name__}")
+        unknown = sorted(set(state) - set(self.state_tensors) - set(self.state_counts), key=str)
+        if unknown:
+            raise ValueError(f"{where}: unknown state {unknown}; {type(self).__name__} keeps "
+                             f"{list(self.state_tensors + self.state_counts)} (is this another "
+                             "optimizer's state dict?)")
+        missing = [k for k in self.required_state(group) if k not in state]
+        if state and missing:
+            raise ValueError(f"{where}: its state lacks {missing}")
+        return {k: _step_count(where, k, v) if k in self.state_counts else _state_tensor(where, k, v, p)
+                for k, v in state.items()}
+
+
+def _parameter_index(name, key, count):
+    """A state dict's key for a parameter: its position over all groups."""
+    try:
+        index = int(key)
+    except (TypeError, ValueError):
+        index = None
+    if index is None or not 0 <= index < count:
+        raise ValueError(f"{name}.load_state_dict: state for parameter {key!r}, but this "
+                         f"optimizer has parameters 0 to {count - 1}")
+    return index
+
+
+def _state_tensor(where, key, value, p):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{where}: {key} must be a tensor, got {type(value).__name__}")
+    if value.shape != p.shape:
+        raise ValueError(f"{where}: {key} has shape {value.shape}, expected the parameter's "
+                         f"{p.shape}")
+    value = value.detach()
+    moved = value.to(device=p.device, dtype=p.dtype)
+    return moved.clone() if moved is value else moved         # never shared with the caller's
+
+
+def _step_count(where, key, value):
+    """A step count as an int: a whole, finite, non-negative number that fits the update
+    kernels' int64 (or a one-element tensor of one, as PyTorch saves it)."""
+    number = value.item() if isinstance(value, Tensor) and value.numel() == 1 else value
+    if isinstance(number, float) and math.isfinite(number) and number.is_integer():
+        number = int(number)
+    if isinstance(number, bool) or not isinstance(number, numbers.Integral) or not 0 <= number < 1 << 63:
+        raise ValueError(f"{where}: {key} must be a whole number of steps (an int64), got {value!r}")
+    return int(number)
 
 
 class SGD(Optimizer):
@@ -129,6 +210,8 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))
+
+    state_tensors = ("momentum_buffer",)        # made on the first step when missing
 
     def update_group(self, params, group):
         momentum, buffers, first_steps = group["momentum"], [], []
@@ -151,6 +234,12 @@ class RMSprop(Optimizer):
                  centered=False):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered))
+
+    state_tensors = ("square_avg", "momentum_buffer", "grad_avg")
+
+    def required_state(self, group):
+        return (("square_avg",) + (("momentum_buffer",) if group["momentum"] else ())
+                + (("grad_avg",) if group["centered"] else ()))
 
     def update(self, p, g, state, group):
         alpha = group["alpha"]
@@ -184,6 +273,12 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+
+    state_tensors = ("exp_avg", "exp_avg_sq")
+    state_counts = ("step",)
+
+    def required_state(self, group):
+        return ("step", "exp_avg", "exp_avg_sq")
 
     def update_group(self, params, group):
         states = []

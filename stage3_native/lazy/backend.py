@@ -15,6 +15,10 @@ memory they change, and must see it as it was when the node was recorded. The ru
 is the simplest correct one: run every pending node first, then write. (Running only the
 nodes that read the written buffer would do, at the cost of tracking readers.)
 
+Each call's arguments are checked as device "cpu" checks them (stage2's contracts.py), but
+when the call is recorded: the error then comes from the operation that made it, and no
+node that would fail (or read outside a buffer) is ever recorded.
+
 Threads share the graph: the passes walk every pending node and an in-place write runs
 them all, whichever thread recorded them, so recording, in-place methods and reads hold one
 lock (``_lock``); a kernel another thread is running makes a recording thread wait.
@@ -28,7 +32,9 @@ array before then reaches it (on "cpu" it would not).
 """
 import threading
 
+from stage2_tensor import contracts
 from stage2_tensor.backend import Backend
+from stage2_tensor.strides import numel
 
 from ..cpu_backend import CpuBackend
 from . import realize as realizing
@@ -85,6 +91,14 @@ class LazyBackend(Backend):
     def as_numpy(self, view):
         return self.cpu.as_numpy(self._realized(view, readers_too=True))
 
+    def size(self, buffer, dtype):
+        """How many elements of dtype the LazyBuffer's output will hold (its node knows)."""
+        if not isinstance(buffer, LazyBuffer):
+            raise TypeError(f"device 'cpu:lazy' cannot use a {type(buffer).__name__} as a "
+                            "buffer; expected a LazyBuffer")
+        shape, stored = buffer.node.outputs[buffer.index or 0]
+        return numel(shape) * stored.itemsize // dtype.itemsize
+
     def _realized(self, view, readers_too=False):
         """The view on device "cpu", its values computed; with ``readers_too``, also the
         pending nodes that read its buffer (as_numpy, above)."""
@@ -97,6 +111,7 @@ class LazyBackend(Backend):
     def record(self, op, args):
         """A new node for ``op(*args)``: its LazyBuffer, or a tuple of them (None where the
         method returns None)."""
+        contracts.check(op, args)
         shapes = outputs(op, args)
         with _lock:
             node = Node(op, args, shapes)
@@ -105,6 +120,7 @@ class LazyBackend(Backend):
         return tuple(None if s is None else LazyBuffer(node, i) for i, s in enumerate(shapes))
 
     def run_in_place(self, op, args):
+        contracts.check(op, args)
         with _lock:
             realizing.realize_all(self.cpu)
             getattr(self.cpu, op)(*[on_cpu(a) for a in args])

@@ -1,0 +1,221 @@
+"""What a kernel may assume about how its arguments fit together, checked where a backend's
+Python code hands them to native code (backend.py, "What a kernel may assume").
+
+One function per backend method that takes several views or a dimension: it has the
+method's signature and raises ValueError, naming the kernel, the argument and the shapes,
+when they disagree (a source shorter than its index, a target list shorter than the batch,
+a gradient of another shape than its parameter). A C kernel would read or write past a
+buffer instead; the python kernels would compute something silently wrong. Every check is
+a few comparisons of shape tuples, per call or per parameter, never per element.
+
+Device "cpu" and "cuda" call these at the top of their methods (``binary``, ``where`` and
+``write``, which run for every element-wise operation, compare the shapes inline and call
+them only to raise; a reduction's dims are checked once per layout, in cpu_backend's
+split_dims). "cpu:lazy" calls ``check`` when it records a call, so the error comes from
+the operation that made it rather than from a later read. "python" checks write,
+index_add and the optimizer updates, whose loops would otherwise stop at the shorter
+view.
+"""
+from .strides import numel
+
+REDUCTIONS = ("none", "sum", "mean")
+
+
+# Each check compares inline and calls one of these only when something is wrong: a check
+# runs on every kernel call, and a Python call costs as much as the comparison.
+def differ(kernel, what, got, expected):
+    """Raise unless view shape `got` equals `expected` (a tuple, or a list a hand-made View
+    may hold)."""
+    if tuple(got) != tuple(expected):
+        raise ValueError(f"{kernel}: {what} has shape {tuple(got)}, expected {tuple(expected)}")
+
+
+def bad_dim(kernel, dim, ndim):
+    raise ValueError(f"{kernel}: dim {dim!r} is not a dimension of a {ndim}-d view "
+                     f"(expected 0 to {ndim - 1}, already normalized)")
+
+
+def bad_reduction(kernel, reduction):
+    raise ValueError(f"{kernel}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+
+
+def not_rows(kernel, what, shape):
+    raise ValueError(f"{kernel}: {what} must be (N, C), got shape {tuple(shape)}")
+
+
+def binary(op, a, b, dtype):
+    if b.shape != a.shape:
+        differ("binary", "b", b.shape, a.shape)
+
+
+def where(cond, a, b, dtype):
+    if not cond.shape == a.shape == b.shape:
+        differ("where", "a", a.shape, cond.shape)
+        differ("where", "b", b.shape, cond.shape)
+
+
+def reduce(op, view, dims, dtype):
+    reduced_dims("reduce", dims, len(view.shape))
+
+
+def reduced_dims(kernel, dims, ndim):
+    """Distinct dimensions of a view of ndim dimensions (a reduction's)."""
+    for d in dims:
+        if not (type(d) is int and 0 <= d < ndim):
+            bad_dim(kernel, d, ndim)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"{kernel}: dims {tuple(dims)} name a dimension twice")
+
+
+def matmul(a, b, dtype, bias=None):
+    sa, sb = a.shape, b.shape
+    fits = len(sa) >= 2 and len(sb) == len(sa) and sa[-1] == sb[-2]
+    if fits and len(sa) > 2:                    # batched: the same batch dimensions
+        fits = tuple(sa[:-2]) == tuple(sb[:-2])
+    if not fits:
+        raise ValueError(f"matmul: expected a (..., m, k) and b (..., k, n) with the same "
+                         f"batch dimensions, got shapes {tuple(sa)} and {tuple(sb)}")
+    if bias is not None and bias.shape != sb[-1:] and tuple(bias.shape) != tuple(sb[-1:]):
+        raise ValueError(f"matmul: bias must have shape ({sb[-1]},), got {tuple(bias.shape)}")
+
+
+def index_select(view, dim, index):
+    if not (type(dim) is int and 0 <= dim < len(view.shape)):
+        bad_dim("index_select", dim, len(view.shape))
+
+
+def index_add(shape, dim, index, src):
+    shape = tuple(shape)
+    if not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError(f"index_add: shape {shape} is not a tuple of non-negative ints")
+    if not (type(dim) is int and 0 <= dim < len(shape)):
+        bad_dim("index_add", dim, len(shape))
+    differ("index_add", "src", src.shape, shape[:dim] + (numel(index.shape),) + shape[dim + 1:])
+
+
+def write(dst, src):
+    if src.shape != dst.shape:
+        differ("write", "src", src.shape, dst.shape)
+
+
+def softmax(view, dim, log, dtype):
+    if not (type(dim) is int and 0 <= dim < len(view.shape)):
+        bad_dim("softmax", dim, len(view.shape))
+
+
+def softmax_backward(grad, out, dim, log, dtype):
+    if grad.shape != out.shape:
+        differ("softmax_backward", "grad", grad.shape, out.shape)
+    if not (type(dim) is int and 0 <= dim < len(out.shape)):
+        bad_dim("softmax_backward", dim, len(out.shape))
+
+
+def cross_entropy(logits, targets, reduction, dtype):
+    if len(logits.shape) != 2:
+        not_rows("cross_entropy", "logits", logits.shape)
+    if targets.shape != logits.shape[:1]:
+        differ("cross_entropy", "targets", targets.shape, logits.shape[:1])
+    if reduction not in REDUCTIONS:
+        bad_reduction("cross_entropy", reduction)
+
+
+def cross_entropy_backward(probs, targets, scale, factor, dtype):
+    rows = probs.shape[:1]
+    if len(probs.shape) != 2:
+        not_rows("cross_entropy_backward", "probs", probs.shape)
+    if not targets.shape == scale.shape == rows:
+        differ("cross_entropy_backward", "targets", targets.shape, rows)
+        differ("cross_entropy_backward", "scale", scale.shape, rows)
+
+
+def mse_loss(a, b, reduction, dtype):
+    if b.shape != a.shape:
+        differ("mse_loss", "b", b.shape, a.shape)
+    if reduction not in REDUCTIONS:
+        bad_reduction("mse_loss", reduction)
+
+
+def mse_loss_backward(diff, grad, factor, dtype):
+    if grad.shape != diff.shape:
+        differ("mse_loss_backward", "grad", grad.shape, diff.shape)
+
+
+def dropout(view, seed, p, dtype):
+    if not 0 <= p < 1:
+        raise ValueError(f"dropout: p must be in [0, 1), got {p} (p = 1 drops everything: "
+                         "F.dropout returns zeros without the kernel)")
+    if not (type(seed) is int and 0 <= seed < 1 << 64):
+        raise ValueError(f"dropout: seed must be a 64-bit unsigned int, got {seed!r}")
+
+
+def layer_norm(x, weight, bias, eps, dtype):
+    if not x.shape:
+        raise ValueError("layer_norm: x must have at least one dimension, got a 0-d view")
+    n = x.shape[-1:]
+    for what, v in (("weight", weight), ("bias", bias)):
+        if v is not None and v.shape != n:
+            differ("layer_norm", what, v.shape, n)
+
+
+def layer_norm_backward(grad, x, mean, rstd, weight, dtype):
+    if not x.shape:
+        raise ValueError("layer_norm_backward: x must have at least one dimension, got a 0-d view")
+    if grad.shape != x.shape:
+        differ("layer_norm_backward", "grad", grad.shape, x.shape)
+    rows = numel(x.shape[:-1])
+    for what, v in (("mean", mean), ("rstd", rstd)):
+        if numel(v.shape) != rows:
+            differ("layer_norm_backward", what, v.shape, (rows,))
+    if weight is not None and weight.shape != x.shape[-1:]:
+        differ("layer_norm_backward", "weight", weight.shape, x.shape[-1:])
+
+
+def _group(kernel, params, per_parameter):
+    """One entry per parameter in every list, each of its parameter's shape (None allowed
+    where ``optional``). One list comparison per list; the loop that names the culprit
+    runs only when it differs."""
+    shapes = [p.shape for p in params]
+    for what, values, optional in per_parameter:
+        if len(values) != len(shapes):
+            raise ValueError(f"{kernel}: {len(shapes)} parameters but {len(values)} {what}")
+        if None not in values and [v.shape for v in values] == shapes:
+            continue
+        for i, (p, v) in enumerate(zip(params, values)):
+            if v is None:
+                if not optional:
+                    raise ValueError(f"{kernel}: {what}[{i}] is None, expected a view of its "
+                                     f"parameter's shape {tuple(p.shape)}")
+            else:
+                differ(kernel, f"{what}[{i}]", v.shape, p.shape)
+
+
+def sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay, first_steps, nesterov):
+    _group("sgd_update", params, [("grads", grads, False),
+                                  ("velocities", velocities, not momentum)])
+    if len(first_steps) != len(params):
+        raise ValueError(f"sgd_update: {len(params)} parameters but {len(first_steps)} first_steps")
+
+
+def adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
+    _group("adam_update", params, [("grads", grads, False), ("ms", ms, False), ("vs", vs, False)])
+    if len(steps) != len(params):
+        raise ValueError(f"adam_update: {len(params)} parameters but {len(steps)} steps")
+    if steps and min(steps) < 1:
+        raise ValueError(f"adam_update: steps {list(steps)} must count from 1")
+
+
+CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
+          "index_select": index_select, "index_add": index_add, "write": write,
+          "softmax": softmax, "softmax_backward": softmax_backward,
+          "cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
+          "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "dropout": dropout,
+          "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
+          "sgd_update": sgd_update, "adam_update": adam_update}
+
+
+def check(kernel, args):
+    """The check of backend method ``kernel`` on its arguments (none for the kernels that
+    read one view only)."""
+    fn = CHECKS.get(kernel)
+    if fn is not None:
+        fn(*args)
