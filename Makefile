@@ -18,7 +18,7 @@ endif
 # Matplotlib must never try to open a window in a test or a headless demo.
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test chapters bench setup dot clean
+.PHONY: demo test chapters bench sanitize setup dot clean
 
 # The tour: every stage once, each through the command a reader would type, into runs/demo/
 # (the committed figures/ and chapters/logs/ stay as they are); it ends with the files written.
@@ -65,6 +65,29 @@ bench: setup
 	$(PY) benchmarks/mnist.py
 	$(PY) benchmarks/tokenizer.py
 	$(PY) benchmarks/gpt.py
+
+# The native tests on a C library built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (TRACEGRAD_SANITIZE, stage3_native/build.py): stage3's tests but CUDA's, and the shared
+# suites' cases on "cpu" and "cpu:lazy". An out-of-bounds access, a use after free, a signed
+# overflow or other undefined behaviour in csrc/ stops the run with a report. It builds in a
+# copy of the tree, build/sanitize, so the normal library is never touched. Python is not
+# built with ASan, so its runtime is preloaded (with libstdc++: matplotlib throws C++
+# exceptions, which ASan must intercept from the start); CPython keeps memory until exit by
+# design, so leak checks are off. --capture=sys: pytest keeps Python's output, the reports
+# reach the terminal. Left out: the test that memory goes back to the system, which ASan
+# holds in quarantine on purpose (to catch a use after free).
+SANITIZE_DIR := build/sanitize
+SANITIZE_RUN := cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 \
+    LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libstdc++.so)" \
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    $(abspath $(PY)) -m pytest -p no:cacheprovider --capture=sys -q $(PYTEST_ARGS)
+sanitize: setup
+	rm -rf $(SANITIZE_DIR) && mkdir -p $(SANITIZE_DIR)
+	cp -R stage1_scalargrad stage2_tensor stage3_native tests pyproject.toml $(SANITIZE_DIR)/
+	rm -f $(SANITIZE_DIR)/stage3_native/_native*.so
+	cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 TRACEGRAD_NATIVE_BUILDING=1 $(abspath $(PY)) -m stage3_native.build
+	$(SANITIZE_RUN) -k "not cuda and not memory_is_freed" $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
+	$(SANITIZE_RUN) -k "cpu and not cuda" tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py
 
 setup: $(STAMP) dot
 

@@ -117,6 +117,7 @@ A backend may leave any kernel out: the Tensor then runs it on the "python" back
 moving data there and back, and logs once per op and backend
 "op X not found in backend Y, falling back to python".
 """
+import importlib
 import logging
 from typing import Any, NamedTuple
 
@@ -172,7 +173,9 @@ class Backend:
 
 _BACKENDS = {}
 _LOADERS = {}
+_UNAVAILABLE = {}                       # device -> its quick "why it cannot run here" check
 _fallbacks_logged = set()
+PLUGINS = ("stage3_native",)            # packages that register more devices when imported
 
 
 def register(name, backend):
@@ -180,33 +183,53 @@ def register(name, backend):
     _BACKENDS[name] = backend
 
 
-def register_loader(name, loader):
+def register_loader(name, loader, unavailable=None):
     """Make ``loader()`` create device `name`'s backend when the device is first used
     (stage3's "cuda" builds and opens its library then). A loader raises RuntimeError
-    saying why when its device cannot run on this machine."""
+    saying why when its device cannot run on this machine. ``unavailable()``, when given,
+    tells that reason (or None) quickly, without loading anything: the list of devices in
+    an unknown device's error shows it."""
     _LOADERS[name] = loader
+    if unavailable is not None:
+        _UNAVAILABLE[name] = unavailable
 
 
 def get(name):
-    try:
-        return _BACKENDS[name]
-    except KeyError:
-        _load_plugin(name)
+    """The backend of device `name`. A name not registered yet first imports the PLUGINS
+    (stage3 registers "cpu" and the loaders of the others); an unknown name is a ValueError
+    listing every device, and why one cannot run here."""
+    failed = {}
+    if name not in _BACKENDS and name not in _LOADERS:
+        failed = _import_plugins()
     if name not in _BACKENDS and name in _LOADERS:
         register(name, _LOADERS[name]())
     try:
         return _BACKENDS[name]
     except KeyError:
-        raise ValueError(f"unknown device {name!r}; devices: {sorted(set(_BACKENDS) | set(_LOADERS))}") from None
+        raise ValueError(f"unknown device {name!r}; devices: {_devices(failed)}") from None
 
 
-def _load_plugin(name):
-    """Devices other than "python" come from stage3, imported on first use."""
-    if name in ("cpu", "cpu:lazy", "cuda", "cuda-emu"):
+def _import_plugins():
+    """Import the PLUGINS (each registers its devices); the ImportError of each that fails."""
+    failed = {}
+    for package in PLUGINS:
         try:
-            import stage3_native  # noqa: F401  (registers its devices on import)
+            importlib.import_module(package)
         except ImportError as err:
-            raise ValueError(f"device {name!r} needs stage3_native, which failed to import: {err}") from err
+            failed[package] = err
+    return failed
+
+
+def _devices(failed):
+    """Every device, for an error message: each that cannot run here with the reason, and
+    the plugins that `failed` to import with their errors."""
+    def describe(name):
+        reason = None if name in _BACKENDS or name not in _UNAVAILABLE else _UNAVAILABLE[name]()
+        return repr(name) + (f" (cannot run here: {reason})" if reason else "")
+
+    described = [describe(name) for name in sorted(set(_BACKENDS) | set(_LOADERS))]
+    described += [f"more from {package}, which failed to import: {err}" for package, err in failed.items()]
+    return ", ".join(described)
 
 
 def bad_target(position, target, classes):

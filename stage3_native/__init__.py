@@ -79,8 +79,10 @@ if not os.environ.get(_BUILDING):
     # "cuda" (nvcc's library, on a GPU) and "cuda-emu" (the same kernels on the CPU) are
     # built and opened on first use: most programs never ask for them (cuda_backend.py)
     from . import cuda_backend as _cuda
-    _backend.register_loader("cuda", lambda: _cuda.create("cuda"))
-    _backend.register_loader("cuda-emu", lambda: _cuda.create("cuda-emu"))
+    _backend.register_loader("cuda", lambda: _cuda.create("cuda"),
+                             unavailable=lambda: _cuda.quick_reason("cuda"))
+    _backend.register_loader("cuda-emu", lambda: _cuda.create("cuda-emu"),
+                             unavailable=lambda: _cuda.quick_reason("cuda-emu"))
     # "cpu:lazy": the same kernels, recorded and run when a value is read (lazy/, chapter 11)
     _backend.register_loader("cpu:lazy", lambda: _lazy_backend())
     __all__ = ["CpuBackend", "empty_cache", "get_num_threads", "set_num_threads"]

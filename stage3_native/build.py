@@ -35,6 +35,13 @@ CSRC = HERE / "csrc"
 # traps on floating-point exceptions, so the compiler may compute both sides of a ?: and
 # select (how a loop with a condition in it vectorizes). Neither changes any result.
 FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
+# TRACEGRAD_SANITIZE=1 (``make sanitize``, in a copy of the tree): AddressSanitizer and
+# UndefinedBehaviorSanitizer check every memory access and every signed overflow, shift and
+# misaligned load of the kernels as they run, and stop the program at the first one with
+# its stack (-g: with file and line), instead of reading garbage or corrupting memory
+# silently. Python must start with the ASan runtime preloaded (see the Makefile).
+SANITIZE = (["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
+            if os.environ.get("TRACEGRAD_SANITIZE") == "1" else [])
 
 
 def compiler():
@@ -98,10 +105,10 @@ def make_ffibuilder(relative):
         '#include "tracegrad.h"',
         sources=[str(p.relative_to(HERE.parent)) if relative else str(p) for p in sources],
         include_dirs=[str(CSRC)],
-        extra_compile_args=FLAGS + OPENMP,
+        extra_compile_args=FLAGS + OPENMP + SANITIZE,
         define_macros=[("TG_HAVE_CBLAS", "1")] if CBLAS else [],
         libraries=["m"] + (CBLAS[0] if CBLAS else []),
-        extra_link_args=OPENMP + (CBLAS[1] if CBLAS else []),
+        extra_link_args=OPENMP + SANITIZE + (CBLAS[1] if CBLAS else []),
     )
     return builder
 
@@ -137,5 +144,6 @@ if __name__ == "__main__":
         sys.exit(0)
     print(f"built {build()} with matmul from "
           + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)")
-          + (", threads from OpenMP" if OPENMP else ", on one thread (the compiler has no OpenMP)"))
+          + (", threads from OpenMP" if OPENMP else ", on one thread (the compiler has no OpenMP)")
+          + (", with AddressSanitizer and UndefinedBehaviorSanitizer" if SANITIZE else ""))
     sys.exit(0)

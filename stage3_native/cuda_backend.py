@@ -15,6 +15,10 @@ so that a bad index raises IndexError at the op that had it, as on the CPU.
 Two devices share this class: "cuda", the library nvcc built, on a GPU; and "cuda-emu",
 the same sources built for the CPU (cuda/emulate.cuh), which runs anywhere.
 """
+import ctypes
+import os
+import shlex
+import shutil
 import threading
 import weakref
 
@@ -40,6 +44,7 @@ class CudaError(RuntimeError):
     """An error the CUDA runtime reported, with its message."""
 
 
+DRIVER = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"   # what the CUDA runtime opens
 _LOCK = threading.Lock()
 _LIBRARIES = {}
 
@@ -50,9 +55,9 @@ def load(device):
     with _LOCK:
         if device not in _LIBRARIES:
             from cffi import FFI
-            if device == "cuda" and cuda_build.nvcc() is None and not cuda_build.LIBRARIES[device].exists():
-                raise RuntimeError("the CUDA library was not built: nvcc was not found (on the PATH "
-                                   "or in $CUDA_HOME/bin)")
+            reason = _unbuildable(device)
+            if reason is not None:
+                raise RuntimeError(reason)
             if device == "cuda-emu" or cuda_build.nvcc() is not None:
                 cuda_build.ensure_built(device)
             ffi = FFI()
@@ -61,8 +66,36 @@ def load(device):
         return _LIBRARIES[device]
 
 
+def _unbuildable(device):
+    """Why `device`'s library is missing and cannot be built here, or None."""
+    if cuda_build.LIBRARIES[device].exists():
+        return None
+    if device == "cuda" and cuda_build.nvcc() is None:
+        return "the CUDA library was not built: nvcc was not found (on the PATH or in $CUDA_HOME/bin)"
+    if device == "cuda-emu" and shutil.which(shlex.split(cuda_build.cxx())[0]) is None:
+        return f"the emulator's library was not built: no C++ compiler ({cuda_build.cxx()}) was found"
+    return None
+
+
+def quick_reason(device):
+    """Why `device` cannot run here as far as a look that builds and opens nothing of ours
+    tells, or None when it may: its library missing with nothing to build it, or for "cuda"
+    no NVIDIA driver (then there is no GPU to run on, and building the library with nvcc,
+    minutes, would only end in that)."""
+    reason = _unbuildable(device)
+    if reason is None and device == "cuda":
+        try:
+            ctypes.CDLL(DRIVER)
+        except OSError:
+            reason = f"no CUDA GPU: NVIDIA's driver library ({DRIVER}) was not found"
+    return reason
+
+
 def unavailable_reason(device="cuda"):
     """Why `device` cannot run here, or None when it can."""
+    reason = quick_reason(device)
+    if reason is not None:
+        return reason
     try:
         ffi, lib = load(device)
     except (RuntimeError, OSError) as err:

@@ -6,6 +6,7 @@ tokenizer, a domain chatbot (thesis's final chapters):
 * ``tokenizer``: GPT-2's byte-level BPE, and ``tokens``: token files for training;
 * ``gpt``: GPT-2's architecture trained, sampled (KV cache) and loaded from Hugging Face;
 * ``chat``: the college chatbot, its data, fine-tuning recipe and evaluation;
-* ``data``: finding the datasets ($TRACEGRAD_DATA, the cache, a checked download), and
-  ``cli``: what every command line does after parsing.
+* ``data``: finding the datasets ($TRACEGRAD_DATA, the cache, a checked download);
+* ``arguments``: the checked types of the command lines' arguments, and ``cli``: what
+  every command line does after parsing.
 """

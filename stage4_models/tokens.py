@@ -26,6 +26,8 @@ import numpy as np
 
 from stage2_tensor.atomic import atomic_write
 
+from .arguments import output_file
+from .cli import dispatch
 from .data import DataFile
 from .tokenizer import ENDOFTEXT, CharTokenizer, GPT2Tokenizer
 
@@ -167,18 +169,17 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("prepare", help="encode a corpus into a uint16 token file")
     p.add_argument("corpus", help="a UTF-8 text file, or a folder of *.txt files (one document each)")
-    p.add_argument("out", help="the token file to write (e.g. data/shakespeare.bin)")
+    p.add_argument("out", type=output_file, help="the token file to write (e.g. data/shakespeare.bin)")
     p.add_argument("--vocab", help="folder with encoder.json and vocab.bpe (default: GPT-2's)")
     p.add_argument("--char", action="store_true", help="one token per character (newline and printable ASCII)")
-    args = parser.parse_args(argv)
-    try:
-        tokenizer = CharTokenizer() if args.char else None
-        if args.vocab:
-            tokenizer = GPT2Tokenizer.from_files(Path(args.vocab) / "encoder.json", Path(args.vocab) / "vocab.bpe")
-        ids = prepare(args.corpus, args.out, tokenizer)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return dispatch(parser.parse_args(argv), {"prepare": run_prepare})
+
+
+def run_prepare(args):
+    tokenizer = CharTokenizer() if args.char else None
+    if args.vocab:
+        tokenizer = GPT2Tokenizer.from_files(Path(args.vocab) / "encoder.json", Path(args.vocab) / "vocab.bpe")
+    ids = prepare(args.corpus, args.out, tokenizer)
     print(f"wrote {args.out}: {len(ids):,} tokens ({len(ids) * DTYPE.itemsize:,} bytes, uint16 little-endian)")
     return 0
 

@@ -1,5 +1,7 @@
 """stage2's storage, strides, views, dtypes, factories and the backend boundary."""
 import logging
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -195,6 +197,16 @@ def test_missing_kernel_falls_back_to_python_with_one_log_line(caplog):
 def test_unknown_device():
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         tg.zeros(2, device="tpu")
+
+
+def test_unknown_device_lists_the_plugins_devices_before_they_are_imported():
+    """A fresh program that has imported stage2 only: the list still names stage3's
+    devices, because get() imports the plugins (backend.PLUGINS) before it lists."""
+    code = "import stage2_tensor as tg\ntry:\n    tg.zeros(1, device='tpu')\nexcept ValueError as err:\n    print(err)"
+    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert printed.startswith("unknown device 'tpu'; devices: ")
+    for device in ("'python'", "'cpu'", "'cpu:lazy'", "'cuda'", "'cuda-emu'"):
+        assert device in printed
 
 
 def test_to_device_and_dtype():

@@ -38,15 +38,31 @@ def test_the_emulator_compiles_the_same_sources():
 
 @pytest.mark.skipif(CUDA_REASON is None, reason="a GPU is present: device 'cuda' runs")
 def test_without_a_gpu_device_cuda_says_why():
-    with pytest.raises(RuntimeError, match=r"device 'cuda' cannot run here: .*no CUDA device was found") as err:
+    with pytest.raises(RuntimeError, match=r"device 'cuda' cannot run here: ") as err:
         tg.tensor([1.0], device="cuda")
-    built = "the CUDA library was built" in str(err.value)
-    assert built == (cuda_build.LIBRARIES["cuda"].exists()) or "nvcc was not found" in str(err.value)
+    assert str(err.value).endswith(CUDA_REASON)
+    assert any(why in CUDA_REASON
+               for why in ("nvcc was not found", "NVIDIA's driver library", "no CUDA device was found"))
 
 
-def test_unknown_devices_list_the_cuda_devices():
-    with pytest.raises(ValueError, match=r"unknown device 'tpu'.*'cuda', 'cuda-emu'"):
+def test_without_a_driver_nothing_is_built_to_find_no_gpu(monkeypatch):
+    """No NVIDIA driver means no GPU: the quick check says so, and nvcc (minutes) never runs."""
+    monkeypatch.setattr(cuda_backend, "DRIVER", "libtracegrad-no-such-driver.so.1")
+    monkeypatch.setattr(cuda_backend, "_LIBRARIES", {})
+    monkeypatch.setattr(cuda_build, "build", lambda device: pytest.fail("built a library on a machine with no GPU"))
+    reason = cuda_backend.unavailable_reason("cuda")
+    unbuildable = "the CUDA library was not built: nvcc was not found (on the PATH or in $CUDA_HOME/bin)"
+    no_driver = "no CUDA GPU: NVIDIA's driver library (libtracegrad-no-such-driver.so.1) was not found"
+    assert reason in (unbuildable, no_driver)
+    assert cuda_backend.quick_reason("cuda") == reason
+
+
+def test_unknown_devices_list_the_cuda_devices_and_why_they_cannot_run():
+    with pytest.raises(ValueError, match=r"unknown device 'tpu'.*'cuda'.*'cuda-emu'") as err:
         tg.tensor([1.0], device="tpu")
+    for device in ("cuda", "cuda-emu"):
+        reason = cuda_backend.quick_reason(device)
+        assert (f"'{device}' (cannot run here: {reason})" in str(err.value)) == (reason is not None)
 
 
 @pytest.mark.parametrize("device", DEVICES)

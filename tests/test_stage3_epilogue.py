@@ -180,10 +180,12 @@ def test_broadcast_operands_and_several_passes_over_k():
     same_bits(got, read(want, m * n, dtype), "(x @ W) * row - col * 0.5")
 
 
-@pytest.mark.parametrize("m,n,k", [(300, 1100, 64), (40, 72, 300)])
+@pytest.mark.parametrize("m,n,k", [(700, 1100, 64), (40, 72, 300)])
 def test_every_element_is_in_exactly_one_final_block(m, n, k, two_threads):
     """The C interface alone, with a Python callback: the blocks cover the product once, there
-    are several of them for the big product, and each is final when its call comes."""
+    are several of them for the big product (its 700 rows are more than any micro-kernel's
+    row block, gemm_kernels.c: more than one block for each thread), and each is final when
+    its call comes."""
     dtype, d = "float32", dtypes.float32
     x, w = matrix(dtype, m, k, 18), matrix(dtype, k, n, 19)
     final = read(BE.matmul(x, w, d), m * n, dtype).reshape(m, n)
@@ -202,7 +204,7 @@ def test_every_element_is_in_exactly_one_final_block(m, n, k, two_threads):
     for row0, rows, col0, cols in blocks:
         covered[row0:row0 + rows, col0:col0 + cols] += 1
     assert (covered == 1).all() and not early
-    assert len(blocks) > (4 if m * n * k > 10**7 else 0)
+    assert len(blocks) > (2 if m * n * k > 10**7 else 0)
 
 
 def test_generated_source_reads_in_place_safely():

@@ -307,8 +307,9 @@ def test_cli_rejects_bad_input(tmp_path, capsys, trained):
     assert "unknown character(s) 'Z', 'ë' in 'Zoë'" in capsys.readouterr().err
     assert cli.main(["sample", "--checkpoint", str(tmp_path / "missing.tg")]) == 2
     assert "missing.tg" in capsys.readouterr().err
-    assert cli.main(["train", "--steps", "0"]) == 2
-    assert "steps must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--steps", "0"])
+    assert "argument --steps: expected an integer of at least 1, got '0'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         train(Config(device="tpu", steps=1), ["ann"])
 

@@ -18,7 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import dispatch
+from ..arguments import device, non_negative_int, output_folder, positive_int
+from ..cli import dispatch, reading
 from ..gpt.training import config_named, load_checkpoint, train
 from . import dataset
 from .bot import ChatBot
@@ -30,7 +31,7 @@ def parser():
     p.add_argument("--ask", help="print the answer to this one question")
     p.add_argument("--evaluate", action="store_true", help="score the held-out questions")
     p.add_argument("--sample", action="store_true", help="sample answers (temperature 0.8) instead of greedy")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", type=device, default="cpu")
     return p
 
 
@@ -38,12 +39,13 @@ def train_parser():
     p = argparse.ArgumentParser(prog="python -m stage4_models.chat train",
                                 description="fine-tune the chatbot, then score it on the held-out questions")
     p.add_argument("--base", help="pretrained checkpoint (default: pretrain one, the chat-base config)")
-    p.add_argument("--base-steps", type=int, help="pretraining steps when there is no --base")
-    p.add_argument("--steps", type=int, help="fine-tuning steps")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--eval-limit", type=int, help="score only the first N held-out questions (default: all)")
-    p.add_argument("--out", default="runs/chat")
+    p.add_argument("--base-steps", type=positive_int, help="pretraining steps when there is no --base")
+    p.add_argument("--steps", type=positive_int, help="fine-tuning steps")
+    p.add_argument("--device", type=device, default="cpu")
+    p.add_argument("--seed", type=non_negative_int)
+    p.add_argument("--eval-limit", type=positive_int,
+                   help="score only the first N held-out questions (default: all)")
+    p.add_argument("--out", type=output_folder, default="runs/chat")
     return p
 
 
@@ -63,7 +65,10 @@ def main(argv=None):
 def run_train(args):
     out = Path(args.out)
     base = args.base
-    if base is None:
+    if base is not None:                      # a damaged base is reported before training starts
+        with reading(base):
+            load_checkpoint(base, args.device)
+    else:
         config = config_named("chat-base", steps=args.base_steps, device=args.device, seed=args.seed)
         train(config, out=out.parent / (out.name + "-base"))
         base = str(out.parent / (out.name + "-base") / "checkpoint.tg")
@@ -84,7 +89,8 @@ def held_out_accuracy(bot, heldout=None, limit=None):
 
 
 def load_bot(args):
-    model, _, tokenizer = load_checkpoint(args.checkpoint, args.device)
+    with reading(args.checkpoint):
+        model, _, tokenizer = load_checkpoint(args.checkpoint, args.device)
     return ChatBot(model, tokenizer)
 
 

@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from ..arguments import non_negative_int, output_folder, positive_int
+from ..cli import dispatch
 from .college import COLLEGE, FACTS
 
 DATA = Path(__file__).with_name("data")   # the shipped train.txt and heldout.jsonl
@@ -247,13 +249,19 @@ def evaluate(answer_fn, heldout):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m stage4_models.chat.dataset",
                                      description="write the chatbot's train.txt and heldout.jsonl")
-    parser.add_argument("--out", required=True, help="folder to write into")
-    parser.add_argument("--held-out", type=int, default=HELD_OUT, help="questions held out per fact")
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--repeats", type=int, default=REPEATS, help="passes over the training questions")
+    parser.add_argument("--out", type=output_folder, required=True, help="folder to write into")
+    parser.add_argument("--held-out", type=positive_int, default=HELD_OUT, help="questions held out per fact")
+    parser.add_argument("--seed", type=non_negative_int, default=SEED)
+    parser.add_argument("--repeats", type=positive_int, default=REPEATS, help="passes over the training questions")
     args = parser.parse_args(argv)
+    args.command = "write"
+    return dispatch(args, {"write": run_write})
+
+
+def run_write(args):
     for path in write(args.out, held_out=args.held_out, seed=args.seed, repeats=args.repeats):
         print(f"{path}: {path.stat().st_size:,} bytes")
+    return 0
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ import argparse
 import sys
 from dataclasses import replace
 
-from ..cli import dispatch
+from ..arguments import (device, non_negative_int, output_folder, positive_float, positive_int,
+                         probability)
+from ..cli import dispatch, reading
 from .training import CONFIGS, config_named, decode_sample, load_checkpoint, read_checkpoint, train
 
 
@@ -30,24 +32,26 @@ def main(argv=None):
     t = commands.add_parser("train", help="train a GPT; write its log, checkpoints and summary")
     t.add_argument("--config", default="char", choices=sorted(CONFIGS), help="a named run (training.py)")
     t.add_argument("--resume", help="continue the run saved in this checkpoint")
-    for name, kind in (("steps", int), ("batch", int), ("block-size", int), ("lr", float), ("warmup", int), ("dropout", float),
-                       ("eval-interval", int), ("eval-batches", int), ("final-eval-batches", int),
-                       ("seed", int)):
+    for name, kind in (("steps", positive_int), ("batch", positive_int), ("block-size", positive_int),
+                       ("lr", positive_float), ("warmup", non_negative_int), ("dropout", probability),
+                       ("eval-interval", positive_int), ("eval-batches", positive_int),
+                       ("final-eval-batches", positive_int), ("seed", non_negative_int)):
         t.add_argument(f"--{name}", type=kind, help="override the config's value")
     t.add_argument("--data", help="corpus: a token .bin or a text file (default: tiny-shakespeare)")
     t.add_argument("--init-from", help="start from this checkpoint's weights (fine-tuning)")
-    t.add_argument("--device", help="cpu (C kernels, default), python (pure Python, slow) or cuda")
-    t.add_argument("--out", help="output folder (default: runs/CONFIG)")
+    t.add_argument("--device", type=device,
+                   help="cpu (C kernels, default), python (pure Python, slow) or cuda")
+    t.add_argument("--out", type=output_folder, help="output folder (default: runs/CONFIG)")
 
     s = commands.add_parser("sample", help="continue a prompt with a trained checkpoint")
     s.add_argument("--checkpoint", required=True)
     s.add_argument("--prompt", default="\n")
-    s.add_argument("--tokens", type=int, default=500, help="how many tokens to generate")
-    s.add_argument("--temperature", type=float, default=1.0)
-    s.add_argument("--top-k", type=int)
+    s.add_argument("--tokens", type=non_negative_int, default=500, help="how many tokens to generate")
+    s.add_argument("--temperature", type=positive_float, default=1.0)
+    s.add_argument("--top-k", type=positive_int)
     s.add_argument("--greedy", action="store_true", help="always the most likely token")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--device", default="cpu")
+    s.add_argument("--seed", type=non_negative_int, default=0)
+    s.add_argument("--device", type=device, default="cpu")
     return dispatch(parser.parse_args(argv), COMMANDS)
 
 
@@ -58,10 +62,14 @@ def run_train(args):
                      final_eval_batches=args.final_eval_batches, seed=args.seed, data=args.data,
                      init_from=args.init_from, device=args.device)
     if args.resume:                           # the saved run, with what the command line changes
-        _, saved = read_checkpoint(args.resume, args.device or "cpu")
+        with reading(args.resume):
+            _, saved = read_checkpoint(args.resume, args.device or "cpu")
         config = replace(saved, **{k: v for k, v in overrides.items() if v is not None})
     else:
         config = config_named(args.config, **overrides)
+        if config.init_from:                  # a damaged base is reported before training starts
+            with reading(config.init_from):
+                load_checkpoint(config.init_from, config.device)
     out = args.out or f"runs/{config.name}"
     train(config, out=out, resume=args.resume)
     print(f"wrote {out}/checkpoint.tg, {out}/log.csv, {out}/loss.csv, {out}/train.log, {out}/summary.json")
@@ -69,7 +77,8 @@ def run_train(args):
 
 
 def run_sample(args):
-    model, _, tokenizer = load_checkpoint(args.checkpoint, args.device)
+    with reading(args.checkpoint):
+        model, _, tokenizer = load_checkpoint(args.checkpoint, args.device)
     print(decode_sample(model, tokenizer, args.prompt, args.tokens, temperature=args.temperature,
                         top_k=args.top_k, greedy=args.greedy, seed=args.seed))
     return 0

@@ -15,7 +15,8 @@ import sys
 
 import numpy as np
 
-from ..cli import dispatch
+from ..arguments import device, non_negative_int, output_folder, positive_float, positive_int
+from ..cli import dispatch, reading
 from . import data
 from .predict import predict, read_image, to_mnist
 from .table import OPTIMIZERS, reproduce
@@ -29,30 +30,31 @@ def main(argv=None):
 
     t = commands.add_parser("train", help="train MnistNet, write its log, checkpoint and summary")
     t.add_argument("--optim", choices=sorted(THESIS), default="sgd")
-    t.add_argument("--steps", type=int, default=60000)
-    t.add_argument("--batch", type=int, default=32)
-    t.add_argument("--lr", type=float, default=None, help="default: the thesis's rate for --optim")
-    t.add_argument("--device", default="cpu", help="cpu (C kernels), python (pure Python, slow) or cuda")
-    t.add_argument("--seed", type=int, default=123)
+    t.add_argument("--steps", type=positive_int, default=60000)
+    t.add_argument("--batch", type=positive_int, default=32)
+    t.add_argument("--lr", type=positive_float, default=None, help="default: the thesis's rate for --optim")
+    t.add_argument("--device", type=device, default="cpu",
+                   help="cpu (C kernels), python (pure Python, slow) or cuda")
+    t.add_argument("--seed", type=non_negative_int, default=123)
     t.add_argument("--loss", choices=LOSSES, default="thesis")
-    t.add_argument("--subset", type=int, default=None, help="train on the first N training images")
-    t.add_argument("--test-limit", type=int, default=None, help="test on the first N test images")
-    t.add_argument("--out", default=None, help="folder for loss.csv, checkpoint.tg, summary.json "
-                                                "(default runs/OPTIM)")
+    t.add_argument("--subset", type=positive_int, default=None, help="train on the first N training images")
+    t.add_argument("--test-limit", type=positive_int, default=None, help="test on the first N test images")
+    t.add_argument("--out", type=output_folder, default=None,
+                   help="folder for loss.csv, checkpoint.tg, summary.json (default runs/OPTIM)")
 
     e = commands.add_parser("evaluate", help="test accuracy of a checkpoint")
     e.add_argument("--checkpoint", required=True)
-    e.add_argument("--device", default="cpu")
+    e.add_argument("--device", type=device, default="cpu")
 
     p = commands.add_parser("predict", help="classify a digit in an image file")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("image", help="a PNG: 28x28 grey, or any size (resized as MNIST was)")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", type=device, default="cpu")
 
     s = commands.add_parser("table", help="reproduce the thesis's optimizer table")
-    s.add_argument("--seeds", type=int, default=3, help="seeds per optimizer (123, 124, ...)")
-    s.add_argument("--steps", type=int, default=60000)
-    s.add_argument("--device", default="cpu")
+    s.add_argument("--seeds", type=positive_int, default=3, help="seeds per optimizer (123, 124, ...)")
+    s.add_argument("--steps", type=positive_int, default=60000)
+    s.add_argument("--device", type=device, default="cpu")
     s.add_argument("--optim", nargs="+", choices=OPTIMIZERS, default=list(OPTIMIZERS))
 
     return dispatch(parser.parse_args(argv), COMMANDS)
@@ -70,7 +72,8 @@ def run_train(args):
 
 
 def run_evaluate(args):
-    model, config = load_checkpoint(args.checkpoint, args.device)
+    with reading(args.checkpoint):
+        model, config = load_checkpoint(args.checkpoint, args.device)
     images, labels = data.load("test")
     result = evaluate(model, images, labels)
     print(f"{args.checkpoint} ({config['optim']}, {config['steps']} steps): test accuracy "
@@ -79,7 +82,8 @@ def run_evaluate(args):
 
 
 def run_predict(args):
-    model, _ = load_checkpoint(args.checkpoint, args.device)
+    with reading(args.checkpoint):
+        model, _ = load_checkpoint(args.checkpoint, args.device)
     probs = predict(model, to_mnist(read_image(args.image)))
     digit = int(np.argmax(probs))
     print(f"{args.image}: digit {digit} (probability {probs[digit]:.3f})")

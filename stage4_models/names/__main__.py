@@ -17,7 +17,9 @@ loss on the train, dev and test names. ``sample`` prints names drawn from a chec
 import argparse
 import sys
 
-from ..cli import dispatch
+from ..arguments import (device, non_negative_float, non_negative_int, output_folder, positive_float,
+                         positive_int)
+from ..cli import dispatch, reading
 from . import bigram, data
 from .training import Config, load_checkpoint, sample, save_run, summary_line, train
 
@@ -28,30 +30,33 @@ def main(argv=None):
     defaults = Config()
 
     t = commands.add_parser("train", help="train the MLP language model, write its log, checkpoint and summary")
-    t.add_argument("--steps", type=int, default=defaults.steps)
-    t.add_argument("--batch", type=int, default=defaults.batch)
-    t.add_argument("--lr", type=float, default=defaults.lr, help="learning rate at the first step")
-    t.add_argument("--lr-end", type=float, default=defaults.lr_end, help="learning rate at the last step")
-    t.add_argument("--block-size", type=int, default=defaults.block_size, help="characters of context")
-    t.add_argument("--embedding", type=int, default=defaults.embedding_size, help="embedding size")
-    t.add_argument("--hidden", type=int, default=defaults.hidden, help="hidden tanh units")
-    t.add_argument("--device", default="cpu", help="cpu (C kernels), python (pure Python, slow) or cuda")
-    t.add_argument("--seed", type=int, default=defaults.seed)
-    t.add_argument("--eval-limit", type=int, default=None,
+    t.add_argument("--steps", type=positive_int, default=defaults.steps)
+    t.add_argument("--batch", type=positive_int, default=defaults.batch)
+    t.add_argument("--lr", type=positive_float, default=defaults.lr, help="learning rate at the first step")
+    t.add_argument("--lr-end", type=positive_float, default=defaults.lr_end,
+                   help="learning rate at the last step (at most --lr)")
+    t.add_argument("--block-size", type=positive_int, default=defaults.block_size, help="characters of context")
+    t.add_argument("--embedding", type=positive_int, default=defaults.embedding_size, help="embedding size")
+    t.add_argument("--hidden", type=positive_int, default=defaults.hidden, help="hidden tanh units")
+    t.add_argument("--device", type=device, default="cpu",
+                   help="cpu (C kernels), python (pure Python, slow) or cuda")
+    t.add_argument("--seed", type=non_negative_int, default=defaults.seed)
+    t.add_argument("--eval-limit", type=positive_int, default=None,
                    help="loss on the first N windows of each split only (for --device python)")
-    t.add_argument("--out", default="runs/names", help="folder for loss.csv, checkpoint.tg, summary.json")
+    t.add_argument("--out", type=output_folder, default="runs/names",
+                   help="folder for loss.csv, checkpoint.tg, summary.json")
 
     s = commands.add_parser("sample", help="names drawn from a trained checkpoint")
     s.add_argument("--checkpoint", required=True)
-    s.add_argument("-n", type=int, default=20, help="how many names")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("-n", type=non_negative_int, default=20, help="how many names")
+    s.add_argument("--seed", type=non_negative_int, default=0)
     s.add_argument("--prompt", default="", help="the first letters of every name")
-    s.add_argument("--device", default="cpu")
+    s.add_argument("--device", type=device, default="cpu")
 
     b = commands.add_parser("bigram", help="the bigram model: loss on each split and samples")
-    b.add_argument("--smoothing", type=float, default=1.0, help="add-k smoothing (0: none)")
-    b.add_argument("-n", type=int, default=20, help="how many names")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--smoothing", type=non_negative_float, default=1.0, help="add-k smoothing (0: none)")
+    b.add_argument("-n", type=non_negative_int, default=20, help="how many names")
+    b.add_argument("--seed", type=non_negative_int, default=0)
     b.add_argument("--prompt", default="", help="the first letters of every name")
 
     return dispatch(parser.parse_args(argv), COMMANDS)
@@ -69,7 +74,8 @@ def run_train(args):
 
 
 def run_sample(args):
-    model, vocab, _ = load_checkpoint(args.checkpoint, args.device)
+    with reading(args.checkpoint):
+        model, vocab, _ = load_checkpoint(args.checkpoint, args.device)
     for name in sample(model, vocab, args.n, args.seed, args.prompt):
         print(name)
     return 0

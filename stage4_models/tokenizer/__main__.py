@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..arguments import output_folder
 from ..cli import dispatch
 from .gpt2 import GPT2Tokenizer
 from .train import save, train
@@ -40,7 +41,7 @@ def main(argv=None):
     t = commands.add_parser("train", help="learn merges from a corpus, write encoder.json and vocab.bpe")
     t.add_argument("corpus", nargs="+", help="UTF-8 text files, each one document")
     t.add_argument("--vocab-size", type=int, default=1024, help="tokens in all: 256 bytes, merges, <|endoftext|>")
-    t.add_argument("--out", required=True, help="folder for encoder.json and vocab.bpe")
+    t.add_argument("--out", type=output_folder, required=True, help="folder for encoder.json and vocab.bpe")
     return dispatch(parser.parse_args(argv), COMMANDS)
 
 
