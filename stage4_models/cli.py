@@ -8,11 +8,21 @@ a ValueError (a bad value, a file of the wrong kind), the OSErrors of a path tha
 be read or written (missing, a folder, no permission), and, inside ``reading(path)``, the
 RuntimeError of a damaged checkpoint. Any other exception is a bug, and keeps its traceback.
 """
+import argparse
 import sys
 from contextlib import contextmanager
 
 USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, IsADirectoryError,
                NotADirectoryError, PermissionError)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose parse errors are one line too: ``error: PROG: message``
+    (argparse prints the whole usage first; ``--help`` still shows it). Subcommands'
+    parsers are of the same class (``add_subparsers`` makes them so)."""
+
+    def error(self, message):
+        self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 
 def dispatch(args, commands):

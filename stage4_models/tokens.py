@@ -18,7 +18,6 @@ silently wrapped around. GPT-2's 50,257 tokens fit.
 windows of ``block_size`` tokens, each starting at a random offset, and the same windows
 moved one token on, the next-token targets. The same seed gives the same batches.
 """
-import argparse
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 from stage2_tensor.atomic import atomic_write
 
 from .arguments import output_file
-from .cli import dispatch
+from .cli import Parser, dispatch
 from .data import DataFile
 from .tokenizer import ENDOFTEXT, CharTokenizer, GPT2Tokenizer
 
@@ -165,7 +164,7 @@ class TokenStream:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m stage4_models.tokens", description=__doc__.split("\n")[0])
+    parser = Parser(prog="python -m stage4_models.tokens", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("prepare", help="encode a corpus into a uint16 token file")
     p.add_argument("corpus", help="a UTF-8 text file, or a folder of *.txt files (one document each)")

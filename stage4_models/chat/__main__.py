@@ -14,19 +14,18 @@ question, the bot's answer follows, earlier turns stay in its context; an empty 
 Ctrl-D ends, ``/reset`` forgets the conversation. ``--ask`` prints one answer;
 ``--evaluate`` asks every held-out question and prints the table and the accuracy.
 """
-import argparse
 import sys
 from pathlib import Path
 
 from ..arguments import device, non_negative_int, output_folder, positive_int
-from ..cli import dispatch, reading
+from ..cli import Parser, dispatch, reading
 from ..gpt.training import config_named, load_checkpoint, train
 from . import dataset
 from .bot import ChatBot
 
 
 def parser():
-    p = argparse.ArgumentParser(prog="python -m stage4_models.chat", description=__doc__.split("\n")[0])
+    p = Parser(prog="python -m stage4_models.chat", description=__doc__.split("\n")[0])
     p.add_argument("--checkpoint", help="a fine-tuned chat model (python -m stage4_models.chat train)")
     p.add_argument("--ask", help="print the answer to this one question")
     p.add_argument("--evaluate", action="store_true", help="score the held-out questions")
@@ -36,7 +35,7 @@ def parser():
 
 
 def train_parser():
-    p = argparse.ArgumentParser(prog="python -m stage4_models.chat train",
+    p = Parser(prog="python -m stage4_models.chat train",
                                 description="fine-tune the chatbot, then score it on the held-out questions")
     p.add_argument("--base", help="pretrained checkpoint (default: pretrain one, the chat-base config)")
     p.add_argument("--base-steps", type=positive_int, help="pretraining steps when there is no --base")

@@ -17,7 +17,6 @@ fluent answer about the wrong fact, or a near miss ("17:50" for "7:50"), counts 
 ``write`` makes the two files shipped in ``stage4_models/chat/data``: ``train.txt`` and
 ``heldout.jsonl`` (one ``{"question", "fact", "key"}`` a line).
 """
-import argparse
 import json
 import random
 import re
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..arguments import non_negative_int, output_folder, positive_int
-from ..cli import dispatch
+from ..cli import Parser, dispatch
 from .college import COLLEGE, FACTS
 
 DATA = Path(__file__).with_name("data")   # the shipped train.txt and heldout.jsonl
@@ -247,7 +246,7 @@ def evaluate(answer_fn, heldout):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m stage4_models.chat.dataset",
+    parser = Parser(prog="python -m stage4_models.chat.dataset",
                                      description="write the chatbot's train.txt and heldout.jsonl")
     parser.add_argument("--out", type=output_folder, required=True, help="folder to write into")
     parser.add_argument("--held-out", type=positive_int, default=HELD_OUT, help="questions held out per fact")

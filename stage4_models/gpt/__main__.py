@@ -15,18 +15,17 @@ OUT gets checkpoint.tg (also every checkpoint_interval steps, to resume from), l
 unless --data names a token file (``python -m stage4_models.tokens prepare``) or a text.
 ``sample`` prints the prompt continued by the model.
 """
-import argparse
 import sys
 from dataclasses import replace
 
 from ..arguments import (device, non_negative_int, output_folder, positive_float, positive_int,
                          probability)
-from ..cli import dispatch, reading
+from ..cli import Parser, dispatch, reading
 from .training import CONFIGS, config_named, decode_sample, load_checkpoint, read_checkpoint, train
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m stage4_models.gpt", description=__doc__.split("\n")[0])
+    parser = Parser(prog="python -m stage4_models.gpt", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     t = commands.add_parser("train", help="train a GPT; write its log, checkpoints and summary")

@@ -10,13 +10,12 @@
 checkpoint.tg and summary.json, and prints one line: wall time, examples/s, test accuracy.
 ``table`` runs the thesis's four optimizers and writes chapters/logs/mnist_results.json.
 """
-import argparse
 import sys
 
 import numpy as np
 
 from ..arguments import device, non_negative_int, output_folder, positive_float, positive_int
-from ..cli import dispatch, reading
+from ..cli import Parser, dispatch, reading
 from . import data
 from .predict import predict, read_image, to_mnist
 from .table import OPTIMIZERS, reproduce
@@ -25,7 +24,7 @@ from .training import THESIS, Config, evaluate, load_checkpoint, save_run, summa
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m stage4_models.mnist", description=__doc__.split("\n")[0])
+    parser = Parser(prog="python -m stage4_models.mnist", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     t = commands.add_parser("train", help="train MnistNet, write its log, checkpoint and summary")

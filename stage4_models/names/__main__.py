@@ -14,18 +14,17 @@ rate), checkpoint.tg and summary.json, and prints one line: wall time, parameter
 loss on the train, dev and test names. ``sample`` prints names drawn from a checkpoint;
 ``bigram`` counts the training names and prints the bigram model's loss and samples.
 """
-import argparse
 import sys
 
 from ..arguments import (device, non_negative_float, non_negative_int, output_folder, positive_float,
                          positive_int)
-from ..cli import dispatch, reading
+from ..cli import Parser, dispatch, reading
 from . import bigram, data
 from .training import Config, load_checkpoint, sample, save_run, summary_line, train
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m stage4_models.names", description=__doc__.split("\n")[0])
+    parser = Parser(prog="python -m stage4_models.names", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     defaults = Config()
 

@@ -9,12 +9,11 @@
 holding encoder.json and vocab.bpe, as ``train`` writes). ``train`` learns merges from
 the corpus files (each one a document) and writes DIR/encoder.json and DIR/vocab.bpe.
 """
-import argparse
 import sys
 from pathlib import Path
 
 from ..arguments import output_folder
-from ..cli import dispatch
+from ..cli import Parser, dispatch
 from .gpt2 import GPT2Tokenizer
 from .train import save, train
 
@@ -27,7 +26,7 @@ def load(vocab):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m stage4_models.tokenizer",
+    parser = Parser(prog="python -m stage4_models.tokenizer",
                                      description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     e = commands.add_parser("encode", help="print the token ids of a text")
