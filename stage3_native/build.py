@@ -33,7 +33,11 @@ HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
 # -fno-math-errno: sqrt need not set errno, so it vectorizes; -fno-trapping-math: no kernel
 # traps on floating-point exceptions, so the compiler may compute both sides of a ?: and
-# select (how a loop with a condition in it vectorizes). Neither changes any result.
+# select (how a loop with a condition in it vectorizes). Neither changes any result. No
+# -march: the library runs on any x86-64, and wider instruction sets come from copies of
+# the hot loops compiled for them and chosen at run time (csrc/simd.h, gemm_kernels.c). Those
+# copies contract a * b + c into FMA (gcc's default -ffp-contract=fast), so the last bits of
+# their float results may differ from the generic copy's (tests hold each to error bounds).
 FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
 # TRACEGRAD_SANITIZE=1 (``make sanitize``, in a copy of the tree): AddressSanitizer and
 # UndefinedBehaviorSanitizer check every memory access and every signed overflow, shift and

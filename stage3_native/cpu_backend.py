@@ -11,6 +11,7 @@ with one, else TinyBLAS ("tinyblas", csrc/gemm.c); "naive", "reordered" and "blo
 for the chapter. ``matmul(a, b, dtype, bias)`` adds a bias row inside the product (Linear).
 """
 import os
+import warnings
 
 from stage2_tensor import backend, contracts, dtypes
 from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
@@ -50,6 +51,33 @@ def default_matmul():
     return "tinyblas"
 
 
+# The SIMD code a CPU runs, chosen at run time (README.md's stage3_native section): TinyBLAS's
+# micro-kernel (csrc/gemm_kernels.c) and the level of the element-wise kernels (csrc/simd.h),
+# each the widest this CPU has unless an environment variable or a call picks another.
+
+def _names(listed):
+    """The names C lists one by one (listed(i), NULL after the last)."""
+    names, i = [], 0
+    while (name := listed(i)) != ffi.NULL:
+        names.append(ffi.string(name).decode())
+        i += 1
+    return tuple(names)
+
+
+def _use(switch, name, what, available, function):
+    if not isinstance(name, str):
+        raise TypeError(f"{function}: expected the name of a {what} as a str, got {type(name).__name__}")
+    if not switch(name.encode()):
+        raise ValueError(f"{function}: this CPU cannot run the {name!r} {what} "
+                         f"(it runs {', '.join(available())}; or auto, the widest)")
+
+
+def gemm_kernels():
+    """The micro-kernels this CPU runs, narrowest first: "generic", then "avx2", "avx512"
+    where it has them."""
+    return _names(lib.tg_gemm_kernels)
+
+
 def gemm_kernel():
     """The micro-kernel TinyBLAS runs: "avx512", "avx2" (the widest this CPU has) or
     "generic"; TRACEGRAD_GEMM_KERNEL, read at the first matmul, can pick a narrower one."""
@@ -57,11 +85,49 @@ def gemm_kernel():
 
 
 def use_gemm_kernel(name):
-    """Switch TinyBLAS's micro-kernel ("generic", "avx2", "avx512"; "auto": the widest the
-    CPU has). Raises ValueError when this CPU cannot run it."""
-    if not lib.tg_gemm_use_kernel(name.encode()):
-        raise ValueError(f"use_gemm_kernel: this CPU cannot run the {name!r} micro-kernel "
-                         f"(expected generic, avx2, avx512 or auto)")
+    """Switch TinyBLAS's micro-kernel (one of gemm_kernels(); "auto": the widest the CPU
+    has). Raises ValueError when this CPU cannot run it."""
+    _use(lib.tg_gemm_use_kernel, name, "micro-kernel", gemm_kernels, "use_gemm_kernel")
+
+
+def gemm_blocking(dtype):
+    """The blocks of the micro-kernel in use for dtype (float32 or float64), in elements:
+    {"mr", "nr"} its register block, {"mc", "kc", "nc"} the cache blocks (csrc/gemm.c)."""
+    if dtype not in FLOATS:
+        raise TypeError(f"gemm_blocking: expected float32 or float64, got {dtype}")
+    blocks = lib.tg_gemm_blocking(CODE[dtype])
+    return {name: getattr(blocks, name) for name in ("mr", "nr", "mc", "kc", "nc")}
+
+
+def simd_levels():
+    """The SIMD levels of the element-wise kernels this CPU runs, narrowest first:
+    "generic", then "avx2", "avx512" where it has them (csrc/simd.h)."""
+    return _names(lib.tg_simd_levels)
+
+
+def simd_level():
+    """The level the element-wise kernels run at: the widest this CPU has, unless
+    TRACEGRAD_SIMD, read when the library is loaded, picked a narrower one."""
+    return ffi.string(lib.tg_simd_level()).decode()
+
+
+def use_simd_level(name):
+    """Switch the element-wise kernels' level (one of simd_levels(); "auto": the widest).
+    Raises ValueError when this CPU cannot run it."""
+    _use(lib.tg_simd_use, name, "SIMD level", simd_levels, "use_simd_level")
+
+
+def _check_environment():
+    """A variable naming code this CPU cannot run falls back to the widest: say so once."""
+    for variable, available in (("TRACEGRAD_GEMM_KERNEL", gemm_kernels), ("TRACEGRAD_SIMD", simd_levels)):
+        asked = os.environ.get(variable)
+        if asked and asked != "auto" and asked not in available():
+            warnings.warn(f"{variable}={asked!r}: this CPU cannot run it (it runs "
+                          f"{', '.join(available())}); using the widest, {available()[-1]}",
+                          RuntimeWarning, stacklevel=2)
+
+
+_check_environment()
 
 
 # Buffers of 16 KiB or more come from the caching allocator (csrc/alloc.c): a reused block

@@ -20,6 +20,38 @@ def threads(request):
     stage3_native.set_num_threads(before)
 
 
+def pytest_generate_tests(metafunc):
+    """A test that asks for ``simd_level`` runs once per SIMD level of the element-wise
+    kernels this CPU runs, one that asks for ``gemm_kernel`` once per TinyBLAS micro-kernel
+    it runs: the library says which (stage3_native.cpu_backend), the tests never assume."""
+    for fixture, available in (("simd_level", "simd_levels"), ("gemm_kernel", "gemm_kernels")):
+        if fixture in metafunc.fixturenames:
+            from stage3_native import cpu_backend
+            metafunc.parametrize(fixture, getattr(cpu_backend, available)(), indirect=True)
+
+
+def _switched(current, use, name):
+    before = current()
+    use(name)
+    assert current() == name
+    yield name
+    use(before)
+
+
+@pytest.fixture
+def simd_level(request):
+    """Run a stage3 kernel test at one SIMD level (csrc/simd.h), then switch back."""
+    from stage3_native import cpu_backend
+    yield from _switched(cpu_backend.simd_level, cpu_backend.use_simd_level, request.param)
+
+
+@pytest.fixture
+def gemm_kernel(request):
+    """Run a stage3 matmul test on one TinyBLAS micro-kernel (csrc/gemm_kernels.c)."""
+    from stage3_native import cpu_backend
+    yield from _switched(cpu_backend.gemm_kernel, cpu_backend.use_gemm_kernel, request.param)
+
+
 @pytest.fixture
 def offline(tmp_path, monkeypatch):
     """What a data loader meets on a fresh machine without a network: $TRACEGRAD_DATA an empty

@@ -156,6 +156,17 @@ def test_unary_ops_match_eager_bit_for_bit(dtype, ops):
                       f"{name} {dtype} {('transposed', 'broadcast')[k]}")
 
 
+def test_a_kernel_follows_the_eager_simd_level(simd_level):
+    """One compiled kernel, on every SIMD level this CPU runs: its dispatch reads the eager
+    library's level (jit.py points it there), so it matches the eager kernels of that level
+    bit for bit (float32's GELUs round differently with FMA than without)."""
+    x = contiguous("float32", 21)
+    ops = ("gelu", "gelu_grad", "gelu_tanh", "tanh", "exp")
+    got = fused([x], [op(name, leaf(x, 0)) for name in ops], path="contiguous")
+    for name, g in zip(ops, got):
+        same_bits(g, eager(BE.unary(name, x.view, dtypes.float32), "float32"), f"{name} at {simd_level}")
+
+
 def binary_eager(name, a, b, dtype):
     out_dtype = "bool" if name in COMPARISONS else dtype
     return eager(BE.binary(name, a.view, b.view, DT[out_dtype]), out_dtype)

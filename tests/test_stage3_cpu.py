@@ -154,13 +154,31 @@ def test_fused_cross_entropy_on_cpu_matches_python_even_for_huge_logits():
     assert grads["cpu"].dtype == np.float32
 
 
+def softmax_reference(x, dim, log):
+    """Softmax (log-softmax) of x along dim, in float64, and how far a kernel in x's dtype may
+    be from it. With m the max and s = x - m, each e^s is within a few ulps, and |s| ulps
+    more (s is rounded, and exp's condition number is |s|): 8 (1 + |s|) ulps, as
+    test_stage3_elementwise.py's error_bound counts; so their sum S is within E = 8 (1 +
+    max |s|) + n ulps (n additions), and log S within E ulps of 1. Softmax e^s / S is then
+    within 8 (1 + |s|) + E ulps of itself, log-softmax s - log S within 8 (|s| + |log S|) + E
+    ulps of 1."""
+    s = x.astype(np.float64) - x.max(dim, keepdims=True)
+    total = np.exp(s).sum(dim, keepdims=True)
+    eps = np.finfo(x.dtype).eps
+    sum_ulps = 8 * (1 + np.abs(s).max(dim, keepdims=True)) + x.shape[dim]
+    if log:
+        return s - np.log(total), eps * (8 * (np.abs(s) + np.abs(np.log(total))) + sum_ulps)
+    y = np.exp(s) / total
+    return y, eps * y * (8 * (1 + np.abs(s)) + sum_ulps)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_fused_softmax_backward_matches_numpy_and_python(log, dtype):
-    """softmax_backward (softmax.c): the vectorized float rows (37 values: a body of whole
-    lane groups and a tail, and 10), the general rows along a dimension that is not the
-    last, an expanded (stride 0) upstream gradient; against the Jacobian-vector product in
-    numpy and the python device's kernel."""
+def test_fused_softmax_backward_matches_numpy_and_python(log, dtype, simd_level):
+    """softmax and softmax_backward (softmax.c): the vectorized float rows (37 values: a
+    body of whole lane groups and a tail, and 10), the general rows along a dimension that
+    is not the last, an expanded (stride 0) upstream gradient; against numpy (the softmax,
+    the Jacobian-vector product) and the python device's kernel, on every SIMD level."""
     rng = np.random.default_rng(4)
     for shape, dim in [((5, 37), 1), ((32, 10), 1), ((4, 6, 3), 1), ((7, 3), 0)]:
         x0 = (rng.normal(size=shape) * 3).astype(dtype)
@@ -169,9 +187,11 @@ def test_fused_softmax_backward_matches_numpy_and_python(log, dtype):
         y = e / e.sum(dim, keepdims=True)
         expected = (g0 - y * g0.sum(dim, keepdims=True) if log
                     else y * (g0 - (g0 * y).sum(dim, keepdims=True)))
+        want, bound = softmax_reference(x0, dim, log)
         for device in ("python", "cpu"):
             x = tg.from_numpy(x0, device=device).requires_grad_()
             out = x.log_softmax(dim) if log else x.softmax(dim)
+            assert (np.abs(out.detach().numpy() - want) <= bound).all(), device
             out.backward(tg.from_numpy(g0, device=device))
             np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5 if dtype is np.float32 else 1e-12,
                                        atol=1e-6 if dtype is np.float32 else 1e-14)
@@ -191,12 +211,13 @@ def test_fused_softmax_backward_matches_numpy_and_python(log, dtype):
     lambda ps: tg.optim.Adam(ps, lr=0.05, weight_decay=0.1),
     lambda ps: tg.optim.AdamW(ps, lr=0.05, weight_decay=0.1),
 ], ids=["sgd", "sgd_nesterov", "adam", "adamw"])
-def test_fused_optimizer_steps_on_cpu_match_python(make):
+def test_fused_optimizer_steps_on_cpu_match_python(make, simd_level):
     """20 steps of the fused update kernels (optim.c) against the python device's, on a
-    matrix and a vector parameter in float32."""
+    matrix and a vector parameter in float32, on every SIMD level: 259 and 7 elements, whole
+    vectors of any width and a tail."""
     rng = np.random.default_rng(5)
-    w0, b0 = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=3).astype(np.float32)
-    x = rng.normal(size=(6, 4)).astype(np.float32)
+    w0, b0 = rng.normal(size=(37, 7)).astype(np.float32), rng.normal(size=7).astype(np.float32)
+    x = rng.normal(size=(6, 37)).astype(np.float32) / 6
     trajectories = {}
     for device in ("python", "cpu"):
         w = tg.tensor(w0.tolist(), device=device, requires_grad=True)

@@ -80,6 +80,15 @@ def same_bits(got, want, what):
         pytest.fail(f"{what}: element {i} is {got[i]!r}, eager gives {want[i]!r}")
 
 
+def several_blocks():
+    """(m, n) of a float32 product that TinyBLAS cuts into at least two blocks of rows on
+    each of two threads, whichever micro-kernel runs: more than twice its MC rows (a thread
+    gets at least half of them), and more columns than rows (so the threads take bands of
+    columns, each with all the rows)."""
+    mc = cpu.gemm_blocking(dtypes.float32)["mc"]
+    return 2 * mc + 13, 2 * mc + 80
+
+
 def gelu_spec(dtype, m, n):
     return EpilogueSpec(m, n, dtype, (), (op("gelu_tanh", Product(dtype)),))
 
@@ -142,10 +151,10 @@ def test_k_zero_is_the_bias_then_the_epilogue():
 
 def test_residual_two_outputs_many_blocks_on_two_threads(two_threads):
     """GELU(x @ W + b + r) and x @ W + b + r on a product that TinyBLAS cuts into several
-    blocks on each of two threads (300 x 1100, k = 64): the residual r is a contiguous
+    blocks on each of two threads (several_blocks, k = 64): the residual r is a contiguous
     (m, n) operand, the first output has a buffer of its own and the second is written over
     the product."""
-    m, n, k, dtype = 300, 1100, 64, "float32"
+    (m, n), k, dtype = several_blocks(), 64, "float32"
     d = DT[dtype]
     P, R = Product(dtype), Input(0, dtype)
     s = op("add", P, R)
@@ -161,10 +170,12 @@ def test_residual_two_outputs_many_blocks_on_two_threads(two_threads):
 
 
 def test_broadcast_operands_and_several_passes_over_k():
-    """k = 300 takes two passes over k (KC is at most 256): the epilogue, written over the
-    product, must run on the final sums only. Operands broadcast along either dimension (a row with an offset, a column),
-    a constant, and a multiply feeding an add (which tg_keep keeps from contracting)."""
-    m, n, k, dtype = 40, 72, 300, "float64"
+    """k past the micro-kernel's KC takes two passes over k: the epilogue, written over the
+    product, must run on the final sums only. Operands broadcast along either dimension (a
+    row with an offset, a column), a constant, and a multiply feeding an add (which tg_keep
+    keeps from contracting)."""
+    m, n, dtype = 40, 72, "float64"
+    k = cpu.gemm_blocking(dtypes.float64)["kc"] + 44
     d = DT[dtype]
     P, row, col = Product(dtype), Input(0, dtype), Input(1, dtype)
     out = op("sub", op("mul", P, row), op("mul", col, Const(0.5, dtype)))
@@ -180,13 +191,15 @@ def test_broadcast_operands_and_several_passes_over_k():
     same_bits(got, read(want, m * n, dtype), "(x @ W) * row - col * 0.5")
 
 
-@pytest.mark.parametrize("m,n,k", [(700, 1100, 64), (40, 72, 300)])
-def test_every_element_is_in_exactly_one_final_block(m, n, k, two_threads):
-    """The C interface alone, with a Python callback: the blocks cover the product once, there
-    are several of them for the big product (its 700 rows are more than any micro-kernel's
-    row block, gemm_kernels.c: more than one block for each thread), and each is final when
-    its call comes."""
+@pytest.mark.parametrize("shape", ["several_blocks", "several_passes"])
+def test_every_element_is_in_exactly_one_final_block(shape, gemm_kernel, two_threads):
+    """The C interface alone, with a Python callback, on every micro-kernel this CPU runs:
+    the blocks cover the product once, none is larger than the kernel's cache blocks (so
+    the big product has several: more rows than two of them hold), and each is final when
+    its call comes (k past KC: after the last of several passes)."""
     dtype, d = "float32", dtypes.float32
+    blocking = cpu.gemm_blocking(d)
+    m, n, k = (*several_blocks(), 64) if shape == "several_blocks" else (40, 72, blocking["kc"] + 44)
     x, w = matrix(dtype, m, k, 18), matrix(dtype, k, n, 19)
     final = read(BE.matmul(x, w, d), m * n, dtype).reshape(m, n)
     product = cpu.allocate(m * n, d)
@@ -204,7 +217,8 @@ def test_every_element_is_in_exactly_one_final_block(m, n, k, two_threads):
     for row0, rows, col0, cols in blocks:
         covered[row0:row0 + rows, col0:col0 + cols] += 1
     assert (covered == 1).all() and not early
-    assert len(blocks) > (2 if m * n * k > 10**7 else 0)
+    assert all(rows <= blocking["mc"] and cols <= blocking["nc"] for _, rows, _, cols in blocks)
+    assert len(blocks) >= -(-m // blocking["mc"]) * -(-n // blocking["nc"])
 
 
 def test_generated_source_reads_in_place_safely():

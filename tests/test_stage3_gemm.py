@@ -5,6 +5,7 @@ any block (so every edge tile runs), on sizes past KC and NC (so every blocking 
 with transposed, strided, batched and broadcast operands, with and without the fused bias,
 in float32 and float64, on one thread and on two.
 """
+import functools
 import os
 import subprocess
 import sys
@@ -26,34 +27,21 @@ VARIANTS = ["naive", "reordered", "blocked", "tinyblas"] + (["blas"] if HAS_CBLA
 DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 
 
-def _runnable_kernels():
-    """The micro-kernels this CPU runs (asking switches to each; the default comes back)."""
-    default = cpu_backend.gemm_kernel()
-    runnable = [name for name in ("generic", "avx2", "avx512")
-                if cpu_backend.lib.tg_gemm_use_kernel(name.encode())]
-    cpu_backend.use_gemm_kernel(default)
-    return runnable
-
-
-KERNELS = _runnable_kernels()
-
 # (m, n, k): ones and primes around the register blocks (4 x 8, 6 x 16, 14 x 32) ...
 SMALL_SHAPES = [(1, 1, 1), (1, 7, 3), (3, 1, 7), (2, 5, 9), (6, 16, 8), (10, 31, 12), (7, 17, 33),
                 (17, 33, 65), (65, 129, 17), (33, 65, 129)]
-# ... and past every cache block: m > MC per thread, k > KC (192 to 256), n > NC (2048 for
-# double, 4096 for float), each not a multiple of the block; the first two and the last are
-# big enough (m n k > GEMM_PARALLEL_MIN, 4.2M) for two threads: bands of rows (m > n), of
-# columns (n > m), and of columns past NC.
-BLOCK_SHAPES = [(310, 80, 200), (40, 520, 210), (29, 33, 600), (7, 4100, 9), (13, 4100, 100)]
 
 
-@pytest.fixture(params=KERNELS)
-def kernel(request):
-    before = cpu_backend.gemm_kernel()
-    cpu_backend.use_gemm_kernel(request.param)
-    assert cpu_backend.gemm_kernel() == request.param
-    yield request.param
-    cpu_backend.use_gemm_kernel(before)
+def block_shapes(dtype):
+    """... and shapes past every cache block of the micro-kernel in use (its own MC, KC, NC:
+    cpu_backend.gemm_blocking), none a multiple of a block: bands of rows on two threads
+    (m > n) with more than MC rows each and k past KC; bands of columns (n > m); several
+    passes over k; n past NC, on one thread and on two. All but the third are big enough
+    (m n k > GEMM_PARALLEL_MIN, about 1M) for two threads."""
+    blocks = cpu_backend.gemm_blocking(dtype)
+    mc, kc, nc = blocks["mc"], blocks["kc"], blocks["nc"]
+    return [(2 * mc + 11, 80, kc + 9), (40, 520, kc + 18), (29, 33, 2 * kc + 88), (7, nc + 5, 9),
+            (13, nc + 5, 100)]
 
 
 def use_variant(monkeypatch, variant):
@@ -80,14 +68,38 @@ def operands(rng, m, n, k, np_dtype, batch=()):
 
 
 def reference(a, b, bias=None):
-    out = np.matmul(a.astype(np.float64), b.astype(np.float64))
-    return out if bias is None else out + bias.astype(np.float64)
+    """a @ b (+ bias) in float64, and how far a product in a's dtype may be from it. Each
+    output is a sum of k products and the bias, rounded k + 1 times (or fewer, with FMA),
+    each time by at most eps/2 of what has been summed: whatever the order of the additions
+    (the blocks, the lanes, the threads), it is within (k + 1) eps/2 of the sum of the
+    magnitudes, |a| @ |b| + |bias| (Higham, Accuracy and Stability of Numerical
+    Algorithms, section 3.1). Twice that: a float64 reference rounds as much."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    out, magnitudes = np.matmul(a64, b64), np.matmul(np.abs(a64), np.abs(b64))
+    if bias is not None:
+        out, magnitudes = out + bias.astype(np.float64), magnitudes + np.abs(bias.astype(np.float64))
+    return out, (a.shape[-1] + 1) * np.finfo(a.dtype).eps * magnitudes
 
 
-def assert_close(out, ref, dtype_name, k):
-    # Values are sums of k products of numbers in [-1, 1]: the rounding error grows with k.
-    tol = (3e-6 if dtype_name == "float32" else 1e-14) * max(k, 1)
-    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+def assert_within(out, want, bound):
+    assert out.shape == want.shape
+    error = np.abs(out.astype(np.float64) - want)
+    assert (error <= bound).all(), f"off by {(error / np.maximum(bound, 1e-300)).max():.2f} times the bound"
+
+
+def assert_close(out, a, b, bias=None):
+    assert out.dtype == a.dtype
+    assert_within(out, *reference(a, b, bias))
+
+
+@functools.lru_cache(maxsize=None)
+def product_case(m, n, k, dtype_name, with_bias):
+    """Operands of an m x n x k product (and a bias), its reference and bound: the same for
+    every micro-kernel, thread count and layout, so made once."""
+    rng = np.random.default_rng((m, n, k))
+    a, b = operands(rng, m, n, k, DTYPES[dtype_name][1])
+    bias = rng.uniform(-1, 1, n).astype(a.dtype) if with_bias else None
+    return (a, b, bias, *reference(a, b, bias))
 
 
 def matmul_with_bias(a, b, bias, dtype):
@@ -119,27 +131,25 @@ def test_every_variant_agrees_with_numpy(variant, dtype_name, layouts, with_bias
         else:
             bias, out = None, (ta @ tb).numpy()
         assert out.dtype == np_dtype and out.shape == (m, n)
-        assert_close(out, reference(a, b, bias), dtype_name, k)
+        assert_close(out, a, b, bias)
 
 
 @pytest.mark.parametrize("with_bias", [False, True], ids=["", "bias"])
 @pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "transposed"),
                                      ("strided", "transposed")], ids="-".join)
 @pytest.mark.parametrize("dtype_name", DTYPES)
-def test_every_micro_kernel_through_every_block(kernel, threads, dtype_name, layouts, with_bias,
+def test_every_micro_kernel_through_every_block(gemm_kernel, threads, dtype_name, layouts, with_bias,
                                                 monkeypatch):
     use_variant(monkeypatch, "tinyblas")
     dtype, np_dtype = DTYPES[dtype_name]
-    rng = np.random.default_rng(2)
-    for m, n, k in SMALL_SHAPES + BLOCK_SHAPES:
-        a, b = operands(rng, m, n, k, np_dtype)
-        bias = rng.uniform(-1, 1, n).astype(np_dtype) if with_bias else None
+    for m, n, k in SMALL_SHAPES + block_shapes(dtype):
+        a, b, bias, want, bound = product_case(m, n, k, dtype_name, with_bias)
         ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
         out = matmul_with_bias(ta, tb, None if bias is None else tg.from_numpy(bias, device="cpu"), dtype)
-        assert_close(out, reference(a, b, bias), dtype_name, k)
+        assert_within(out, want, bound)
 
 
-def test_two_threads_give_the_same_bits_as_one(kernel, monkeypatch):
+def test_two_threads_give_the_same_bits_as_one(gemm_kernel, monkeypatch):
     """Each output element is summed in the same order whatever the split between threads:
     any difference would be a race or a tile computed twice or never."""
     use_variant(monkeypatch, "tinyblas")
@@ -172,15 +182,14 @@ def test_batched_and_broadcast_operands(variant, batch, threads, monkeypatch):
     m, n, k = BATCHES[batch]
     a, b = operands(rng, m, n, k, np.float32, batch)
     bias = rng.uniform(-1, 1, n).astype(np.float32)
-    assert_close((on_cpu(a, "contiguous") @ on_cpu(b, "transposed")).numpy(), reference(a, b),
-                 "float32", k)
+    assert_close((on_cpu(a, "contiguous") @ on_cpu(b, "transposed")).numpy(), a, b)
     shared = b[(0,) * len(batch)]                               # one b for every a
     broadcast = on_cpu(shared, "contiguous").expand(*batch, k, n)
     assert broadcast.strides[0] == 0
     out = matmul_with_bias(on_cpu(a, "strided"), broadcast, tg.from_numpy(bias, device="cpu"),
                            tg.float32)
     assert out.shape == batch + (m, n)
-    assert_close(out, reference(a, shared, bias), "float32", k)
+    assert_close(out, a, shared, bias)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -193,7 +202,7 @@ def test_bias_is_converted_and_made_contiguous(variant, monkeypatch):
     strided_bias = tg.from_numpy(bias, device="cpu")[::2]      # float64, stride 2
     out = matmul_with_bias(on_cpu(a, "contiguous"), on_cpu(b, "contiguous"), strided_bias, tg.float32)
     assert out.dtype == np.float32
-    assert_close(out, reference(a, b, bias[::2]), "float32", 11)
+    assert_close(out, a, b, bias[::2])
 
 
 def test_bias_when_k_is_zero_and_for_integers(monkeypatch):
@@ -213,12 +222,24 @@ def test_bias_of_the_wrong_length_is_refused():
 
 
 def test_the_default_kernel_is_the_widest_this_cpu_runs():
-    assert KERNELS[0] == "generic"
-    assert set(KERNELS) <= {"generic", "avx2", "avx512"}
+    kernels = cpu_backend.gemm_kernels()
+    assert kernels[0] == "generic" and len(set(kernels)) == len(kernels)
+    assert set(kernels) <= {"generic", "avx2", "avx512"}
     if not os.environ.get("TRACEGRAD_GEMM_KERNEL"):
-        assert cpu_backend.gemm_kernel() == KERNELS[-1]
-    with pytest.raises(ValueError, match="cannot run"):
+        assert cpu_backend.gemm_kernel() == kernels[-1]
+    with pytest.raises(ValueError, match="cannot run the 'sse9'"):
         cpu_backend.use_gemm_kernel("sse9")
+    with pytest.raises(TypeError, match="str"):
+        cpu_backend.use_gemm_kernel(None)
+
+
+def test_blocking_belongs_to_the_kernel_in_use(gemm_kernel):
+    """What tests about blocks read: the register block fits in the cache blocks."""
+    for dtype in (tg.float32, tg.float64):
+        blocks = cpu_backend.gemm_blocking(dtype)
+        assert 1 <= blocks["mr"] <= blocks["mc"] and 1 <= blocks["nr"] <= blocks["nc"] and blocks["kc"] >= 1
+    with pytest.raises(TypeError, match="float32 or float64"):
+        cpu_backend.gemm_blocking(tg.int32)
 
 
 def test_kernel_can_be_forced_from_the_environment():
@@ -231,6 +252,10 @@ def test_kernel_can_be_forced_from_the_environment():
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["generic", "30000"]
+    env["TRACEGRAD_GEMM_KERNEL"] = "sse9"              # none this CPU runs: the widest, and a warning
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.stdout.split() == [cpu_backend.gemm_kernels()[-1], "30000"]
+    assert "TRACEGRAD_GEMM_KERNEL='sse9': this CPU cannot run it" in result.stderr
 
 
 def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):

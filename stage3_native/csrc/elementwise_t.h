@@ -8,7 +8,8 @@
 
 /* The loops live in the TG_SIMD function itself: a helper it called would be compiled
  * once, for the baseline instruction set, unless inlined. */
-TG_SIMD static void FN(unary_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+TG_SIMD(void, FN(unary_row), (int op, i64 n, const void *const *in, const int *step, void *out_),
+        (op, n, in, step, out_)) {
     const T *x = in[0];
     T *restrict out = out_;
     i64 len = step[0] ? n : 1;                     /* one value repeated: computed once */
@@ -33,7 +34,8 @@ TG_SIMD static void FN(unary_row)(int op, i64 n, const void *const *in, const in
     for (i64 i = len; i < n; i++) out[i] = out[0];
 }
 
-TG_SIMD static void FN(binary_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+TG_SIMD(void, FN(binary_row), (int op, i64 n, const void *const *in, const int *step, void *out_),
+        (op, n, in, step, out_)) {
     const T *a = in[0], *b = in[1];
     T *restrict out = out_;
     int sa = step[0], sb = step[1];
@@ -63,7 +65,8 @@ TG_SIMD static void FN(binary_row)(int op, i64 n, const void *const *in, const i
 }
 
 /* comparisons, in T itself (exact for every dtype); out is bool (uint8) */
-TG_SIMD static void FN(compare_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+TG_SIMD(void, FN(compare_row), (int op, i64 n, const void *const *in, const int *step, void *out_),
+        (op, n, in, step, out_)) {
     const T *a = in[0], *b = in[1];
     uint8_t *restrict out = out_;
     i64 sa = step[0], sb = step[1];
@@ -81,7 +84,8 @@ TG_SIMD static void FN(compare_row)(int op, i64 n, const void *const *in, const 
 }
 
 /* cond ? a : b, in[0] the bool condition */
-TG_SIMD static void FN(where_row)(int op, i64 n, const void *const *in, const int *step, void *out_) {
+TG_SIMD(void, FN(where_row), (int op, i64 n, const void *const *in, const int *step, void *out_),
+        (op, n, in, step, out_)) {
     const uint8_t *c = in[0];
     const T *a = in[1], *b = in[2];
     T *restrict out = out_;

@@ -231,6 +231,22 @@ const GemmKernel_f64 *tg_gemm_kernel_f64(void) { return &KERNELS_F64[current_kin
 
 const char *tg_gemm_kernel(void) { return KIND_NAMES[current_kind()]; }
 
+const char *tg_gemm_kernels(int i) {
+    int seen = 0;
+    for (int kind = 0; kind < N_KINDS; kind++)
+        if (cpu_supports(kind) && seen++ == i) return KIND_NAMES[kind];
+    return NULL;
+}
+
+tg_gemm_blocks tg_gemm_blocking(int dtype) {
+    if (dtype == 3) {
+        const GemmKernel_f32 *k = tg_gemm_kernel_f32();
+        return (tg_gemm_blocks){k->mr, k->nr, k->mc, k->kc, k->nc};
+    }
+    const GemmKernel_f64 *k = tg_gemm_kernel_f64();
+    return (tg_gemm_blocks){k->mr, k->nr, k->mc, k->kc, k->nc};
+}
+
 int tg_gemm_use_kernel(const char *name) {
     if (name == NULL || name[0] == '\0' || strcmp(name, "auto") == 0) {
         chosen = widest_supported();

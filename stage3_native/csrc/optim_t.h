@@ -8,9 +8,10 @@
  * each calling the loop on its own slice (an OpenMP loop inside the TG_SIMD function would
  * be compiled apart from it, for the baseline instruction set). */
 
-TG_SIMD static void FN(sgd_range)(i64 lo, i64 hi, T *restrict p, const T *restrict grad,
-                                  T *restrict v, double lr, double momentum, double dampening,
-                                  double weight_decay, int first_step, int nesterov) {
+TG_SIMD(void, FN(sgd_range), (i64 lo, i64 hi, T *restrict p, const T *restrict grad, T *restrict v,
+                               double lr, double momentum, double dampening, double weight_decay,
+                               int first_step, int nesterov),
+        (lo, hi, p, grad, v, lr, momentum, dampening, weight_decay, first_step, nesterov)) {
     for (i64 i = lo; i < hi; i++) {
         double g = (double)grad[i];
         if (weight_decay != 0) g += weight_decay * (double)p[i];
@@ -46,10 +47,12 @@ void FN(tg_sgd_update)(i64 count, const i64 *sizes, T **p, T **grad, T **v, doub
                     first_step[t], nesterov);
 }
 
-TG_SIMD static void FN(adam_range)(i64 lo, i64 hi, T *restrict p, const T *restrict grad,
-                                   T *restrict m, T *restrict v, double lr, double beta1,
-                                   double beta2, double eps, double weight_decay, int decoupled,
-                                   double step_size, double root_correction) {
+TG_SIMD(void, FN(adam_range), (i64 lo, i64 hi, T *restrict p, const T *restrict grad, T *restrict m,
+                                T *restrict v, double lr, double beta1, double beta2, double eps,
+                                double weight_decay, int decoupled, double step_size,
+                                double root_correction),
+        (lo, hi, p, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step_size,
+         root_correction)) {
     for (i64 i = lo; i < hi; i++) {
         double g = (double)grad[i];
         if (weight_decay != 0 && decoupled) p[i] = (T)((double)p[i] * (1 - lr * weight_decay));

@@ -40,11 +40,13 @@ TG_INLINE T FN(extreme_loop)(int op, const T *x, i64 n) {
     return r;
 }
 
-TG_SIMD static T FN(extreme_row)(int op, const T *x, i64 n) { return FN(extreme_loop)(op, x, n); }
+TG_SIMD(T, FN(extreme_row), (int op, const T *x, i64 n), (op, x, n)) {
+    return FN(extreme_loop)(op, x, n);
+}
 
 /* Blocks of TG_SUM_BLOCK elements summed in TG_SUM_LANES accumulators of type C (float for
  * float32: 8 per AVX2 register), each block's sum then added in W (double). */
-TG_SIMD static W FN(sum_row)(const T *x, i64 n) {
+TG_SIMD(W, FN(sum_row), (const T *x, i64 n), (x, n)) {
     W total = 0;
     for (i64 start = 0; start < n; start += TG_SUM_BLOCK) {
         const T *block = x + start;
@@ -65,7 +67,7 @@ TG_SIMD static W FN(sum_row)(const T *x, i64 n) {
  * vectorized: the extreme of each block of TG_ARG_BLOCK elements (extreme_loop), keeping
  * the first block whose extreme beats all before it; then, in that block only, the first
  * element equal to it, found 32 elements at a time. */
-TG_SIMD static i64 FN(arg_row)(int op, const T *x, i64 n) {
+TG_SIMD(i64, FN(arg_row), (int op, const T *x, i64 n), (op, x, n)) {
     T best = FN(extreme_loop)(op, x, n < TG_ARG_BLOCK ? n : TG_ARG_BLOCK);
     i64 where = 0;
     for (i64 start = TG_ARG_BLOCK; start < n && !IS_NAN(best); start += TG_ARG_BLOCK) {
@@ -178,8 +180,9 @@ static void FN(reduce_strided)(const Plan *p, int op, const T *x, Out out, i64 *
  * are added up in `block` (type C: float for float32), then block into acc (W, double):
  * float speed, and the double sum sees one addition per TG_FOLD_ROWS rows. max/min:
  * block holds the running extremes; argmax/argmin: block and at (their row numbers). */
-TG_SIMD static void FN(fold_rows)(int op, int start, i64 i0, int k, const T *const *rows, i64 m,
-                                  C *restrict block, W *restrict acc, i64 *restrict at) {
+TG_SIMD(void, FN(fold_rows), (int op, int start, i64 i0, int k, const T *const *rows, i64 m,
+                               C *restrict block, W *restrict acc, i64 *restrict at),
+        (op, start, i0, k, rows, m, block, acc, at)) {
     int r = 0;
     if (op == SUM || start) {
         for (i64 j = 0; j < m; j++) block[j] = (C)rows[0][j];

@@ -18,7 +18,8 @@
  * vectorized: the max and the sum each kept in LANES partial results (a loop-carried
  * dependency on one variable would not vectorize), e^x from vmath.h's tg_expf, the row's
  * sum finished in double. Within a few float ulps of the double-precision formula. */
-TG_SIMD static void softmax_row_f32(i64 size, const float *x, int log_softmax, float *out) {
+TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float *out),
+        (size, x, log_softmax, out)) {
     float lane_max[LANES], lane_sum[LANES];
     for (int l = 0; l < LANES; l++) lane_max[l] = -INFINITY, lane_sum[l] = 0;
     i64 body = size / LANES * LANES;
@@ -52,8 +53,9 @@ TG_SIMD static void softmax_row_f32(i64 size, const float *x, int log_softmax, f
 /* The gradient of a float row over the last dimension, vectorized the same way: the row's
  * sum, of g * y (softmax) or of g (log-softmax), in LANES partial sums finished in double,
  * then dx = y * (g - sum) or g - e^y * sum in one pass. */
-TG_SIMD static void softmax_backward_row_f32(i64 size, const float *g, const float *y,
-                                             int log_softmax, float *dx) {
+TG_SIMD(void, softmax_backward_row_f32,
+        (i64 size, const float *g, const float *y, int log_softmax, float *dx),
+        (size, g, y, log_softmax, dx)) {
     float lane_sum[LANES];
     for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
     i64 body = size / LANES * LANES;

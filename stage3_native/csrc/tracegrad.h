@@ -99,10 +99,25 @@ TG_MATMUL_EPILOGUE(double, f64)
 
 /* gemm_kernels.c: the micro-kernel TinyBLAS uses ("generic", "avx2" or "avx512": the widest
  * this CPU runs, or TRACEGRAD_GEMM_KERNEL's choice), and a way to switch it (1 when the CPU
- * runs the named kernel and it is now in use, else 0; "auto" or "": the widest again) */
+ * runs the named kernel and it is now in use, else 0; "auto" or "": the widest again);
+ * tg_gemm_kernels(i): the i-th kernel this CPU runs, narrowest first, NULL past the last;
+ * tg_gemm_blocking: the kernel's blocks for float32 (dtype 3) or float64 (4), in elements */
 const char *tg_gemm_kernel(void);
 int tg_gemm_use_kernel(const char *name);
+const char *tg_gemm_kernels(int i);
+typedef struct { i64 mr, nr, mc, kc, nc; } tg_gemm_blocks;
+tg_gemm_blocks tg_gemm_blocking(int dtype);
 double tg_gemm_peak_gflops(void);    /* one core's FMA peak at that kernel's width, measured */
+
+/* simd.c: the SIMD level the element-wise kernels (simd.h's TG_SIMD functions) run at,
+ * "generic", "avx2" or "avx512": the widest this CPU runs, or TRACEGRAD_SIMD's choice, and
+ * the same three functions as for the micro-kernel above. tg_simd_current points at the
+ * level's index, which every TG_SIMD dispatch reads (a generated kernel's library points
+ * its own at the same index: lazy/jit.py) */
+const char *tg_simd_level(void);
+int tg_simd_use(const char *name);
+const char *tg_simd_levels(int i);
+extern const int *tg_simd_current;
 
 /* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
  * inner), along the middle dimension; its gradient from the upstream grad and the output y

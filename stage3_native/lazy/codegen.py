@@ -13,8 +13,10 @@ Exactness. The fused kernel computes what the eager kernels compute, bit for bit
   float32, double for float64, int64 for integers; the math helpers are csrc/elementwise.c's
   own, pasted in from that file, and csrc/vmath.h's (tg_expf, tg_tanhf, ...);
 - each intermediate is rounded to its dtype, as the eager kernel rounds when it stores it;
-- the function is compiled with the eager library's flags and TG_SIMD (csrc/simd.h), so it
-  runs the same instruction set as the eager kernels, FMA included;
+- the function is compiled with the eager library's flags and TG_SIMD (csrc/simd.h), once
+  per SIMD level, and its dispatch reads the eager library's level (jit.py points it
+  there), so it runs the same instruction set as the eager kernels, FMA included, at
+  every level and after any switch (cpu_backend.use_simd_level);
 - one thing the eager kernels get from memory has to be said explicitly: gcc contracts a
   multiply whose result feeds an add into one fused multiply-add (-ffp-contract=fast, the
   GNU C default), which rounds once instead of twice. Eagerly, x * w is stored before + b
@@ -124,6 +126,11 @@ PREAMBLE_HEAD = """\
 #include "simd.h"
 #include "strided.h"
 #include "vmath.h"
+
+/* The SIMD level the TG_SIMD functions below dispatch on: generic until jit.py points
+ * this at the eager library's own (csrc/simd.c), as it does when it loads the library. */
+static const int tg_simd_generic = TG_SIMD_GENERIC;
+const int *tg_simd_current = &tg_simd_generic;
 """
 
 KEEP = """
@@ -339,6 +346,13 @@ def zero_lines(n):
     return [f"    uint64_t z[{n}];", f"    for (int k = 0; k < {n}; k++) z[k] = tg_zero;"]
 
 
+def simd_function(ret, name, params):
+    """The head of a TG_SIMD function (csrc/simd.h): its parameters, then the same names as
+    arguments (each parameter's last word, without its pointer stars)."""
+    args = ", ".join(p.split()[-1].lstrip("*") for p in params)
+    return f"TG_SIMD({ret}, {name}, ({', '.join(params)}), ({args})) {{"
+
+
 def signature(name):
     return f"void {name}(void *const *outs, const void *const *ins, const int64_t *offsets)"
 
@@ -353,7 +367,7 @@ def operand_pointers(operands, out_dtypes):
 def range_params(operands, out_dtypes):
     params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
     params += [f"{CTYPE[d]} *restrict out{j}" for j, d in enumerate(out_dtypes)]
-    return ", ".join(params + ["const uint64_t *restrict z"])
+    return params + ["const uint64_t *restrict z"]
 
 
 def range_args(operands, out_dtypes):
@@ -378,7 +392,8 @@ def generate_elementwise(spec, name):
              f" * fused: {ops_summary(roots)}"]
     lines += [f" * out{j} = {describe(r)}" for j, r in enumerate(roots)]
     lines += [" */"]
-    lines.append(f"TG_SIMD static void {name}_range(i64 lo, i64 hi, {range_params(operands, out_dtypes)}) {{")
+    params = ["i64 lo", "i64 hi", *range_params(operands, out_dtypes)]
+    lines.append(simd_function("void", f"{name}_range", params))
     if contiguous:
         # one flat loop: every operand is read at i (contiguous) or at 0 (a single value)
         def load(k):
@@ -492,7 +507,7 @@ def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
     body, (result,), n_zeros = element_body(operands, (expr,), load, "            ", leaf)
     params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
     params += ["const i64 *pos", *extra, "const uint64_t *restrict z"]
-    lines = [f"TG_SIMD static {w} {fname}({', '.join(params)}) {{"]
+    lines = [simd_function(w, fname, params)]
     lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
     lines.append(f"    {ct} buf[{SUM_BLOCK}];    /* one block of the row's values: stays in L1 */")
     if op == "sum":

@@ -82,8 +82,8 @@ def generate_epilogue(spec, name=NAME):
              f" * fused: {ops_summary(roots)}"]
     lines += [f" * out{j} = {describe(r)}" for j, r in enumerate(roots)]
     lines += [" */"]
-    lines.append(f"TG_SIMD static void {name}_block(i64 row0, i64 rows, i64 col0, i64 cols, "
-                 f"{', '.join(params + ['const uint64_t *restrict z'])}) {{")
+    block_params = ["i64 row0", "i64 rows", "i64 col0", "i64 cols", *params, "const uint64_t *restrict z"]
+    lines.append(codegen.simd_function("void", f"{name}_block", block_params))
     lines.append("    for (i64 i = row0; i < row0 + rows; i++) {")
     lines.append(f"        const {t} *prow = product + i * {n};")
     for k, o in enumerate(operands):

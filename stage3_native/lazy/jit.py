@@ -130,12 +130,17 @@ def _capture_stderr(fn):
         return result, err.read().decode(errors="replace")
 
 
+# Every generated library has this variable (codegen's preamble): the SIMD level its
+# TG_SIMD functions dispatch on, pointed at the eager library's when it is loaded.
+LEVEL = "extern const int *tg_simd_current"
+
+
 def _build(module, source, declaration, folder):
     """Compile ``source`` into folder/<module><suffix>, atomically; return the path."""
     from cffi import FFI
     compile_flags, openmp = flags()
     builder = FFI()
-    builder.cdef(declaration + ";")
+    builder.cdef(f"{declaration};\n{LEVEL};")
     builder.set_source(module, source, include_dirs=[str(CSRC)], libraries=["m"],
                        extra_compile_args=compile_flags + openmp, extra_link_args=openmp)
     folder.mkdir(parents=True, exist_ok=True)
@@ -154,9 +159,14 @@ def _build(module, source, declaration, folder):
 
 
 def _load(module, path):
+    """The compiled module, its kernels dispatching on the eager library's SIMD level (one
+    level for both, however it is switched: cpu_backend.use_simd_level)."""
+    from ..cpu_backend import ffi, lib
     spec = importlib.util.spec_from_file_location(module, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    address = int(ffi.cast("uintptr_t", lib.tg_simd_current))
+    mod.lib.tg_simd_current = mod.ffi.cast("const int *", address)
     return mod
 
 

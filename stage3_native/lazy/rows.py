@@ -40,11 +40,11 @@ stands for reduction j's result for the current row. Softmax over the rows of x:
 
 and the C this module writes for it (abridged):
 
-    TG_SIMD static double rows_r0(const float *restrict in0, const i64 *pos, ...) {
+    TG_SIMD(double, rows_r0, (const float *restrict in0, const i64 *pos, ...), (in0, pos, ...)) {
         ... max over the row of in0, in reduce_t.h's order ...
     }
-    TG_SIMD static double rows_r1(const float *restrict in0, const i64 *pos,
-                                  const float row0, ...) {
+    TG_SIMD(double, rows_r1, (const float *restrict in0, const i64 *pos, const float row0, ...),
+            (in0, pos, row0, ...)) {
         float buf[1024];                   /* one block of the row's values: in L1 */
         for (i64 start = 0; start < 300; start += 1024) {
             for (i64 j = 0; j < len; j++) {
@@ -59,8 +59,9 @@ and the C this module writes for it (abridged):
         }
         return total;
     }
-    TG_SIMD static void rows_outputs(const float *restrict in0, float *restrict out0,
-                                     const i64 *pos, const float row0, const float row1, ...) {
+    TG_SIMD(void, rows_outputs, (const float *restrict in0, float *restrict out0, const i64 *pos,
+                                 const float row0, const float row1, ...),
+            (in0, out0, pos, row0, row1, ...)) {
         for (i64 j = 0; j < 300; j++) {
             ... t3 = tg_expf(in0[p0 + j] - row0) as above ...
             float t5 = t3 / row1;  /* div */
@@ -106,6 +107,7 @@ from .codegen import (
     row_function,
     rows_entry,
     signature,
+    simd_function,
     split_rows,
 )
 from .expr import RowValue
@@ -173,7 +175,7 @@ def generate_rows(spec, name):
         out_params = [f"{CTYPE[e.dtype]} *restrict out{i}" for i, e in enumerate(outputs)]
         params = in_params + out_params + ["const i64 *pos"] + row_params + ["const uint64_t *restrict z"]
         lines.append("/* the outputs over one row: out<i> points at the row's first element */")
-        lines.append(f"TG_SIMD static void {name}_outputs({', '.join(params)}) {{")
+        lines.append(simd_function("void", f"{name}_outputs", params))
         lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
         lines.append(f"    for (i64 j = 0; j < {m}; j++) {{")
         lines += body
