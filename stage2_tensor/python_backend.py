@@ -107,7 +107,9 @@ def _pow_grad(a, b):                # d(a^b)/da; a^0 is the constant 1 (even at 
 
 BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _div, "pow": _pow,
-    "maximum": max, "minimum": min, "pow_grad": _pow_grad,
+    # a nan on either side wins, as in PyTorch (Python's max would keep its first argument)
+    "maximum": lambda a, b: b if b > a or b != b else a,
+    "minimum": lambda a, b: b if b < a or b != b else a, "pow_grad": _pow_grad,
     "relu_backward": lambda g, x: g if x > 0 else 0 * g,
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
     "gt": operator.gt, "ge": operator.ge,

@@ -116,3 +116,13 @@ def test_a_write_through_numpy_does_not_reach_an_earlier_result(device):
     x.numpy()[0] = 100.0
     assert y.tolist() == [2.0, 4.0]
     assert x.tolist()[0] == (100.0 if device in ("cpu", "cpu:lazy") else 1.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_nan_on_either_side_of_maximum_and_minimum_wins(device, op):
+    a = np.array([1.0, NAN, NAN, 2.0, -0.5])
+    b = np.array([NAN, 1.0, NAN, 3.0, -1.5])
+    x, y = (tg.tensor(v.tolist(), dtype=tg.float64, device=device) for v in (a, b))
+    np.testing.assert_array_equal(values(getattr(x, op)(y)), getattr(np, op)(a, b))
+    np.testing.assert_array_equal(values(getattr(y, op)(x)), getattr(np, op)(b, a))

@@ -53,8 +53,8 @@ TG_SIMD(void, FN(binary_row), (int op, i64 n, const void *const *in, const int *
     BINARY(MUL, x * y)
     BINARY(DIV, MATH_DIV(x, y))
     BINARY(POW, MATH_POW(x, y))
-    BINARY(MAXIMUM, y > x ? y : x)             /* ties and nan keep x, like Python's max */
-    BINARY(MINIMUM, y < x ? y : x)
+    BINARY(MAXIMUM, y > x || y != y ? y : x)   /* a nan on either side wins, as in PyTorch */
+    BINARY(MINIMUM, y < x || y != y ? y : x)
     /* d(x^y)/dx (x^0 is the constant 1), in W: one rounding, as pow's */
     BINARY(POW_GRAD, y == 0 ? 0 : (C)((W)y * MATH_POW((W)x, (W)y - 1)))
     /* ReLU's backward: the upstream gradient x where the input y was positive, else 0 */

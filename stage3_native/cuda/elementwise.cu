@@ -82,8 +82,8 @@ template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
     case MUL: return x * y;
     case DIV: return m_div(x, y);
     case POW: return m_pow(x, y);
-    case MAXIMUM: return y > x ? y : x;          /* ties and nan keep x, like Python's max */
-    case MINIMUM: return y < x ? y : x;
+    case MAXIMUM: return y > x || y != y ? y : x;   /* a nan on either side wins, as in PyTorch */
+    case MINIMUM: return y < x || y != y ? y : x;
     /* d(x^y)/dx, 0 where y == 0 (x^0 is the constant 1), in double as on the CPU */
     case POW_GRAD: return y == 0 ? (C)0 : (C)((double)y * m_pow((double)x, (double)y - 1));
     default: return y > 0 ? x : (C)0;            /* RELU_BACKWARD: upstream x where input y > 0 */

@@ -105,7 +105,7 @@ UNARY = {
 }
 BINARY = {
     "add": "{x} + {y}", "sub": "{x} - {y}", "mul": "{x} * {y}",
-    "maximum": "{y} > {x} ? {y} : {x}", "minimum": "{y} < {x} ? {y} : {x}",
+    "maximum": "{y} > {x} || {y} != {y} ? {y} : {x}", "minimum": "{y} < {x} || {y} != {y} ? {y} : {x}",
     "relu_backward": "{y} > 0 ? {x} : 0",
     "eq": "{x} == {y}", "ne": "{x} != {y}", "lt": "{x} < {y}", "le": "{x} <= {y}",
     "gt": "{x} > {y}", "ge": "{x} >= {y}",
