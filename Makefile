@@ -87,7 +87,8 @@ sanitize: setup
 	rm -f $(SANITIZE_DIR)/stage3_native/_native*.so
 	cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 TRACEGRAD_NATIVE_BUILDING=1 $(abspath $(PY)) -m stage3_native.build
 	$(SANITIZE_RUN) -k "not cuda and not memory_is_freed" $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
-	$(SANITIZE_RUN) -k "cpu and not cuda" tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py
+	$(SANITIZE_RUN) -k "cpu and not cuda" tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py \
+	    tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py
 
 setup: $(STAMP) dot
 
