@@ -30,8 +30,8 @@ and, optionally, fused kernels (one pass instead of several tensor operations):
     adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
 
 Broadcasting, views, dtype promotion and autograd stay here, written once. This package
-ships device "python" (``python_backend.py``, ``array.array`` buffers); stage3 registers
-"cpu" and "cuda" with ``backend.register``. A kernel a backend lacks runs on the python
+ships device "python" (``python_backend.py``, ``array.array`` buffers); plugins register
+the native devices with ``backend.register`` (``backend.load_plugins``). A kernel a backend lacks runs on the python
 backend instead, with a one-time log line. from_flat, to_flat and write are required.
 """
 from . import backend as _backend

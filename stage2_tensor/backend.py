@@ -2,8 +2,8 @@
 
 A tensor is a view (shape, strides, offset) of a buffer that belongs to a backend. Every
 computation the Tensor class does goes through one of the methods below, so a new device
-(stage3's "cpu" in C, "cuda") only has to implement them for its own buffer type; autograd,
-broadcasting and views stay in stage2, written once.
+(native kernels in C or CUDA, registered by a plugin: ``load_plugins``) only has to implement
+them for its own buffer type; autograd, broadcasting and views stay in stage2, written once.
 
     Backend method                     what it does (outputs are new contiguous buffers)
     from_flat(values, dtype)           a buffer holding a flat list of Python numbers
@@ -103,9 +103,9 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    weight, bias (n values) and mean, rstd (one per row), an optimizer's gradients and state
    as their parameters, one per parameter. Dimensions (dim, dims) are normalized, 0 to
    ndim - 1. Stage2's operations pass them so by construction; contracts.py checks them
-   again where a backend hands views to native code (cpu_backend.py, cuda_backend.py,
-   updates.py; the lazy backend when it records a call; python's write, index_add and
-   the updates).
+   again where a backend hands views to native code (a native backend's methods and
+   optimizer updates; a lazy backend when it records a call; python's write, index_add
+   and the updates).
 3. Index values (index_select, index_add) and targets (cross_entropy) are in range: data,
    so the kernel checks them as it reads them and the backend raises ``bad_index`` or
    ``bad_target``.
@@ -117,8 +117,9 @@ A backend may leave any kernel out: the Tensor then runs it on the "python" back
 moving data there and back, and logs once per op and backend
 "op X not found in backend Y, falling back to python".
 """
-import importlib
+import importlib.metadata
 import logging
+import threading
 from typing import Any, NamedTuple
 
 log = logging.getLogger("tracegrad")
@@ -155,7 +156,7 @@ class Backend:
             raise TypeError(f"device {self.name!r} cannot use a {type(buffer).__name__} "
                             "as a buffer") from None
 
-    # Helpers for native backends ("cpu", "cuda"), written once here:
+    # Helpers for native backends (the devices plugins register), written once here:
     def _on_python(self, kernel_name, args, dtype):
         """The python backend's kernel for a dtype the device's kernel does not cover (logged
         once)."""
@@ -175,60 +176,70 @@ _BACKENDS = {}
 _LOADERS = {}
 _UNAVAILABLE = {}                       # device -> its quick "why it cannot run here" check
 _fallbacks_logged = set()
-PLUGINS = ("stage3_native",)            # packages that register more devices when imported
+PLUGIN_GROUP = "tracegrad.devices"      # entry points whose register() adds devices
+_plugin_errors = None                   # None until the plugins are loaded, then {plugin: error}
+_plugin_lock = threading.RLock()
 
 
 def register(name, backend):
-    """Make `backend` the implementation of device `name` (stage3 registers "cpu")."""
+    """Make `backend` the implementation of device `name` (a plugin registers its devices)."""
     _BACKENDS[name] = backend
 
 
 def register_loader(name, loader, unavailable=None):
-    """Make ``loader()`` create device `name`'s backend when the device is first used
-    (stage3's "cuda" builds and opens its library then). A loader raises RuntimeError
-    saying why when its device cannot run on this machine. ``unavailable()``, when given,
-    tells that reason (or None) quickly, without loading anything: the list of devices in
-    an unknown device's error shows it."""
+    """Make ``loader()`` create device `name`'s backend when the device is first used (for a
+    device whose library is costly to build or open). A loader raises RuntimeError saying
+    why when its device cannot run on this machine. ``unavailable()``, when given, tells
+    that reason (or None) quickly, without loading anything: the list of devices in an
+    unknown device's error shows it."""
     _LOADERS[name] = loader
     if unavailable is not None:
         _UNAVAILABLE[name] = unavailable
 
 
 def get(name):
-    """The backend of device `name`. A name not registered yet first imports the PLUGINS
-    (stage3 registers "cpu" and the loaders of the others); an unknown name is a ValueError
-    listing every device, and why one cannot run here."""
-    failed = {}
+    """The backend of device `name`. A name not registered yet first loads the plugins, once
+    (``load_plugins``); an unknown name is a ValueError listing every device, why one cannot
+    run here, and each plugin that failed to load."""
     if name not in _BACKENDS and name not in _LOADERS:
-        failed = _import_plugins()
+        load_plugins()
     if name not in _BACKENDS and name in _LOADERS:
         register(name, _LOADERS[name]())
     try:
         return _BACKENDS[name]
     except KeyError:
-        raise ValueError(f"unknown device {name!r}; devices: {_devices(failed)}") from None
+        raise ValueError(f"unknown device {name!r}; devices: {_devices()}") from None
 
 
-def _import_plugins():
-    """Import the PLUGINS (each registers its devices); the ImportError of each that fails."""
-    failed = {}
-    for package in PLUGINS:
-        try:
-            importlib.import_module(package)
-        except ImportError as err:
-            failed[package] = err
-    return failed
+def load_plugins():
+    """Call the ``register`` of every installed plugin, once per process: the entry points
+    of group PLUGIN_GROUP (``[project.entry-points."tracegrad.devices"]`` in a package's
+    pyproject.toml names a function that calls ``register``/``register_loader``). Stage2
+    thus finds the native devices without knowing the packages that provide them. A plugin
+    that fails (its module does not import, its library does not build) is remembered with
+    its error, which the unknown-device message shows, and the other plugins still load."""
+    global _plugin_errors
+    with _plugin_lock:                  # reentrant: a plugin's register() may call get()
+        if _plugin_errors is None:
+            _plugin_errors = {}         # set first, so that such a call loads nothing again
+            for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+                try:
+                    entry.load()()
+                except Exception as err:    # reported in get()'s error, never raised here
+                    _plugin_errors[entry.value] = err
+    return _plugin_errors
 
 
-def _devices(failed):
+def _devices():
     """Every device, for an error message: each that cannot run here with the reason, and
-    the plugins that `failed` to import with their errors."""
+    the plugins that failed to load with their errors."""
     def describe(name):
         reason = None if name in _BACKENDS or name not in _UNAVAILABLE else _UNAVAILABLE[name]()
         return repr(name) + (f" (cannot run here: {reason})" if reason else "")
 
     described = [describe(name) for name in sorted(set(_BACKENDS) | set(_LOADERS))]
-    described += [f"more from {package}, which failed to import: {err}" for package, err in failed.items()]
+    described += [f"more from {plugin}, which failed to load: {type(err).__name__}: {err}"
+                  for plugin, err in (_plugin_errors or {}).items()]
     return ", ".join(described)
 
 

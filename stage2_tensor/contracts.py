@@ -8,11 +8,11 @@ a gradient of another shape than its parameter). A C kernel would read or write 
 buffer instead; the python kernels would compute something silently wrong. Every check is
 a few comparisons of shape tuples, per call or per parameter, never per element.
 
-Device "cpu" and "cuda" call these at the top of their methods (``binary``, ``where`` and
+Native devices call these at the top of their methods (``binary``, ``where`` and
 ``write``, which run for every element-wise operation, compare the shapes inline and call
-them only to raise; a reduction's dims are checked once per layout, in cpu_backend's
-split_dims). "cpu:lazy" calls ``check`` when it records a call, so the error comes from
-the operation that made it rather than from a later read. "python" checks write,
+them only to raise; a reduction's dims are checked once per layout). A lazy device calls
+``check`` when it records a call, so the error comes from the operation that made it
+rather than from a later read. "python" checks write,
 index_add and the optimizer updates, whose loops would otherwise stop at the shorter
 view.
 """

@@ -1,6 +1,7 @@
 """numpy interop: ``Tensor.numpy()`` and ``from_numpy``. numpy is an exchange format here,
-never an engine. A backend that can (device "cpu") shares memory both ways, as PyTorch does
-on its CPU: writing through the numpy array changes the tensor. Device "python" copies.
+never an engine. A backend that can (``as_numpy``/``from_numpy``, a native device) shares
+memory both ways, as PyTorch does on its CPU: writing through the numpy array changes the
+tensor. Device "python" copies.
 """
 from . import backend, dtypes  # noqa: F401
 

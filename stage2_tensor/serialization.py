@@ -115,7 +115,7 @@ def load(path, map_location=None):
     the field."""
     if map_location is not None:
         if not isinstance(map_location, str):
-            raise TypeError(f"load: map_location must be a device name such as 'cpu', got "
+            raise TypeError(f"load: map_location must be a device name such as 'python', got "
                             f"{type(map_location).__name__}")
         backend.get(map_location)                       # an unknown device fails before reading
     if hasattr(path, "read"):
@@ -213,7 +213,7 @@ def _check_record(i, spec, corrupt):
                       f"to more than {MAX_NUMEL}")
     if not isinstance(spec["device"], str):
         raise corrupt(f"tensor {i}'s device is {_short(spec['device'])}, expected a device "
-                      "name such as 'cpu'")
+                      "name such as 'python'")
     requires_grad = spec["requires_grad"]
     if not isinstance(requires_grad, bool):
         raise corrupt(f"tensor {i}'s requires_grad is {_short(requires_grad)}, expected true "
@@ -241,7 +241,7 @@ def _devices(records, map_location, where, corrupt):
         except RuntimeError as err:                     # a device this machine cannot run
             raise RuntimeError(f"load: {where}: tensor {record.index} was saved on device "
                                f"{device!r}, which cannot run here ({err}); pass map_location "
-                               "(e.g. 'cpu') to load it elsewhere") from None
+                               "(a device that runs here, e.g. 'python') to load it elsewhere") from None
         if limit is not None and len(record.shape) > limit:
             raise RuntimeError(f"load: {where}: tensor {record.index} has {len(record.shape)} "
                                f"dimensions; device {device!r} supports at most {limit}")

@@ -1,7 +1,8 @@
 """stage3_native: the stage2 Tensor on native kernels (thesis chapter on performance).
 
-``import stage3_native`` registers device "cpu" with stage2's backend interface (asking
-for ``device="cpu"`` imports it too). The kernels are C, one family per file in ``csrc/``,
+``import stage3_native`` registers device "cpu" with stage2's backend interface
+(``register``; asking for ``device="cpu"`` calls it too, through the package's entry point,
+so stage2 never names this package). The kernels are C, one family per file in ``csrc/``,
 compiled by the package build through cffi (``build.py``); ``cpu_backend.py`` maps stage2's
 backend methods onto them.
 
@@ -37,6 +38,7 @@ from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 _BUILDING = "TRACEGRAD_NATIVE_BUILDING"      # set while build.py runs: do not load or rebuild
+_registered = False
 
 
 def _needs_build():
@@ -66,23 +68,35 @@ def _lazy_backend():
     return lazy.create(_backend.get("cpu"))
 
 
-if not os.environ.get(_BUILDING):
-    if _needs_build():
-        _build()
-    os.environ.setdefault("GOMP_SPINCOUNT", "30000")     # read once, when libgomp loads
-    from stage2_tensor import backend as _backend
-
-    from .cpu_backend import CpuBackend, empty_cache, get_num_threads, set_num_threads
-
-    set_num_threads(int(os.environ.get("TRACEGRAD_NUM_THREADS") or os.cpu_count() or 1))
+def register():
+    """Register this package's devices with stage2 (its entry point in group
+    "tracegrad.devices", pyproject.toml, which stage2's ``backend.load_plugins`` calls
+    the first time a program asks for a device stage2 does not know). Importing the
+    package registers them too; a second call changes nothing."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
     _backend.register("cpu", CpuBackend())
     # "cuda" (nvcc's library, on a GPU) and "cuda-emu" (the same kernels on the CPU) are
     # built and opened on first use: most programs never ask for them (cuda_backend.py)
-    from . import cuda_backend as _cuda
     _backend.register_loader("cuda", lambda: _cuda.create("cuda"),
                              unavailable=lambda: _cuda.quick_reason("cuda"))
     _backend.register_loader("cuda-emu", lambda: _cuda.create("cuda-emu"),
                              unavailable=lambda: _cuda.quick_reason("cuda-emu"))
     # "cpu:lazy": the same kernels, recorded and run when a value is read (lazy/, chapter 11)
     _backend.register_loader("cpu:lazy", lambda: _lazy_backend())
-    __all__ = ["CpuBackend", "empty_cache", "get_num_threads", "set_num_threads"]
+
+
+if not os.environ.get(_BUILDING):
+    if _needs_build():
+        _build()
+    os.environ.setdefault("GOMP_SPINCOUNT", "30000")     # read once, when libgomp loads
+    from stage2_tensor import backend as _backend
+
+    from . import cuda_backend as _cuda
+    from .cpu_backend import CpuBackend, empty_cache, get_num_threads, set_num_threads
+
+    set_num_threads(int(os.environ.get("TRACEGRAD_NUM_THREADS") or os.cpu_count() or 1))
+    register()
+    __all__ = ["CpuBackend", "empty_cache", "get_num_threads", "set_num_threads", "register"]

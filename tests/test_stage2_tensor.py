@@ -2,6 +2,7 @@
 import logging
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,12 +202,67 @@ def test_unknown_device():
 
 def test_unknown_device_lists_the_plugins_devices_before_they_are_imported():
     """A fresh program that has imported stage2 only: the list still names stage3's
-    devices, because get() imports the plugins (backend.PLUGINS) before it lists."""
+    devices, because get() loads the plugins (the installed entry points of group
+    backend.PLUGIN_GROUP) before it lists."""
     code = "import stage2_tensor as tg\ntry:\n    tg.zeros(1, device='tpu')\nexcept ValueError as err:\n    print(err)"
     printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert printed.startswith("unknown device 'tpu'; devices: ")
     for device in ("'python'", "'cpu'", "'cpu:lazy'", "'cuda'", "'cuda-emu'"):
         assert device in printed
+
+
+class FakeEntryPoint:
+    """What importlib.metadata.entry_points yields, as much as backend.load_plugins uses."""
+    def __init__(self, value, register):
+        self.value, self.load = value, lambda: register
+
+
+@pytest.fixture
+def plugins(monkeypatch):
+    """Installs the entry points a test appends to the list it gets, in a registry that
+    has not loaded its plugins yet (and is restored afterwards)."""
+    installed = []
+    monkeypatch.setattr(backend, "_BACKENDS", dict(backend._BACKENDS))
+    monkeypatch.setattr(backend, "_LOADERS", dict(backend._LOADERS))
+    monkeypatch.setattr(backend, "_plugin_errors", None)
+    monkeypatch.setattr(backend.importlib.metadata, "entry_points",
+                        lambda group: [e for e in installed if group == backend.PLUGIN_GROUP])
+    return installed
+
+
+def test_a_plugin_registers_its_device_through_its_entry_point_once(plugins):
+    calls = []
+
+    def register():
+        calls.append(1)
+        backend.register("plugged", PythonBackend())
+
+    plugins.append(FakeEntryPoint("plugged_package:register", register))
+    assert tg.zeros(2, device="plugged").device == "plugged"
+    with pytest.raises(ValueError, match="unknown device 'tpu'; devices: .*'plugged'"):
+        tg.zeros(2, device="tpu")
+    assert calls == [1]                     # the second unknown name did not load it again
+
+
+def test_a_plugin_that_fails_to_load_is_listed_with_its_error_not_raised(plugins):
+    from importlib.metadata import EntryPoint
+    plugins.append(EntryPoint("broken", "no_such_tracegrad_plugin:register", backend.PLUGIN_GROUP))
+    plugins.append(FakeEntryPoint("plugged_package:register",
+                                  lambda: backend.register("plugged", PythonBackend())))
+    with pytest.raises(ValueError) as err:
+        tg.zeros(2, device="tpu")
+    assert "'plugged'" in str(err.value)    # the plugins after the broken one still load
+    assert ("more from no_such_tracegrad_plugin:register, which failed to load: "
+            "ModuleNotFoundError: No module named 'no_such_tracegrad_plugin'") in str(err.value)
+    assert tg.zeros(2, device="plugged").tolist() == [0.0, 0.0]
+
+
+def test_stage2_never_names_the_packages_that_register_devices():
+    """Devices come from registration (entry points), so stage2 works, and can be read,
+    without stage3: no file of it mentions stage3_native."""
+    root = Path(backend.__file__).parent
+    naming = [str(p.relative_to(root)) for p in root.rglob("*.py") if "stage3_native" in p.read_text()]
+    assert naming == []
 
 
 def test_to_device_and_dtype():

@@ -40,6 +40,17 @@ def test_registered_on_import_and_on_request():
     assert tg.ones(2, device="cpu").device == "cpu"
 
 
+def test_register_is_the_installed_entry_point_and_registers_once():
+    """stage2 finds this package through its entry point (pyproject.toml), and calling
+    register again, as the entry point does after the import has, keeps the backend."""
+    from importlib.metadata import entry_points
+    entries = [e for e in entry_points(group=backend.PLUGIN_GROUP) if e.value == "stage3_native:register"]
+    assert len(entries) == 1 and entries[0].load() is stage3_native.register
+    cpu = backend.get("cpu")
+    stage3_native.register()
+    assert backend.get("cpu") is cpu
+
+
 def test_to_and_from_python_device():
     x = tg.arange(6.0).reshape(2, 3)
     y = x.to("cpu")

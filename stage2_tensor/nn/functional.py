@@ -123,8 +123,8 @@ class Dropout(GradientFunction):
     (row-major) iff a counter-based hash of (seed, i), SplitMix64's output i as a uniform
     in [0, 1), is >= p, giving y = x * keep / (1 - p). Only the seed is saved, not a mask:
     backward runs the same kernel on the upstream gradient, which regenerates the mask,
-    dx = dy * keep / (1 - p). Devices "python" and "cpu" compute the same hash, so they
-    drop the same elements for the same seed. The composition it replaces (``rand``, a
+    dx = dy * keep / (1 - p). Every device computes the same hash (the backend's
+    ``dropout``, backend.py), so they drop the same elements for the same seed. The composition it replaces (``rand``, a
     comparison, a cast, two products) drew one Python random number per element."""
 
     def forward(self, x, p):
