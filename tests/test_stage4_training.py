@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage4_models
 from stage4_models.checkpoint import CheckpointKind
