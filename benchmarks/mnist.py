@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stage3_native  # noqa: E402
 from stage4_models.mnist import data  # noqa: E402
 from stage4_models.mnist.training import Config, train  # noqa: E402
+from stage4_models.training import Batches  # noqa: E402
 
 try:
     import torch
@@ -33,7 +34,7 @@ def torch_run(steps, datasets, seed=123, lr=0.01, batch=32):
     """The same loop in PyTorch: same batches (same Batches seed), same loss, SGD."""
     images, labels = datasets["train"]
     inputs, onehots = data.as_inputs(images), np.eye(10, dtype=np.float32)[labels]
-    batches = data.Batches(inputs, onehots, batch, seed=seed).forever()
+    batches = Batches(inputs, onehots, batch, seed=seed).forever()
     torch.manual_seed(seed)
     net = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10),
                               torch.nn.Softmax(dim=1))

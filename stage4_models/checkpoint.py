@@ -1,6 +1,7 @@
-"""Reading back the checkpoints stage4's programs write: ``tg.save`` of a dict whose "kind"
-names the program, with the run's config (a dict of a dataclass's fields) and the model's
-state dict.
+"""The checkpoints stage4's programs write and read back: ``tg.save`` of a dict whose "kind"
+names the program, with the run's config (a dict of a dataclass's fields), the model's
+state dict and whatever else the program keeps (``CheckpointKind.save``; written atomically,
+so an interrupted run leaves the previous checkpoint whole).
 
 A checkpoint is untrusted input like any file. ``tg.load`` checks the file's format; a
 program's ``CheckpointKind`` checks the rest: ``read``, that the file holds a checkpoint of
@@ -25,6 +26,12 @@ class CheckpointKind:
     def error(self, path, why):
         return ValueError(f"{path} is not {self.what} checkpoint as `python -m {self.command}` "
                           f"writes it: {why}")
+
+    def save(self, path, config, model, **entries):
+        """Write a checkpoint of this kind: ``config`` (a dataclass), ``model``'s state dict
+        and ``entries`` (what else the program reads back, under their names)."""
+        tg.save({"kind": self.kind, "config": dataclasses.asdict(config), "model": model.state_dict(),
+                 **entries}, path)
 
     def read(self, path, device, entries=None):
         """The dict saved at ``path``, its tensors on ``device``, with this kind, a "config"

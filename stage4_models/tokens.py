@@ -163,6 +163,25 @@ class TokenStream:
             yield self.batch()
 
 
+def conversation_targets(text):
+    """A TokenStream's (scored, starts) for fine-tuning on ``text``, conversations of
+    "User: ..." and "Bot: ..." lines (the chatbot's training text, chat/dataset.py), one
+    token per character. ``scored``, one bool per character: False on the user's lines
+    ("User: ...\n"), whose wording the model is not to learn to produce, True elsewhere
+    (the Bot's lines, the handbook). ``starts``: the offsets of every line that is not a
+    Bot line, where a training window may begin, so that no window opens with an answer
+    whose question it cannot see."""
+    scored = [True] * len(text)
+    starts, offset = [], 0
+    for line in text.split("\n"):
+        if line.startswith("User:"):
+            scored[offset:offset + len(line) + 1] = [False] * (len(line) + 1)
+        if not line.startswith("Bot:"):
+            starts.append(offset)
+        offset += len(line) + 1
+    return scored[:len(text)], starts
+
+
 def main(argv=None):
     parser = Parser(prog="python -m stage4_models.tokens", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)

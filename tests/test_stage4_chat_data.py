@@ -248,13 +248,3 @@ def test_retrieval_baseline_on_other_splits(seed):
     parts = dataset.split(FACTS, seed=seed)
     accuracy, _ = dataset.evaluate(baseline.retrieval_answer_fn(parts.train), dataset.heldout_rows(parts))
     assert accuracy >= 0.8
-
-
-def test_conversation_targets_score_all_but_the_user_lines():
-    text = "User: Hi\nBot: Hello!\nUser: When?\nBot: At 7.\n\nCollege handbook: x\nThe end.\n"
-    scored, starts = dataset.conversation_targets(text)
-    assert len(scored) == len(text)
-    kept = "".join(c for c, s in zip(text, scored) if s)
-    assert kept == "Bot: Hello!\nBot: At 7.\n\nCollege handbook: x\nThe end.\n"
-    lines_at = {text[i:].split("\n", 1)[0] for i in starts}
-    assert lines_at == {"User: Hi", "User: When?", "", "College handbook: x", "The end."}

@@ -136,30 +136,6 @@ def test_download_with_wrong_checksum_is_rejected(offline, monkeypatch):
     assert not list(offline.rglob("*t10k*")), "bytes with a wrong checksum were kept"
 
 
-# ---- mini-batches ------------------------------------------------------------------------
-def test_batches_cover_each_example_once_per_epoch_with_a_partial_last_batch():
-    x, y = np.arange(10)[:, None] * np.ones((1, 3)), np.arange(10)
-    batches = list(data.Batches(x, y, 4, seed=1))
-    assert [len(b[1]) for b in batches] == [4, 4, 2]
-    assert sorted(np.concatenate([b[1] for b in batches])) == list(range(10))
-    for bx, by in batches:
-        np.testing.assert_array_equal(bx[:, 0], by)              # rows stay paired
-    again = list(data.Batches(x, y, 4, seed=1))
-    assert all((a[1] == b[1]).all() for a, b in zip(batches, again))   # the seed repeats it
-    other = np.concatenate([b[1] for b in data.Batches(x, y, 4, seed=2)])
-    assert list(other) != list(np.concatenate([b[1] for b in batches]))
-    assert [len(b[1]) for b in data.Batches(x, y, 4, drop_last=True)] == [4, 4]
-    ordered = np.concatenate([b[1] for b in data.Batches(x, y, 4, shuffle=False)])
-    assert list(ordered) == list(range(10))
-
-
-def test_batches_forever_reshuffles_each_epoch():
-    x, y = np.zeros((6, 1)), np.arange(6)
-    stream = data.Batches(x, y, 6, seed=0).forever()
-    first, second = next(stream)[1], next(stream)[1]
-    assert sorted(first) == sorted(second) == list(range(6)) and list(first) != list(second)
-
-
 # ---- the loss and the optimizers, one step at a time, against numpy ----------------------
 def numpy_step_gradients(W, x, onehot):
     """The thesis's loss and its gradients for MnistNet, derived by hand."""

@@ -148,3 +148,13 @@ def test_token_stream_batch_of_a_step_and_fine_tuning_options():
     np.testing.assert_array_equal(y, np.where(positions % 2 == 0, ids[positions], -1))
     with pytest.raises(ValueError, match="no allowed window start"):
         tokens.TokenStream(ids, block_size=8, batch_size=1, starts=[995])
+
+
+def test_conversation_targets_score_all_but_the_user_lines():
+    text = "User: Hi\nBot: Hello!\nUser: When?\nBot: At 7.\n\nCollege handbook: x\nThe end.\n"
+    scored, starts = tokens.conversation_targets(text)
+    assert len(scored) == len(text)
+    kept = "".join(c for c, s in zip(text, scored) if s)
+    assert kept == "Bot: Hello!\nBot: At 7.\n\nCollege handbook: x\nThe end.\n"
+    lines_at = {text[i:].split("\n", 1)[0] for i in starts}
+    assert lines_at == {"User: Hi", "User: When?", "", "College handbook: x", "The end."}

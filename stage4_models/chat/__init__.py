@@ -6,6 +6,7 @@ College, then asked questions it has not seen. One idea per file:
   key a correct answer must contain, and 10 paraphrased questions;
 * ``dataset.py``: the seeded split into training and held-out questions, the conversation
   format (``User: ...\\nBot: ...``), the training text, and the scoring of answers;
+* ``finetune.py``: the fine-tuning run, the pretrained ``chat-base`` GPT on that text;
 * ``baseline.py``: the retrieval baseline (the nearest training question by shared words),
   which shows the paraphrases carry enough signal to generalise from;
 * ``bot.py``: ``ChatBot``, the conversation as the prompt, generation stopped at the end

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..arguments import device, non_negative_int, output_folder, positive_int
 from ..cli import Parser, dispatch, reading
 from ..gpt.training import config_named, load_checkpoint, train
-from . import dataset
+from . import dataset, finetune
 from .bot import ChatBot
 
 
@@ -71,7 +71,7 @@ def run_train(args):
         config = config_named("chat-base", steps=args.base_steps, device=args.device, seed=args.seed)
         train(config, out=out.parent / (out.name + "-base"))
         base = str(out.parent / (out.name + "-base") / "checkpoint.tg")
-    config = config_named("chat", steps=args.steps, device=args.device, seed=args.seed, init_from=base)
+    config = finetune.config(steps=args.steps, device=args.device, seed=args.seed, init_from=base)
     run = train(config, out=out)
     accuracy, rows = held_out_accuracy(ChatBot(run.model, run.tokenizer), limit=args.eval_limit)
     print(f"held-out questions answered with the right fact: {accuracy:.1%} ({sum(r['correct'] for r in rows)}"

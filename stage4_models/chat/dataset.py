@@ -179,23 +179,6 @@ def training_text(facts=FACTS, split=None, seed=SEED, repeats=REPEATS, handbook=
     return "\n".join(blocks)
 
 
-def conversation_targets(text):
-    """For fine-tuning on ``text`` (a training text): (scored, starts). ``scored``, one bool
-    per character: False on the user's lines ("User: ...\n"), whose wording the model is
-    not to learn to produce, True elsewhere (the Bot's lines, the handbook). ``starts``:
-    the offsets of every line that is not a Bot line, where a training window may begin,
-    so that no window opens with an answer whose question it cannot see."""
-    scored = [True] * len(text)
-    starts, offset = [], 0
-    for line in text.split("\n"):
-        if line.startswith("User:"):
-            scored[offset:offset + len(line) + 1] = [False] * (len(line) + 1)
-        if not line.startswith("Bot:"):
-            starts.append(offset)
-        offset += len(line) + 1
-    return scored[:len(text)], starts
-
-
 def heldout_rows(split):
     """The held-out questions as the dicts of heldout.jsonl: question, fact (its id), key."""
     return [{"question": q, "fact": fact.id, "key": fact.key} for q, fact in split.heldout]

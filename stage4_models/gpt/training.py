@@ -11,21 +11,18 @@ A run is a TrainConfig; CONFIGS holds the named ones (``--config`` on the comman
 * ``char``: a well-known CPU recipe for a character model of Shakespeare (4 layers, 4
   heads, n_embd 128, block 64, batch 12, 2,000 steps, dropout 0);
 * ``chat-base``: the same model with a block of 256 characters, long enough for a whole
-  question and answer, pretrained on Shakespeare for the chatbot;
-* ``chat``: ``chat-base`` fine-tuned on the college conversations (stage4_models.chat).
+  question and answer, pretrained on Shakespeare for the chatbot (which fine-tunes it:
+  stage4_models/chat/finetune.py).
 
 Every step's batch is drawn from (seed, step) alone (``TokenStream.batch(step)``), and the
 checkpoint holds the weights, the optimizer's moments, the step and the package's random
 generator, so a resumed run takes exactly the steps the uninterrupted one would have.
 """
-import csv
-import json
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 import stage2_tensor as tg
 import stage2_tensor.optim as optim
@@ -36,9 +33,8 @@ from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 from .. import tokens
 from ..checkpoint import CheckpointKind
 from ..data import fetch
-from ..mnist.training import use_device
-from ..chat.dataset import DATA, conversation_targets
 from ..tokenizer import CharTokenizer, GPT2Tokenizer
+from ..training import Logger, progress_bar, run_folder, use_device, write_csv, write_summary
 from .model import GPT, GPTConfig
 
 CHECKPOINT_KIND = "tracegrad-gpt"
@@ -46,9 +42,9 @@ CHECKPOINT = CheckpointKind(CHECKPOINT_KIND, "a GPT", "stage4_models.gpt train")
 # what restore reads besides the config and the weights
 RUN_STATE = {"optimizer": dict, "step": int, "seconds": (int, float), "losses": list,
              "history": list, "rng": list}
+LOG_FIELDS = ("step", "train", "val", "lr", "seconds")       # log.csv: one row per evaluation
 MODEL_FIELDS = ("tokenizer", "block_size", "n_layer", "n_head", "n_embd", "bias")   # the model's shape
 TOKENIZERS = {"char": CharTokenizer, "gpt2": GPT2Tokenizer.default}
-CHAT_DATA = DATA / "train.txt"            # the chatbot's conversations, shipped with the package
 
 
 @dataclass
@@ -80,7 +76,7 @@ class TrainConfig:
     seed: int = 1337
     init_from: str = None                # a checkpoint whose weights to start from (fine-tuning)
     conversations: bool = False          # a User:/Bot: text: score the Bot's lines only, and
-                                         # begin windows at turns (chat.dataset.conversation_targets)
+                                         # begin windows at turns (tokens.conversation_targets)
 
     def __post_init__(self):
         self.betas = tuple(self.betas)
@@ -105,10 +101,6 @@ CONFIGS = {
                         final_eval_batches=50),
     "char": TrainConfig(),
     "chat-base": TrainConfig(name="chat-base", block_size=256, batch=8, steps=1500, eval_interval=250),
-    "chat": TrainConfig(name="chat", block_size=256, batch=8, steps=4000, lr=3e-3, warmup=100,
-                        eval_interval=250, final_eval_batches=50, data=str(CHAT_DATA),
-                        init_from="runs/chat-base/checkpoint.tg",
-                        conversations=True),
 }
 
 
@@ -116,7 +108,13 @@ def config_named(name, **overrides):
     """CONFIGS[name] with the fields in ``overrides`` (those not None) replaced."""
     if name not in CONFIGS:
         raise ValueError(f"unknown config {name!r}; expected one of {sorted(CONFIGS)}")
-    return replace(CONFIGS[name], **{k: v for k, v in overrides.items() if v is not None})
+    return overridden(CONFIGS[name], **overrides)
+
+
+def overridden(config, **overrides):
+    """``config`` with the fields in ``overrides`` (those not None) replaced: a command
+    line's options, None where not given."""
+    return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
 
 def load_corpus(config, tokenizer):
@@ -142,7 +140,7 @@ def make_streams(config, tokenizer):
     if text is None or config.tokenizer != "char":
         raise ValueError("conversations=True needs a text corpus and the char tokenizer "
                          "(one token per character, so the text's offsets are token offsets)")
-    scored, starts = conversation_targets(text)
+    scored, starts = tokens.conversation_targets(text)
     scored, starts, n = np.array(scored), np.array(starts), len(train_ids)
     return {"train": tokens.TokenStream(train_ids, config.block_size, config.batch, config.seed,
                                         starts=starts[starts < n], scored=scored[:n]),
@@ -212,7 +210,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
     if resume:
         restore(run, opt, resume)
     scheduler = WarmupCosineLR(opt, min(config.warmup, config.steps), config.steps, config.min_lr, last_epoch=run.step - 1)
-    out = Path(out) if out else None
+    out = run_folder(out) if out else None
     logger = Logger(out, log, append=bool(resume))
     logger(f"{config.name}: {run.model.num_parameters():,} parameters, {len(streams['train'].ids):,} training and "
            f"{len(streams['val'].ids):,} validation tokens, {config.steps} steps of {config.batch} x "
@@ -225,8 +223,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
         logger(f"step {step}: train loss {row['train']:.4f}, val loss {row['val']:.4f}, "
                f"{run.seconds:.1f} s, {run.tokens_per_second:,.0f} tokens/s")
 
-    bar = tqdm(range(run.step, config.steps), desc=config.name, disable=not progress, mininterval=0.5,
-               unit="step", initial=run.step, total=config.steps)
+    bar = progress_bar(config.name, config.steps, progress, first=run.step)
     for step in bar:
         if step % config.eval_interval == 0:
             evaluate(step)
@@ -256,34 +253,12 @@ def train(config, out=None, resume=None, progress=True, log=print):
     return run
 
 
-class Logger:
-    """Prints a line and appends it to out/train.log."""
-
-    def __init__(self, out, echo, append):
-        self.path, self.echo = (out / "train.log" if out else None), echo
-        if self.path:
-            out.mkdir(parents=True, exist_ok=True)
-            if not append:
-                self.path.write_text("")
-
-    def __call__(self, line):
-        if self.echo:
-            self.echo(line)
-        if self.path:
-            with self.path.open("a") as f:
-                f.write(line + "\n")
-
-
 def save_run(run, opt, out):
     """checkpoint.tg, log.csv (the evaluations), loss.csv (every step) and summary.json."""
     save_checkpoint(run, opt, out / "checkpoint.tg")
-    with (out / "log.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, ["step", "train", "val", "lr", "seconds"])
-        writer.writeheader()
-        writer.writerows(run.history)
-    with (out / "loss.csv").open("w", newline="") as f:
-        csv.writer(f).writerows([("step", "loss")] + list(enumerate(run.losses)))
-    (out / "summary.json").write_text(json.dumps(summary(run), indent=2) + "\n")
+    write_csv(out / "log.csv", LOG_FIELDS, [[row.get(name, "") for name in LOG_FIELDS] for row in run.history])
+    write_csv(out / "loss.csv", ("step", "loss"), enumerate(run.losses))
+    write_summary(out / "summary.json", summary(run))
 
 
 def summary(run):
@@ -295,10 +270,9 @@ def summary(run):
 def save_checkpoint(run, opt, path):
     """Everything a resumed run needs, written atomically (tg.save: temp file + rename)."""
     state = generator().getstate()
-    tg.save({"kind": CHECKPOINT_KIND, "config": asdict(run.config), "model": run.model.state_dict(),
-             "optimizer": opt.state_dict(), "step": run.step, "seconds": run.seconds,
-             "losses": run.losses, "history": run.history,
-             "rng": [state[0], list(state[1]), state[2]]}, path)
+    CHECKPOINT.save(path, run.config, run.model, optimizer=opt.state_dict(), step=run.step,
+                    seconds=run.seconds, losses=run.losses, history=run.history,
+                    rng=[state[0], list(state[1]), state[2]])
 
 
 def read_checkpoint(path, device):

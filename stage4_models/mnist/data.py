@@ -3,7 +3,7 @@ levels 0-255, and their labels 0-9 (thesis, "Mnist Training Example").
 
 ``load(split)`` finds the four original files (``stage4_models.data``: $TRACEGRAD_DATA/mnist,
 then ~/.cache/tracegrad/mnist, else a checked download), reads them with ``idx.read_idx``
-and checks they belong together. ``Batches`` walks a dataset in mini-batches.
+and checks they belong together. Mini-batches come from ``stage4_models.training.Batches``.
 """
 import numpy as np
 
@@ -61,42 +61,3 @@ def read_pair(image_path, label_path, expected=None):
 def as_inputs(images):
     """Images as the network reads them: float32 rows of 784 pixels scaled to [0, 1]."""
     return (np.asarray(images, dtype=np.float32) / 255.0).reshape(len(images), -1)
-
-
-class Batches:
-    """Mini-batches of (inputs, labels) rows, epoch after epoch.
-
-    Each epoch visits every example once, in a fresh random order when ``shuffle`` (drawn
-    from ``seed``, so a run is repeatable), else in order. The last batch of an epoch is
-    smaller when the batch size does not divide the dataset, unless ``drop_last``.
-    Iterating gives one epoch; ``forever()`` never stops.
-    """
-
-    def __init__(self, inputs, labels, batch_size, shuffle=True, seed=0, drop_last=False):
-        if len(inputs) != len(labels):
-            raise ValueError(f"Batches: {len(inputs)} inputs but {len(labels)} labels")
-        if len(inputs) == 0:
-            raise ValueError("Batches: the dataset is empty")
-        if batch_size < 1:
-            raise ValueError(f"Batches: batch_size must be at least 1, got {batch_size}")
-        if drop_last and batch_size > len(inputs):
-            raise ValueError(f"Batches: drop_last with batch_size {batch_size} > {len(inputs)} examples "
-                             "would give no batch at all")
-        self.inputs, self.labels, self.batch_size = inputs, labels, batch_size
-        self.shuffle, self.drop_last = shuffle, drop_last
-        self.rng = np.random.default_rng(seed)
-
-    def __len__(self):
-        n, b = len(self.inputs), self.batch_size
-        return n // b if self.drop_last else -(-n // b)
-
-    def __iter__(self):
-        n = len(self.inputs)
-        order = self.rng.permutation(n) if self.shuffle else np.arange(n)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            rows = order[start:start + self.batch_size]
-            yield self.inputs[rows], self.labels[rows]
-
-    def forever(self):
-        while True:
-            yield from self

@@ -2,20 +2,16 @@
 optimizers"): the training loop, test accuracy, checkpoints, and the four optimizers the
 thesis compares, with the settings and results it reports.
 """
-import csv
-import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 import stage2_tensor as tg
 import stage2_tensor.optim as optim
-from stage2_tensor import backend
 
 from ..checkpoint import CheckpointKind
+from ..training import Batches, progress_bar, run_folder, use_device, write_csv, write_summary
 from . import data
 from .model import CLASSES, LOSSES, MnistNet, cross_entropy_loss, thesis_loss
 
@@ -66,13 +62,6 @@ def make_optimizer(name, params, lr):
     return optim.Adam(params, lr=lr, betas=settings["betas"])
 
 
-def use_device(name):
-    """Device ``name``, made available ("cpu" and "cuda" load stage3_native on first use);
-    an unknown or unavailable device raises, naming what exists."""
-    backend.get(name)
-    return name
-
-
 @dataclass
 class Result:
     model: MnistNet
@@ -95,15 +84,14 @@ def train(config, datasets=None, progress=True, test_limit=None):
         targets = np.eye(CLASSES, dtype=np.float32)[labels]
     else:
         targets = labels.astype(np.int64)
-    batches = data.Batches(inputs, targets, config.batch, shuffle=True, seed=config.seed).forever()
+    batches = Batches(inputs, targets, config.batch, shuffle=True, seed=config.seed).forever()
 
     tg.seed(config.seed)
     model = MnistNet(device=device)
     opt = make_optimizer(config.optim, model.parameters(), config.lr)
     step_loss = _step_loss(model, config.loss)
     losses = []
-    bar = tqdm(range(config.steps), desc=f"mnist {config.optim}", disable=not progress,
-               mininterval=0.5, unit="step")
+    bar = progress_bar(f"mnist {config.optim}", config.steps, progress)
     start = time.perf_counter()
     for step in bar:
         x, target = next(batches)
@@ -144,12 +132,10 @@ def evaluate(model, images, labels, chunk=10000):
 # ---- what a run leaves behind ------------------------------------------------------------
 def save_run(result, config, out):
     """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "loss.csv", "w", newline="") as f:
-        csv.writer(f).writerows([("step", "loss")] + [(i, f"{l:.9g}") for i, l in enumerate(result.losses)])
+    out = run_folder(out)
+    write_csv(out / "loss.csv", ("step", "loss"), [(i, f"{l:.9g}") for i, l in enumerate(result.losses)])
     save_checkpoint(result.model, config, out / "checkpoint.tg")
-    (out / "summary.json").write_text(json.dumps({**summary(result, config), "config": asdict(config)}, indent=2) + "\n")
+    write_summary(out / "summary.json", {**summary(result, config), "config": asdict(config)})
 
 
 def summary(result, config):
@@ -166,7 +152,7 @@ def summary_line(result, config):
 
 
 def save_checkpoint(model, config, path):
-    tg.save({"kind": CHECKPOINT_KIND, "config": asdict(config), "model": model.state_dict()}, path)
+    CHECKPOINT.save(path, config, model)
 
 
 def load_checkpoint(path, device="cpu"):

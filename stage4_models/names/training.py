@@ -2,16 +2,13 @@
 mini-batches of 32 windows, cross-entropy on the logits, plain SGD with the learning rate
 falling linearly from 0.1 at the first step to 0.05 at the last (the thesis's 200,000);
 the loss on each split, checkpoints, and sampling names from a trained model. The batches
-come from MNIST's ``Batches`` (every training window once per epoch, in a seeded order).
+come from the trainers' shared ``Batches`` (every training window once per epoch, in a
+seeded order; ``stage4_models/training.py``).
 """
-import csv
-import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
@@ -19,8 +16,7 @@ import stage2_tensor.optim as optim
 from stage2_tensor.optim.lr_scheduler import LinearLR
 
 from ..checkpoint import CheckpointKind
-from ..mnist.data import Batches
-from ..mnist.training import use_device
+from ..training import Batches, progress_bar, run_folder, use_device, write_csv, write_summary
 from . import data, sampling
 from .mlp import BLOCK_SIZE, EMBEDDING_SIZE, HIDDEN, MLPLanguageModel
 
@@ -99,7 +95,7 @@ def train(config, words=None, progress=True, eval_limit=None):
                              device=device)
     opt, scheduler = make_optimizer(model.parameters(), config)
     losses, lrs = [], []
-    bar = tqdm(range(config.steps), desc="names mlp", disable=not progress, mininterval=0.5, unit="step")
+    bar = progress_bar("names mlp", config.steps, progress)
     start = time.perf_counter()
     for step in bar:
         x, y = next(batches)
@@ -145,14 +141,11 @@ def sample(model, vocab, n=20, seed=0, prompt="", max_length=sampling.MAX_LENGTH
 # ---- what a run leaves behind ------------------------------------------------------------
 def save_run(result, config, out):
     """Write ``out``/loss.csv (step, loss, lr), checkpoint.tg (atomic) and summary.json."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "loss.csv", "w", newline="") as f:
-        csv.writer(f).writerows([("step", "loss", "lr")] + [
-            (i, f"{l:.9g}", f"{lr:.9g}") for i, (l, lr) in enumerate(zip(result.losses, result.lrs))])
+    out = run_folder(out)
+    write_csv(out / "loss.csv", ("step", "loss", "lr"),
+              [(i, f"{l:.9g}", f"{lr:.9g}") for i, (l, lr) in enumerate(zip(result.losses, result.lrs))])
     save_checkpoint(result.model, result.vocab, config, out / "checkpoint.tg")
-    (out / "summary.json").write_text(json.dumps({**summary(result, config), "config": asdict(config)},
-                                                 indent=2) + "\n")
+    write_summary(out / "summary.json", {**summary(result, config), "config": asdict(config)})
 
 
 def write_average_log(result, path, window=1000):
@@ -161,10 +154,9 @@ def write_average_log(result, path, window=1000):
     rate at its last step."""
     n = len(result.losses) // window * window
     means = np.asarray(result.losses[:n], dtype=np.float64).reshape(-1, window).mean(1)
-    with open(path, "w", newline="") as f:
-        csv.writer(f).writerows([("step", f"loss_mean_{window}", "lr")] + [
-            ((i + 1) * window, f"{m:.6f}", f"{result.lrs[(i + 1) * window - 1]:.6g}") for i, m in enumerate(means)])
-    return path
+    return write_csv(path, ("step", f"loss_mean_{window}", "lr"),
+                     [((i + 1) * window, f"{m:.6f}", f"{result.lrs[(i + 1) * window - 1]:.6g}")
+                      for i, m in enumerate(means)])
 
 
 def summary(result, config):
@@ -183,8 +175,7 @@ def summary_line(result, config):
 
 
 def save_checkpoint(model, vocab, config, path):
-    tg.save({"kind": CHECKPOINT_KIND, "config": asdict(config), "vocab": vocab.chars,
-             "model": model.state_dict()}, path)
+    CHECKPOINT.save(path, config, model, vocab=vocab.chars)
 
 
 def load_checkpoint(path, device="cpu"):
