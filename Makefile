@@ -48,6 +48,7 @@ demo: setup
 	@find $(DEMO) -type f -newer $(DEMO)/.start | sort
 
 test: setup
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
 
 # Runs every chapter notebook in full mode, rewriting its figures/ and chapters/logs/.

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import stage2_tensor as tg
-import stage3_native
 from stage2_tensor.elementwise import binary_kernel, unary
 from stage3_native import cpu_backend
 from stage3_native.cpu_backend import elementwise_path, reduce_path

@@ -3,7 +3,6 @@ data lookup, mini-batches, the thesis's loss and each optimizer's first steps ag
 numpy, a short training run on the shared data, checkpoints, and predicting from a PNG."""
 import gzip
 import json
-import os
 import struct
 
 import numpy as np

@@ -5,7 +5,6 @@ a short training run on the shared data, checkpoints and the command line."""
 import collections
 import io
 import math
-import random
 
 import numpy as np
 import pytest
