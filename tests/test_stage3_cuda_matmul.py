@@ -32,9 +32,7 @@ from stage3_native import cuda_backend, cuda_build
 
 pytestmark = pytest.mark.stage3
 
-CUDA_REASON = cuda_backend.unavailable_reason("cuda")
-DEVICES = [pytest.param("cuda-emu"),
-           pytest.param("cuda", marks=pytest.mark.skipif(CUDA_REASON is not None, reason=str(CUDA_REASON)))]
+DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]
 VARIANTS = ["naive", "tiled", "cublas", "cublas-tf32"]
 DTYPES = {"float32": (dtypes.float32, np.float32), "float64": (dtypes.float64, np.float64)}
 EPS = {dtypes.float32: np.finfo(np.float32).eps, dtypes.float64: np.finfo(np.float64).eps}
