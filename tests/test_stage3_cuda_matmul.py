@@ -164,9 +164,11 @@ def pytest_generate_tests(metafunc):
     if "be" not in metafunc.fixturenames:
         return
     with_variant = "variant" in metafunc.fixturenames
-    params = [pytest.param(device, *([variant] if with_variant else []),
-                           marks=[] if device == HOST_CUBLAS else [pytest.mark.device(device)])
-              for device, variants in DEVICE_VARIANTS.items() for variant in (variants if with_variant else [None])]
+    params = []
+    for device, variants in DEVICE_VARIANTS.items():
+        marks = [] if device == HOST_CUBLAS else [pytest.mark.device(device)]
+        params += ([pytest.param(device, variant, marks=marks) for variant in variants] if with_variant
+                   else [pytest.param(device, marks=marks)])
     metafunc.parametrize("be, variant" if with_variant else "be", params, indirect=True)
 
 
