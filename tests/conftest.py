@@ -1,3 +1,4 @@
+import functools
 import os
 
 import pytest
@@ -28,6 +29,39 @@ def pytest_generate_tests(metafunc):
         if fixture in metafunc.fixturenames:
             from stage3_native import cpu_backend
             metafunc.parametrize(fixture, getattr(cpu_backend, available)(), indirect=True)
+
+
+@functools.cache
+def unavailable_reason(device):
+    """Why Tensor device `device` cannot run on this machine, or None: only the CUDA devices
+    may not (no GPU, no compiler to build the library)."""
+    if not device.startswith("cuda"):
+        return None
+    from stage3_native import cuda_backend
+    return cuda_backend.unavailable_reason(device)
+
+
+@pytest.hookimpl(trylast=True)          # after -m and -k have deselected theirs: the counts are of what would run
+def pytest_collection_modifyitems(config, items):
+    """A test marked ``device(name)`` needs that device. Where it cannot run, its tests are
+    deselected but one, which is skipped saying why and how many: one skip per device in the
+    summary, not thousands of identical ones."""
+    cannot_run = {}                     # device -> its tests
+    for item in items:
+        for marker in item.iter_markers("device"):
+            if unavailable_reason(marker.args[0]) is not None:
+                cannot_run.setdefault(marker.args[0], []).append(item)
+                break
+    set_aside = []
+    for device, tests in cannot_run.items():
+        reason = (f"device {device!r} cannot run here ({unavailable_reason(device)}): "
+                  f"its {len(tests):,} tests are not run")
+        tests[0].add_marker(pytest.mark.skip(reason=reason))
+        set_aside += tests[1:]
+    if set_aside:
+        deselected = set(set_aside)
+        items[:] = [item for item in items if item not in deselected]
+        config.hook.pytest_deselected(items=set_aside)
 
 
 def _switched(current, use, name):

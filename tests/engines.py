@@ -20,7 +20,7 @@ class Engine:
     grad: Callable[[Any], np.ndarray]           # leaf -> its gradient as a float64 array
     backward: Callable[[Any, np.ndarray], None]  # backpropagate `upstream` (d L / d out) from out
     scalar_only: bool = False                   # inputs and outputs have shape ()
-    unavailable: Optional[str] = None           # why this engine cannot run here (skip reason)
+    device: Optional[str] = None                # the Tensor device it needs (pytest marker: device)
 
     def __repr__(self):
         return self.name
@@ -43,7 +43,8 @@ def _stage1():
 
 def _stage2(device="python"):
     """The one Tensor class on a device: "python" is stage2's backend, "cpu" stage3's C,
-    "cpu:lazy" the same C kernels run when a value is read (stage3_native/lazy)."""
+    "cpu:lazy" the same C kernels run when a value is read (stage3_native/lazy), "cuda" a
+    GPU and "cuda-emu" the same kernels on the CPU."""
     import stage2_tensor as tg
     if device != "python":
         import stage3_native  # noqa: F401  (registers "cpu", "cuda", "cuda-emu")
@@ -58,28 +59,20 @@ def _stage2(device="python"):
     return Engine(name=f"{stage}-{device}", stage=stage, namespace=tg, leaf=leaf,
                   value=lambda t: t.detach().numpy().astype(np.float64),
                   grad=lambda t: np.zeros(t.shape) if t.grad is None else t.grad.numpy(),
-                  backward=backward)
+                  backward=backward, device=device)
 
 
-def _cuda(device):
-    """Device "cuda" (a GPU) or "cuda-emu" (the same kernels on the CPU): skipped, with the
-    reason, where it cannot run."""
-    from dataclasses import replace
-
-    from stage3_native import cuda_backend
-    return replace(_stage2(device), unavailable=cuda_backend.unavailable_reason(device))
-
-
-ENGINES = [_stage1(), _stage2("python"), _stage2("cpu"), _stage2("cpu:lazy"), _cuda("cuda-emu"),
-           _cuda("cuda")]
+ENGINES = [_stage1(), _stage2("python"), _stage2("cpu"), _stage2("cpu:lazy"), _stage2("cuda-emu"),
+           _stage2("cuda")]
 
 
 def engine_params(engines=None):
-    """pytest.param per engine, carrying its stage marker and any skip reason."""
+    """pytest.param per engine, carrying its stage marker and the device it needs (where the
+    device cannot run here, conftest.py sets its tests aside with one skip saying why)."""
     params = []
     for e in engines or ENGINES:
         marks = [getattr(pytest.mark, e.stage)]
-        if e.unavailable:
-            marks.append(pytest.mark.skip(reason=e.unavailable))
+        if e.device:
+            marks.append(pytest.mark.device(e.device))
         params.append(pytest.param(e, marks=marks, id=e.name))
     return params

@@ -27,15 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NATIVE = [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy")]
 DEVICES = [pytest.param("python", marks=pytest.mark.stage2), *NATIVE]
 # a backend's own buffers and kernel boundary: every device, those CUDA needs where it runs
-BACKENDS = [*DEVICES, *(pytest.param(device, marks=pytest.mark.stage3) for device in ("cuda-emu", "cuda"))]
-
-
-def skip_unavailable(device):
-    if device.startswith("cuda"):
-        from stage3_native import cuda_backend
-        reason = cuda_backend.unavailable_reason(device)
-        if reason is not None:
-            pytest.skip(reason)
+BACKENDS = [*DEVICES, *(pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)])
+                        for device in ("cuda-emu", "cuda"))]
 
 
 # ---- views inside their storage ---------------------------------------------------------------
@@ -51,7 +44,6 @@ def skip_unavailable(device):
     ((2, 2), (1,), 0, r"needs one stride per dimension"),
 ])
 def test_a_view_beyond_its_storage_is_refused(device, shape, strides, offset, problem):
-    skip_unavailable(device)
     t = tg.arange(4.0, device=device)
     with pytest.raises(ValueError, match=rf"a view of shape .* with strides .* and offset .* {problem}"):
         tg.Tensor(t.storage, shape, strides, offset)
@@ -59,7 +51,6 @@ def test_a_view_beyond_its_storage_is_refused(device, shape, strides, offset, pr
 
 @pytest.mark.parametrize("device", BACKENDS)
 def test_views_up_to_the_end_of_the_storage_are_allowed(device):
-    skip_unavailable(device)
     t = tg.arange(4.0, device=device)
     assert tg.Tensor(t.storage, (2,), (2,), 1).tolist() == [1.0, 3.0]       # its last element
     assert tg.Tensor(t.storage, (3, 2), (1, 0), 1).sum().item() == 12.0      # stride 0
@@ -69,7 +60,6 @@ def test_views_up_to_the_end_of_the_storage_are_allowed(device):
 
 @pytest.mark.parametrize("device", BACKENDS)
 def test_from_buffer_needs_a_buffer_large_enough(device):
-    skip_unavailable(device)
     buffer = backend.get(device).from_flat([1.0, 2.0, 3.0, 4.0], tg.float32)
     with pytest.raises(ValueError, match=r"shape \(10, 10\) .* beyond its storage of 4 elements"):
         tg.Tensor.from_buffer(buffer, (10, 10), tg.float32, device)
@@ -81,7 +71,6 @@ def test_from_buffer_needs_a_buffer_large_enough(device):
 @pytest.mark.parametrize("device", BACKENDS[1:])
 def test_native_buffers_are_measured_in_bytes(device):
     """A native kernel reads a buffer as the view's dtype: 16 bytes hold 2 float64s."""
-    skip_unavailable(device)
     t = tg.arange(4.0, device=device)
     with pytest.raises(ValueError, match=r"reaches element 2, beyond its storage of 2 elements"):
         tg.Tensor(t.storage, (3,), dtype=tg.float64)
@@ -371,7 +360,7 @@ def kernel_outcome(device, name):
 
 def _kernel_params():
     for device in KERNEL_DEVICES:
-        marks = [pytest.mark.stage2 if device == "python" else pytest.mark.stage3]
+        marks = [pytest.mark.stage2 if device == "python" else pytest.mark.stage3, pytest.mark.device(device)]
         for name, (_, _, on_python) in KERNEL_CASES.items():
             if on_python or device != "python":
                 yield pytest.param(device, name, marks=marks, id=f"{device}-{name.replace(' ', '_')}")
@@ -379,7 +368,6 @@ def _kernel_params():
 
 @pytest.mark.parametrize("device, name", list(_kernel_params()))
 def test_a_kernel_is_never_handed_views_that_disagree(device, name):
-    skip_unavailable(device)
     outcome = kernel_outcome(device, name)
     assert "crashed" not in outcome, f"{name} crashed the process on {device}: {outcome}"
     assert outcome.get("error") == "ValueError", f"{name} on {device}: {outcome}"

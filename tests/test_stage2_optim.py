@@ -16,20 +16,12 @@ pytestmark = pytest.mark.stage2
 START, TARGET = [0.5, 2.0, -1.5], np.array([3.0, -1.0, 0.25])
 # SGD, Adam and AdamW are one fused kernel per device (backend.py's sgd_update, adam_update):
 # their rules are checked on every device; the native ones are stage3's.
-DEVICES = ["python"] + [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy", "cuda-emu", "cuda")]
-
-
-def skip_unavailable(device):
-    if device.startswith("cuda"):
-        from stage3_native import cuda_backend
-        reason = cuda_backend.unavailable_reason(device)
-        if reason is not None:
-            pytest.skip(reason)
+DEVICES = ["python"] + [pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)])
+                        for device in ("cpu", "cpu:lazy", "cuda-emu", "cuda")]
 
 
 def run_optimizer(make, steps=25, device="python"):
     """Descend sum((p - TARGET)^2) from START in float64 on `device`; the trajectory of p."""
-    skip_unavailable(device)
     p = tg.tensor(START, dtype=tg.float64, requires_grad=True, device=device)
     storage = p.storage
     opt = make([p])

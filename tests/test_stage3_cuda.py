@@ -15,9 +15,7 @@ from .optable import LAYOUTS, ops_for
 pytestmark = pytest.mark.stage3
 
 CUDA_REASON = cuda_backend.unavailable_reason("cuda")
-DEVICES = [pytest.param("cuda-emu", marks=pytest.mark.skipif(
-               bool(cuda_backend.unavailable_reason("cuda-emu")), reason=str(cuda_backend.unavailable_reason("cuda-emu")))),
-           pytest.param("cuda", marks=pytest.mark.skipif(bool(CUDA_REASON), reason=str(CUDA_REASON)))]
+DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]
 LAYOUTS_AND_CONTIGUOUS = {"contiguous": lambda x: x, **LAYOUTS}
 CUDA_EMU = next(e for e in ENGINES if e.name == "stage3-cuda-emu")
 

@@ -10,20 +10,15 @@ import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
+import stage3_native  # noqa: F401  (registers "cuda" and "cuda-emu")
 from stage2_tensor import backend
-from stage3_native import cuda_backend
 
 from .optable import dropout_keep, dropout_seed
 
 pytestmark = pytest.mark.stage3
 
 
-def _device(name):
-    reason = cuda_backend.unavailable_reason(name)
-    return pytest.param(name, marks=pytest.mark.skipif(reason is not None, reason=str(reason)))
-
-
-DEVICES = [_device("cuda-emu"), _device("cuda")]
+DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]
 DTYPES = {"bool": tg.bool, "int32": tg.int32, "int64": tg.int64, "float32": tg.float32, "float64": tg.float64}
 FLOATS = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 # Views of a (4, 6, 5) tensor: every one reads other elements than its memory order

@@ -32,9 +32,6 @@ from stage3_native import cuda_backend, cuda_build
 
 pytestmark = pytest.mark.stage3
 
-CUDA_REASON = cuda_backend.unavailable_reason("cuda")
-DEVICES = [pytest.param("cuda-emu"),
-           pytest.param("cuda", marks=pytest.mark.skipif(CUDA_REASON is not None, reason=str(CUDA_REASON)))]
 VARIANTS = ["naive", "tiled", "cublas", "cublas-tf32"]
 DTYPES = {"float32": (dtypes.float32, np.float32), "float64": (dtypes.float64, np.float64)}
 EPS = {dtypes.float32: np.finfo(np.float32).eps, dtypes.float64: np.finfo(np.float64).eps}
@@ -156,21 +153,37 @@ def host_cublas(tmp_path_factory):
     return be, ctypes.CDLL(str(stand_in))         # the same loaded library: its counters
 
 
-@pytest.fixture(params=DEVICES + [HOST_CUBLAS])
+# The variants each device runs: the emulator has no cuBLAS (test_emulator_never_loads_cublas),
+# the stand-in is there for cuBLAS alone (its kernels are the emulator's), a GPU has all four.
+DEVICE_VARIANTS = {"cuda-emu": ["naive", "tiled"], "cuda": VARIANTS, HOST_CUBLAS: ["cublas", "cublas-tf32"]}
+
+
+def pytest_generate_tests(metafunc):
+    """A test that asks for `be` runs on each device and the stand-in; one that also asks
+    for `variant`, with each variant that device runs (no combination that never can)."""
+    if "be" not in metafunc.fixturenames:
+        return
+    with_variant = "variant" in metafunc.fixturenames
+    params = []
+    for device, variants in DEVICE_VARIANTS.items():
+        marks = [] if device == HOST_CUBLAS else [pytest.mark.device(device)]
+        params += ([pytest.param(device, variant, marks=marks) for variant in variants] if with_variant
+                   else [pytest.param(device, marks=marks)])
+    metafunc.parametrize("be, variant" if with_variant else "be", params, indirect=True)
+
+
+@pytest.fixture
 def be(request):
     if request.param == HOST_CUBLAS:
         return request.getfixturevalue("host_cublas")[0]
     return backend.get(request.param)
 
 
-@pytest.fixture(params=VARIANTS)
+@pytest.fixture
 def variant(request, be, monkeypatch):
-    """Each variant in turn on the device (skipped where it cannot run), the default back after."""
+    """The variant on the device (skipped on a GPU whose cuBLAS did not load), the default back after."""
     if request.param not in be.matmul_variants():
-        pytest.skip(f"{request.param} cannot run on {be.name}: "
-                    + ("the emulator has no cuBLAS" if be.name == "cuda-emu" else "cuBLAS did not load"))
-    if be.name == HOST_CUBLAS and not request.param.startswith("cublas"):
-        pytest.skip("the kernels already ran on cuda-emu")
+        pytest.skip(f"{request.param} cannot run on {be.name}: cuBLAS did not load")
     monkeypatch.setattr(be, "matmul_variant", request.param)
     return request.param
 

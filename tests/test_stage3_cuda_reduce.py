@@ -12,14 +12,13 @@ import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
+import stage3_native  # noqa: F401  (registers "cuda" and "cuda-emu")
 from stage2_tensor import backend, dtypes
 from stage2_tensor.tensor import Tensor
-from stage3_native import cuda_backend
 
 pytestmark = pytest.mark.stage3
 
-_NO_GPU = cuda_backend.unavailable_reason("cuda")
-DEVICES = ["cuda-emu", pytest.param("cuda", marks=pytest.mark.skipif(_NO_GPU is not None, reason=str(_NO_GPU)))]
+DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]
 DTYPES = {np.float32: dtypes.float32, np.float64: dtypes.float64, np.int32: dtypes.int32,
           np.int64: dtypes.int64, np.bool_: dtypes.bool_}
 TOLERANCE = {np.float32: {"rtol": 2e-6, "atol": 1e-6}, np.float64: {"rtol": 1e-12, "atol": 1e-12}}
