@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
     set_aside = []
     for device, tests in cannot_run.items():
         reason = (f"device {device!r} cannot run here ({unavailable_reason(device)}): "
-                  f"its {len(tests):,} tests are not run")
+                  + (f"its {len(tests):,} tests are not run" if len(tests) > 1 else "its test is not run"))
         tests[0].add_marker(pytest.mark.skip(reason=reason))
         set_aside += tests[1:]
     if set_aside:
