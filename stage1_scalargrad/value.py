@@ -53,7 +53,8 @@ class Value:
 
 # The operators: each is `Value.apply` specialised to one Operation with one or two inputs.
 # They run once per graph node, so skipping apply's generic argument handling matters
-# (about 2.5x faster per node); what they compute is exactly `Value.apply(op, ...)`.
+# (benchmarks/stage1_scalar.py times the engine); what they compute is exactly
+# `Value.apply(op, ...)`.
 
 def _unary(op):
     forward = op.forward

@@ -20,16 +20,16 @@ changes it at run time.
 
 OpenMP's waiting threads spin before they sleep (GOMP_SPINCOUNT), and the spin count
 trades two costs. Too short, and a thread sleeps between two kernels and must be woken for
-the next: 40-80 us on the reference machine (a virtual machine), more than MNIST's whole
-32x784x128 product, so a training step of small kernels got slower on 2 threads than on
-one (680 against 560 us with GOMP_SPINCOUNT=1000). Too long (libgomp's default, 300000:
-milliseconds), and on a machine whose cores are busy with other programs a spinning thread
-holds the core its partner waits for: TinyBLAS on 2 threads measured 0.4-2.5 GFLOPS
-instead of 40-80. Unless the variable is set, the package sets 30000 before the library,
-and with it libgomp, is loaded: it spans the gaps between a training step's kernels (the
-MNIST step: 485 us on 2 threads, the same as with 300000), and on a machine with one core
-busy elsewhere a 2-thread 256^3 matmul still ran at 27 GFLOPS (73 with 1000). On a shared
-machine, set GOMP_SPINCOUNT=1000 or use one thread (TRACEGRAD_NUM_THREADS=1).
+the next, which on a virtual machine costs more than MNIST's whole 32x784x128 product: a
+training step of small kernels then runs slower on 2 threads than on one. Too long
+(libgomp's default, 300000: milliseconds), and on a machine whose cores are busy with other
+programs a spinning thread holds the core its partner waits for, and TinyBLAS on 2 threads
+slows to a crawl. Unless the variable is set, the package sets 30000 before the library,
+and with it libgomp, is loaded: long enough to span the gaps between a training step's
+kernels, short enough that a 2-thread matmul keeps most of its speed beside a busy core
+(the measurements behind this choice: benchmarks/RESULTS.md, "Figures behind design
+choices"). On a shared machine, set GOMP_SPINCOUNT=1000 or use one thread
+(TRACEGRAD_NUM_THREADS=1).
 """
 import os
 import subprocess

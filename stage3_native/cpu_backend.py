@@ -44,8 +44,8 @@ def default_matmul():
     """TinyBLAS, the project's own GEMM, unless TRACEGRAD_BLAS=blas asks for the system CBLAS
     the library was built with (the thesis's dispatch to MKL or Accelerate). TinyBLAS is the
     default because it measured as fast as OpenBLAS on large products and faster on a
-    training step's small ones (MNIST's 32x784x128: 98 against 128 us), and because its
-    threads are the package's own (set_num_threads), where OpenBLAS runs its own pool."""
+    training step's small ones (benchmarks/RESULTS.md), and because its threads are the
+    package's own (set_num_threads), where OpenBLAS runs its own pool."""
     if lib.tg_has_cblas() and os.environ.get("TRACEGRAD_BLAS", "").lower() == "blas":
         return "blas"
     return "tinyblas"

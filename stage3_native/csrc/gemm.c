@@ -2,7 +2,7 @@
  * performance chapter; matmul.c's variant 4, "tinyblas"). out = a @ b (+ bias on every
  * row), float or double, any strides, one or many matrices.
  *
- * Why the blocked loops of matmul.c stay at ~10 GFLOPS while the machine can do ~90: a
+ * Why the blocked loops of matmul.c stay at a tenth of the machine's FMA peak: a
  * fused multiply-add unit finishes two 8-float FMAs per cycle only when it is fed from
  * registers. The blocked loop loads and stores out[i, j] for every FMA, and walks b with
  * whatever strides it has. The fix has three parts:
@@ -56,18 +56,18 @@
  * (attention's heads) instead gives whole products to threads. Products below
  * GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the others costs more.
  *
- * Measured on the reference machine (benchmarks/gemm.py, float32, 1 thread): at par with
- * OpenBLAS's Haswell kernels, about 80-90 GFLOPS of a ~95-100 GFLOPS FMA peak.
+ * benchmarks/gemm.py measures it against OpenBLAS and the FMA peak (benchmarks/RESULTS.md).
  */
 #include <string.h>
 #include "gemm.h"
 #include "parallel.h"
 
-/* m * n * k (over the whole batch) below which a product runs on one thread: about 25 us
- * of work on one core. A second thread still spinning from the previous kernel (see
- * GOMP_SPINCOUNT in stage3_native/__init__.py) joins in a microsecond or two, so MNIST's
- * 32x784x128 products (100 us on one core) gain from it; a sleeping one costs 40-80 us to
- * wake on the reference machine (a virtual machine). */
+/* m * n * k (over the whole batch) below which a product runs on one thread: a few tens of
+ * microseconds of work on one core. A second thread still spinning from the previous
+ * kernel (see GOMP_SPINCOUNT in stage3_native/__init__.py) joins in a microsecond or two,
+ * so MNIST's 32x784x128 products gain from it; a sleeping one costs more to wake on a
+ * virtual machine than such a product takes (benchmarks/RESULTS.md, "Figures behind
+ * design choices"). */
 #define GEMM_PARALLEL_MIN (64.0 * 64 * 256)
 
 #define TEMPLATE "gemm_t.h"

@@ -3,8 +3,8 @@
  * `omp simd reduction`, which allows it to add them in vector lanes (a fixed order, so still
  * deterministic) where C's rules alone would force one addition after another. The sums
  * are in double; the element-wise passes that use them are in T, as PyTorch's are: for
- * float an SSE instruction then does 4 elements instead of 2 (3x faster here), and the
- * result is rounded to float anyway. */
+ * float an SSE instruction then does 4 elements instead of 2, and the result is rounded
+ * to float anyway. */
 
 /* x (rows, n) -> out (rows, n), mean (rows), rstd (rows). weight, bias: n values or NULL. */
 void FN(tg_layer_norm)(i64 rows, i64 n, const T *x, const T *weight, const T *bias,
