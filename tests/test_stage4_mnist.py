@@ -57,11 +57,27 @@ def test_trailing_bytes_and_cut_header_are_errors(tmp_path):
         idx.read_idx(path)
 
 
+def test_a_gzip_bomb_is_read_no_further_than_its_header_says(tmp_path, monkeypatch):
+    """A 10-byte image in a gzip stream followed by 256 MiB of zeros (about 256 KiB
+    compressed): the reader stops one byte past the 10 the header declares."""
+    path = tmp_path / "bomb.gz"
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(struct.pack(">HBB1I", 0, 0x08, 1, 10) + bytes(10))
+        for _ in range(256):
+            f.write(bytes(1 << 20))
+    asked = []
+    read = gzip.GzipFile.read
+    monkeypatch.setattr(gzip.GzipFile, "read", lambda self, n=-1: asked.append(n) or read(self, n))
+    with pytest.raises(idx.IdxError, match="bomb.gz: has trailing bytes"):
+        idx.read_idx(path)
+    assert asked and max(asked) == 11
+
+
 def test_sizes_whose_product_overflows_int64_and_too_many_dimensions(tmp_path):
     """65536 ** 4 = 2 ** 64 wraps to 0 in int64: no data would have matched the sizes."""
     path = tmp_path / "crafted"
     path.write_bytes(struct.pack(">HBB4I", 0, 0x08, 4, *[65536] * 4))
-    with pytest.raises(idx.IdxError, match=r"crafted: truncated: .*needs 18446744073709551616 bytes"):
+    with pytest.raises(idx.IdxError, match=r"crafted: shape .* needs 18446744073709551616 bytes, more than"):
         idx.read_idx(path)
     path.write_bytes(struct.pack(">HBB70I", 0, 0x08, 70, *[1] * 70) + b"\0")
     with pytest.raises(idx.IdxError, match="crafted: 70 dimensions, expected at most 32"):

@@ -23,6 +23,7 @@ TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
 
 
 MAX_DIMS = 32                   # numpy 1's limit on an array's dimensions
+MAX_BYTES = 4 << 30             # far above any data set read here (MNIST's largest file: 47 MB)
 
 
 class IdxError(ValueError):
@@ -31,31 +32,42 @@ class IdxError(ValueError):
 
 def read_idx(path, expect_magic=None):
     """The array stored in the IDX file ``path`` (gzipped or not), in native byte order.
-    ``expect_magic`` (e.g. 2051 for MNIST images) makes any other magic number an error."""
-    data = _read_bytes(path)
-    if len(data) < 4:
-        raise IdxError(f"{path}: {len(data)} bytes, too short for an IDX header (4-byte magic number)")
-    zero, type_code, ndim = struct.unpack(">HBB", data[:4])
-    magic = struct.unpack(">I", data[:4])[0]
-    if zero != 0 or type_code not in TYPES:
-        raise IdxError(f"{path}: magic number {magic} (0x{magic:08x}) is not an IDX header: expected "
-                       f"two zero bytes, a type code in {[hex(t) for t in TYPES]} and a dimension count")
-    if expect_magic is not None and magic != expect_magic:
-        raise IdxError(f"{path}: magic number {magic}, expected {expect_magic}")
-    if ndim > MAX_DIMS:
-        raise IdxError(f"{path}: {ndim} dimensions, expected at most {MAX_DIMS} (an array's limit)")
-    header = 4 + 4 * ndim
-    if len(data) < header:
-        raise IdxError(f"{path}: truncated header: {ndim} dimension sizes need {header} bytes, "
-                       f"the file has {len(data)}")
-    shape = struct.unpack(f">{ndim}I", data[4:header])
-    dtype = TYPES[type_code]
-    expected = math.prod(shape) * dtype.itemsize       # Python ints: no int64 wrap-around
-    if len(data) - header != expected:
-        kind = "truncated" if len(data) - header < expected else "has trailing bytes"
+    ``expect_magic`` (e.g. 2051 for MNIST images) makes any other magic number an error.
+
+    The file is read as a stream, header first, and never more than the header says plus
+    one byte (to see a longer file): a small gzip file that would decompress to gigabytes
+    (a "gzip bomb") costs no more memory than its honest header allows, and a header
+    claiming more than MAX_BYTES is refused before anything is read."""
+    with _open(path) as f:
+        head = _read(f, path, 4)
+        if len(head) < 4:
+            raise IdxError(f"{path}: {len(head)} bytes, too short for an IDX header (4-byte magic number)")
+        zero, type_code, ndim = struct.unpack(">HBB", head)
+        magic = struct.unpack(">I", head)[0]
+        if zero != 0 or type_code not in TYPES:
+            raise IdxError(f"{path}: magic number {magic} (0x{magic:08x}) is not an IDX header: expected "
+                           f"two zero bytes, a type code in {[hex(t) for t in TYPES]} and a dimension count")
+        if expect_magic is not None and magic != expect_magic:
+            raise IdxError(f"{path}: magic number {magic}, expected {expect_magic}")
+        if ndim > MAX_DIMS:
+            raise IdxError(f"{path}: {ndim} dimensions, expected at most {MAX_DIMS} (an array's limit)")
+        sizes = _read(f, path, 4 * ndim)
+        if len(sizes) < 4 * ndim:
+            raise IdxError(f"{path}: truncated header: {ndim} dimension sizes need {4 + 4 * ndim} bytes, "
+                           f"the file has {4 + len(sizes)}")
+        shape = struct.unpack(f">{ndim}I", sizes)
+        dtype = TYPES[type_code]
+        expected = math.prod(shape) * dtype.itemsize       # Python ints: no int64 wrap-around
+        if expected > MAX_BYTES:
+            raise IdxError(f"{path}: shape {shape} of {dtype.itemsize}-byte elements needs {expected} "
+                           f"bytes, more than the {MAX_BYTES} an IDX file may hold here")
+        data = _read(f, path, expected + 1)
+    if len(data) != expected:
+        kind = "truncated" if len(data) < expected else "has trailing bytes"
+        found = len(data) if len(data) < expected else "more"
         raise IdxError(f"{path}: {kind}: shape {shape} of {dtype.itemsize}-byte elements needs "
-                       f"{expected} bytes of data, the file has {len(data) - header}")
-    return np.frombuffer(data, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+                       f"{expected} bytes of data, the file has {found}")
+    return np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 
 def write_idx(path, array):
@@ -74,12 +86,16 @@ def write_idx(path, array):
         f.write(payload)
 
 
-def _read_bytes(path):
+def _open(path):
+    """The file, or its decompressed stream when it is gzipped (the magic bytes 1f 8b)."""
     with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] != b"\x1f\x8b":                   # not gzip: the raw IDX bytes
-        return raw
+        gzipped = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def _read(f, path, n):
+    """Up to n bytes of the stream f; a damaged gzip stream is an IdxError naming the file."""
     try:
-        return gzip.decompress(raw)
+        return f.read(n)
     except (EOFError, OSError, zlib.error) as e:   # cut-off or corrupt compressed stream
         raise IdxError(f"{path}: damaged gzip data ({e}); delete the file to download it again") from e
