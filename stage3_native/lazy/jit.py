@@ -19,15 +19,17 @@ from typing import Any
 
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 
-# The flags of the eager library (build.py), so the same code compiles the same way.
+# The flags of the eager library (build.py), so the same code compiles the same way; under
+# TRACEGRAD_SANITIZE=1 (make sanitize) the generated kernels are sanitized too.
 _FLAGS = None
 
 
 def flags():
+    """(compile flags, link flags) of a generated kernel."""
     global _FLAGS
     if _FLAGS is None:
         from .. import build
-        _FLAGS = (list(build.FLAGS), list(build.OPENMP))
+        _FLAGS = (build.FLAGS + build.OPENMP + build.SANITIZE, build.OPENMP + build.SANITIZE)
     return _FLAGS
 
 
@@ -102,12 +104,12 @@ _HEADERS = None
 def kernel_hash(source):
     """The kernel's identity: its source, the flags, and the csrc headers it includes (an
     edit to vmath.h must not find the old library in the cache)."""
-    compile_flags, openmp = flags()
+    compile_flags, link_flags = flags()
     global _HEADERS
     if _HEADERS is None:
         _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
     headers = _HEADERS
-    text = source + "\n/* flags: " + " ".join(compile_flags + openmp) + " */\n" + headers
+    text = source + "\n/* flags: " + " ".join(compile_flags + link_flags) + " */\n" + headers
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -138,11 +140,11 @@ LEVEL = "extern const int *tg_simd_current"
 def _build(module, source, declaration, folder):
     """Compile ``source`` into folder/<module><suffix>, atomically; return the path."""
     from cffi import FFI
-    compile_flags, openmp = flags()
+    compile_flags, link_flags = flags()
     builder = FFI()
     builder.cdef(f"{declaration};\n{LEVEL};")
     builder.set_source(module, source, include_dirs=[str(CSRC)], libraries=["m"],
-                       extra_compile_args=compile_flags + openmp, extra_link_args=openmp)
+                       extra_compile_args=compile_flags, extra_link_args=link_flags)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=module + ".", dir=folder)
     try:
