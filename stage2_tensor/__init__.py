@@ -7,9 +7,12 @@ chapters 1, 2 and 4). PyTorch's names, so a PyTorch user feels at home:
     loss.backward()           # x.grad
 
 Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcast.py``,
-``dtypes.py`` (promotion), ``tensor.py`` (the Tensor), ``function.py`` (GradientFunction),
-``backward.py`` (the backward pass), ``elementwise.py``, ``reduce.py``, ``matmul.py``,
-``views.py`` (the differentiable operations), ``factories.py``.
+``dtypes.py`` (promotion), ``tensor.py`` (the Tensor: layout and autograd state),
+``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
+``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
+differentiable operations), ``factories.py``, and ``methods.py``, which binds the
+operations onto Tensor as its methods (``x + y``, ``x.sum()``). The imports run one way:
+tensor.py imports no operation, the operations import it, methods.py imports both.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
 reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer:
@@ -35,6 +38,7 @@ the native devices with ``backend.register`` (``backend.load_plugins``). A kerne
 backend instead, with a one-time log line. from_flat, to_flat and write are required.
 """
 from . import backend as _backend
+from . import methods  # noqa: F401  (imported for its effect: binds Tensor's operation methods)
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
 from .dtypes import float32, float64, int32, int64
 from .concat import cat, split
@@ -47,10 +51,10 @@ from .matmul import matmul
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
-from . import nn, optim, viz  # noqa: E402  (viz: to_dot, draw, print_dag)
-from .factories import seed as manual_seed  # noqa: E402  (PyTorch's name)
-from .nn.functional import one_hot  # noqa: E402
-from .serialization import load, save  # noqa: E402
+from . import nn, optim, viz  # viz: to_dot, draw, print_dag
+from .factories import seed as manual_seed  # PyTorch's name
+from .nn.functional import one_hot
+from .serialization import load, save
 
 _backend.register("python", PythonBackend())
 

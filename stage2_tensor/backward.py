@@ -12,6 +12,7 @@ Inputs that do not require grad get None from ``backward`` (their branch is neve
 computed), and functions behind them are never visited.
 """
 from . import grad_mode
+from .tensor import Tensor
 
 
 def backward(root, gradient=None, retain_graph=False):
@@ -85,5 +86,3 @@ def _accumulate(t, g):
     # ``grad`` property is written directly
     t._grad = g if t._grad is None else t._grad + g
 
-
-from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

@@ -5,7 +5,7 @@ element by element with tensor operations, and multiplied by the upstream gradie
 input that broadcasting stretched gets a gradient of the output's shape; the backward pass
 sums it back to the input's shape (``Tensor.sum_to``), so no operation here has to.
 """
-from . import dtypes
+from . import backend, dtypes
 from .broadcast import broadcast_shapes
 from .factories import as_tensor, zeros_like
 from .function import GradientFunction
@@ -275,7 +275,6 @@ class Convert(GradientFunction):
         self.device, self.dtype = x.device, x.dtype
         if device == x.device:
             return x.launch("contiguous", x.as_view(), dtype, shape=x.shape, dtype=dtype)
-        from . import backend
         source, target = backend.get(x.device), backend.get(device)
         if source.has("to_bytes") and target.has("from_bytes"):     # one block, not per element
             buffer = target.from_bytes(source.to_bytes(x.as_view()), x.dtype)

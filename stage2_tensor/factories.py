@@ -7,7 +7,9 @@ import math
 import random as _random
 
 from . import backend, dtypes
+from .interop import from_numpy
 from .strides import numel
+from .tensor import Tensor
 
 _rng = _random.Random(0)
 
@@ -54,7 +56,6 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
         out = out if out is not data else out.clone()
         return out.requires_grad_(True) if requires_grad else out
     if hasattr(data, "__array__") and not isinstance(data, (list, tuple)):
-        from .interop import from_numpy
         return tensor(from_numpy(data), dtype, requires_grad, device)
     flat, shape = _flatten(data)
     return _make(flat, shape, dtype or _infer_dtype(flat), device or "python", requires_grad)
@@ -167,5 +168,3 @@ randn_like = _like(randn)
 def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
     return full(t.shape, fill_value, dtype or t.dtype, requires_grad, device or t.device)
 
-
-from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

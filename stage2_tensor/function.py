@@ -10,6 +10,7 @@ Saved tensors carry the version of their storage at save time; if an in-place op
 changes it before backward, reading them raises instead of giving a silently wrong gradient.
 """
 from .grad_mode import thread_state
+from .tensor import Tensor
 
 
 class GradientFunction:
@@ -70,5 +71,3 @@ class GradientFunction:
     def __repr__(self):
         return f"<{self.name}>"
 
-
-from .tensor import Tensor  # noqa: E402  (tensor.py's operation modules import this one)

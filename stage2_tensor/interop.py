@@ -3,7 +3,8 @@ never an engine. A backend that can (``as_numpy``/``from_numpy``, a native devic
 memory both ways, as PyTorch does on its CPU: writing through the numpy array changes the
 tensor. Device "python" copies.
 """
-from . import backend, dtypes  # noqa: F401
+from . import backend, dtypes
+from .tensor import Tensor
 
 _NUMPY_NAMES = {"float32": dtypes.float32, "float64": dtypes.float64, "int32": dtypes.int32,
                 "int64": dtypes.int64, "bool": dtypes.bool_}
@@ -36,10 +37,6 @@ def from_numpy(array, device="python"):
         buffer = be.from_numpy(array, dtype)        # None when the layout does not allow sharing
         if buffer is not None:
             return Tensor.from_buffer(buffer, array.shape, dtype, device)
-    return tensor(array.tolist(), dtype=dtype, device=device)
-
-
-# Imported last, not inside from_numpy: an import statement costs ~1 us even when the
-# module is loaded, and a training loop converts every batch.
-from .factories import tensor  # noqa: E402  (tensor.py imports this module)
-from .tensor import Tensor  # noqa: E402
+    # a copy: the values row-major, then the array's shape (which a nested list loses
+    # when a dimension is 0)
+    return Tensor.from_buffer(be.from_flat(array.ravel().tolist(), dtype), array.shape, dtype, device)

@@ -2,10 +2,11 @@
 (chapter 4). PyTorch's names and habits throughout.
 
 The class holds data layout (shape, strides, offset into a Storage), autograd state
-(requires_grad, grad, grad_fn) and thin methods. Computation lives elsewhere: kernels in a
-backend (``backend.py``), differentiable operations as GradientFunctions
-(``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``), the backward pass in
-``backward.py``.
+(requires_grad, grad, grad_fn) and the methods that read them. It knows no operation:
+kernels live in a backend (``backend.py``), differentiable operations as GradientFunctions
+(``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``, ...), which import this
+module, the backward pass in ``backward.py``; ``methods.py`` binds them onto the class as
+its methods (``x + y``, ``x.sum()``, ``x.view(2, 3)``, ``x.backward()``).
 
 Two ways to make a tensor, one checked and one trusted. ``Tensor(storage, shape, strides,
 offset)`` and ``Tensor.from_buffer`` take a layout from their caller, so they check that
@@ -18,9 +19,9 @@ of the shape it was asked for), so they are valid by construction.
 import weakref
 
 from . import backend as backends
-from . import dtypes, grad_mode
+from . import dtypes
 from .backend import View
-from .broadcast import broadcast_strides, sum_dims
+from .broadcast import broadcast_strides
 from .strides import check_view, is_contiguous, make_strides, normalize_dim, numel
 
 
@@ -43,6 +44,9 @@ class Tensor:
     # pass, whose gradients have the right shape by construction, writes "_grad" itself.
     __slots__ = ("storage", "shape", "strides", "offset", "dtype", "_grad", "grad_fn",
                  "requires_grad", "__weakref__")
+    # methods.py gives tensors ``==`` (element-wise, as in PyTorch); they stay dict keys
+    # by identity
+    __hash__ = object.__hash__
 
     def __init__(self, storage, shape, strides=None, offset=0, dtype=dtypes.float32,
                  requires_grad=False):
@@ -162,9 +166,6 @@ class Tensor:
                              f"{self.shape} ({self.numel()} elements)")
         return backends.get(self.device).to_flat(self.as_view())[0]
 
-    def numpy(self):
-        return interop.to_numpy(self)
-
     def __float__(self):
         return float(self.item())
 
@@ -204,9 +205,6 @@ class Tensor:
         self.requires_grad = flag
         return self
 
-    def backward(self, gradient=None, retain_graph=False):
-        autograd.backward(self, gradient, retain_graph)
-
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
         if self.grad_fn is not None:
@@ -231,224 +229,6 @@ class Tensor:
 
     def zero_grad(self):
         self._grad = None
-
-    # ---- moving and converting --------------------------------------------------------------
-    def to(self, device=None, dtype=None):
-        """A copy on another device and/or with another dtype (self when nothing changes).
-        Differentiable: the gradient flows back to this tensor."""
-        device = device or self.device
-        dtype = dtype or self.dtype
-        if device == self.device and dtype is self.dtype:
-            return self
-        return elementwise.Convert.apply(self, device, dtype)
-
-    def float(self):
-        return self.to(dtype=dtypes.float32)
-
-    def double(self):
-        return self.to(dtype=dtypes.float64)
-
-    def long(self):
-        return self.to(dtype=dtypes.int64)
-
-    def clone(self):
-        """A copy with its own storage; gradients flow back to self."""
-        return views.Contiguous.apply(self)
-
-    def contiguous(self):
-        return self if self.is_contiguous() else views.Contiguous.apply(self)
-
-    def ones_like(self):
-        return factories.ones_like(self)
-
-    # ---- in-place operations ----------------------------------------------------------------
-    def _check_inplace(self, op, *others):
-        if grad_mode.is_grad_enabled() and (self.requires_grad or any(
-                getattr(o, "requires_grad", False) for o in others)):
-            what = "a leaf tensor that requires grad" if self.is_leaf and self.requires_grad \
-                else "a tensor that is part of the autograd graph"
-            raise RuntimeError(f"{op}: in-place operation on {what}; wrap it in "
-                               "`with no_grad():` (as optimizers do) or use the out-of-place op")
-
-    def _write(self, op, source):
-        """Copy `source` (broadcast to this view) into this view and bump the version."""
-        self._check_inplace(op, source)
-        if any(stride == 0 and size > 1 for size, stride in zip(self.shape, self.strides)):
-            raise RuntimeError(f"{op}: this view of shape {self.shape} has stride 0 (it was "
-                               "expanded), so several of its elements are one memory location; "
-                               "write to a clone() instead")
-        source = factories.as_tensor(source, dtype=self.dtype, device=self.device).broadcast_to(self.shape)
-        if source.storage is self.storage:     # overlapping views: read everything before writing
-            source = views.copy(source)
-        backends.launch(self.device, "write", self.as_view(), source.as_view())
-        self.storage.version += 1
-        return self
-
-    def copy_(self, source):
-        return self._write("copy_", source)
-
-    def fill_(self, value):
-        return self._write("fill_", value)
-
-    def zero_(self):
-        return self._write("zero_", 0)
-
-    def add_(self, other, alpha=1):
-        self._check_inplace("add_", other)
-        return self._write("add_", self + other * alpha if alpha != 1 else self + other)
-
-    def sub_(self, other, alpha=1):
-        self._check_inplace("sub_", other)
-        return self._write("sub_", self - other * alpha if alpha != 1 else self - other)
-
-    def mul_(self, other):
-        self._check_inplace("mul_", other)
-        return self._write("mul_", self * other)
-
-    def __setitem__(self, index, value):
-        self._check_inplace("__setitem__ (slice assignment)", value)
-        shape, strides, offset = views.basic_index(self, index)
-        self.view_of(shape, strides, offset)._write("__setitem__", value)
-
-    # ---- shapes (views, see views.py) --------------------------------------------------------
-    def view(self, *shape):
-        return views.Reshape.apply(self, _shape_arg(shape), False)
-
-    def reshape(self, *shape):
-        return views.Reshape.apply(self, _shape_arg(shape), True)
-
-    def flatten(self, start_dim=0, end_dim=-1):
-        s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)
-        if not self.shape:
-            return self.reshape(1)
-        return self.reshape(*self.shape[:s], -1, *self.shape[e + 1:])
-
-    def unsqueeze(self, dim):
-        dim = normalize_dim(dim, self.ndim + 1)
-        return self.reshape(*self.shape[:dim], 1, *self.shape[dim:])
-
-    def squeeze(self, dim=None):
-        if dim is None:
-            return self.reshape(*[s for s in self.shape if s != 1])
-        dim = normalize_dim(dim, self.ndim)
-        if self.shape[dim] != 1:
-            return self
-        return self.reshape(*self.shape[:dim], *self.shape[dim + 1:])
-
-    def transpose(self, dim0, dim1):
-        order = list(range(self.ndim))
-        d0, d1 = normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim)
-        order[d0], order[d1] = order[d1], order[d0]
-        return self.permute(*order)
-
-    @property
-    def T(self):
-        return self.permute(*reversed(range(self.ndim)))
-
-    def permute(self, *dims):
-        return views.Permute.apply(self, tuple(normalize_dim(d, self.ndim) for d in _shape_arg(dims)))
-
-    def expand(self, *shape):
-        return views.Expand.apply(self, _shape_arg(shape))
-
-    def broadcast_to(self, shape):
-        return self if tuple(shape) == self.shape else self.expand(*shape)
-
-    def __getitem__(self, index):
-        return views.getitem(self, index)
-
-    def sum_to(self, shape):
-        """Sum over the dimensions that broadcasting stretched to reach self.shape from
-        ``shape``: the gradient of a broadcast, as chapter 4 derives."""
-        dims = sum_dims(shape, self.shape)
-        out = self.sum(dim=dims, keepdim=True) if dims else self
-        return out.reshape(*shape)
-
-    # ---- arithmetic (elementwise.py) ---------------------------------------------------------
-    def __add__(self, other): return _binary("add", self, other)
-    def __radd__(self, other): return _binary("add", other, self)
-    def __sub__(self, other): return _binary("sub", self, other)
-    def __rsub__(self, other): return _binary("sub", other, self)
-    def __mul__(self, other): return _binary("mul", self, other)
-    def __rmul__(self, other): return _binary("mul", other, self)
-    def __truediv__(self, other): return _binary("div", self, other)
-    def __rtruediv__(self, other): return _binary("div", other, self)
-    def __pow__(self, other): return _binary("pow", self, other)
-    def __rpow__(self, other): return _binary("pow", other, self)
-    def __neg__(self): return _unary("neg", self)
-    def __abs__(self): return _unary("abs", self)
-    def __matmul__(self, other): return self.matmul(other)
-    def __rmatmul__(self, other): return _as_tensor_like(other, self).matmul(self)
-
-    def __eq__(self, other): return _compare("eq", self, other)
-    def __ne__(self, other): return _compare("ne", self, other)
-    def __lt__(self, other): return _compare("lt", self, other)
-    def __le__(self, other): return _compare("le", self, other)
-    def __gt__(self, other): return _compare("gt", self, other)
-    def __ge__(self, other): return _compare("ge", self, other)
-    __hash__ = object.__hash__          # tensors are dict keys by identity, as in PyTorch
-
-    def neg(self): return _unary("neg", self)
-    def exp(self): return _unary("exp", self)
-    def log(self): return _unary("log", self)
-    def sqrt(self): return _unary("sqrt", self)
-    def abs(self): return _unary("abs", self)
-    def relu(self): return _unary("relu", self)
-    def sigmoid(self): return _unary("sigmoid", self)
-    def tanh(self): return _unary("tanh", self)
-    def gelu(self, approximate="none"): return _unary(elementwise.gelu_op(approximate), self)
-
-    def maximum(self, other): return _binary("maximum", self, other)
-    def minimum(self, other): return _binary("minimum", self, other)
-    def pow(self, other): return _binary("pow", self, other)
-
-    # ---- reductions (reduce.py) ------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False):
-        return reduce.reduce("sum", self, dim, keepdim)
-
-    def mean(self, dim=None, keepdim=False):
-        return reduce.reduce("mean", self, dim, keepdim)
-
-    def max(self, dim=None, keepdim=False):
-        return reduce.reduce("max", self, dim, keepdim)
-
-    def min(self, dim=None, keepdim=False):
-        return reduce.reduce("min", self, dim, keepdim)
-
-    def argmax(self, dim=None, keepdim=False):
-        return reduce.arg_reduce("argmax", self, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim=False):
-        return reduce.arg_reduce("argmin", self, dim, keepdim)
-
-    def softmax(self, dim=-1):
-        return softmax.softmax(self, dim)
-
-    def log_softmax(self, dim=-1):
-        return softmax.log_softmax(self, dim)
-
-    # ---- masks and pieces --------------------------------------------------------------------
-    def masked_fill(self, mask, value):
-        """value where mask is true, self elsewhere (mask broadcasts)."""
-        return elementwise.where(mask, value, self)
-
-    def tril(self, diagonal=0):
-        """Zeros above the given diagonal of the last two dimensions (a causal mask)."""
-        rows, cols = self.shape[-2:]
-        keep = factories.arange(rows, device=self.device).unsqueeze(-1) + diagonal >= \
-            factories.arange(cols, device=self.device)
-        return elementwise.where(keep, self, 0)
-
-    def split(self, split_size_or_sections, dim=0):
-        return concat.split(self, split_size_or_sections, dim)
-
-    def chunk(self, chunks, dim=0):
-        n = self.shape[dim]
-        return concat.split(self, -(-n // chunks), dim)
-
-    # ---- matrix product (matmul.py) --------------------------------------------------------
-    def matmul(self, other, transpose_a=False, transpose_b=False):
-        return matmul.matmul(self, _as_tensor_like(other, self), transpose_a, transpose_b)
 
 
 def _new_tensor(storage, shape, strides, offset, dtype):
@@ -489,31 +269,3 @@ def _check_grad(t, grad):
     if grad.shape != t.shape:
         raise RuntimeError(f"assigned grad has data of a different size: shape {grad.shape}, "
                            f"the tensor has shape {t.shape}")
-
-
-def _shape_arg(shape):
-    """view(2, 3) and view((2, 3)) both mean the shape (2, 3)."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
-
-
-def _as_tensor_like(x, like):
-    return x if isinstance(x, Tensor) else factories.as_tensor(x, device=like.device)
-
-
-def _unary(op, x):
-    return elementwise.unary(op, x)
-
-
-def _binary(op, a, b):
-    return elementwise.binary(op, a, b)
-
-
-def _compare(op, a, b):
-    return elementwise.compare(op, a, b)
-
-
-# The operation modules use Tensor, so they are imported once it exists.
-from . import backward as autograd  # noqa: E402
-from . import concat, elementwise, factories, interop, matmul, reduce, softmax, views  # noqa: E402

@@ -7,8 +7,11 @@ twice receives both gradients.
 """
 from . import dtypes
 from .backend import bad_index
+from .broadcast import broadcast_shapes
+from .factories import tensor, zeros
 from .function import GradientFunction
 from .strides import numel, view_strides
+from .tensor import Tensor
 
 
 def resolve_shape(shape, n):
@@ -140,7 +143,6 @@ class Slice(GradientFunction):
         return x.view_of(shape, strides, offset)
 
     def backward(self, grad):
-        from .factories import zeros
         out = zeros(*self.shape, dtype=grad.dtype, device=grad.device)
         out[self.index] = grad                            # the gradient lands where x was read
         return (out,)
@@ -196,8 +198,6 @@ def getitem(x, index):
             i != slice(None) for i in items[k:]):
         raise IndexError("integer-tensor indexing supports x[idx] and x[i0, ..., ik] with "
                          "the tensors first (and only ':' after them)")
-    from .broadcast import broadcast_shapes
-    from .factories import tensor
     shape = broadcast_shapes(*[t.shape for t in tensors])
     flat = [0] * numel(shape)
     for d, t in enumerate(tensors):
@@ -212,5 +212,3 @@ def getitem(x, index):
     rows = IndexSelect.apply(lead, 0, tensor(flat, dtype=dtypes.int64, device=x.device))
     return rows.reshape(*shape, *x.shape[k:])
 
-
-from .tensor import Tensor  # noqa: E402  (imported last: tensor.py imports this module)

@@ -141,6 +141,14 @@ def test_numpy_round_trip(dtype):
     assert t.numpy().dtype == a.dtype
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0, 4), ()])
+def test_from_numpy_keeps_the_shape(shape):
+    # a copy keeps the array's shape, also where a dimension is 0 (a nested list would not)
+    a = np.zeros(shape, dtype=np.float32)
+    assert tg.from_numpy(a).shape == shape and tg.tensor(a).shape == shape
+    np.testing.assert_array_equal(tg.from_numpy(a).numpy(), a)
+
+
 def test_factories_match_numpy():
     np.testing.assert_array_equal(tg.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
     np.testing.assert_array_equal(tg.full((2, 3), 7.0).numpy(), np.full((2, 3), 7.0, dtype=np.float32))

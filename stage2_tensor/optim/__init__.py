@@ -18,6 +18,7 @@ from .. import backend
 from ..factories import zeros_like
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import lr_scheduler  # optim.lr_scheduler.LinearLR, as in PyTorch
 
 
 def fused_update(kernel, params, states, *settings):
@@ -304,7 +305,5 @@ class AdamW(Adam):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         super().__init__(params, lr, betas, eps, weight_decay)
 
-
-from . import lr_scheduler  # noqa: E402  (optim.lr_scheduler.LinearLR, as in PyTorch)
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "AdamW", "lr_scheduler"]
