@@ -1,6 +1,6 @@
 /* Element-wise kernels: unary, binary (broadcast through stride-0 views), comparisons and
- * where. The op codes are the positions of the names in stage2_tensor/backend.py's
- * UNARY_OPS and BINARY_OPS.
+ * where. The op codes are ops_generated.h's enums, written from the declaration of the ops
+ * (stage2_tensor/ops.py) by the build: NEG, ADD, EQ, ... by name (stage3_native/ops_header.py).
  *
  * The thesis's hierarchy of element-wise kernels. The output is always contiguous; what
  * varies is how the operands are laid out, and the more regular the layout, the less work
@@ -38,10 +38,8 @@
 #include "parallel.h"
 #include "simd.h"
 #include "strided.h"
+#include "ops_generated.h"
 #include "vmath.h"
-
-enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN, GELU_TANH, GELU_TANH_GRAD };
-enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
 
 #define TG_MIN_ROW 16      /* (c) calls the row loop once per row: shorter rows go to (d) */
 #define TG_BLOCK 256       /* (d) gathers this many elements per operand at a time */

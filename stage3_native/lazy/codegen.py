@@ -62,6 +62,7 @@ import math
 import struct
 from pathlib import Path
 
+from stage2_tensor import ops
 from stage2_tensor.strides import numel
 
 from . import jit
@@ -110,6 +111,20 @@ BINARY = {
     "eq": "{x} == {y}", "ne": "{x} != {y}", "lt": "{x} < {y}", "le": "{x} <= {y}",
     "gt": "{x} > {y}", "ge": "{x} >= {y}",
 }
+# the ops `expression` writes itself (below), not from the tables
+SPECIAL = ("div", "pow", "pow_grad")
+
+
+def _require_every_op():
+    """Every element-wise op declared in stage2_tensor/ops.py has a formula here: checked
+    at import, so a new op fails here, naming itself, rather than when a kernel uses it."""
+    for kind, table in (("unary", {**UNARY, **FUNCTIONS}), ("binary", {**BINARY, **dict.fromkeys(SPECIAL)}),
+                        ("comparison", BINARY)):
+        ops.require(kind, table, "lazy/codegen.py")
+
+
+_require_every_op()
+
 
 def _eager_helpers():
     """elementwise.c's math helpers (div_int, pow_int, sigmoid, gelu, ...), the text between
