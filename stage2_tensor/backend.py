@@ -31,6 +31,9 @@ them for its own buffer type; autograd, broadcasting and views stay in stage2, w
                                        `index` as for index_select
     write(dst, src)                    copy src's elements into the dst view, in place
 
+The ops of unary, binary and reduce are declared once, in ops.py (their kind, arity and
+dtypes); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS and REDUCE_OPS below are views of it.
+
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
 as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.
 

@@ -14,7 +14,8 @@ Two libraries come from the same sources:
 Both are plain shared libraries that cffi opens in ABI mode (``ffi.dlopen``), with the
 declarations of ``cuda/tracegrad_cuda.h``. The package install builds ``_cuda.so`` when
 nvcc exists (setup.py); ``python -m stage3_native.build --cuda`` builds both by hand, and
-first use of a device rebuilds its library when a source is newer.
+first use of a device rebuilds its library when a source, or the declaration of the ops
+(stage2_tensor/ops.py, whose op codes the build writes into cuda/ops_generated.h), is newer.
 
 TRACEGRAD_CUDA_ARCH lists the GPU generations to compile for (default "80,90": A100 and
 H100/H200 machine code; the newest also as PTX, which the driver compiles for later GPUs).
