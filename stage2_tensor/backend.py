@@ -11,7 +11,8 @@ them for its own buffer type; autograd, broadcasting and views stay in stage2, w
     to_flat(view)                      the view's elements, row-major, as Python numbers
     contiguous(view, dtype)            copy (and cast to dtype) the view, row-major
     unary(op, view, dtype)             op in UNARY_OPS, element by element
-    binary(op, a, b, dtype)            op in BINARY_OPS; a and b are views already broadcast
+    binary(op, a, b, dtype)            op in BINARY_OPS (COMPARISON_OPS among them: dtype is
+                                       bool); a and b are views already broadcast
                                        to one shape (stride 0 where stretched). pow_grad is
                                        d(a^b)/da = b * a^(b-1), 0 where b == 0 (Pow's
                                        backward); relu_backward(g, x) is g where x > 0,
@@ -29,6 +30,9 @@ them for its own buffer type; autograd, broadcasting and views stay in stage2, w
                                        index[r] (repeats add up): index_select's gradient,
                                        `index` as for index_select
     write(dst, src)                    copy src's elements into the dst view, in place
+
+The ops of unary, binary and reduce are declared once, in ops.py (their kind, arity and
+dtypes); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS and REDUCE_OPS below are views of it.
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
 as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.
@@ -122,13 +126,15 @@ import logging
 import threading
 from typing import Any, NamedTuple
 
+from . import ops
+
 log = logging.getLogger("tracegrad")
 
-UNARY_OPS = ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu",
-             "gelu_grad", "sign", "gelu_tanh", "gelu_tanh_grad")
-BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "pow_grad", "relu_backward",
-              "eq", "ne", "lt", "le", "gt", "ge")
-REDUCE_OPS = ("sum", "max", "min", "argmax", "argmin")
+# Views of the declaration (ops.py): comparisons are binary ops with a bool result
+UNARY_OPS = ops.names("unary")
+BINARY_OPS = ops.names("binary", "comparison")
+COMPARISON_OPS = ops.names("comparison")
+REDUCE_OPS = ops.names("reduce")
 
 
 class View(NamedTuple):

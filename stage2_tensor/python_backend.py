@@ -12,7 +12,7 @@ import array
 import math
 import operator
 
-from . import contracts
+from . import contracts, ops
 from .backend import Backend, View, bad_index, bad_target
 from .strides import make_strides, numel
 
@@ -114,6 +114,9 @@ BINARY = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
     "gt": operator.gt, "ge": operator.ge,
 }
+ops.require("unary", UNARY, "python_backend.UNARY")
+ops.require("binary", BINARY, "python_backend.BINARY")
+ops.require("comparison", BINARY, "python_backend.BINARY")
 
 
 # max, min, argmax, argmin propagate NaN as PyTorch (and the C kernels) do: the first NaN is
@@ -134,6 +137,7 @@ def _argmin(values):
 
 REDUCE = {"sum": sum, "max": lambda v: v[_argmax(v)], "min": lambda v: v[_argmin(v)],
           "argmax": _argmax, "argmin": _argmin}
+ops.require("reduce", REDUCE, "python_backend.REDUCE")
 
 
 # Dropout's counter-based generator (csrc/dropout.c has the same in C): element i of a call

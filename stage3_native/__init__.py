@@ -7,7 +7,7 @@ compiled by the package build through cffi (``build.py``); ``cpu_backend.py`` ma
 backend methods onto them.
 
 When the compiled library is missing, or older than a file in ``csrc/`` (someone edited a
-kernel), importing rebuilds it first; if the compiler fails, the ImportError shows what
+kernel, or declared an op in stage2_tensor/ops.py), importing rebuilds it first; if the compiler fails, the ImportError shows what
 the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 
 Devices "cuda" (CUDA kernels in ``cuda/``, built by nvcc, on a GPU) and "cuda-emu" (the
@@ -49,7 +49,8 @@ def _needs_build():
     for older in libraries[:-1]:    # pip and build.py name the file differently (abi3 or not),
         older.unlink()              # and Python would load the more specific name, even if older
     libraries = libraries[-1:]
-    sources = list((_HERE / "csrc").glob("*.[ch]"))
+    # the kernels, and the declaration of the ops their codes come from (ops_header.py)
+    sources = list((_HERE / "csrc").glob("*.[ch]")) + [_HERE.parent / "stage2_tensor" / "ops.py"]
     return max(p.stat().st_mtime for p in sources) > max(p.stat().st_mtime for p in libraries)
 
 

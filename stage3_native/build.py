@@ -18,6 +18,7 @@ first and cffi reads what comes out: one header, no second list of signatures to
 """
 import ctypes
 import ctypes.util
+import importlib.util
 import os
 import shlex
 import shutil
@@ -38,7 +39,9 @@ CSRC = HERE / "csrc"
 # the hot loops compiled for them and chosen at run time (csrc/simd.h, gemm_kernels.c). Those
 # copies contract a * b + c into FMA (gcc's default -ffp-contract=fast), so the last bits of
 # their float results may differ from the generic copy's (tests hold each to error bounds).
-FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
+# -Werror=switch: a kernel's switch over an op enum (ops_header.py) that misses an op stops
+# the build, naming it.
+FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-Werror=switch"]
 # TRACEGRAD_SANITIZE=1 (``make sanitize``, in a copy of the tree): AddressSanitizer and
 # UndefinedBehaviorSanitizer check every memory access and every signed overflow, shift and
 # misaligned load of the kernels as they run, and stop the program at the first one with
@@ -97,10 +100,20 @@ def openmp_flags():
 
 OPENMP = openmp_flags()
 
+def ops_header():
+    """ops_header.py, loaded by its path: setup.py runs this file outside the package."""
+    spec = importlib.util.spec_from_file_location("tracegrad_ops_header", HERE / "ops_header.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def make_ffibuilder(relative):
-    """The cffi builder of stage3_native._native. setuptools (pip) requires source paths
-    relative to setup.py's folder; cffi's own compile() runs in a temporary folder and needs
-    absolute ones."""
+    """The cffi builder of stage3_native._native, after writing the kernels' op codes
+    (csrc/ops_generated.h, from stage2_tensor/ops.py). setuptools (pip) requires source
+    paths relative to setup.py's folder; cffi's own compile() runs in a temporary folder
+    and needs absolute ones."""
+    ops_header().write(CSRC)
     sources = sorted(CSRC.glob("*.c"))
     builder = FFI()
     builder.cdef(declarations())

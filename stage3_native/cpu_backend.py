@@ -14,7 +14,8 @@ import os
 import warnings
 
 from stage2_tensor import backend, contracts, dtypes
-from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
+from stage2_tensor import ops
+from stage2_tensor.backend import Backend, View
 from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
@@ -32,12 +33,12 @@ SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3, "tinyblas": 4}
 FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
 REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
-# Op codes by name: the positions in backend.py's tuples, looked up once per call in a dict
-# (a tuple's index() searches it)
-UNARY_CODE = {op: i for i, op in enumerate(UNARY_OPS)}
-BINARY_CODE = {op: i for i, op in enumerate(BINARY_OPS)}
-FIRST_COMPARISON = BINARY_CODE["eq"]
-REDUCE_CODE = {op: i for i, op in enumerate(REDUCE_OPS)}
+# Op codes by name, from the declaration (stage2_tensor/ops.py), as the kernels' enums
+# (csrc/ops_generated.h); a comparison is an op of that kind, with kernels of its own
+UNARY_CODE = ops.codes("unary")
+BINARY_CODE = ops.codes("binary")
+COMPARISON_CODE = ops.codes("comparison")
+REDUCE_CODE = ops.codes("reduce")
 
 
 def default_matmul():
@@ -306,16 +307,16 @@ class CpuBackend(GroupUpdates, Backend):
     def binary(self, op, a, b, dtype):
         if b.shape != a.shape:
             contracts.binary(op, a, b, dtype)
-        code = BINARY_CODE[op]
-        if dtype is dtypes.bool_ and code >= FIRST_COMPARISON:         # a comparison
+        if op in COMPARISON_CODE:             # in the operands' dtype, the result bool
             out = allocate(numel(a.shape), dtypes.bool_)
-            kernel("compare", a.dtype)(code, len(a.shape), a.shape, a.buffer, a.strides,
+            kernel("compare", a.dtype)(COMPARISON_CODE[op], len(a.shape), a.shape, a.buffer, a.strides,
                                        a.offset, b.buffer, b.strides, b.offset, out)
-            return out
+            return out if dtype is dtypes.bool_ else self.contiguous(
+                View(out, a.shape, make_strides(a.shape), 0, dtypes.bool_), dtype)
         if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
         out = allocate(numel(a.shape), dtype)
-        kernel("binary", dtype)(code, len(a.shape), a.shape, a.buffer, a.strides, a.offset,
+        kernel("binary", dtype)(BINARY_CODE[op], len(a.shape), a.shape, a.buffer, a.strides, a.offset,
                                 b.buffer, b.strides, b.offset, out)
         return out
 

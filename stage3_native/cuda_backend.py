@@ -22,8 +22,8 @@ import shutil
 import threading
 import weakref
 
-from stage2_tensor import backend, contracts, dtypes
-from stage2_tensor.backend import BINARY_OPS, REDUCE_OPS, UNARY_OPS, Backend, View
+from stage2_tensor import backend, contracts, dtypes, ops
+from stage2_tensor.backend import Backend, View
 from stage2_tensor.strides import make_strides, numel
 
 from . import cuda_build
@@ -35,9 +35,11 @@ CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_
          dtypes.float32: "float", dtypes.float64: "double"}
 FLOATS = (dtypes.float32, dtypes.float64)
 REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
-UNARY_CODE = {op: i for i, op in enumerate(UNARY_OPS)}
-BINARY_CODE = {op: i for i, op in enumerate(BINARY_OPS)}
-REDUCE_CODE = {op: i for i, op in enumerate(REDUCE_OPS)}
+# Op codes by name, from the declaration (stage2_tensor/ops.py), as cuda/ops_generated.h's enums
+UNARY_CODE = ops.codes("unary")
+BINARY_CODE = ops.codes("binary")
+COMPARISON_CODE = ops.codes("comparison")
+REDUCE_CODE = ops.codes("reduce")
 
 
 class CudaError(RuntimeError):
@@ -253,13 +255,18 @@ class CudaBackend(GroupUpdates, Backend):
     def binary(self, op, a, b, dtype):
         if b.shape != a.shape:
             contracts.binary(op, a, b, dtype)
-        code = BINARY_CODE[op]
-        comparison = dtype is dtypes.bool_ and code >= BINARY_CODE["eq"]
-        if not comparison and (a.dtype is not dtype or b.dtype is not dtype):
+        if op in COMPARISON_CODE:             # in the operands' dtype, the result bool
+            out = self.allocate(numel(a.shape), dtypes.bool_)
+            self.check(self.lib.tg_cuda_compare(COMPARISON_CODE[op], CODE[a.dtype], len(a.shape), a.shape,
+                                                a.buffer, a.strides, a.offset, b.buffer, b.strides, b.offset,
+                                                out), op)
+            return out if dtype is dtypes.bool_ else self.contiguous(
+                View(out, a.shape, make_strides(a.shape), 0, dtypes.bool_), dtype)
+        if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
         out = self.allocate(numel(a.shape), dtype)
-        self.check(self.lib.tg_cuda_binary(code, CODE[a.dtype], len(a.shape), a.shape, a.buffer, a.strides,
-                                           a.offset, b.buffer, b.strides, b.offset, out), op)
+        self.check(self.lib.tg_cuda_binary(BINARY_CODE[op], CODE[a.dtype], len(a.shape), a.shape, a.buffer,
+                                           a.strides, a.offset, b.buffer, b.strides, b.offset, out), op)
         return out
 
     def where(self, cond, a, b, dtype):

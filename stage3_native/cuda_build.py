@@ -14,11 +14,13 @@ Two libraries come from the same sources:
 Both are plain shared libraries that cffi opens in ABI mode (``ffi.dlopen``), with the
 declarations of ``cuda/tracegrad_cuda.h``. The package install builds ``_cuda.so`` when
 nvcc exists (setup.py); ``python -m stage3_native.build --cuda`` builds both by hand, and
-first use of a device rebuilds its library when a source is newer.
+first use of a device rebuilds its library when a source, or the declaration of the ops
+(stage2_tensor/ops.py, whose op codes the build writes into cuda/ops_generated.h), is newer.
 
 TRACEGRAD_CUDA_ARCH lists the GPU generations to compile for (default "80,90": A100 and
 H100/H200 machine code; the newest also as PTX, which the driver compiles for later GPUs).
 """
+import importlib.util
 import os
 import shlex
 import shutil
@@ -30,6 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "cuda"
+DECLARATION = HERE.parent / "stage2_tensor" / "ops.py"     # the ops, whose codes the kernels use
 LIBRARIES = {"cuda": HERE / "_cuda.so", "cuda-emu": HERE / "_cuda_emu.so"}
 
 
@@ -62,7 +65,8 @@ def commands(device, objects_dir):
         compiler = [nvcc(), "-O3", "-std=c++17", "-Xcompiler", "-fPIC", *architectures()]
         link = [nvcc(), "-shared", "-o", str(output), *map(str, objects), "-ldl"]
     else:
-        compiler = shlex.split(cxx()) + ["-x", "c++", "-std=c++17", "-O2", "-fPIC", "-DTG_CUDA_EMULATE"]
+        compiler = shlex.split(cxx()) + ["-x", "c++", "-std=c++17", "-O2", "-fPIC", "-DTG_CUDA_EMULATE",
+                                         "-Werror=switch"]      # an op a kernel misses: ops_header.py
         link = shlex.split(cxx()) + ["-shared", "-o", str(output), *map(str, objects), "-ldl"]
     compile_each = [compiler + ["-I", str(SOURCES), "-c", str(s), "-o", str(o)] for s, o in zip(sources, objects)]
     return compile_each, link
@@ -72,7 +76,7 @@ def is_stale(device):
     library = LIBRARIES[device]
     if not library.exists():
         return True
-    newest = max(p.stat().st_mtime for p in SOURCES.iterdir())
+    newest = max(p.stat().st_mtime for p in [*SOURCES.iterdir(), DECLARATION])
     return newest > library.stat().st_mtime
 
 
@@ -81,6 +85,7 @@ def build(device):
     Raises RuntimeError with the compiler's message when a step fails."""
     if device == "cuda" and nvcc() is None:
         raise RuntimeError("nvcc was not found (on the PATH or in $CUDA_HOME/bin)")
+    write_ops_header()
     with tempfile.TemporaryDirectory() as tmp:
         compile_each, link = commands(device, tmp)
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -96,6 +101,15 @@ def build(device):
             raise RuntimeError(f"linking failed:\n{' '.join(link)}\n{result.stdout}{result.stderr}")
         os.replace(temporary, LIBRARIES[device])       # a half-written library is never loaded
     return LIBRARIES[device]
+
+
+def write_ops_header():
+    """cuda/ops_generated.h, the kernels' op codes from stage2_tensor/ops.py (ops_header.py,
+    loaded by its path: setup.py loads this file outside the package)."""
+    spec = importlib.util.spec_from_file_location("tracegrad_ops_header", HERE / "ops_header.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write(SOURCES)
 
 
 def ensure_built(device):

@@ -1,6 +1,6 @@
 /* Element-wise kernels: unary, binary (broadcast through stride-0 views), comparisons and
- * where. The op codes are the positions of the names in stage2_tensor/backend.py's
- * UNARY_OPS and BINARY_OPS.
+ * where. The op codes are ops_generated.h's enums, written from the declaration of the ops
+ * (stage2_tensor/ops.py) by the build: NEG, ADD, EQ, ... by name (stage3_native/ops_header.py).
  *
  * The thesis's hierarchy of element-wise kernels. The output is always contiguous; what
  * varies is how the operands are laid out, and the more regular the layout, the less work
@@ -38,10 +38,8 @@
 #include "parallel.h"
 #include "simd.h"
 #include "strided.h"
+#include "ops_generated.h"
 #include "vmath.h"
-
-enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN, GELU_TANH, GELU_TANH_GRAD };
-enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
 
 #define TG_MIN_ROW 16      /* (c) calls the row loop once per row: shorter rows go to (d) */
 #define TG_BLOCK 256       /* (d) gathers this many elements per operand at a time */
@@ -166,50 +164,7 @@ int tg_elementwise_path(int ndim, const i64 *shape, int n_in, const i64 *strides
     return choose_path(ndim, sh, n_in, (i64 *[]){s[0], s[1], s[2]});
 }
 
-/* ---- the math of each op, per compute type ---------------------------------------------
- * _Generic (C11) picks a function by the argument's type, as <tgmath.h> does: float gets
- * the vectorizable versions of vmath.h or libm's float functions, double libm's, and the
- * int64 arithmetic of integer tensors exact integer versions (stage2 converts integer
- * tensors to float before the ops that need it: exp, log, true division). */
-static inline int64_t div_int(int64_t a, int64_t b) { return b ? a / b : 0; }
-static inline int64_t abs_int(int64_t x) { return x < 0 ? -x : x; }
-static inline int64_t pow_int(int64_t a, int64_t b) {        /* by squaring; b < 0: 0 */
-    int64_t result = 1;
-    if (b < 0) return a == 1 ? 1 : 0;
-    for (; b; b >>= 1, a *= a) if (b & 1) result *= a;
-    return result;
-}
-static inline double sigmoid(double x) {
-    return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-}
-/* exact GELU, x * Phi(x) (PyTorch's default); float tensors use vmath.h's tg_geluf */
-static inline double gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-static inline double gelu_grad(double x) {
-    return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
-}
-
-/* GPT-2's tanh GELU as x * sigmoid(z), z = 2 sqrt(2/pi) (x + 0.044715 x^3) (why: vmath.h's
- * tg_gelu_tanhf), and its derivative s + x s (1 - s) dz/dx with s (1 - s) = e / (1 + e)^2 */
-static inline double gelu_tanh_z(double x) { return 2.0 * sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x); }
-static inline double gelu_tanh(double x) { return x * sigmoid(gelu_tanh_z(x)); }
-static inline double gelu_tanh_grad(double x) {
-    double z = gelu_tanh_z(x), e = exp(-fabs(z)), a = 1.0 / (1.0 + e);
-    double s = z >= 0 ? a : e * a;
-    return s + x * (e * a * a) * 2.0 * sqrt(2.0 / M_PI) * (1.0 + 3.0 * 0.044715 * x * x);
-}
-
-#define MATH_EXP(x) _Generic((x), float: tg_expf, default: exp)(x)
-#define MATH_LOG(x) _Generic((x), float: logf, default: log)(x)
-#define MATH_SQRT(x) _Generic((x), float: sqrtf, default: sqrt)(x)
-#define MATH_ABS(x) _Generic((x), float: fabsf, double: fabs, default: abs_int)(x)
-#define MATH_SIGMOID(x) _Generic((x), float: tg_sigmoidf, default: sigmoid)(x)
-#define MATH_TANH(x) _Generic((x), float: tg_tanhf, default: tanh)(x)
-#define MATH_GELU(x) _Generic((x), float: tg_geluf, default: gelu)(x)
-#define MATH_GELU_GRAD(x) _Generic((x), float: tg_gelu_gradf, default: gelu_grad)(x)
-#define MATH_GELU_TANH(x) _Generic((x), float: tg_gelu_tanhf, default: gelu_tanh)(x)
-#define MATH_GELU_TANH_GRAD(x) _Generic((x), float: tg_gelu_tanh_gradf, default: gelu_tanh_grad)(x)
-#define MATH_DIV(a, b) _Generic((a), int64_t: div_int(a, b), default: (a) / (b))
-#define MATH_POW(a, b) _Generic((a), float: powf, double: pow, default: pow_int)(a, b)
+#include "elementwise_math.h"      /* the math of each op, per compute type */
 
 #define TEMPLATE "elementwise_t.h"
 #include "instantiate.h"

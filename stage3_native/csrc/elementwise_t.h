@@ -3,7 +3,9 @@
  *
  * A row kernel handles n elements whose operands are each contiguous (step 1) or one value
  * repeated (step 0). It switches on the op once, then runs a loop whose body is one
- * formula: that is what the compiler vectorizes. TG_SIMD compiles each row kernel once per
+ * formula: that is what the compiler vectorizes. The switch is over the op's enum, with no
+ * default: an op declared in stage2_tensor/ops.py and missing here fails the build
+ * (-Werror=switch). TG_SIMD compiles each row kernel once per
  * instruction set (simd.h). */
 
 /* The loops live in the TG_SIMD function itself: a helper it called would be compiled
@@ -15,7 +17,7 @@ TG_SIMD(void, FN(unary_row), (int op, i64 n, const void *const *in, const int *s
     i64 len = step[0] ? n : 1;                     /* one value repeated: computed once */
 #define UNARY(code, expr) \
     case code: for (i64 i = 0; i < len; i++) { C v = (C)x[i]; out[i] = (T)(expr); } break;
-    switch (op) {
+    switch ((enum tg_unary_op)op) {
     UNARY(NEG, -v)
     UNARY(EXP, MATH_EXP(v))
     UNARY(LOG, MATH_LOG(v))                    /* log(0) = -inf, log(<0) = nan, as in numpy */
@@ -47,7 +49,7 @@ TG_SIMD(void, FN(binary_row), (int op, i64 n, const void *const *in, const int *
         else if (sa) { C y = (C)b[0]; for (i64 i = 0; i < len; i++) { C x = (C)a[i]; out[i] = (T)(expr); } } \
         else { C x = (C)a[0]; for (i64 i = 0; i < len; i++) { C y = (C)b[i]; out[i] = (T)(expr); } } \
         break;
-    switch (op) {
+    switch ((enum tg_binary_op)op) {
     BINARY(ADD, x + y)
     BINARY(SUB, x - y)
     BINARY(MUL, x * y)
@@ -72,7 +74,7 @@ TG_SIMD(void, FN(compare_row), (int op, i64 n, const void *const *in, const int 
     i64 sa = step[0], sb = step[1];
 #define COMPARE(code, expr) \
     case code: for (i64 i = 0; i < n; i++) { T x = a[i * sa], y = b[i * sb]; out[i] = (expr); } break;
-    switch (op) {
+    switch ((enum tg_comparison_op)op) {
     COMPARE(EQ, x == y)
     COMPARE(NE, x != y)
     COMPARE(LT, x < y)

@@ -1,9 +1,10 @@
 /* Reductions over any set of dimensions. The caller splits the view into the kept
- * ("outer") dimensions, one output each, and the reduced ("inner") ones. Op codes: 0 sum,
- * 1 max, 2 min for tg_reduce (computed in W: int64 for integer tensors, double for
- * floating-point ones; stored as the output's dtype); 3 argmax, 4 argmin for tg_argreduce (the row-major index within the
- * reduced dimensions; the first one on ties, and the first NaN, as numpy; max and min
- * propagate NaN, as numpy's do).
+ * ("outer") dimensions, one output each, and the reduced ("inner") ones. Op codes
+ * (ops_generated.h, from stage2_tensor/ops.py): SUM, MAX, MIN for tg_reduce (computed in
+ * W: int64 for integer tensors, double for floating-point ones; stored as the output's
+ * dtype); ARGMAX, ARGMIN for tg_argreduce (the row-major index within the reduced
+ * dimensions; the first one on ties, and the first NaN, as numpy; max and min propagate
+ * NaN, as numpy's do).
  *
  * Like the element-wise kernels, a reduction takes the fastest path its layout allows,
  * after merging adjacent dimensions (tg_collapse) among the kept and among the reduced:
@@ -29,9 +30,8 @@
 #include <stdlib.h>
 #include "parallel.h"
 #include "simd.h"
+#include "ops_generated.h"                  /* SUM, MAX, MIN, ARGMAX, ARGMIN */
 #include "strided.h"
-
-enum { SUM, MAX, MIN, ARGMAX, ARGMIN };
 
 #define TG_LANES 32         /* independent running extremes of a row reduction (with 16
                                float lanes gcc unrolled the loop into scalar code) */

@@ -4,12 +4,10 @@
  * the elements with the thesis's index increment; here every GPU thread takes single
  * elements (a grid-stride loop) and finds each operand's element from the flat index
  * (Strided::locate), since neighbouring threads must read neighbouring elements. */
+#include "ops_generated.h"      /* the op codes, from stage2_tensor/ops.py (ops_header.py) */
 #include "runtime.cuh"
 
 namespace {         /* private to this file: other .cu files may use the same names */
-
-enum { NEG, EXP, LOG, SQRT, ABS, RELU, SIGMOID, TANH, GELU, GELU_GRAD, SIGN, GELU_TANH, GELU_TANH_GRAD };
-enum { ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, POW_GRAD, RELU_BACKWARD, EQ, NE, LT, LE, GT, GE };
 
 /* The math library by type: float calls the float functions (expf), double the double ones */
 __device__ __forceinline__ float m_exp(float x) { return expf(x); }
@@ -55,10 +53,12 @@ template <typename R> __device__ __forceinline__ R gelu_tanh_grad(R x) {
 template <typename C> struct Real { typedef double type; };
 template <> struct Real<float> { typedef float type; };
 
+/* Each switch is over its op enum with no default: an op declared in stage2_tensor/ops.py
+ * and missing here fails the build (-Werror=switch). The return after it is never reached. */
 template <typename C> __device__ __forceinline__ C unary_op(int op, C v) {
     typedef typename Real<C>::type R;
     R x = (R)v;
-    switch (op) {
+    switch ((tg_unary_op)op) {
     case NEG: return -v;
     case EXP: return (C)m_exp(x);
     case LOG: return (C)m_log(x);                 /* log(0) = -inf, log(<0) = nan, as numpy */
@@ -71,12 +71,13 @@ template <typename C> __device__ __forceinline__ C unary_op(int op, C v) {
     case GELU_GRAD: return (C)(phi(x) + x * (R)0.39894228040143268 * m_exp((R)-0.5 * x * x));
     case SIGN: return (C)((v > 0) - (v < 0));
     case GELU_TANH: return (C)(x * sigmoid(gelu_tanh_z(x)));
-    default: return (C)gelu_tanh_grad(x);        /* GELU_TANH_GRAD */
+    case GELU_TANH_GRAD: return (C)gelu_tanh_grad(x);
     }
+    return v;
 }
 
 template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
-    switch (op) {
+    switch ((tg_binary_op)op) {
     case ADD: return x + y;
     case SUB: return x - y;
     case MUL: return x * y;
@@ -86,19 +87,21 @@ template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
     case MINIMUM: return y < x || y != y ? y : x;
     /* d(x^y)/dx, 0 where y == 0 (x^0 is the constant 1), in double as on the CPU */
     case POW_GRAD: return y == 0 ? (C)0 : (C)((double)y * m_pow((double)x, (double)y - 1));
-    default: return y > 0 ? x : (C)0;            /* RELU_BACKWARD: upstream x where input y > 0 */
+    case RELU_BACKWARD: return y > 0 ? x : (C)0;     /* upstream x where input y > 0 */
     }
+    return x;
 }
 
 template <typename T> __device__ __forceinline__ uint8_t compare_op(int op, T x, T y) {
-    switch (op) {
+    switch ((tg_comparison_op)op) {
     case EQ: return x == y;
     case NE: return x != y;
     case LT: return x < y;
     case LE: return x <= y;
     case GT: return x > y;
-    default: return x >= y;                      /* GE */
+    case GE: return x >= y;
     }
+    return 0;
 }
 
 template <typename T> __global__ void fill_kernel(i64 n, T value, T *out) {
@@ -194,17 +197,24 @@ int tg_cuda_unary(int op, int dtype, int ndim, const i64 *shape, const void *x, 
     return LAUNCHED();
 }
 
-/* op >= EQ is a comparison: out is bool (uint8), whatever the operands' dtype */
 int tg_cuda_binary(int op, int dtype, int ndim, const i64 *shape, const void *a, const i64 *as,
                    i64 ao, const void *b, const i64 *bs, i64 bo, void *out) {
     i64 n = numel(ndim, shape);
     if (n == 0) return 0;
     const i64 *strides[2] = {as, bs}, offsets[2] = {ao, bo};
     Strided<2> s = strided<2>(ndim, shape, strides, offsets);
-    if (op >= EQ)
-        DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, compare_kernel<T>)(op, n, s, (const T *)a, (const T *)b, (uint8_t *)out))
-    else
-        DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, binary_kernel<T>)(op, n, s, (const T *)a, (const T *)b, (T *)out))
+    DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, binary_kernel<T>)(op, n, s, (const T *)a, (const T *)b, (T *)out))
+    return LAUNCHED();
+}
+
+/* out is bool (uint8), whatever the operands' dtype */
+int tg_cuda_compare(int op, int dtype, int ndim, const i64 *shape, const void *a, const i64 *as,
+                    i64 ao, const void *b, const i64 *bs, i64 bo, uint8_t *out) {
+    i64 n = numel(ndim, shape);
+    if (n == 0) return 0;
+    const i64 *strides[2] = {as, bs}, offsets[2] = {ao, bo};
+    Strided<2> s = strided<2>(ndim, shape, strides, offsets);
+    DISPATCH(dtype, LAUNCH(blocks_for(n), THREADS, compare_kernel<T>)(op, n, s, (const T *)a, (const T *)b, out))
     return LAUNCHED();
 }
 

@@ -23,9 +23,8 @@
  * partials in order. Everything happens in a fixed order, with no atomics: the same input
  * gives the same bits on every run.
  */
+#include "ops_generated.h"      /* SUM, MAX, MIN, ARGMAX, ARGMIN: from stage2_tensor/ops.py */
 #include "runtime.cuh"
-
-enum { SUM, MAX, MIN, ARGMAX, ARGMIN };
 
 #define FILL_BLOCKS 1024            /* blocks that keep every SM of an H100 busy (132 SMs) */
 #define FILL_THREADS (FILL_BLOCKS * THREADS)

@@ -4,8 +4,8 @@
  * Buffers are device pointers. Shapes, strides and offsets count elements and live on the
  * host: the launching function copies them into the kernel's arguments. Dtype codes match
  * cpu_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64. Every function
- * returns a CUDA status (0: success); tg_cuda_error_string names it. Op codes are the
- * positions in stage2_tensor/backend.py's UNARY_OPS, BINARY_OPS and REDUCE_OPS. */
+ * returns a CUDA status (0: success); tg_cuda_error_string names it. Op codes are
+ * ops_generated.h's, written from stage2_tensor/ops.py (stage3_native/ops_header.py). */
 #ifndef TRACEGRAD_CUDA_H
 #define TRACEGRAD_CUDA_H
 #ifndef TG_CDEF
@@ -39,12 +39,13 @@ int tg_cuda_unary(int op, int dtype, int ndim, const i64 *shape, const void *x, 
                   i64 xo, void *out);
 int tg_cuda_binary(int op, int dtype, int ndim, const i64 *shape, const void *a, const i64 *as,
                    i64 ao, const void *b, const i64 *bs, i64 bo, void *out);
+int tg_cuda_compare(int op, int dtype, int ndim, const i64 *shape, const void *a, const i64 *as,
+                    i64 ao, const void *b, const i64 *bs, i64 bo, uint8_t *out);
 int tg_cuda_where(int dtype, int ndim, const i64 *shape, const uint8_t *c, const i64 *cs, i64 co,
                   const void *a, const i64 *as, i64 ao, const void *b, const i64 *bs, i64 bo, void *out);
 
-/* reduce.cu: sum, max, min (ops 0-2, results stored as out_dtype) or argmax, argmin (3, 4:
- * out is int64) of x over its inner (reduced) dimensions, one result per index of its outer
- * (kept) ones; x's element (outer o, inner i) is at xo + o's and i's strided positions */
+/* reduce.cu: SUM, MAX, MIN (results stored as out_dtype) or ARGMAX, ARGMIN (out is int64)
+ * of x over its inner (reduced) dimensions, one result per index of its outer (kept) ones; x's element (outer o, inner i) is at xo + o's and i's strided positions */
 int tg_cuda_reduce(int op, int dtype, int n_outer, const i64 *outer_shape, const i64 *outer_strides,
                    int n_inner, const i64 *inner_shape, const i64 *inner_strides,
                    const void *x, i64 xo, void *out, int out_dtype);

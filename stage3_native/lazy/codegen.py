@@ -10,8 +10,8 @@ its source, so a kernel is compiled once per machine rather than once per proces
 Exactness. The fused kernel computes what the eager kernels compute, bit for bit:
 
 - each op is the eager formula (csrc/elementwise_t.h), in the eager compute type: float for
-  float32, double for float64, int64 for integers; the math helpers are csrc/elementwise.c's
-  own, pasted in from that file, and csrc/vmath.h's (tg_expf, tg_tanhf, ...);
+  float32, double for float64, int64 for integers; the math helpers are the eager kernels'
+  own (csrc/elementwise_math.h, pasted in whole) and csrc/vmath.h's (tg_expf, tg_tanhf, ...);
 - each intermediate is rounded to its dtype, as the eager kernel rounds when it stores it;
 - the function is compiled with the eager library's flags and TG_SIMD (csrc/simd.h), once
   per SIMD level, and its dispatch reads the eager library's level (jit.py points it
@@ -62,6 +62,7 @@ import math
 import struct
 from pathlib import Path
 
+from stage2_tensor import ops
 from stage2_tensor.strides import numel
 
 from . import jit
@@ -85,7 +86,7 @@ COMPUTE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32":
 WIDE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32": "double", "float64": "double"}
 FLOATS = ("float32", "float64")
 
-# elementwise.c's MATH_* macros resolved here, per compute type, so the generated source
+# elementwise_math.h's MATH_* macros resolved here, per compute type, so the generated source
 # names the function that runs: tg_expf(t0) rather than a _Generic macro.
 FUNCTIONS = {
     "exp": ("tg_expf", "exp", "exp"), "log": ("logf", "log", "log"),
@@ -110,14 +111,26 @@ BINARY = {
     "eq": "{x} == {y}", "ne": "{x} != {y}", "lt": "{x} < {y}", "le": "{x} <= {y}",
     "gt": "{x} > {y}", "ge": "{x} >= {y}",
 }
+# the ops `expression` writes itself (below), not from the tables
+SPECIAL = ("div", "pow", "pow_grad")
+
+
+def _require_every_op():
+    """Every element-wise op declared in stage2_tensor/ops.py has a formula here: checked
+    at import, so a new op fails here, naming itself, rather than when a kernel uses it."""
+    for kind, table in (("unary", {**UNARY, **FUNCTIONS}), ("binary", {**BINARY, **dict.fromkeys(SPECIAL)}),
+                        ("comparison", BINARY)):
+        ops.require(kind, table, "lazy/codegen.py")
+
+
+_require_every_op()
+
 
 def _eager_helpers():
-    """elementwise.c's math helpers (div_int, pow_int, sigmoid, gelu, ...), the text between
-    its "the math of each op" heading and its template include: the fused kernel calls the
-    very functions the eager one does, and editing them changes every kernel's hash."""
-    text = (CSRC / "elementwise.c").read_text()
-    start = text.index("/* ---- the math of each op")
-    return text[start:text.index('#define TEMPLATE')].rstrip() + "\n"
+    """csrc/elementwise_math.h, the eager kernels' math helpers (div_int, pow_int, sigmoid,
+    gelu, ...), pasted whole: the fused kernel calls the very functions the eager one
+    does, and editing them changes every kernel's hash."""
+    return (CSRC / "elementwise_math.h").read_text()
 
 
 PREAMBLE_HEAD = """\

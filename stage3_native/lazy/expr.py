@@ -17,11 +17,11 @@ DAG are one local in the generated C (common subexpressions come for free).
 """
 from dataclasses import dataclass
 
-from stage2_tensor.backend import BINARY_OPS, UNARY_OPS
+from stage2_tensor.backend import BINARY_OPS, COMPARISON_OPS, UNARY_OPS
 
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
-COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-REDUCTIONS = ("sum", "max", "min")
+COMPARISONS = COMPARISON_OPS
+REDUCTIONS = ("sum", "max", "min")          # the ones a fused kernel computes (no arg ones)
 
 
 @dataclass(frozen=True)
