@@ -5,13 +5,14 @@ element by element with tensor operations, and multiplied by the upstream gradie
 input that broadcasting stretched gets a gradient of the output's shape; the backward pass
 sums it back to the input's shape (``Tensor.sum_to``), so no operation here has to.
 """
-from . import backend, dtypes
+from . import backend, dtypes, ops
 from .broadcast import broadcast_shapes
 from .factories import as_tensor, zeros_like
 from .function import GradientFunction
 from .tensor import Tensor
 
-FLOAT_ONLY = {"exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh"}
+# ops defined on floating-point values: an integer input is converted first (ops.py)
+FLOAT_ONLY = frozenset(p.name for p in ops.PRIMITIVES if p.float_only)
 
 
 # op: (what its local gradient is computed from, the local gradient d out / d x).

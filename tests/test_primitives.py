@@ -115,8 +115,14 @@ def test_backend_lists_are_views_of_the_declaration():
     assert {p.kind for p in ops.PRIMITIVES} <= set(ops.KINDS)
 
 
-def test_float_only_ops_are_the_ones_stage2_converts():
-    assert {p.name for p in ops.PRIMITIVES if p.float_only} == elementwise.FLOAT_ONLY
+@pytest.mark.parametrize("name", [p.name for p in ops.PRIMITIVES if p.float_only])
+def test_a_float_only_op_on_integers_computes_on_floats(name):
+    """What float_only declares: stage2 converts an integer input to float32 first, as
+    PyTorch does (exp of an int64 tensor is a float tensor)."""
+    ints = np.array([1, 2, 3], dtype=np.int64)
+    out = elementwise.unary(name, tg.tensor(ints.tolist()))
+    assert out.dtype is dtypes.float32
+    np.testing.assert_allclose(out.tolist(), UNARY[name](ints.astype(np.float64)), rtol=1e-6)
 
 
 def test_native_codes_name_the_ops_of_the_declaration():
