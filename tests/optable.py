@@ -142,6 +142,7 @@ TENSOR_OPS = [
     tensor_op("abs", lambda ns, a: a.abs(), np.abs, (2, 3), domains=(KINK,)),
     tensor_op("gelu", lambda ns, a: a.gelu(), lambda a: 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2))),
               (2, 3)),
+    tensor_op("silu", lambda ns, a: ns.nn.functional.silu(a), lambda a: a * _sigmoid(a), (2, 3)),
     # GPT-2's GELU, by its definition (PyTorch's formula; the engines compute x * sigmoid(2u))
     tensor_op("gelu_tanh", lambda ns, a: ns.nn.functional.gelu(a, approximate="tanh"),
               lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),

@@ -29,6 +29,12 @@ def gelu(x, approximate="none"):
     return x.gelu(approximate)
 
 
+def silu(x):
+    """SiLU (swish), x * sigmoid(x), as in PyTorch: a composite of two primitives, so every
+    device runs it and autograd differentiates it with no code of its own."""
+    return x * x.sigmoid()
+
+
 def tanh(x):
     return x.tanh()
 
