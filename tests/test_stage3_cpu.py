@@ -75,6 +75,29 @@ def test_integer_matmul_falls_back_to_python_with_a_log_line(caplog):
     assert "op matmul for int64 not found in backend cpu, falling back to python" in caplog.text
 
 
+@pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.device(d)) for d in ("cpu", "cuda-emu")])
+def test_fused_kernels_run_integers_on_python_with_a_log_line(device, caplog):
+    """The fused kernels cover float32 and float64 (native_backend.float_only): asked for
+    int64, each native device runs the python backend's kernel, says so once, and its
+    result is the python device's."""
+    from stage2_tensor import dtypes
+    values = [[1, 2, 3], [4, 5, 6]]
+    calls = {"softmax": lambda v: (v, 1, False, dtypes.int64),
+             "mse_loss": lambda v: (v, v, "none", dtypes.int64),
+             "dropout": lambda v: (v, 3, 0.5, dtypes.int64)}
+    for name, args in calls.items():
+        results = {}
+        for dev in ("python", device):
+            be = backend.get(dev)
+            backend._fallbacks_logged.discard((f"{name} for int64", dev))     # logged once per process
+            view = tg.tensor(values, device=dev).as_view()
+            with caplog.at_level("WARNING", logger="tracegrad"):
+                out = getattr(be, name)(*args(view))
+            out = out[0] if isinstance(out, tuple) else out
+            results[dev] = be.to_flat(View(out, view.shape, view.strides, 0, dtypes.int64))
+        assert results[device] == results["python"], name
+        assert f"op {name} for int64 not found in backend {device}, falling back to python" in caplog.text
+
 def rss_bytes():
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
