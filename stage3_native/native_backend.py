@@ -1,5 +1,5 @@
-"""What the native devices share (chapter on native kernels): "cpu" (cpu_backend.py, the C
-kernels in csrc/) and "cuda", "cuda-emu" (cuda_backend.py, the kernels in cuda/) run the same
+"""What the native devices share (chapter on native kernels): "cpu" (cpu/backend.py, the C
+kernels in csrc/) and "cuda", "cuda-emu" (cuda/backend.py, the kernels in cuda/) run the same
 views through the same op codes; only the library underneath differs.
 
 NativeBackend holds the tables both libraries number things by, the rule that the fused

@@ -115,7 +115,7 @@ def test_memory_is_freed_when_tensors_die():
 
 
 MATMUL_OPS = [op for op in ops_for(CPU) if op.name.startswith(("matmul", "matvec", "vecmat", "dot"))]
-HAS_CBLAS = bool(stage3_native.cpu_backend.lib.tg_has_cblas())
+HAS_CBLAS = bool(stage3_native.cpu.backend.lib.tg_has_cblas())
 
 
 @pytest.mark.parametrize("variant", ["naive", "reordered", "blocked", "tinyblas",
@@ -273,7 +273,7 @@ def test_a_backend_without_the_fused_kernels_falls_back_to_python(caplog, monkey
     the updates: the
     python kernels run instead (the in-place ones written back), with one log line each."""
     import stage2_tensor.nn.functional as F
-    from stage3_native.cpu_backend import CpuBackend
+    from stage3_native.cpu.backend import CpuBackend
     lean = CpuBackend()
     for name in ("softmax", "softmax_backward", "cross_entropy", "sgd_update", "adam_update"):
         setattr(lean, name, None)
@@ -540,7 +540,7 @@ def test_a_backend_without_layer_norm_falls_back_to_python(caplog, monkeypatch):
     """layer_norm and its backward on the python backend, with and without weight (the
     backward's dweight and dbias then come back as None)."""
     import stage2_tensor.nn.functional as F
-    from stage3_native.cpu_backend import CpuBackend
+    from stage3_native.cpu.backend import CpuBackend
     lean = CpuBackend()
     lean.layer_norm = lean.layer_norm_backward = None
     lean.name = "lean"

@@ -1,6 +1,6 @@
-"""Device "cuda": stage2's backend interface on the CUDA kernels in cuda/ (chapter on native
-kernels, section "CUDA"). Compare each method with cpu_backend.py's: the same views, the
-same op codes (native_backend.py holds what the two share), but the buffers are GPU memory
+"""Device "cuda": stage2's backend interface on the CUDA kernels beside it (chapter on native
+kernels, section "CUDA"). Compare each method with ../cpu/backend.py's: the same views, the
+same op codes (../native_backend.py holds what the two share), but the buffers are GPU memory
 and every kernel is a launch.
 
 A buffer is a typed device pointer that cffi frees (``ffi.gc``) when the last tensor viewing
@@ -27,8 +27,8 @@ from stage2_tensor import backend, contracts, dtypes
 from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
-from . import cuda_build
-from .native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, REDUCE_CODE, REDUCTIONS, UNARY_CODE,
+from .. import cuda_build
+from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, REDUCE_CODE, REDUCTIONS, UNARY_CODE,
                              NativeBackend, float_only, split_dims, stored_dtype)
 
 

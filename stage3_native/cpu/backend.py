@@ -1,4 +1,4 @@
-"""Device "cpu": stage2's backend interface on the C kernels in csrc/ (chapter on native
+"""Device "cpu": stage2's backend interface on the C kernels in ../csrc/ (chapter on native
 kernels). Compare each method with the same one in stage2_tensor/python_backend.py: the
 Python loop over positions becomes one call into C with the view's shape and strides. What
 it shares with device "cuda" (the tables, the float-only rule of the fused kernels, the
@@ -20,8 +20,8 @@ from stage2_tensor.backend import View
 from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
-from ._native import ffi, lib
-from .native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
+from .._native import ffi, lib
+from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
                              UNARY_CODE, NativeBackend, float_only, split_dims, stored_dtype)
 
 CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
