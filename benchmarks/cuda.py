@@ -50,7 +50,7 @@ import stage2_tensor as tg  # noqa: E402
 import stage3_native  # noqa: E402,F401  (registers "cpu", "cuda", "cuda-emu")
 from stage2_tensor import backend, dtypes  # noqa: E402
 from stage2_tensor.backend import View  # noqa: E402
-from stage3_native import cuda_backend  # noqa: E402
+from stage3_native.cuda import backend as cuda_backend  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GEMM_SIZES = (1024, 2048, 4096, 8192)

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stage2_tensor as tg  # noqa: E402
 import stage3_native  # noqa: E402
-from stage3_native.cpu_backend import elementwise_path  # noqa: E402
+from stage3_native.cpu.backend import elementwise_path  # noqa: E402
 
 try:
     import torch

@@ -112,8 +112,8 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
     sys.path.insert(0, str(ROOT))
     import stage2_tensor as tg
     from stage2_tensor import backend
-    from stage3_native import cpu_backend
-    from stage3_native.cpu_backend import MATMUL_VARIANTS, ffi, lib
+    from stage3_native.cpu import backend as cpu_backend
+    from stage3_native.cpu.backend import MATMUL_VARIANTS, ffi, lib
 
     cpu = backend.get("cpu")
     cpu.matmul_variant = "tinyblas"

@@ -3,7 +3,7 @@
 ``import stage3_native`` registers device "cpu" with stage2's backend interface
 (``register``; asking for ``device="cpu"`` calls it too, through the package's entry point,
 so stage2 never names this package). The kernels are C, one family per file in ``csrc/``,
-compiled by the package build through cffi (``build.py``); ``cpu_backend.py`` maps stage2's
+compiled by the package build through cffi (``build.py``); ``cpu/backend.py`` maps stage2's
 backend methods onto them.
 
 When the compiled library is missing, or older than a file in ``csrc/`` (someone edited a
@@ -12,7 +12,7 @@ the compiler said. ``python -m stage3_native.build`` rebuilds by hand.
 
 Devices "cuda" (CUDA kernels in ``cuda/``, built by nvcc, on a GPU) and "cuda-emu" (the
 same kernels compiled for the CPU's emulator of CUDA) are registered as loaders: their
-library is built and opened when a tensor first asks for them (``cuda_backend.py``,
+library is built and opened when a tensor first asks for them (``cuda/backend.py``,
 ``cuda_build.py``).
 
 Kernels use TRACEGRAD_NUM_THREADS threads (default: every core); ``set_num_threads``
@@ -80,7 +80,7 @@ def register():
     _registered = True
     _backend.register("cpu", CpuBackend())
     # "cuda" (nvcc's library, on a GPU) and "cuda-emu" (the same kernels on the CPU) are
-    # built and opened on first use: most programs never ask for them (cuda_backend.py)
+    # built and opened on first use: most programs never ask for them (cuda/backend.py)
     _backend.register_loader("cuda", lambda: _cuda.create("cuda"),
                              unavailable=lambda: _cuda.quick_reason("cuda"))
     _backend.register_loader("cuda-emu", lambda: _cuda.create("cuda-emu"),
@@ -95,8 +95,8 @@ if not os.environ.get(_BUILDING):
     os.environ.setdefault("GOMP_SPINCOUNT", "30000")     # read once, when libgomp loads
     from stage2_tensor import backend as _backend
 
-    from . import cuda_backend as _cuda
-    from .cpu_backend import CpuBackend, empty_cache, get_num_threads, set_num_threads
+    from .cuda import backend as _cuda
+    from .cpu.backend import CpuBackend, empty_cache, get_num_threads, set_num_threads
 
     set_num_threads(int(os.environ.get("TRACEGRAD_NUM_THREADS") or os.cpu_count() or 1))
     register()

@@ -4,7 +4,7 @@ The C kernels (csrc/) and the CUDA ones (cuda/) switch on an op code that the Py
 passes. Both sides take it from the one declaration, by name: the builds (build.py,
 cuda_build.py) write ``ops_generated.h`` into each source folder, one enum per kind whose
 members are the ops' names in capitals (``NEG``, ``ADD``, ``EQ``, ``SUM``), and
-cpu_backend.py and cuda_backend.py look codes up with ``ops.codes``. A kernel switches on
+cpu/backend.py and cuda/backend.py look codes up with ``ops.codes``. A kernel switches on
 the enum type with no default case, and -Werror=switch turns an op it does not handle
 into a build error naming the op. The header is a build product (git ignores it): editing
 ops.py makes the libraries stale (stage3_native._needs_build, cuda_build.is_stale), and

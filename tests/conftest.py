@@ -24,10 +24,10 @@ def threads(request):
 def pytest_generate_tests(metafunc):
     """A test that asks for ``simd_level`` runs once per SIMD level of the element-wise
     kernels this CPU runs, one that asks for ``gemm_kernel`` once per TinyBLAS micro-kernel
-    it runs: the library says which (stage3_native.cpu_backend), the tests never assume."""
+    it runs: the library says which (stage3_native.cpu.backend), the tests never assume."""
     for fixture, available in (("simd_level", "simd_levels"), ("gemm_kernel", "gemm_kernels")):
         if fixture in metafunc.fixturenames:
-            from stage3_native import cpu_backend
+            from stage3_native.cpu import backend as cpu_backend
             metafunc.parametrize(fixture, getattr(cpu_backend, available)(), indirect=True)
 
 
@@ -37,7 +37,7 @@ def unavailable_reason(device):
     may not (no GPU, no compiler to build the library)."""
     if not device.startswith("cuda"):
         return None
-    from stage3_native import cuda_backend
+    from stage3_native.cuda import backend as cuda_backend
     return cuda_backend.unavailable_reason(device)
 
 
@@ -75,14 +75,14 @@ def _switched(current, use, name):
 @pytest.fixture
 def simd_level(request):
     """Run a stage3 kernel test at one SIMD level (csrc/simd.h), then switch back."""
-    from stage3_native import cpu_backend
+    from stage3_native.cpu import backend as cpu_backend
     yield from _switched(cpu_backend.simd_level, cpu_backend.use_simd_level, request.param)
 
 
 @pytest.fixture
 def gemm_kernel(request):
     """Run a stage3 matmul test on one TinyBLAS micro-kernel (csrc/gemm_kernels.c)."""
-    from stage3_native import cpu_backend
+    from stage3_native.cpu import backend as cpu_backend
     yield from _switched(cpu_backend.gemm_kernel, cpu_backend.use_gemm_kernel, request.param)
 
 

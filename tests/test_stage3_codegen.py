@@ -19,7 +19,7 @@ import pytest
 import stage3_native
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import BINARY_OPS, UNARY_OPS, View
-from stage3_native import cpu_backend as cpu
+from stage3_native.cpu import backend as cpu
 from stage3_native.lazy import codegen, jit
 from stage3_native.lazy.expr import (
     COMPARISONS,

@@ -75,6 +75,29 @@ def test_integer_matmul_falls_back_to_python_with_a_log_line(caplog):
     assert "op matmul for int64 not found in backend cpu, falling back to python" in caplog.text
 
 
+@pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.device(d)) for d in ("cpu", "cuda-emu")])
+def test_fused_kernels_run_integers_on_python_with_a_log_line(device, caplog):
+    """The fused kernels cover float32 and float64 (native_backend.float_only): asked for
+    int64, each native device runs the python backend's kernel, says so once, and its
+    result is the python device's."""
+    from stage2_tensor import dtypes
+    values = [[1, 2, 3], [4, 5, 6]]
+    calls = {"softmax": lambda v: (v, 1, False, dtypes.int64),
+             "mse_loss": lambda v: (v, v, "none", dtypes.int64),
+             "dropout": lambda v: (v, 3, 0.5, dtypes.int64)}
+    for name, args in calls.items():
+        results = {}
+        for dev in ("python", device):
+            be = backend.get(dev)
+            backend._fallbacks_logged.discard((f"{name} for int64", dev))     # logged once per process
+            view = tg.tensor(values, device=dev).as_view()
+            with caplog.at_level("WARNING", logger="tracegrad"):
+                out = getattr(be, name)(*args(view))
+            out = out[0] if isinstance(out, tuple) else out
+            results[dev] = be.to_flat(View(out, view.shape, view.strides, 0, dtypes.int64))
+        assert results[device] == results["python"], name
+        assert f"op {name} for int64 not found in backend {device}, falling back to python" in caplog.text
+
 def rss_bytes():
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
@@ -92,7 +115,7 @@ def test_memory_is_freed_when_tensors_die():
 
 
 MATMUL_OPS = [op for op in ops_for(CPU) if op.name.startswith(("matmul", "matvec", "vecmat", "dot"))]
-HAS_CBLAS = bool(stage3_native.cpu_backend.lib.tg_has_cblas())
+HAS_CBLAS = bool(stage3_native.cpu.backend.lib.tg_has_cblas())
 
 
 @pytest.mark.parametrize("variant", ["naive", "reordered", "blocked", "tinyblas",
@@ -250,7 +273,7 @@ def test_a_backend_without_the_fused_kernels_falls_back_to_python(caplog, monkey
     the updates: the
     python kernels run instead (the in-place ones written back), with one log line each."""
     import stage2_tensor.nn.functional as F
-    from stage3_native.cpu_backend import CpuBackend
+    from stage3_native.cpu.backend import CpuBackend
     lean = CpuBackend()
     for name in ("softmax", "softmax_backward", "cross_entropy", "sgd_update", "adam_update"):
         setattr(lean, name, None)
@@ -517,7 +540,7 @@ def test_a_backend_without_layer_norm_falls_back_to_python(caplog, monkeypatch):
     """layer_norm and its backward on the python backend, with and without weight (the
     backward's dweight and dbias then come back as None)."""
     import stage2_tensor.nn.functional as F
-    from stage3_native.cpu_backend import CpuBackend
+    from stage3_native.cpu.backend import CpuBackend
     lean = CpuBackend()
     lean.layer_norm = lean.layer_norm_backward = None
     lean.name = "lean"

@@ -7,7 +7,8 @@ import pytest
 
 import stage2_tensor as tg
 from stage2_tensor import backend
-from stage3_native import cuda_backend, cuda_build
+from stage3_native import cuda_build
+from stage3_native.cuda import backend as cuda_backend
 
 from .engines import ENGINES
 from .optable import LAYOUTS, ops_for

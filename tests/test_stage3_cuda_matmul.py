@@ -28,7 +28,8 @@ import stage3_native  # noqa: F401  (registers "cuda" and "cuda-emu")
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides
-from stage3_native import cuda_backend, cuda_build
+from stage3_native import cuda_build
+from stage3_native.cuda import backend as cuda_backend
 
 pytestmark = pytest.mark.stage3
 

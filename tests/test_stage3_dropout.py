@@ -13,7 +13,7 @@ import stage3_native
 from stage2_tensor import backend
 from stage2_tensor.python_backend import dropout_uniform
 from stage2_tensor.python_backend import splitmix64 as splitmix64_python
-from stage3_native import cuda_backend
+from stage3_native.cuda import backend as cuda_backend
 
 from .engines import ENGINES, engine_params
 from .gradcheck import gradcheck
@@ -200,7 +200,7 @@ def test_edge_cases_keep_their_meaning(device):
 
 
 def test_a_backend_without_dropout_falls_back_to_python(caplog, monkeypatch):
-    from stage3_native.cpu_backend import CpuBackend
+    from stage3_native.cpu.backend import CpuBackend
     lean = CpuBackend()
     lean.dropout = None
     lean.name = "lean"

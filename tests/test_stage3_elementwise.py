@@ -19,8 +19,8 @@ import pytest
 import stage2_tensor as tg
 from stage2_tensor import ops
 from stage2_tensor.elementwise import binary_kernel, unary
-from stage3_native import cpu_backend
-from stage3_native.cpu_backend import elementwise_path, reduce_path
+from stage3_native.cpu import backend as cpu_backend
+from stage3_native.cpu.backend import elementwise_path, reduce_path
 
 pytestmark = pytest.mark.stage3
 
@@ -491,7 +491,7 @@ def run_python(code, **env):
 def test_the_simd_level_can_be_forced_from_the_environment():
     """TRACEGRAD_SIMD is read when the library is loaded; a level this CPU cannot run (or no
     level at all) falls back to the widest, with a warning."""
-    code = "from stage3_native import cpu_backend; print(cpu_backend.simd_level())"
+    code = "from stage3_native.cpu import backend as cpu_backend; print(cpu_backend.simd_level())"
     assert run_python(code, TRACEGRAD_SIMD="generic").stdout.split() == ["generic"]
     result = run_python(code, TRACEGRAD_SIMD="sse9")
     assert result.stdout.split() == [cpu_backend.simd_levels()[-1]]

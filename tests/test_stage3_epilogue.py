@@ -13,7 +13,7 @@ import pytest
 import stage3_native
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
-from stage3_native import cpu_backend as cpu
+from stage3_native.cpu import backend as cpu
 from stage3_native.lazy.epilogue import compile_epilogue, generate_epilogue
 from stage3_native.lazy.expr import Const, EpilogueSpec, Input, Operand, Product, op
 

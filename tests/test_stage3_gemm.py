@@ -17,7 +17,7 @@ import stage2_tensor as tg
 import stage3_native
 from stage2_tensor import backend
 from stage2_tensor.tensor import Tensor
-from stage3_native import cpu_backend
+from stage3_native.cpu import backend as cpu_backend
 
 pytestmark = pytest.mark.stage3
 
@@ -245,7 +245,7 @@ def test_blocking_belongs_to_the_kernel_in_use(gemm_kernel):
 def test_kernel_can_be_forced_from_the_environment():
     """TRACEGRAD_GEMM_KERNEL picks the kernel; and importing the package sets OpenMP's spin
     count (GOMP_SPINCOUNT) when the environment has none."""
-    code = ("import os; from stage3_native import cpu_backend; "
+    code = ("import os; from stage3_native.cpu import backend as cpu_backend; "
             "print(cpu_backend.gemm_kernel(), os.environ['GOMP_SPINCOUNT'])")
     env = dict(os.environ, TRACEGRAD_GEMM_KERNEL="generic")
     env.pop("GOMP_SPINCOUNT", None)

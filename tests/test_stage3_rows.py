@@ -13,7 +13,7 @@ import stage3_native
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
-from stage3_native import cpu_backend as cpu
+from stage3_native.cpu import backend as cpu
 from stage3_native.lazy import rows
 from stage3_native.lazy.expr import (
     Const,

@@ -10,7 +10,7 @@ import pytest
 
 import stage2_tensor as tg
 from stage2_tensor import backend
-from stage3_native import cuda_backend
+from stage3_native.cuda import backend as cuda_backend
 from stage4_models.mnist.training import CHECKPOINT_KIND as MNIST_KIND
 
 pytestmark = pytest.mark.stage4

@@ -36,7 +36,7 @@ from stage2_tensor import contracts
 from stage2_tensor.backend import Backend
 from stage2_tensor.strides import numel
 
-from ..cpu_backend import CpuBackend
+from ..cpu.backend import CpuBackend
 from . import realize as realizing
 from .graph import PENDING, LazyBuffer, Node, readers
 from .realize import on_cpu

@@ -26,7 +26,7 @@ element-wise loop.
 """
 from stage2_tensor import backend, dtypes
 
-from .. import cpu_backend as cpu
+from ..cpu import backend as cpu
 from . import codegen, jit
 from .codegen import CTYPE, FLOATS, describe, element_body, ops_summary, zero_lines
 from .expr import Product

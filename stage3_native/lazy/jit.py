@@ -163,7 +163,7 @@ def _build(module, source, declaration, folder):
 def _load(module, path):
     """The compiled module, its kernels dispatching on the eager library's SIMD level (one
     level for both, however it is switched: cpu_backend.use_simd_level)."""
-    from ..cpu_backend import ffi, lib
+    from ..cpu.backend import ffi, lib
     spec = importlib.util.spec_from_file_location(module, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -22,7 +22,7 @@ for the code generators, ``run`` calls the compiled kernel on device "cpu"'s buf
                     to each output block while it is in cache (epilogue.py)
 
 Each op becomes the expression the eager kernel computes, dtype conversions included
-(cpu_backend.py converts operands to the result dtype first; a comparison reads both in
+(cpu/backend.py converts operands to the result dtype first; a comparison reads both in
 their own dtype), so a fused kernel gives the eager values.
 """
 from stage2_tensor import dtypes

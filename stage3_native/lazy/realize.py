@@ -149,7 +149,7 @@ def run_group(group, cpu):
 
 def allocate_for(node):
     """A new device "cpu" buffer for node's (single) output."""
-    from ..cpu_backend import allocate
+    from ..cpu.backend import allocate
     shape, dtype = node.outputs[0]
     return allocate(numel(shape), dtype)
 

@@ -1,6 +1,7 @@
-"""Device "cuda": stage2's backend interface on the CUDA kernels in cuda/ (chapter on native
-kernels, section "CUDA"). Compare each method with cpu_backend.py's: the same views, the
-same op codes, but the buffers are GPU memory and every kernel is a launch.
+"""Device "cuda": stage2's backend interface on the CUDA kernels beside it (chapter on native
+kernels, section "CUDA"). Compare each method with ../cpu/backend.py's: the same views, the
+same op codes (../native_backend.py holds what the two share), but the buffers are GPU memory
+and every kernel is a launch.
 
 A buffer is a typed device pointer that cffi frees (``ffi.gc``) when the last tensor viewing
 it is dropped: the memory goes back to the library's caching allocator (memory.cu), and
@@ -22,24 +23,13 @@ import shutil
 import threading
 import weakref
 
-from stage2_tensor import backend, contracts, dtypes, ops
-from stage2_tensor.backend import Backend, View
+from stage2_tensor import backend, contracts, dtypes
+from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
-from . import cuda_build
-from .cpu_backend import split_dims          # the kept/reduced split of a reduction, cached
-from .updates import GroupUpdates
-
-CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
-CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
-         dtypes.float32: "float", dtypes.float64: "double"}
-FLOATS = (dtypes.float32, dtypes.float64)
-REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
-# Op codes by name, from the declaration (stage2_tensor/ops.py), as cuda/ops_generated.h's enums
-UNARY_CODE = ops.codes("unary")
-BINARY_CODE = ops.codes("binary")
-COMPARISON_CODE = ops.codes("comparison")
-REDUCE_CODE = ops.codes("reduce")
+from .. import cuda_build
+from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, REDUCE_CODE, REDUCTIONS, UNARY_CODE,
+                             NativeBackend, float_only, split_dims, stored_dtype)
 
 
 class CudaError(RuntimeError):
@@ -119,9 +109,7 @@ def create(device):
     return CudaBackend(device, *load(device))
 
 
-class CudaBackend(GroupUpdates, Backend):
-    max_dims = 16                       # TG_MAX_DIMS: the Strided layouts hold 16
-
+class CudaBackend(NativeBackend):
     def __init__(self, name, ffi, lib):
         self.name, self.ffi, self.lib = name, ffi, lib
         self._status = ffi.new("int *")
@@ -235,16 +223,6 @@ class CudaBackend(GroupUpdates, Backend):
                                          src.strides, src.offset, dst.buffer, CODE[dst.dtype],
                                          dst.strides, dst.offset), "write")
 
-    def _dense(self, view, dtype):
-        """A pointer to the view's elements, row-major and of dtype: its own memory when it
-        already is, else a contiguous copy."""
-        if view.dtype is dtype and view.strides == make_strides(view.shape):
-            return view.buffer + view.offset
-        return self.contiguous(view, dtype)
-
-    def _dense_or_null(self, view, dtype):
-        return self.ffi.NULL if view is None else self._dense(view, dtype)
-
     def unary(self, op, view, dtype):
         x = self._as(view, dtype)
         out = self.allocate(numel(x.shape), dtype)
@@ -285,13 +263,7 @@ class CudaBackend(GroupUpdates, Backend):
         if op != "sum" and numel(inner_shape) == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
         n_out = numel(outer_shape)
-        # As on the CPU: results are computed in int64 or double and stored as any dtype of
-        # that kind; another kind (a float sum asked as int) is converted afterwards.
-        if op.startswith("arg"):
-            stored = dtypes.int64
-        else:
-            same_kind = dtype.is_floating_point == view.dtype.is_floating_point
-            stored = dtype if same_kind else dtypes.float64 if view.dtype.is_floating_point else dtypes.int64
+        stored = stored_dtype(op, view.dtype, dtype)
         out = self.allocate(n_out, stored)
         self.check(self.lib.tg_cuda_reduce(REDUCE_CODE[op], CODE[view.dtype], len(outer_shape), outer_shape,
                                            outer_strides, len(inner_shape), inner_shape, inner_strides,
@@ -369,20 +341,9 @@ class CudaBackend(GroupUpdates, Backend):
             raise CudaError(f"matmul on device {self.name!r}: cuBLAS status {code} ({name})")
         self.check(status, "matmul")
 
-    def matmul(self, a, b, dtype, bias=None):
-        """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
-        bias (None, or a 1-D view of n values) on every row: Linear's fused epilogue. Float32
-        and float64 on the GPU; other dtypes on the python backend, as on the CPU."""
-        contracts.matmul(a, b, dtype, bias)
+    def _matmul(self, a, b, dtype, bias):
+        """The product of float views (NativeBackend.matmul checked them) on the GPU."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        if dtype not in FLOATS:
-            backend.log_fallback(f"matmul for {dtype.name}", self.name)
-            out = backend.on_python(self, "matmul", (a, b, dtype), dtype)
-            if bias is None:
-                return out
-            shape = tuple(a.shape[:-1]) + (n,)          # bias broadcast over the rows
-            rows = View(bias.buffer, shape, (0,) * (len(shape) - 1) + tuple(bias.strides), bias.offset, bias.dtype)
-            return self.binary("add", View(out, shape, make_strides(shape), 0, dtype), rows, dtype)
         a, b = self._as(a, dtype), self._as(b, dtype)
         batch = tuple(a.shape[:-2])
         out = self.allocate(numel(batch) * m * n, dtype)
@@ -428,20 +389,17 @@ class CudaBackend(GroupUpdates, Backend):
         return out
 
     # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
+    # (float_only checks the arguments and runs other dtypes on the python backend)
+    @float_only
     def softmax(self, view, dim, log, dtype):
-        contracts.softmax(view, dim, log, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("softmax", (view, dim, log, dtype), dtype)
         outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
         out = self.allocate(numel(view.shape), dtype)
         self.check(self.lib.tg_cuda_softmax(CODE[dtype], outer, view.shape[dim], inner,
                                             self._dense(view, dtype), int(log), out), "softmax")
         return out
 
+    @float_only
     def softmax_backward(self, grad, out, dim, log, dtype):
-        contracts.softmax_backward(grad, out, dim, log, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
         outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
         dx = self.allocate(numel(out.shape), dtype)
         self.check(self.lib.tg_cuda_softmax_backward(CODE[dtype], outer, out.shape[dim], inner,
@@ -449,10 +407,8 @@ class CudaBackend(GroupUpdates, Backend):
                                                      int(log), dx), "softmax_backward")
         return dx
 
+    @float_only
     def cross_entropy(self, logits, targets, reduction, dtype):
-        contracts.cross_entropy(logits, targets, reduction, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("cross_entropy", (logits, targets, reduction, dtype), dtype)
         n, c = logits.shape
         losses, probs = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n * c, dtype)
         target_ids, bad = self._dense(targets, dtypes.int64), self.ffi.new("i64 *")
@@ -464,10 +420,8 @@ class CudaBackend(GroupUpdates, Backend):
             raise backend.bad_target(bad[0], target, c)
         return losses, probs
 
+    @float_only
     def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
-        contracts.cross_entropy_backward(probs, targets, scale, factor, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("cross_entropy_backward", (probs, targets, scale, factor, dtype), dtype)
         n, c = probs.shape
         out = self.allocate(n * c, dtype)
         scale = self._as(scale, dtype)
@@ -477,10 +431,8 @@ class CudaBackend(GroupUpdates, Backend):
             scale.buffer + scale.offset, scale_step, float(factor), out), "cross_entropy_backward")
         return out
 
+    @float_only
     def layer_norm(self, x, weight, bias, eps, dtype):
-        contracts.layer_norm(x, weight, bias, eps, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
         n, rows = x.shape[-1], numel(x.shape[:-1])
         out, mean, rstd = self.allocate(rows * n, dtype), self.allocate(rows, dtype), self.allocate(rows, dtype)
         self.check(self.lib.tg_cuda_layer_norm(CODE[dtype], rows, n, self._dense(x, dtype),
@@ -489,10 +441,8 @@ class CudaBackend(GroupUpdates, Backend):
                    "layer_norm")
         return out, mean, rstd
 
+    @float_only
     def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
-        contracts.layer_norm_backward(grad, x, mean, rstd, weight, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
         n, rows = x.shape[-1], numel(x.shape[:-1])
         dx = self.allocate(rows * n, dtype)
         dweight, dbias = (self.allocate(n, dtype), self.allocate(n, dtype)) if weight is not None else (None, None)
@@ -504,20 +454,16 @@ class CudaBackend(GroupUpdates, Backend):
         return dx, dweight, dbias
 
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
+    @float_only
     def mse_loss(self, a, b, reduction, dtype):
-        contracts.mse_loss(a, b, reduction, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
         n = numel(a.shape)
         losses, diff = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n, dtype)
         self.check(self.lib.tg_cuda_mse_loss(CODE[dtype], n, self._dense(a, dtype), self._dense(b, dtype),
                                              REDUCTIONS.index(reduction), losses, diff), "mse_loss")
         return losses, diff
 
+    @float_only
     def mse_loss_backward(self, diff, grad, factor, dtype):
-        contracts.mse_loss_backward(diff, grad, factor, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("mse_loss_backward", (diff, grad, factor, dtype), dtype)
         n = numel(diff.shape)
         out = self.allocate(n, dtype)
         one_value = n > 1 and not any(grad.strides) and grad.dtype is dtype   # a reduction's
@@ -526,10 +472,8 @@ class CudaBackend(GroupUpdates, Backend):
                                                       0 if one_value else 1, factor, out), "mse_loss_backward")
         return out
 
+    @float_only
     def dropout(self, view, seed, p, dtype):
-        contracts.dropout(view, seed, p, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("dropout", (view, seed, p, dtype), dtype)
         n = numel(view.shape)
         out = self.allocate(n, dtype)
         self.check(self.lib.tg_cuda_dropout(CODE[dtype], n, self._dense(view, dtype), seed, p, out), "dropout")

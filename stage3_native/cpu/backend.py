@@ -1,6 +1,8 @@
-"""Device "cpu": stage2's backend interface on the C kernels in csrc/ (chapter on native
+"""Device "cpu": stage2's backend interface on the C kernels in ../csrc/ (chapter on native
 kernels). Compare each method with the same one in stage2_tensor/python_backend.py: the
-Python loop over positions becomes one call into C with the view's shape and strides.
+Python loop over positions becomes one call into C with the view's shape and strides. What
+it shares with device "cuda" (the tables, the float-only rule of the fused kernels, the
+python fallback of integer matmul) is in native_backend.py.
 
 A buffer is a cffi array (``ffi.new``), owned by Python: when the last tensor viewing it is
 dropped, reference counting frees the native memory at once.
@@ -14,31 +16,20 @@ import os
 import warnings
 
 from stage2_tensor import backend, contracts, dtypes
-from stage2_tensor import ops
-from stage2_tensor.backend import Backend, View
+from stage2_tensor.backend import View
 from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
-from ._native import ffi, lib
-from .updates import GroupUpdates
+from .._native import ffi, lib
+from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
+                             UNARY_CODE, NativeBackend, float_only, split_dims, stored_dtype)
 
-CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
-CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
-         dtypes.float32: "float", dtypes.float64: "double"}
 CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 # The performance chapter's ladder (csrc/matmul.c): three loop orders, the system CBLAS
 # (when built with one) and TinyBLAS, the project's own packed SIMD BLAS (csrc/gemm.c).
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3, "tinyblas": 4}
-FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
-REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
-# Op codes by name, from the declaration (stage2_tensor/ops.py), as the kernels' enums
-# (csrc/ops_generated.h); a comparison is an op of that kind, with kernels of its own
-UNARY_CODE = ops.codes("unary")
-BINARY_CODE = ops.codes("binary")
-COMPARISON_CODE = ops.codes("comparison")
-REDUCE_CODE = ops.codes("reduce")
 
 
 def default_matmul():
@@ -205,25 +196,6 @@ def reduce_path(tensor, dim=None):
                                            len(inner_shape), inner_shape, inner_strides)]
 
 
-_SPLITS = {}
-
-
-def split_dims(shape, strides, dims):
-    """A reduction's two index spaces, (kept shape, kept strides, reduced shape, reduced
-    strides), for a view of ``shape`` and ``strides`` reduced over ``dims``. Cached: a
-    training loop reduces the same few layouts every step."""
-    key = (shape, strides, tuple(dims))
-    split = _SPLITS.get(key)
-    if split is None:                   # checked once per layout, as the cache only holds valid ones
-        contracts.reduced_dims("reduce", dims, len(shape))
-        kept = [d for d in range(len(shape)) if d not in dims]
-        split = (tuple([shape[d] for d in kept]), tuple([strides[d] for d in kept]),
-                 tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]))
-        if len(_SPLITS) < 10_000:
-            _SPLITS[key] = split
-    return split
-
-
 def kernel(name, dtype):
     """The C function tg_<name>_<dtype suffix>, looked up once."""
     fn = _KERNELS.get((name, dtype))
@@ -232,9 +204,9 @@ def kernel(name, dtype):
     return fn
 
 
-class CpuBackend(GroupUpdates, Backend):
+class CpuBackend(NativeBackend):
     name = "cpu"
-    max_dims = 16                       # TG_MAX_DIMS: the kernels' index arrays hold 16
+    ffi = ffi
 
     def __init__(self):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
@@ -341,26 +313,14 @@ class CpuBackend(GroupUpdates, Backend):
             kernel("argreduce", view.dtype)(*args, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        # The kernel accumulates in double (float input) or int64 and stores its results as
-        # any dtype of that kind; another kind (a float sum as int) is converted afterwards.
-        same_kind = dtype.is_floating_point == view.dtype.is_floating_point
-        stored = dtype if same_kind else dtypes.float64 if view.dtype.is_floating_point else dtypes.int64
+        stored = stored_dtype(op, view.dtype, dtype)
         out = allocate(n_out, stored)
         kernel("reduce", view.dtype)(*args, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
-    def matmul(self, a, b, dtype, bias=None):
-        """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
-        bias (None, or a 1-D view of length n) on every row: Linear's fused epilogue."""
-        contracts.matmul(a, b, dtype, bias)
+    def _matmul(self, a, b, dtype, bias):
+        """The product of float views (NativeBackend.matmul checked them)."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        if dtype not in FLOATS:
-            out = self._on_python("matmul", (a, b, dtype), dtype)
-            if bias is None:
-                return out
-            shape = tuple(a.shape[:-1]) + (n,)          # bias broadcast over the rows
-            rows = View(bias.buffer, shape, (0,) * (len(shape) - 1) + tuple(bias.strides), bias.offset, bias.dtype)
-            return self.binary("add", View(out, shape, make_strides(shape), 0, dtype), rows, dtype)
         if len(a.shape) == 2:                           # one product: no batch to walk
             a_base, b_base = (a.offset,), (b.offset,)
         else:                                           # each batch element's offsets
@@ -370,7 +330,7 @@ class CpuBackend(GroupUpdates, Backend):
         kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
                                 m, n, k, a.buffer, a.strides[-2], a.strides[-1],
                                 b.buffer, b.strides[-2], b.strides[-1],
-                                ffi.NULL if bias is None else self._dense(bias, dtype), out)
+                                self._dense_or_null(bias, dtype), out)
         return out
 
     def index_select(self, view, dim, index):
@@ -411,36 +371,24 @@ class CpuBackend(GroupUpdates, Backend):
                     src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)
 
     # ---- fused kernels (softmax.c, mse.c, dropout.c, optim.c): contiguous float or double --
-    def _dense(self, view, dtype):
-        """A pointer to the view's elements, row-major and of dtype: its own memory when it
-        already is, else a contiguous copy."""
-        if view.dtype is dtype and is_contiguous(view.shape, view.strides):
-            return view.buffer + view.offset
-        return self.contiguous(view, dtype)
-
+    # (float_only checks the arguments and runs other dtypes on the python backend)
+    @float_only
     def softmax(self, view, dim, log, dtype):
-        contracts.softmax(view, dim, log, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("softmax", (view, dim, log, dtype), dtype)
         outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
         out = allocate(numel(view.shape), dtype)
         kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
         return out
 
+    @float_only
     def softmax_backward(self, grad, out, dim, log, dtype):
-        contracts.softmax_backward(grad, out, dim, log, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("softmax_backward", (grad, out, dim, log, dtype), dtype)
         outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
         dx = allocate(numel(out.shape), dtype)
         kernel("softmax_backward", dtype)(outer, out.shape[dim], inner, self._dense(grad, dtype),
                                           self._dense(out, dtype), int(log), dx)
         return dx
 
+    @float_only
     def cross_entropy(self, logits, targets, reduction, dtype):
-        contracts.cross_entropy(logits, targets, reduction, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("cross_entropy", (logits, targets, reduction, dtype), dtype)
         n, c = logits.shape
         losses, probs = allocate(n if reduction == "none" else 1, dtype), allocate(n * c, dtype)
         target_ids = self._dense(targets, dtypes.int64)
@@ -450,10 +398,8 @@ class CpuBackend(GroupUpdates, Backend):
             raise backend.bad_target(bad, target_ids[bad], c)
         return losses, probs
 
+    @float_only
     def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
-        contracts.cross_entropy_backward(probs, targets, scale, factor, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("cross_entropy_backward", (probs, targets, scale, factor, dtype), dtype)
         n, c = probs.shape
         out = allocate(n * c, dtype)
         scale_step = scale.strides[0] if n > 1 else 0
@@ -462,20 +408,16 @@ class CpuBackend(GroupUpdates, Backend):
                                                 scale.buffer + scale.offset, scale_step, factor, out)
         return out
 
+    @float_only
     def mse_loss(self, a, b, reduction, dtype):
-        contracts.mse_loss(a, b, reduction, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("mse_loss", (a, b, reduction, dtype), dtype)
         n = numel(a.shape)
         losses, diff = allocate(n if reduction == "none" else 1, dtype), allocate(n, dtype)
         kernel("mse_loss", dtype)(n, self._dense(a, dtype), self._dense(b, dtype),
                                   REDUCTIONS.index(reduction), losses, diff)
         return losses, diff
 
+    @float_only
     def mse_loss_backward(self, diff, grad, factor, dtype):
-        contracts.mse_loss_backward(diff, grad, factor, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("mse_loss_backward", (diff, grad, factor, dtype), dtype)
         n = numel(diff.shape)
         out = allocate(n, dtype)
         one_value = n > 1 and not any(grad.strides) and grad.dtype is dtype   # a reduction's
@@ -484,10 +426,8 @@ class CpuBackend(GroupUpdates, Backend):
                                            factor, out)
         return out
 
+    @float_only
     def dropout(self, view, seed, p, dtype):
-        contracts.dropout(view, seed, p, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("dropout", (view, seed, p, dtype), dtype)
         n = numel(view.shape)
         out = allocate(n, dtype)
         kernel("dropout", dtype)(n, self._dense(view, dtype), seed, p, out)
@@ -498,10 +438,8 @@ class CpuBackend(GroupUpdates, Backend):
         kernel(name, dtype)(len(sizes), sizes, *arrays, *settings)
 
     # ---- layer normalization (layernorm.c): contiguous rows of the last dimension ------------
+    @float_only
     def layer_norm(self, x, weight, bias, eps, dtype):
-        contracts.layer_norm(x, weight, bias, eps, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("layer_norm", (x, weight, bias, eps, dtype), dtype)
         n = x.shape[-1]
         rows = numel(x.shape[:-1])
         out, mean, rstd = allocate(rows * n, dtype), allocate(rows, dtype), allocate(rows, dtype)
@@ -509,10 +447,8 @@ class CpuBackend(GroupUpdates, Backend):
                                     self._dense_or_null(bias, dtype), float(eps), out, mean, rstd)
         return out, mean, rstd
 
+    @float_only
     def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
-        contracts.layer_norm_backward(grad, x, mean, rstd, weight, dtype)
-        if dtype not in FLOATS:
-            return self._on_python("layer_norm_backward", (grad, x, mean, rstd, weight, dtype), dtype)
         n = x.shape[-1]
         rows = numel(x.shape[:-1])
         dx = allocate(rows * n, dtype)
@@ -524,6 +460,3 @@ class CpuBackend(GroupUpdates, Backend):
         if failed:
             raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
         return dx, dweight, dbias
-
-    def _dense_or_null(self, view, dtype):
-        return ffi.NULL if view is None else self._dense(view, dtype)
