@@ -33,6 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "cuda"
 DECLARATION = HERE.parent / "stage2_tensor" / "ops.py"     # the ops, whose codes the kernels use
+# the formula headers of csrc/ that the .cu files include too (csrc/tg_fn.h): each formula once
+SHARED = [HERE / "csrc" / name for name in ("tg_fn.h", "elementwise_math.h", "dropout_math.h", "optim_math.h")]
 LIBRARIES = {"cuda": HERE / "_cuda.so", "cuda-emu": HERE / "_cuda_emu.so"}
 
 
@@ -76,7 +78,7 @@ def is_stale(device):
     library = LIBRARIES[device]
     if not library.exists():
         return True
-    newest = max(p.stat().st_mtime for p in [*SOURCES.iterdir(), DECLARATION])
+    newest = max(p.stat().st_mtime for p in [*SOURCES.iterdir(), *SHARED, DECLARATION])
     return newest > library.stat().st_mtime
 
 

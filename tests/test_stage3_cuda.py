@@ -2,6 +2,8 @@
 copies, and every op on strided layouts against device "cpu". The gradient checks and the
 numpy comparisons of every op run on both devices through the shared suite (engines.py);
 the kernel families have their own files (test_stage3_cuda_*.py)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -33,6 +35,30 @@ def test_the_emulator_compiles_the_same_sources():
     library = cuda_build.ensure_built("cuda-emu")
     assert library.exists() and not cuda_build.is_stale("cuda-emu")
     assert sorted(p.name for p in cuda_build.SOURCES.glob("*.cu"))     # the sources both libraries share
+
+
+def test_a_newer_shared_formula_header_makes_the_libraries_stale(tmp_path, monkeypatch):
+    """The .cu files include csrc's formula headers (each formula written once): an edit
+    there rebuilds the CUDA libraries as an edit to a .cu file does."""
+    assert {p.name for p in cuda_build.SHARED} >= {"tg_fn.h", "elementwise_math.h"}
+    cuda_build.ensure_built("cuda-emu")
+    header = tmp_path / "elementwise_math.h"
+    header.write_text("/* edited */")
+    later = cuda_build.LIBRARIES["cuda-emu"].stat().st_mtime + 10
+    os.utime(header, (later, later))
+    monkeypatch.setattr(cuda_build, "SHARED", [header])
+    assert cuda_build.is_stale("cuda-emu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_abs_clears_the_sign_of_zero_as_on_the_cpu(device, dtype):
+    """abs is elementwise_math.h's fabs on every device: abs(-0.0) is +0.0, as in PyTorch.
+    The CUDA kernels had their own x < 0 ? -x : x, which keeps -0.0."""
+    t = tg.from_numpy(np.array([-0.0, -2.0, 3.0], dtype=dtype), device=device)
+    got = abs(t).numpy()
+    np.testing.assert_array_equal(got, [0.0, 2.0, 3.0])
+    assert not np.signbit(got[0])
 
 
 @pytest.mark.skipif(CUDA_REASON is None, reason="a GPU is present: device 'cuda' runs")

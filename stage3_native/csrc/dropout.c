@@ -34,24 +34,7 @@
 #include <math.h>
 #include "parallel.h"
 #include "tracegrad.h"
-
-/* The top 53 bits of output i of the SplitMix64 stream `seed` (see above): u * 2^53. */
-static inline uint64_t dropout_bits(uint64_t seed, uint64_t i) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return z >> 11;
-}
-
-/* u >= p compared in integers: u = k * 2^-53 >= p  <=>  k >= p * 2^53  <=>  k >= ceil(p *
- * 2^53), all exact (p * 2^53 only changes p's exponent). The same decision as the python
- * device's u >= p, without converting k to a double per element: baseline x86-64 has no
- * instruction for an unsigned 64-bit integer to double, and the compiler's sequence for it
- * made the kernel twice as slow. */
-static inline uint64_t dropout_threshold(double p) {
-    return (uint64_t)ceil(p * 0x1p53);
-}
+#include "dropout_math.h"   /* the generator and keep-test, shared with cuda/dropout.cu */
 
 #define TEMPLATE "dropout_t.h"
 #include "instantiate_float.h"

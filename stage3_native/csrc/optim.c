@@ -18,6 +18,7 @@
 #include "parallel.h"
 #include "simd.h"
 #include "strided.h"
+#include "optim_math.h"    /* the update of one element, shared with cuda/optim.cu */
 
 /* Elements below which an update runs on one thread. An update streams 3 to 5 arrays with
  * a few operations per element, so MNIST's first weight takes about as long as waking a

@@ -13,14 +13,11 @@ TG_SIMD(void, FN(sgd_range), (i64 lo, i64 hi, T *restrict p, const T *restrict g
                                int first_step, int nesterov),
         (lo, hi, p, grad, v, lr, momentum, dampening, weight_decay, first_step, nesterov)) {
     for (i64 i = lo; i < hi; i++) {
-        double g = (double)grad[i];
-        if (weight_decay != 0) g += weight_decay * (double)p[i];
-        if (momentum != 0) {
-            T vi = (T)(first_step ? g : momentum * (double)v[i] + (1 - dampening) * g);
-            v[i] = vi;
-            g = nesterov ? g + momentum * (double)vi : (double)vi;
-        }
-        p[i] = (T)((double)p[i] - lr * g);
+        double pi = (double)p[i], vi = momentum != 0 ? (double)v[i] : 0;
+        tg_sgd_step(sizeof(T) == 4, &pi, (double)grad[i], &vi, lr, momentum, dampening, weight_decay,
+                    first_step, nesterov);
+        if (momentum != 0) v[i] = (T)vi;
+        p[i] = (T)pi;
     }
 }
 
@@ -54,20 +51,19 @@ TG_SIMD(void, FN(adam_range), (i64 lo, i64 hi, T *restrict p, const T *restrict 
         (lo, hi, p, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled, step_size,
          root_correction)) {
     for (i64 i = lo; i < hi; i++) {
-        double g = (double)grad[i];
-        if (weight_decay != 0 && decoupled) p[i] = (T)((double)p[i] * (1 - lr * weight_decay));
-        else if (weight_decay != 0) g += weight_decay * (double)p[i];
-        m[i] = (T)(beta1 * (double)m[i] + (1 - beta1) * g);
-        v[i] = (T)(beta2 * (double)v[i] + (1 - beta2) * g * g);
-        double denom = sqrt((double)v[i]) / root_correction + eps;
-        p[i] = (T)((double)p[i] - step_size * ((double)m[i] / denom));
+        double pi = (double)p[i], mi = (double)m[i], vi = (double)v[i];
+        tg_adam_step(sizeof(T) == 4, &pi, (double)grad[i], &mi, &vi, lr, beta1, beta2, eps, weight_decay,
+                     decoupled, step_size, root_correction);
+        m[i] = (T)mi;
+        v[i] = (T)vi;
+        p[i] = (T)pi;
     }
 }
 
 static void FN(adam_one)(i64 n, T *p, const T *grad, T *m, T *v, double lr, double beta1,
                          double beta2, double eps, double weight_decay, int decoupled, i64 step) {
-    double step_size = lr / (1 - pow(beta1, (double)step));
-    double root_correction = sqrt(1 - pow(beta2, (double)step));
+    double step_size, root_correction;
+    tg_adam_corrections(lr, beta1, beta2, step, &step_size, &root_correction);
     if (n < TG_UPDATE_PARALLEL_MIN || tg_thread_count() == 1) {
         FN(adam_range)(0, n, p, grad, m, v, lr, beta1, beta2, eps, weight_decay, decoupled,
                        step_size, root_correction);

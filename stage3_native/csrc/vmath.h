@@ -1,5 +1,5 @@
-/* exp, sigmoid, tanh and GELU (exact and tanh) of a float, written so that gcc vectorizes a
- * loop calling them.
+/* exp, tanh and Phi (GELU's) of a float, written so that gcc vectorizes a loop calling them:
+ * the elementary functions of the C kernels' float32 formulas (elementwise_math.h).
  *
  * libm's expf is a function call per element, which no compiler vectorizes without
  * -ffast-math. These are straight-line code with no branch and no table lookup: a
@@ -45,14 +45,6 @@ TG_INLINE float tg_expf(float x) {
     return p * s1 * s2;
 }
 
-/* 1 / (1 + e^-x), from e = e^-|x| <= 1 so nothing overflows: for x < 0 the same value is
- * e / (1 + e), which keeps full relative accuracy as sigmoid(x) goes to 0. */
-TG_INLINE float tg_sigmoidf(float x) {
-    float e = tg_expf(x < 0 ? x : -x);
-    float s = 1.0f / (1.0f + e);
-    return x >= 0 ? s : e * s;
-}
-
 /* tanh |x| = (1 - e) / (1 + e) with e = e^(-2|x|). Near 0, 1 - e cancels (tanh x ~ x
  * loses its relative accuracy), so there an odd polynomial takes over (Cephes's tanhf). */
 TG_INLINE float tg_tanhf(float x) {
@@ -81,27 +73,4 @@ TG_INLINE float tg_phif(float x) {
     return x < 0 ? tail : 1.0f - tail;
 }
 
-/* GELU (exact, PyTorch's default) and its derivative Phi(x) + x phi(x) */
-TG_INLINE float tg_geluf(float x) { return x * tg_phif(x); }
-TG_INLINE float tg_gelu_gradf(float x) {
-    return tg_phif(x) + x * 0.39894228040143268f * tg_expf(-0.5f * x * x);
-}
-
-/* GPT-2's GELU, PyTorch's approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
- * As x * sigmoid(z) with z = 2 sqrt(2/pi) (x + 0.044715 x^3), the same number since
- * 0.5 (1 + tanh(u)) = sigmoid(2u): for x < 0, 1 + tanh(u) cancels and sigmoid does not. */
-#define TG_GELU_TANH_K 1.5957691216057308f        /* 2 sqrt(2/pi) */
-#define TG_GELU_TANH_C 0.044715f
-TG_INLINE float tg_gelu_tanhf(float x) {
-    return x * tg_sigmoidf(TG_GELU_TANH_K * (x + TG_GELU_TANH_C * x * x * x));
-}
-/* Its derivative s + x s (1 - s) dz/dx, s = sigmoid(z). s (1 - s) = e / (1 + e)^2 with
- * e = e^-|z|, so neither factor is 1 - (a number near 1), and one exp gives both. */
-TG_INLINE float tg_gelu_tanh_gradf(float x) {
-    float z = TG_GELU_TANH_K * (x + TG_GELU_TANH_C * x * x * x);
-    float e = tg_expf(z < 0 ? z : -z);
-    float a = 1.0f / (1.0f + e);
-    float s = z >= 0 ? a : e * a;
-    return s + x * (e * a * a) * TG_GELU_TANH_K * (1.0f + 3.0f * TG_GELU_TANH_C * x * x);
-}
 #endif

@@ -12,24 +12,16 @@
  * the same seed. */
 #include <math.h>
 #include "runtime.cuh"
+#include "../csrc/dropout_math.h"   /* the generator and keep-test, shared with the CPU */
 
 namespace {         /* private to this file: other .cu files may use the same names */
 
-/* The top 53 bits of output i of the SplitMix64 stream `seed` (csrc/dropout.c) */
-__device__ __forceinline__ uint64_t dropout_bits(uint64_t seed, uint64_t i) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return z >> 11;
-}
-
-/* kept iff bits >= threshold = ceil(p * 2^53): u >= p compared exactly in integers, as the
- * CPU does (its comment says why) */
+/* kept iff bits >= threshold = ceil(p * 2^53): u >= p compared exactly in integers
+ * (csrc/dropout_math.h) */
 template <typename T>
 __global__ void dropout_kernel(i64 n, const T *x, uint64_t seed, uint64_t threshold, double scale, T *out) {
     for_each_index(i, n)
-        out[i] = (T)((double)x[i] * (dropout_bits(seed, (uint64_t)i) >= threshold ? scale : 0.0));
+        out[i] = (T)((double)x[i] * (tg_dropout_keep(seed, (uint64_t)i, threshold) ? scale : 0.0));
 }
 
 }  // namespace
@@ -39,7 +31,7 @@ extern "C" {
 /* x, out: n contiguous elements (i counts x's elements in row-major order) */
 int tg_cuda_dropout(int dtype, i64 n, const void *x, uint64_t seed, double p, void *out) {
     if (n == 0) return 0;
-    uint64_t threshold = (uint64_t)ceil(p * 0x1p53);
+    uint64_t threshold = tg_dropout_threshold(p);
     double scale = 1.0 / (1.0 - p);
     DISPATCH_FLOAT(dtype, LAUNCH(blocks_for(n), THREADS, dropout_kernel<T>)(
                               n, (const T *)x, seed, threshold, scale, (T *)out))

@@ -6,48 +6,9 @@
  * (Strided::locate), since neighbouring threads must read neighbouring elements. */
 #include "ops_generated.h"      /* the op codes, from stage2_tensor/ops.py (ops_header.py) */
 #include "runtime.cuh"
+#include "../csrc/elementwise_math.h"   /* the formulas, shared with the C kernels */
 
 namespace {         /* private to this file: other .cu files may use the same names */
-
-/* The math library by type: float calls the float functions (expf), double the double ones */
-__device__ __forceinline__ float m_exp(float x) { return expf(x); }
-__device__ __forceinline__ double m_exp(double x) { return exp(x); }
-__device__ __forceinline__ float m_log(float x) { return logf(x); }
-__device__ __forceinline__ double m_log(double x) { return log(x); }
-__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double m_sqrt(double x) { return sqrt(x); }
-__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
-__device__ __forceinline__ double m_tanh(double x) { return tanh(x); }
-__device__ __forceinline__ float m_erfc(float x) { return erfcf(x); }
-__device__ __forceinline__ double m_erfc(double x) { return erfc(x); }
-template <typename C> __device__ __forceinline__ C m_div(C x, C y) { return x / y; }
-template <> __device__ __forceinline__ int64_t m_div(int64_t x, int64_t y) { return y ? x / y : 0; }
-__device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }
-__device__ __forceinline__ double m_pow(double x, double y) { return pow(x, y); }
-__device__ __forceinline__ int64_t m_pow(int64_t a, int64_t b) {     /* by squaring; b < 0: 0 */
-    int64_t result = 1;
-    if (b < 0) return a == 1 ? 1 : 0;
-    for (; b; b >>= 1, a *= a) if (b & 1) result *= a;
-    return result;
-}
-
-/* 1 / (1 + e^-x) without overflow: for x < 0 the same value as e^x / (1 + e^x) */
-template <typename R> __device__ __forceinline__ R sigmoid(R x) {
-    R e = m_exp(x < 0 ? x : -x);
-    R s = (R)1 / ((R)1 + e);
-    return x >= 0 ? s : e * s;
-}
-/* Phi(x), the standard normal distribution function, for GELU's x * Phi(x) */
-template <typename R> __device__ __forceinline__ R phi(R x) { return (R)0.5 * m_erfc(-x * (R)0.70710678118654752); }
-/* GPT-2's tanh GELU as x * sigmoid(z) (why: csrc/vmath.h) and its derivative */
-template <typename R> __device__ __forceinline__ R gelu_tanh_z(R x) {
-    return (R)1.5957691216057308 * (x + (R)0.044715 * x * x * x);
-}
-template <typename R> __device__ __forceinline__ R gelu_tanh_grad(R x) {
-    R z = gelu_tanh_z(x), e = m_exp(z < 0 ? z : -z), a = (R)1 / ((R)1 + e);
-    R s = z >= 0 ? a : e * a;
-    return s + x * (e * a * a) * (R)1.5957691216057308 * ((R)1 + (R)3 * (R)0.044715 * x * x);
-}
 
 /* Integer tensors do these in double (stage2 converts them to float before exp and log). */
 template <typename C> struct Real { typedef double type; };
@@ -60,18 +21,18 @@ template <typename C> __device__ __forceinline__ C unary_op(int op, C v) {
     R x = (R)v;
     switch ((tg_unary_op)op) {
     case NEG: return -v;
-    case EXP: return (C)m_exp(x);
-    case LOG: return (C)m_log(x);                 /* log(0) = -inf, log(<0) = nan, as numpy */
-    case SQRT: return (C)m_sqrt(x);
-    case ABS: return v < 0 ? -v : v;
+    case EXP: return (C)tg_exp(x);
+    case LOG: return (C)tg_log(x);                /* log(0) = -inf, log(<0) = nan, as numpy */
+    case SQRT: return (C)tg_sqrt(x);
+    case ABS: return tg_abs(v);
     case RELU: return v > 0 || v != v ? v : (C)0;  /* nan stays nan */
-    case SIGMOID: return (C)sigmoid(x);
-    case TANH: return (C)m_tanh(x);
-    case GELU: return (C)(x * phi(x));
-    case GELU_GRAD: return (C)(phi(x) + x * (R)0.39894228040143268 * m_exp((R)-0.5 * x * x));
+    case SIGMOID: return (C)tg_sigmoid(x);
+    case TANH: return (C)tg_tanh(x);
+    case GELU: return (C)tg_gelu(x);
+    case GELU_GRAD: return (C)tg_gelu_grad(x);
     case SIGN: return (C)((v > 0) - (v < 0));
-    case GELU_TANH: return (C)(x * sigmoid(gelu_tanh_z(x)));
-    case GELU_TANH_GRAD: return (C)gelu_tanh_grad(x);
+    case GELU_TANH: return (C)tg_gelu_tanh(x);
+    case GELU_TANH_GRAD: return (C)tg_gelu_tanh_grad(x);
     }
     return v;
 }
@@ -81,12 +42,12 @@ template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
     case ADD: return x + y;
     case SUB: return x - y;
     case MUL: return x * y;
-    case DIV: return m_div(x, y);
-    case POW: return m_pow(x, y);
+    case DIV: return tg_div(x, y);
+    case POW: return tg_pow(x, y);
     case MAXIMUM: return y > x || y != y ? y : x;   /* a nan on either side wins, as in PyTorch */
     case MINIMUM: return y < x || y != y ? y : x;
     /* d(x^y)/dx, 0 where y == 0 (x^0 is the constant 1), in double as on the CPU */
-    case POW_GRAD: return y == 0 ? (C)0 : (C)((double)y * m_pow((double)x, (double)y - 1));
+    case POW_GRAD: return y == 0 ? (C)0 : (C)((double)y * tg_pow((double)x, (double)y - 1));
     case RELU_BACKWARD: return y > 0 ? x : (C)0;     /* upstream x where input y > 0 */
     }
     return x;

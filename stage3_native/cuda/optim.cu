@@ -19,6 +19,7 @@
  * agree to a few units in the last place, not bit for bit. */
 #include <math.h>
 #include "runtime.cuh"
+#include "../csrc/optim_math.h"   /* the update of one element, shared with the CPU */
 
 namespace {         /* private to this file: other .cu files may use the same names */
 
@@ -26,14 +27,11 @@ template <typename T>
 __global__ void sgd_kernel(i64 n, T *p, const T *grad, T *v, double lr, double momentum, double dampening,
                            double weight_decay, int first_step, int nesterov) {
     for_each_index(i, n) {
-        double g = (double)grad[i];
-        if (weight_decay != 0) g += weight_decay * (double)p[i];
-        if (momentum != 0) {
-            T vi = (T)(first_step ? g : momentum * (double)v[i] + (1 - dampening) * g);
-            v[i] = vi;
-            g = nesterov ? g + momentum * (double)vi : (double)vi;
-        }
-        p[i] = (T)((double)p[i] - lr * g);
+        double pi = (double)p[i], vi = momentum != 0 ? (double)v[i] : 0;
+        tg_sgd_step(sizeof(T) == 4, &pi, (double)grad[i], &vi, lr, momentum, dampening, weight_decay,
+                    first_step, nesterov);
+        if (momentum != 0) v[i] = (T)vi;
+        p[i] = (T)pi;
     }
 }
 
@@ -42,15 +40,12 @@ __global__ void adam_kernel(i64 n, T *p, const T *grad, T *m, T *v, double lr, d
                             double eps, double weight_decay, int decoupled, double step_size,
                             double root_correction) {
     for_each_index(i, n) {
-        double g = (double)grad[i];
-        if (weight_decay != 0 && decoupled) p[i] = (T)((double)p[i] * (1 - lr * weight_decay));
-        else if (weight_decay != 0) g += weight_decay * (double)p[i];
-        T mi = (T)(beta1 * (double)m[i] + (1 - beta1) * g);
-        T vi = (T)(beta2 * (double)v[i] + (1 - beta2) * g * g);
-        m[i] = mi;
-        v[i] = vi;
-        double denom = sqrt((double)vi) / root_correction + eps;
-        p[i] = (T)((double)p[i] - step_size * ((double)mi / denom));
+        double pi = (double)p[i], mi = (double)m[i], vi = (double)v[i];
+        tg_adam_step(sizeof(T) == 4, &pi, (double)grad[i], &mi, &vi, lr, beta1, beta2, eps, weight_decay,
+                     decoupled, step_size, root_correction);
+        m[i] = (T)mi;
+        v[i] = (T)vi;
+        p[i] = (T)pi;
     }
 }
 
@@ -74,8 +69,8 @@ static int adam_update(i64 count, const i64 *sizes, void **p, void **grad, void 
                        const i64 *step) {
     for (i64 t = 0; t < count; t++) {
         if (sizes[t] == 0) continue;
-        double step_size = lr / (1 - pow(beta1, (double)step[t]));
-        double root_correction = sqrt(1 - pow(beta2, (double)step[t]));
+        double step_size, root_correction;
+        tg_adam_corrections(lr, beta1, beta2, step[t], &step_size, &root_correction);
         LAUNCH(blocks_for(sizes[t]), THREADS, adam_kernel<T>)(sizes[t], (T *)p[t], (const T *)grad[t], (T *)m[t],
                                                               (T *)v[t], lr, beta1, beta2, eps, weight_decay,
                                                               decoupled, step_size, root_correction);

@@ -11,7 +11,7 @@ Exactness. The fused kernel computes what the eager kernels compute, bit for bit
 
 - each op is the eager formula (csrc/elementwise_t.h), in the eager compute type: float for
   float32, double for float64, int64 for integers; the math helpers are the eager kernels'
-  own (csrc/elementwise_math.h, pasted in whole) and csrc/vmath.h's (tg_expf, tg_tanhf, ...);
+  own (csrc/elementwise_math.h, pasted in whole, which calls csrc/vmath.h's tg_expf, ...);
 - each intermediate is rounded to its dtype, as the eager kernel rounds when it stores it;
 - the function is compiled with the eager library's flags and TG_SIMD (csrc/simd.h), once
   per SIMD level, and its dispatch reads the eager library's level (jit.py points it
@@ -33,7 +33,7 @@ tests compare NaNs as NaNs). And gcc contracts a vectorized loop (conditions tur
 selects, one basic block) more than its scalar version (conditions stay branches), so
 vmath.h's float32 functions can differ in the last bit between a vectorized and a scalar
 loop, in the eager kernels too (their scalar epilogue). A fused float32 loop that calls
-something gcc cannot vectorize (logf, powf) runs scalar throughout, and then its tg_geluf
+something gcc cannot vectorize (logf, powf) runs scalar throughout, and then its tg_gelu_f32
 and friends may differ from the eager vectorized ones by an ulp; the tests group float32
 ops the way the eager loops vectorize.
 
@@ -87,15 +87,17 @@ WIDE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32": "d
 FLOATS = ("float32", "float64")
 
 # elementwise_math.h's MATH_* macros resolved here, per compute type, so the generated source
-# names the function that runs: tg_expf(t0) rather than a _Generic macro.
+# names the function that runs: tg_exp_f32(t0) rather than a _Generic macro.
 FUNCTIONS = {
-    "exp": ("tg_expf", "exp", "exp"), "log": ("logf", "log", "log"),
-    "sqrt": ("sqrtf", "sqrt", "sqrt"), "abs": ("fabsf", "fabs", "abs_int"),
-    "sigmoid": ("tg_sigmoidf", "sigmoid", "sigmoid"), "tanh": ("tg_tanhf", "tanh", "tanh"),
-    "gelu": ("tg_geluf", "gelu", "gelu"), "gelu_grad": ("tg_gelu_gradf", "gelu_grad", "gelu_grad"),
-    "gelu_tanh": ("tg_gelu_tanhf", "gelu_tanh", "gelu_tanh"),
-    "gelu_tanh_grad": ("tg_gelu_tanh_gradf", "gelu_tanh_grad", "gelu_tanh_grad"),
-    "pow": ("powf", "pow", "pow_int"),
+    "exp": ("tg_exp_f32", "tg_exp_f64", "tg_exp_f64"), "log": ("tg_log_f32", "tg_log_f64", "tg_log_f64"),
+    "sqrt": ("tg_sqrt_f32", "tg_sqrt_f64", "tg_sqrt_f64"), "abs": ("tg_abs_f32", "tg_abs_f64", "tg_abs_i64"),
+    "sigmoid": ("tg_sigmoid_f32", "tg_sigmoid_f64", "tg_sigmoid_f64"),
+    "tanh": ("tg_tanh_f32", "tg_tanh_f64", "tg_tanh_f64"),
+    "gelu": ("tg_gelu_f32", "tg_gelu_f64", "tg_gelu_f64"),
+    "gelu_grad": ("tg_gelu_grad_f32", "tg_gelu_grad_f64", "tg_gelu_grad_f64"),
+    "gelu_tanh": ("tg_gelu_tanh_f32", "tg_gelu_tanh_f64", "tg_gelu_tanh_f64"),
+    "gelu_tanh_grad": ("tg_gelu_tanh_grad_f32", "tg_gelu_tanh_grad_f64", "tg_gelu_tanh_grad_f64"),
+    "pow": ("tg_pow_f32", "tg_pow_f64", "tg_pow_i64"),
 }
 WHICH = {"float": 0, "double": 1, "int64_t": 2}
 
@@ -127,7 +129,7 @@ _require_every_op()
 
 
 def _eager_helpers():
-    """csrc/elementwise_math.h, the eager kernels' math helpers (div_int, pow_int, sigmoid,
+    """csrc/elementwise_math.h, the eager kernels' math helpers (tg_div_i64, tg_pow_i64, tg_sigmoid_f32,
     gelu, ...), pasted whole: the fused kernel calls the very functions the eager one
     does, and editing them changes every kernel's hash."""
     return (CSRC / "elementwise_math.h").read_text()
@@ -234,7 +236,7 @@ def expression(node, names):
     if name in BINARY:
         return BINARY[name].format(x=x, y=y)
     if name == "div":
-        return f"div_int({x}, {y})" if c == "int64_t" else f"{x} / {y}"
+        return f"tg_div_i64({x}, {y})" if c == "int64_t" else f"{x} / {y}"
     if name == "pow":
         return f"{FUNCTIONS['pow'][which]}({x}, {y})"
     if name == "pow_grad":       # d(x^y)/dx in the wide type: one rounding, as pow's

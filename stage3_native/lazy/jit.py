@@ -97,7 +97,7 @@ def show(kernel, full=False):
     return text.rstrip() + "\n"
 
 
-HEADERS = ("parallel.h", "simd.h", "strided.h", "vmath.h", "tracegrad.h")
+HEADERS = ("parallel.h", "simd.h", "strided.h", "vmath.h", "tg_fn.h", "tracegrad.h")
 _HEADERS = None
 
 
