@@ -11,7 +11,7 @@
  * before asking the system. Large blocks are 2 MiB aligned and advised as huge pages, so
  * even their first touch faults once per 2 MiB rather than once per 4 KiB. The cache keeps
  * at most CACHE_LIMIT bytes; beyond that, freed blocks go back to the system.
- * Memory is uninitialized (cpu_backend.py asks cffi to zero it where zeros are needed).
+ * Memory is uninitialized (cpu/backend.py asks cffi to zero it where zeros are needed).
  */
 #include <pthread.h>
 #include <stdlib.h>

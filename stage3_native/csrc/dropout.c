@@ -26,7 +26,7 @@
  * (x_i * 0, not 0: a nan or infinity stays nan, as in PyTorch's x * mask). The product is
  * taken in double and rounded to T once (as the python device does), so the two devices
  * give the same bits. The same kernel is the backward pass: dx = dy * keep * scale is this
- * function of dy with the same seed. x is contiguous (cpu_backend.py copies other views
+ * function of dy with the same seed. x is contiguous (cpu/backend.py copies other views
  * first), i counts its elements in row-major order. Elements are split across threads
  * above TG_PARALLEL_MIN; each element depends on nothing else, so the result is the same
  * on any thread count.

@@ -1,6 +1,6 @@
 /* Layer normalization, fused: forward and backward each one pass over the rows, for float
  * and double. x is contiguous, viewed as (rows, n), normalized over its last dimension n
- * (cpu_backend.py copies other views first); weight and bias hold n values, or are NULL.
+ * (cpu/backend.py copies other views first); weight and bias hold n values, or are NULL.
  *
  * Forward, per row:   mean = sum_j x_j / n,   var = sum_j (x_j - mean)^2 / n  (biased, as
  *                     PyTorch), rstd = 1 / sqrt(var + eps), xhat_j = (x_j - mean) * rstd,

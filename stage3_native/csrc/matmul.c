@@ -1,5 +1,5 @@
 /* Matrix multiplication, the ladder of the thesis's performance chapter, for float and
- * double; each rung is a variant (cpu_backend.py's MATMUL_VARIANTS):
+ * double; each rung is a variant (cpu/backend.py's MATMUL_VARIANTS):
  *
  *   0 naive i-j-k: the textbook loop; the inner loop walks b down a column, jumping a whole
  *     row of b per step, so nearly every load misses the cache;

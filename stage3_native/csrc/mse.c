@@ -3,7 +3,7 @@
  * tensor operations it is a subtraction, a square and a sum forward, and a broadcast, two
  * products and the subtraction's routing backward, each with its intermediate tensor; here
  * it is one pass each way. For float and double; a and b are contiguous and of one shape
- * (cpu_backend.py copies other views, and broadcast ones, first).
+ * (cpu/backend.py copies other views, and broadcast ones, first).
  *
  * Forward:  diff = a - b (kept for the backward pass), loss = sum of diff^2, or its mean,
  *           or diff^2 per element (reduction 1, 2, 0), summed in double.

@@ -3,7 +3,7 @@
  * PyTorch's rules, exactly as stage2_tensor/optim writes them out; for float and double,
  * with the arithmetic in double and each stored value rounded to T. One call updates a
  * whole parameter group (a native call per parameter would cost more than the update of
- * a small one); each array is contiguous (cpu_backend.py copies other views and writes
+ * a small one); each array is contiguous (cpu/backend.py copies other views and writes
  * them back). Large parameters are split across threads; each loop is vectorized
  * (optim_t.h).
  *

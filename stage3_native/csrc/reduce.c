@@ -81,7 +81,7 @@ int tg_reduce_path(int n_outer, const i64 *outer_shape, const i64 *outer_strides
 #define BEATS(op, v, acc) \
     (((op) == MAX || (op) == ARGMAX ? (v) > (acc) : (v) < (acc)) || (IS_NAN(v) && !IS_NAN(acc)))
 
-/* Where results go: the output buffer and its dtype (cpu_backend.py's codes: 0 bool,
+/* Where results go: the output buffer and its dtype (native_backend.py's codes: 0 bool,
  * 1 int32, 2 int64, 3 float32, 4 float64). Each result is computed in W and stored once,
  * rounded to the output's dtype: a float32 sum is written as float32 by the kernel itself,
  * with no second pass (a conversion kernel) over the output. */

@@ -1,6 +1,6 @@
 /* Softmax, log-softmax and cross-entropy, fused: one pass per row instead of the five
  * tensor operations (max, subtract, exp, sum, divide) stage2 would otherwise launch, each
- * with an intermediate tensor. For float and double; inputs are contiguous (cpu_backend.py
+ * with an intermediate tensor. For float and double; inputs are contiguous (cpu/backend.py
  * copies other views first).
  *
  * Every row is shifted by its max first: e^(x - max) <= 1, so large logits cannot overflow,

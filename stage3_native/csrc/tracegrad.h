@@ -2,7 +2,7 @@
  *
  * Every kernel reads strided views: a base pointer, a shape, one stride per dimension (in
  * elements, not bytes) and an offset. Outputs are contiguous unless stated. Dtype codes
- * match stage3_native/cpu_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64.
+ * match stage3_native/native_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64.
  */
 #ifndef TRACEGRAD_H
 #define TRACEGRAD_H

@@ -259,7 +259,7 @@ int tg_cuda_has_cublas(void) {
     return cublas.library != NULL;
 }
 
-/* One more candidate (cuda_backend.py offers pip's nvidia-cublas wheels): 1 once loaded */
+/* One more candidate (cuda/backend.py offers pip's nvidia-cublas wheels): 1 once loaded */
 int tg_cuda_cublas_load(const char *path) {
     if (tg_cuda_has_cublas()) return 1;
     std::lock_guard<std::mutex> guard(cublas_lock);

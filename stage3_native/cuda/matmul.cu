@@ -27,7 +27,7 @@
 
 namespace {         /* private to this file: other .cu files may use the same names */
 
-enum { NAIVE, TILED, CUBLAS, CUBLAS_TF32 };     /* cuda_backend.py's MATMUL_VARIANTS */
+enum { NAIVE, TILED, CUBLAS, CUBLAS_TF32 };     /* cuda/backend.py's MATMUL_VARIANTS */
 
 /* ---- naive: one output element per thread ----------------------------------------------- */
 

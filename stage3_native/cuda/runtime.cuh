@@ -38,7 +38,7 @@ static inline unsigned blocks_for(i64 n, i64 per_block = THREADS) {
 #define LAUNCHED() ((int)cudaGetLastError())
 
 /* Run CALL with T the C type of dtype code DTYPE (0 bool, 1 int32, 2 int64, 3 float32,
- * 4 float64), as cpu_backend.py numbers them. */
+ * 4 float64), as cpu/backend.py numbers them. */
 #define DISPATCH(DTYPE, CALL) \
     switch (DTYPE) { \
     case 0: { typedef uint8_t T; CALL; break; } \

@@ -3,7 +3,7 @@
  *
  * Buffers are device pointers. Shapes, strides and offsets count elements and live on the
  * host: the launching function copies them into the kernel's arguments. Dtype codes match
- * cpu_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64. Every function
+ * native_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64. Every function
  * returns a CUDA status (0: success); tg_cuda_error_string names it. Op codes are
  * ops_generated.h's, written from stage2_tensor/ops.py (stage3_native/ops_header.py). */
 #ifndef TRACEGRAD_CUDA_H
