@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 VARIABLE = "TRACEGRAD_DATA"
+# The most dimensions an array read from a file may have (numpy 1's limit): the IDX and
+# safetensors readers refuse more.
+MAX_DIMS = 32
 
 
 @dataclass(frozen=True)

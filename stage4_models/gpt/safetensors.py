@@ -27,6 +27,8 @@ import numpy as np
 import stage2_tensor as tg
 from stage2_tensor.atomic import atomic_write
 
+from ..data import MAX_DIMS
+
 # safetensors' dtype names -> the numpy dtype of the bytes in the file (little-endian).
 # BF16 has no numpy dtype: its 16 bits are the high half of a float32, read as uint16.
 FILE_DTYPES = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"),
@@ -37,7 +39,6 @@ SAVED_DTYPES = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32",
                 np.dtype(np.float16): "F16", np.dtype(np.int64): "I64",
                 np.dtype(np.int32): "I32", np.dtype(np.bool_): "BOOL"}
 METADATA = "__metadata__"
-MAX_DIMS = 32                   # numpy 1's limit on an array's dimensions
 MAX_NUMEL = 2 ** 63 - 1         # what numpy (and a native kernel) can index
 
 

@@ -17,12 +17,13 @@ import zlib
 
 import numpy as np
 
+from ..data import MAX_DIMS
+
 # type code -> element type (big-endian, as the format stores it)
 TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
          0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
-MAX_DIMS = 32                   # numpy 1's limit on an array's dimensions
 MAX_BYTES = 4 << 30             # far above any data set read here (MNIST's largest file: 47 MB)
 
 
