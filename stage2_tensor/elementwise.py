@@ -15,22 +15,6 @@ from .tensor import Tensor
 FLOAT_ONLY = frozenset(p.name for p in ops.PRIMITIVES if p.float_only)
 
 
-# op: (what its local gradient is computed from, the local gradient d out / d x).
-# Reusing the output where the derivative is a function of it (exp, sigmoid, tanh) saves
-# recomputing it in the backward pass.
-LOCAL_GRADIENTS = {
-    "neg": (None, None),
-    "exp": ("output", lambda out: out),
-    "log": ("input", lambda x: 1 / x),
-    "sqrt": ("output", lambda out: 0.5 / out),
-    "abs": ("input", lambda x: unary("sign", x)),
-    "relu": ("input", "relu_backward"),  # a kernel gives upstream x local directly (below)
-    "sigmoid": ("output", lambda out: out * (1 - out)),
-    "tanh": ("output", lambda out: 1 - out * out),
-    "gelu": ("input", lambda x: unary("gelu_grad", x)),
-    "gelu_tanh": ("input", lambda x: unary("gelu_tanh_grad", x)),
-}
-
 # nn.GELU's and F.gelu's `approximate` (PyTorch's names) -> the op that computes it
 GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
 
@@ -45,12 +29,30 @@ def gelu_op(approximate):
                          f"{', '.join(repr(k) for k in GELU_OPS)}") from None
 
 
-class Unary(GradientFunction):
-    """One element-wise function of one tensor; its gradient: upstream x local."""
+class Primitive(GradientFunction):
+    """A differentiable primitive op (ops.py): its kernel forward, its declared gradient
+    backward. ``op`` is the op's name, set by Unary and Binary's forward."""
 
     @property
     def name(self):
         return "".join(part.capitalize() for part in self.op.split("_"))    # GeluTanh
+
+    def save(self, inputs, out):
+        """Save what the declared gradient reads: inputs by role ("x", "a", "b"), or "out"."""
+        saves = ops.BY_NAME[self.op].gradient.saves
+        if saves:
+            roles = dict(zip(("x",) if len(inputs) == 1 else ("a", "b"), inputs), out=out)
+            self.save_for_backward(*(roles[role] for role in saves))
+
+    def backward(self, grad):
+        rules = ops.BY_NAME[self.op].gradient.rules
+        saved = self.saved_tensors
+        return tuple(rule(grad, *saved) if needed else None
+                     for rule, needed in zip(rules, self.needs_input_grad))
+
+
+class Unary(Primitive):
+    """One element-wise function of one tensor."""
 
     def forward(self, x, op):
         self.op = op
@@ -58,23 +60,12 @@ class Unary(GradientFunction):
         if op in FLOAT_ONLY and not dtype.is_floating_point:
             dtype = dtypes.float32          # exp of an integer tensor is a float32 tensor
         out = x.launch("unary", op, x.as_view(), dtype, shape=x.shape, dtype=dtype)
-        reads = LOCAL_GRADIENTS[op][0]
-        if reads:
-            self.save_for_backward(x if reads == "input" else out)
+        self.save((x,), out)
         return out
-
-    def backward(self, grad):
-        local = LOCAL_GRADIENTS[self.op][1]
-        if local is None:                   # neg: the local gradient is the constant -1
-            return (-grad,)
-        saved, = self.saved_tensors
-        if isinstance(local, str):          # one kernel computes upstream x local: relu's is
-            return (binary_kernel(local, grad, saved),)   # "grad where x > 0, else 0"
-        return (grad * local(saved),)
 
 
 def unary(op, x):
-    if op in LOCAL_GRADIENTS:
+    if ops.BY_NAME[op].gradient:
         return Unary.apply(x, op)
     # Not differentiable (masks and signs used inside backward passes): a plain kernel call.
     return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
@@ -119,104 +110,21 @@ def operands(a, b):
     return a, b, shape, dtype
 
 
-class Binary(GradientFunction):
-    op = None
+class Binary(Primitive):
+    """One element-wise function of two tensors of one dtype and device (``binary`` makes
+    them so), broadcast to one shape."""
 
-    def forward(self, a, b):
-        """a and b: tensors of one dtype and device (``binary`` makes them so)."""
+    def forward(self, a, b, op):
+        self.op = op
         shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
         dtype = a.dtype
-        if self.op == "div" and not dtype.is_floating_point:
+        if op == "div" and not dtype.is_floating_point:
             dtype = dtypes.float32          # true division, as in PyTorch
             a, b = a.to(dtype=dtype), b.to(dtype=dtype)
         av, bv = a.broadcast_view(shape), b.broadcast_view(shape)
-        out = a.launch("binary", self.op, av, bv, dtype, shape=shape, dtype=dtype)
-        if self.save is not None:
-            self.save(a, b, out)
+        out = a.launch("binary", op, av, bv, dtype, shape=shape, dtype=dtype)
+        self.save((a, b), out)
         return out
-
-    save = None             # what the op's gradient needs: save(a, b, out), if anything
-
-
-class Add(Binary):
-    op = "add"
-
-    def backward(self, grad):
-        return grad, grad                   # the gradient router
-
-
-class Sub(Binary):
-    op = "sub"
-
-    def backward(self, grad):
-        return grad, (-grad if self.needs_input_grad[1] else None)
-
-
-class Mul(Binary):
-    op = "mul"
-
-    def save(self, a, b, out):
-        self.save_for_backward(a, b)
-
-    def backward(self, grad):
-        a, b = self.saved_tensors
-        needs_a, needs_b = self.needs_input_grad
-        return grad * b if needs_a else None, grad * a if needs_b else None
-
-
-class Div(Binary):
-    op = "div"
-
-    def save(self, a, b, out):
-        self.save_for_backward(a, b)
-
-    def backward(self, grad):
-        a, b = self.saved_tensors
-        needs_a, needs_b = self.needs_input_grad
-        return grad / b if needs_a else None, -grad * a / (b * b) if needs_b else None
-
-
-class Pow(Binary):
-    op = "pow"
-
-    def save(self, a, b, out):
-        self.save_for_backward(a, b, out)
-
-    def backward(self, grad):
-        a, b, out = self.saved_tensors
-        needs_a, needs_b = self.needs_input_grad
-        da = grad * binary_kernel("pow_grad", a, b) if needs_a else None
-        db = None
-        if needs_b:
-            # d/db a^b = a^b ln a; at a == 0 (b >= 0) its limit is 0, as in PyTorch
-            log_a = where(a == 0, 0.0, a.log())
-            db = grad * out * log_a
-        return da, db
-
-
-class Maximum(Binary):
-    op = "maximum"
-
-    def save(self, a, b, out):
-        self.save_for_backward(a, b)
-
-    def backward(self, grad):
-        a, b = self.saved_tensors
-        needs_a, needs_b = self.needs_input_grad
-        # The larger input gets the gradient; a tie splits it, as in PyTorch.
-        share = where(a > b, 1.0, where(a == b, 0.5, 0.0))
-        return grad * share if needs_a else None, grad * (1 - share) if needs_b else None
-
-
-class Minimum(Maximum):
-    op = "minimum"
-
-    def backward(self, grad):
-        db, da = Maximum.backward(self, grad)
-        return da, db
-
-
-BINARY = {cls.op: cls for cls in (Add, Sub, Mul, Div, Pow, Maximum, Minimum)}
 
 
 def binary(op, a, b):
@@ -226,7 +134,7 @@ def binary(op, a, b):
     if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype
             and a.storage.device == b.storage.device):
         a, b, _, _ = operands(a, b)
-    return BINARY[op].apply(a, b)
+    return Binary.apply(a, b, op)
 
 
 def binary_kernel(op, a, b):
@@ -235,6 +143,20 @@ def binary_kernel(op, a, b):
     shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
     return a.launch("binary", op, a.broadcast_view(shape), b.broadcast_view(shape), a.dtype,
                     shape=shape, dtype=a.dtype)
+
+
+def kernel(op, *operands):
+    """Primitive ``op``'s kernel on tensors, or ``where``: what a gradient rule calls as
+    ``ops.kernel.NAME(...)`` (gelu_grad(x), relu_backward(g, x), pow_grad(a, b))."""
+    if op == "where":
+        return where(*operands)
+    if ops.BY_NAME[op].kind == "unary":
+        (x,) = operands
+        return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
+    return binary_kernel(op, *operands)
+
+
+ops.kernel.runner = kernel
 
 
 def compare(op, a, b):

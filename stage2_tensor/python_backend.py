@@ -5,15 +5,16 @@ order, built one dimension at a time (each position of the dimensions so far, pl
 step along the next one). Stretched (broadcast) dimensions have stride 0 and so repeat
 positions; transposed views just list them in a different order.
 
-Float results follow IEEE like numpy and PyTorch (log(0) = -inf, 0/0 = nan) instead of
-raising, because one bad element must not stop a whole tensor operation.
+The per-element formulas of the primitive ops are their declarations' (ops.py); this file
+is how a device applies them, and the fused kernels (softmax, cross-entropy, LayerNorm, ...)
+written as loops over those formulas.
 """
 import array
 import math
-import operator
 
 from . import contracts, ops
 from .backend import Backend, View, bad_index, bad_target
+from .ops import div as _div, exp as _exp, log as _log
 from .strides import make_strides, numel
 
 
@@ -27,117 +28,10 @@ def positions(view, along=None):
     return pos
 
 
-def _exp(x):
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return math.inf
-
-
-def _log(x):
-    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
-
-
-def _sigmoid(x):
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def _gelu(x):                       # exact GELU, x * Phi(x), PyTorch's default
-    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
-
-
-def _gelu_grad(x):                  # Phi(x) + x * phi(x)
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0))) + x * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-
-
-# GPT-2's GELU, PyTorch's approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-# Computed as x * sigmoid(z) with z = 2 sqrt(2/pi) (x + 0.044715 x^3), the same number since
-# 0.5 (1 + tanh(u)) = sigmoid(2u): for x < 0, 1 + tanh(u) cancels and sigmoid does not.
-_GELU_TANH_K = 2 * math.sqrt(2 / math.pi)
-_GELU_TANH_C = 0.044715
-
-
-def _gelu_tanh(x):
-    return x * _sigmoid(_GELU_TANH_K * (x + _GELU_TANH_C * x * x * x))
-
-
-def _gelu_tanh_grad(x):             # s + x s (1 - s) dz/dx with s = sigmoid(z)
-    z = _GELU_TANH_K * (x + _GELU_TANH_C * x * x * x)
-    # s (1 - s) = e / (1 + e)^2 with e = e^-|z|: neither factor is 1 - (a number near 1)
-    e = math.exp(-abs(z))
-    a = 1.0 / (1.0 + e)
-    s = a if z >= 0 else e * a
-    return s + x * (e * a * a) * _GELU_TANH_K * (1.0 + 3 * _GELU_TANH_C * x * x)
-
-
-def _div(a, b):
-    try:
-        return a / b
-    except ZeroDivisionError:
-        if a == 0 or a != a:
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-def _pow(a, b):
-    if isinstance(a, int) and isinstance(b, int) and b >= 0:
-        return a ** b                               # exact for integer tensors
-    try:
-        return math.pow(a, b)
-    except ValueError:                              # negative base, fractional exponent; 0 ** -1
-        return math.inf if a == 0 else math.nan
-    except OverflowError:
-        return math.inf
-
-
-UNARY = {
-    "neg": operator.neg, "exp": _exp, "log": _log, "abs": abs, "tanh": math.tanh,
-    "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
-    "relu": lambda x: x if x > 0 or x != x else 0,  # +0 for negatives (not -0.0); nan stays
-    "sigmoid": _sigmoid, "gelu": _gelu, "gelu_grad": _gelu_grad,
-    "gelu_tanh": _gelu_tanh, "gelu_tanh_grad": _gelu_tanh_grad,
-    "sign": lambda x: (x > 0) - (x < 0),
-}
-def _pow_grad(a, b):                # d(a^b)/da; a^0 is the constant 1 (even at a = 0)
-    return 0 if b == 0 else b * _pow(a, b - 1)
-
-
-BINARY = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _div, "pow": _pow,
-    # a nan on either side wins, as in PyTorch (Python's max would keep its first argument)
-    "maximum": lambda a, b: b if b > a or b != b else a,
-    "minimum": lambda a, b: b if b < a or b != b else a, "pow_grad": _pow_grad,
-    "relu_backward": lambda g, x: g if x > 0 else 0 * g,
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
-    "gt": operator.gt, "ge": operator.ge,
-}
-ops.require("unary", UNARY, "python_backend.UNARY")
-ops.require("binary", BINARY, "python_backend.BINARY")
-ops.require("comparison", BINARY, "python_backend.BINARY")
-
-
-# max, min, argmax, argmin propagate NaN as PyTorch (and the C kernels) do: the first NaN is
-# the result. Python's max and min would skip it (every comparison with NaN is False).
-def _first_nan(values):
-    return next((i for i, v in enumerate(values) if v != v), None)
-
-
-def _argmax(values):
-    nan = _first_nan(values)
-    return max(range(len(values)), key=values.__getitem__) if nan is None else nan
-
-
-def _argmin(values):
-    nan = _first_nan(values)
-    return min(range(len(values)), key=values.__getitem__) if nan is None else nan
-
-
-REDUCE = {"sum": sum, "max": lambda v: v[_argmax(v)], "min": lambda v: v[_argmin(v)],
-          "argmax": _argmax, "argmin": _argmin}
-ops.require("reduce", REDUCE, "python_backend.REDUCE")
+# Each primitive's formula on Python numbers is its declaration's (ops.py)
+UNARY = ops.formulas("unary")
+BINARY = ops.formulas("binary", "comparison")
+REDUCE = ops.formulas("reduce")
 
 
 # Dropout's counter-based generator (csrc/dropout.c has the same in C): element i of a call

@@ -4,9 +4,12 @@ The C kernels (csrc/) and the CUDA ones (cuda/) switch on an op code that the Py
 passes. Both sides take it from the one declaration, by name: the builds (build.py,
 cuda_build.py) write ``ops_generated.h`` into each source folder, one enum per kind whose
 members are the ops' names in capitals (``NEG``, ``ADD``, ``EQ``, ``SUM``), and
-cpu/backend.py and cuda/backend.py look codes up with ``ops.codes``. A kernel switches on
-the enum type with no default case, and -Werror=switch turns an op it does not handle
-into a build error naming the op. The header is a build product (git ignores it): editing
+cpu/backend.py and cuda/backend.py look codes up with ``ops.codes``. Beside each enum, a
+list of the kind's ops as an X-macro (``TG_UNARY_OPS(X)`` expands to ``X(NEG, neg)
+X(EXP, exp) ...``): a kernel writes its switch by expanding it, one case per op calling
+that op's formula by name (csrc/elementwise_math.h's tg_neg_f32, ...), so no kernel lists
+the ops itself. A switch written by hand over the enum has no default case, and
+-Werror=switch turns an op it does not handle into a build error naming the op. The header is a build product (git ignores it): editing
 ops.py makes the libraries stale (stage3_native._needs_build, cuda_build.is_stale), and
 their rebuild writes it again.
 """
@@ -27,8 +30,8 @@ def _declaration():
 
 
 def text():
-    """The header: per kind an enum (``enum tg_unary_op { NEG, EXP, ... };``) and its count
-    (``#define TG_UNARY_COUNT 13``)."""
+    """The header: per kind an enum (``enum tg_unary_op { NEG, EXP, ... };``), its count
+    (``#define TG_UNARY_COUNT 13``) and its X-macro (``#define TG_UNARY_OPS(X) X(NEG, neg) ...``)."""
     ops = _declaration()
     constants = [name.upper() for name in ops.names(*ops.KINDS)]
     duplicated = sorted({c for c in constants if constants.count(c) > 1})
@@ -39,7 +42,9 @@ def text():
     for kind in ops.KINDS:
         members = [name.upper() for name in ops.names(kind)]
         lines += [f"enum tg_{kind}_op {{ {', '.join(members)} }};",
-                  f"#define TG_{kind.upper()}_COUNT {len(members)}"]
+                  f"#define TG_{kind.upper()}_COUNT {len(members)}",
+                  f"#define TG_{kind.upper()}_OPS(X) "
+                  + " ".join(f"X({name.upper()}, {name})" for name in ops.names(kind))]
     return "\n".join(lines + ["", "#endif", ""])
 
 

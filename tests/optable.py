@@ -1,8 +1,10 @@
 """The op table: every differentiable op once, with its arity, the inputs it is defined
-on, how to call it on an engine, and numpy's answer. The shared tests read nothing else."""
+on, how to call it on an engine, and numpy's answer. The shared tests read nothing else.
+Below it, numpy's answer to each primitive op of stage2_tensor/ops.py (``PRIMITIVES``),
+which the kernel tests of every device read."""
 from dataclasses import dataclass
 import math
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -238,3 +240,67 @@ LAYOUTS = {
 def ops_for(engine):
     ops = [op for op in OPS if op.stages is None or engine.stage in op.stages]
     return ops if engine.scalar_only else ops + TENSOR_OPS
+
+
+# ---- the primitives (stage2_tensor/ops.py): numpy's answer to each -------------------------
+
+def erf(x):
+    return np.vectorize(math.erf, otypes=[float])(x)
+
+
+def normal_pdf(x):
+    return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
+
+def gelu_tanh_z(x):
+    """GPT-2's GELU 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3), is x sigmoid(z)
+    with z = 2u, as the kernels compute it (the same number)."""
+    return 2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+
+
+def gelu_tanh_grad_terms(x):
+    """d/dx x sigmoid(z) = s + x s (1 - s) dz/dx, s = sigmoid(z): its two terms."""
+    z = gelu_tanh_z(x)
+    s = _sigmoid(z)
+    return s, x * s * _sigmoid(-z) * 2 * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+
+
+class Reference(NamedTuple):
+    """A primitive in float64 numpy. ``terms``: the magnitudes of the terms its formula adds,
+    which bound a kernel's rounding error (test_stage3_elementwise's error_bound; None: the
+    value itself). ``positive``: defined for a positive first operand (log, sqrt, powers).
+    ``vectorizes``: False where the kernel calls a libm function that gcc cannot vectorize
+    (logf), so a loop calling it runs scalar (test_stage3_codegen groups ops by this)."""
+    value: Callable
+    terms: Optional[Callable] = None
+    positive: bool = False
+    vectorizes: bool = True
+
+
+SQRT2 = math.sqrt(2)
+PRIMITIVES = {
+    "neg": Reference(np.negative), "exp": Reference(np.exp),
+    "log": Reference(np.log, positive=True, vectorizes=False),
+    "sqrt": Reference(np.sqrt, positive=True), "abs": Reference(np.abs),
+    "relu": Reference(lambda x: np.maximum(x, 0.0)), "sigmoid": Reference(_sigmoid),
+    "tanh": Reference(np.tanh), "sign": Reference(np.sign),
+    # x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), as PyTorch and the float64 kernel compute it:
+    # for x < 0, 1 + erf cancels (float32's vmath.h computes the tail itself, more accurately)
+    "gelu": Reference(lambda x: 0.5 * x * (1 + erf(x / SQRT2)),
+                      lambda x: (0.5 * x, 0.5 * x * erf(x / SQRT2))),
+    "gelu_grad": Reference(lambda x: 0.5 * (1 + erf(x / SQRT2)) + x * normal_pdf(x),
+                           lambda x: (0.5, 0.5 * erf(x / SQRT2), x * normal_pdf(x) * (1 + 0.5 * x * x))),
+    "gelu_tanh": Reference(lambda x: x * _sigmoid(gelu_tanh_z(x)),
+                           lambda x: (x * _sigmoid(gelu_tanh_z(x)) * (1 + np.abs(gelu_tanh_z(x))),)),
+    "gelu_tanh_grad": Reference(lambda x: sum(gelu_tanh_grad_terms(x)),
+                                lambda x: [t * (1 + np.abs(gelu_tanh_z(x))) for t in gelu_tanh_grad_terms(x)]),
+    "add": Reference(np.add), "sub": Reference(np.subtract), "mul": Reference(np.multiply),
+    "div": Reference(np.divide), "pow": Reference(np.power, positive=True),
+    "maximum": Reference(np.maximum), "minimum": Reference(np.minimum),
+    "pow_grad": Reference(lambda a, b: np.where(b == 0, 0.0, b * a ** (b - 1)), positive=True),
+    "relu_backward": Reference(lambda g, x: np.where(x > 0, g, 0.0)),
+    "eq": Reference(np.equal), "ne": Reference(np.not_equal), "lt": Reference(np.less),
+    "le": Reference(np.less_equal), "gt": Reference(np.greater), "ge": Reference(np.greater_equal),
+    "sum": Reference(np.sum), "max": Reference(np.max), "min": Reference(np.min),
+    "argmax": Reference(np.argmax), "argmin": Reference(np.argmin),
+}

@@ -1,8 +1,8 @@
 """The primitive ops are declared once (stage2_tensor/ops.py) and every backend agrees with
-the declaration: each device runs every declared op and matches numpy on a tiny input; the
-backend's op lists, the native op codes (the generated header) and the formula tables all
-derive from the declaration by name, and a table that lacks an op fails naming it."""
-import math
+the declaration: each device runs every declared op and matches numpy (tests/optable.py's
+PRIMITIVES) on a tiny input; the backend's op lists and the native op codes (the generated
+header) derive from the declaration by name, and an op without its native formula fails to
+compile, naming the function it lacks."""
 import re
 
 import numpy as np
@@ -10,6 +10,8 @@ import pytest
 
 import stage2_tensor as tg
 from stage2_tensor import backend, dtypes, elementwise, ops
+
+from .optable import PRIMITIVES
 
 pytestmark = pytest.mark.stage3
 
@@ -19,43 +21,9 @@ X = np.array([[-1.5, -0.25, 0.5], [2.0, 0.75, -3.0]])
 Y = np.array([[0.5, -0.25, 2.0], [2.0, -1.0, 0.0]])     # equal to X in two places: comparisons
 POSITIVE = np.abs(X) + 0.1                               # log, sqrt, pow's base
 
-_erf = np.vectorize(math.erf)
-_K = math.sqrt(2 / math.pi)
-
-
-def _phi(x):                                              # the standard normal's CDF
-    return 0.5 * (1 + _erf(x / math.sqrt(2)))
-
-
-def _gelu_tanh_grad(x):
-    t = np.tanh(_K * (x + 0.044715 * x ** 3))
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _K * (1 + 3 * 0.044715 * x * x)
-
-
-# numpy's answer for every declared primitive, and its inputs
-UNARY = {
-    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
-    "relu": lambda x: np.maximum(x, 0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh,
-    "gelu": lambda x: x * _phi(x),
-    "gelu_grad": lambda x: _phi(x) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi),
-    "sign": np.sign, "gelu_tanh": lambda x: 0.5 * x * (1 + np.tanh(_K * (x + 0.044715 * x ** 3))),
-    "gelu_tanh_grad": _gelu_tanh_grad,
-}
-BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power,
-    "maximum": np.maximum, "minimum": np.minimum,
-    "pow_grad": lambda a, b: np.where(b == 0, 0.0, b * a ** (b - 1)),
-    "relu_backward": lambda g, x: np.where(x > 0, g, 0.0),
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal,
-}
-REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "argmax": np.argmax, "argmin": np.argmin}
-REFERENCES = {**UNARY, **BINARY, **REDUCE}
-POSITIVE_FIRST = {"log", "sqrt", "pow", "pow_grad"}
-
 
 def inputs(name):
-    first = POSITIVE if name in POSITIVE_FIRST else X
+    first = POSITIVE if PRIMITIVES[name].positive else X
     return (first,) if ops.BY_NAME[name].arity == 1 else (first, Y)
 
 
@@ -78,7 +46,7 @@ def run(device, name, *arrays):
 
 def test_every_primitive_has_a_reference_here():
     """Declaring an op makes this test ask for numpy's answer to it (and to nothing else)."""
-    assert set(REFERENCES) == set(ops.BY_NAME)
+    assert set(PRIMITIVES) == set(ops.BY_NAME)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -86,7 +54,8 @@ def test_every_primitive_has_a_reference_here():
 def test_every_device_runs_every_primitive(device, name):
     arrays = inputs(name)
     with np.errstate(divide="ignore"):                   # X / 0: -inf, as every device gives
-        expected = REFERENCES[name](*arrays, axis=1) if name in REDUCE else REFERENCES[name](*arrays)
+        reference = PRIMITIVES[name].value
+        expected = reference(*arrays, axis=1) if ops.BY_NAME[name].kind == "reduce" else reference(*arrays)
     got = run(device, name, *arrays)
     assert got.dtype == expected.dtype or (got.dtype, expected.dtype) == (np.int64, np.intp)
     # float64 formulas that differ from numpy's only in their rounding (erf, tanh via sigmoid)
@@ -103,7 +72,7 @@ def test_a_comparison_asked_for_another_dtype_gives_0_and_1(device):
     for name in ops.names("comparison"):
         out = a.launch("binary", name, a.as_view(), b.as_view(), dtypes.float64, shape=a.shape,
                        dtype=dtypes.float64)
-        np.testing.assert_array_equal(out.numpy(), BINARY[name](X, Y).astype(np.float64))
+        np.testing.assert_array_equal(out.numpy(), PRIMITIVES[name].value(X, Y).astype(np.float64))
 
 
 def test_backend_lists_are_views_of_the_declaration():
@@ -122,7 +91,7 @@ def test_a_float_only_op_on_integers_computes_on_floats(name):
     ints = np.array([1, 2, 3], dtype=np.int64)
     out = elementwise.unary(name, tg.tensor(ints.tolist()))
     assert out.dtype is dtypes.float32
-    np.testing.assert_allclose(out.tolist(), UNARY[name](ints.astype(np.float64)), rtol=1e-6)
+    np.testing.assert_allclose(out.tolist(), PRIMITIVES[name].value(ints.astype(np.float64)), rtol=1e-6)
 
 
 def test_native_codes_name_the_ops_of_the_declaration():
@@ -142,8 +111,22 @@ def test_native_codes_name_the_ops_of_the_declaration():
             assert codes == {name: i for i, name in enumerate(ops.names(kind))}
 
 
-def test_a_table_missing_an_op_fails_naming_it():
-    with pytest.raises(RuntimeError, match="no unary formula for exp, log"):
-        ops.require("unary", {"neg": None, "sqrt": None}, "a backend")
+def test_an_op_without_its_native_formula_fails_to_compile_naming_it(tmp_path, monkeypatch):
+    """The kernels call an op's formula by its name alone (elementwise_math.h's TG_BY_TYPE):
+    an op declared without tg_NAME_f32 & co. is a compile error naming the function, in
+    the eager kernels' build as in a generated kernel (which this compiles)."""
+    from stage3_native.lazy import codegen, jit
+    monkeypatch.setenv("TRACEGRAD_KERNEL_CACHE", str(tmp_path))
+    body = codegen.signature("frob") + " { float x = 1.0f; x = TG_BY_TYPE(frobnicate, x)(x); (void)x; }\n"
+    with pytest.raises(jit.KernelCompileError, match="tg_frobnicate_f32"):
+        jit.compile_source(codegen.preamble(), body, codegen.signature("frob"), None)
+    # and with every declared op's functions, it compiles
+    calls = " ".join(f"(void)tg_{name}_{suffix};" for name in ops.names("unary", "binary", "comparison")
+                     for suffix in ("f32", "f64", "i64"))
+    body = codegen.signature("every_op") + " { " + calls + " }\n"
+    jit.compile_source(codegen.preamble(), body, codegen.signature("every_op"), None)
+
+
+def test_an_unknown_kind_of_primitive_is_named():
     with pytest.raises(ValueError, match="unknown kind of primitive 'ternary'"):
         ops.names("ternary")

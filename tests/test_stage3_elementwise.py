@@ -11,16 +11,17 @@ import math
 import os
 import subprocess
 import sys
-from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
 
 import stage2_tensor as tg
 from stage2_tensor import ops
-from stage2_tensor.elementwise import binary_kernel, unary
+from stage2_tensor.elementwise import binary_kernel, compare, unary
 from stage3_native.cpu import backend as cpu_backend
 from stage3_native.cpu.backend import elementwise_path, reduce_path
+
+from .optable import PRIMITIVES
 
 pytestmark = pytest.mark.stage3
 
@@ -61,31 +62,6 @@ def sample(dtype, shape, seed=0, low=-4.0, high=4.0):
     return x.astype(dtype)
 
 
-def erf(x):
-    return np.vectorize(math.erf, otypes=[float])(x)
-
-
-def sigmoid(z):
-    return 1 / (1 + np.exp(-z))
-
-
-def normal_pdf(x):
-    return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-
-
-def gelu_tanh_z(x):
-    """GPT-2's GELU 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3), is x sigmoid(z)
-    with z = 2u, as elementwise.c computes it (the same number)."""
-    return 2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
-
-
-def gelu_tanh_grad_terms(x):
-    """d/dx x sigmoid(z) = s + x s (1 - s) dz/dx, s = sigmoid(z): its two terms."""
-    z = gelu_tanh_z(x)
-    s = sigmoid(z)
-    return s, x * s * sigmoid(-z) * 2 * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
-
-
 # ---- references, and how far from them a kernel may be -----------------------------------
 # ULPS eps (eps: the dtype's spacing at 1, 2^-23 for float32, 2^-52 for float64) times the
 # magnitudes of the terms the op's formula adds, per element. Each term is a product of
@@ -107,49 +83,10 @@ def error_bound(dtype, terms):
     return ULPS * np.finfo(dtype).eps * sum(np.abs(t) for t in terms) + np.finfo(dtype).tiny
 
 
-class Reference(NamedTuple):
-    value: Callable                  # the op in float64 numpy
-    terms: Callable = None           # the magnitudes error_bound counts (None: the value)
-
-
-SQRT2 = math.sqrt(2)
-UNARY = {
-    "neg": Reference(np.negative), "exp": Reference(np.exp), "log": Reference(np.log),
-    "sqrt": Reference(np.sqrt), "abs": Reference(np.abs), "relu": Reference(lambda x: np.maximum(x, 0.0)),
-    "sigmoid": Reference(sigmoid), "tanh": Reference(np.tanh), "sign": Reference(np.sign),
-    # x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), as PyTorch and the float64 kernel compute it:
-    # for x < 0, 1 + erf cancels (float32's vmath.h computes the tail itself, more accurately)
-    "gelu": Reference(lambda x: 0.5 * x * (1 + erf(x / SQRT2)),
-                      lambda x: (0.5 * x, 0.5 * x * erf(x / SQRT2))),
-    "gelu_grad": Reference(lambda x: 0.5 * (1 + erf(x / SQRT2)) + x * normal_pdf(x),
-                           lambda x: (0.5, 0.5 * erf(x / SQRT2), x * normal_pdf(x) * (1 + 0.5 * x * x))),
-    "gelu_tanh": Reference(lambda x: x * sigmoid(gelu_tanh_z(x)),
-                           lambda x: (x * sigmoid(gelu_tanh_z(x)) * (1 + np.abs(gelu_tanh_z(x))),)),
-    "gelu_tanh_grad": Reference(lambda x: sum(gelu_tanh_grad_terms(x)),
-                                lambda x: [t * (1 + np.abs(gelu_tanh_z(x))) for t in gelu_tanh_grad_terms(x)]),
-}
-BINARY = {
-    "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
-    "mul": (lambda a, b: a * b, np.multiply), "div": (lambda a, b: a / b, np.divide),
-    "pow": (lambda a, b: a ** b, np.power), "maximum": (lambda a, b: a.maximum(b), np.maximum),
-    "minimum": (lambda a, b: a.minimum(b), np.minimum),
-    "pow_grad": (lambda a, b: binary_kernel("pow_grad", a, b),       # Pow's local gradient
-                 lambda a, b: np.where(b == 0, 0.0, b * a ** (b - 1))),
-    "relu_backward": (lambda a, b: binary_kernel("relu_backward", a, b),   # ReLU's backward
-                      lambda a, b: np.where(b > 0, a, 0.0)),
-}
-COMPARE = {
-    "eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),
-    "lt": (lambda a, b: a < b, np.less), "le": (lambda a, b: a <= b, np.less_equal),
-    "gt": (lambda a, b: a > b, np.greater), "ge": (lambda a, b: a >= b, np.greater_equal),
-}
-
-
-def test_the_tables_here_cover_every_declared_op():
-    """The tests below run the ops of these tables: an op declared in stage2_tensor/ops.py
-    and missing here would go untested."""
-    assert (set(UNARY), set(BINARY), set(COMPARE)) == tuple(
-        set(ops.names(kind)) for kind in ("unary", "binary", "comparison"))
+# The ops and their references, from the declaration (stage2_tensor/ops.py) and optable.py
+UNARY = {name: PRIMITIVES[name] for name in ops.names("unary")}
+BINARY = {name: (functools.partial(binary_kernel, name), PRIMITIVES[name].value) for name in ops.names("binary")}
+COMPARE = {name: (functools.partial(compare, name), PRIMITIVES[name].value) for name in ops.names("comparison")}
 
 
 def unary_reference(op, x):
@@ -276,7 +213,7 @@ def test_binary_ops_comparisons_and_where_on_every_level(case, dtype, shape, thr
         assert elementwise_path(ta, tb) == path
     a64, b64 = a.astype(F64), b.astype(F64)
     for op, (apply, reference) in BINARY.items():
-        powers = op in ("pow", "pow_grad")
+        powers = PRIMITIVES[op].positive
         x, y = (np.abs(a64), b64) if powers else (a64, b64)      # no nan from (-2) ** 0.5
         tx = ta.abs() if powers else ta
         with np.errstate(all="ignore"):

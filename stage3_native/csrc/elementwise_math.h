@@ -1,14 +1,17 @@
-/* The per-element formulas of the element-wise ops, per compute type, written once for every
- * kernel that computes them: the C kernels (elementwise_t.h's switches, through the MATH_*
- * macros below), the CUDA kernels (cuda/elementwise.cu, through the overloads below) and the
- * lazy backend's fused kernels (stage3_native/lazy/codegen.py pastes this file whole and
- * calls the functions by name, so a fused kernel calls the very functions the eager one
+/* The per-element formulas of the element-wise ops, written once for every kernel that
+ * computes them: the C kernels (elementwise_t.h), the CUDA kernels (cuda/elementwise.cu)
+ * and the lazy backend's fused kernels (stage3_native/lazy/codegen.py pastes this file whole
+ * and calls the functions by name, so a fused kernel calls the very functions the eager one
  * does, and editing them changes every fused kernel's hash).
  *
- * float32 tensors compute in float (the _f32 functions), float64 in double (_f64), and the
- * int64 arithmetic of integer tensors in exact integer versions (_i64); stage2 converts
- * integer tensors to float before the ops that need it (exp, log, true division), and the
- * other real functions of an integer compute in double. */
+ * Every op declared in stage2_tensor/ops.py has three functions here, named after it:
+ * tg_NAME_f32 computes in float (float32 tensors), tg_NAME_f64 in double (float64) and
+ * tg_NAME_i64 in int64_t (every integer dtype and bool). The kernels find them by that name
+ * alone (TG_BY_TYPE below; the generated ops_generated.h lists the ops), so this file is the
+ * only native one an op adds to, and an op declared without its functions is a compile
+ * error naming them ("'tg_NAME_f32' undeclared"). stage2 converts integer tensors to float
+ * before the float_only ops (exp, log, true division); the other real functions of an
+ * integer compute in double (TG_REAL_ON_INTEGERS). */
 #ifndef TG_ELEMENTWISE_MATH_H
 #define TG_ELEMENTWISE_MATH_H
 #include <math.h>
@@ -29,26 +32,71 @@ TG_FN float tg_exp_f32(float x) { return tg_expf(x); }
 TG_FN float tg_tanh_f32(float x) { return tg_tanhf(x); }
 TG_FN float tg_phi_f32(float x) { return tg_phif(x); }
 #endif
+
+/* ---- writing an op's three functions --------------------------------------------------
+ * TG_ANY_TYPE: one expression of x (and y) that means the same in every type.
+ * TG_REAL_ON_INTEGERS: an integer's value of a real function, computed in double. */
+#define TG_ANY_TYPE_1(name, expr) \
+    TG_FN float tg_##name##_f32(float x) { return expr; } \
+    TG_FN double tg_##name##_f64(double x) { return expr; } \
+    TG_FN int64_t tg_##name##_i64(int64_t x) { return expr; }
+#define TG_ANY_TYPE_2(name, expr) \
+    TG_FN float tg_##name##_f32(float x, float y) { return expr; } \
+    TG_FN double tg_##name##_f64(double x, double y) { return expr; } \
+    TG_FN int64_t tg_##name##_i64(int64_t x, int64_t y) { return expr; }
+#define TG_COMPARISON(name, expr) \
+    TG_FN int tg_##name##_f32(float x, float y) { return expr; } \
+    TG_FN int tg_##name##_f64(double x, double y) { return expr; } \
+    TG_FN int tg_##name##_i64(int64_t x, int64_t y) { return expr; }
+#define TG_REAL_ON_INTEGERS(name) \
+    TG_FN int64_t tg_##name##_i64(int64_t x) { return (int64_t)tg_##name##_f64((double)x); }
+
+/* ---- operators ------------------------------------------------------------------------- */
+TG_ANY_TYPE_1(neg, -x)
+TG_ANY_TYPE_1(relu, x > 0 || x != x ? x : 0)            /* nan stays nan */
+TG_ANY_TYPE_1(sign, (x > 0) - (x < 0))
+TG_ANY_TYPE_2(add, x + y)
+TG_ANY_TYPE_2(sub, x - y)
+TG_ANY_TYPE_2(mul, x * y)
+TG_ANY_TYPE_2(maximum, y > x || y != y ? y : x)         /* a nan on either side wins, as in PyTorch */
+TG_ANY_TYPE_2(minimum, y < x || y != y ? y : x)
+TG_ANY_TYPE_2(relu_backward, y > 0 ? x : 0)             /* the upstream x where the input y > 0 */
+TG_COMPARISON(eq, x == y)
+TG_COMPARISON(ne, x != y)
+TG_COMPARISON(lt, x < y)
+TG_COMPARISON(le, x <= y)
+TG_COMPARISON(gt, x > y)
+TG_COMPARISON(ge, x >= y)
+
+/* ---- libm's functions ------------------------------------------------------------------ */
 TG_FN double tg_exp_f64(double x) { return exp(x); }
 TG_FN double tg_tanh_f64(double x) { return tanh(x); }
-TG_FN float tg_log_f32(float x) { return logf(x); }
+TG_FN float tg_log_f32(float x) { return logf(x); }       /* log(0) = -inf, log(<0) = nan, as numpy */
 TG_FN double tg_log_f64(double x) { return log(x); }
 TG_FN float tg_sqrt_f32(float x) { return sqrtf(x); }
 TG_FN double tg_sqrt_f64(double x) { return sqrt(x); }
 TG_FN float tg_abs_f32(float x) { return fabsf(x); }
 TG_FN double tg_abs_f64(double x) { return fabs(x); }
+TG_FN int64_t tg_abs_i64(int64_t x) { return x < 0 ? -x : x; }
+TG_REAL_ON_INTEGERS(exp) TG_REAL_ON_INTEGERS(tanh) TG_REAL_ON_INTEGERS(log) TG_REAL_ON_INTEGERS(sqrt)
+
+/* ---- division and powers --------------------------------------------------------------- */
+TG_FN float tg_div_f32(float a, float b) { return a / b; }
+TG_FN double tg_div_f64(double a, double b) { return a / b; }
+TG_FN int64_t tg_div_i64(int64_t a, int64_t b) { return b ? a / b : 0; }
 TG_FN float tg_pow_f32(float a, float b) { return powf(a, b); }
 TG_FN double tg_pow_f64(double a, double b) { return pow(a, b); }
-
-/* ---- integers ------------------------------------------------------------------------- */
-TG_FN int64_t tg_div_i64(int64_t a, int64_t b) { return b ? a / b : 0; }
-TG_FN int64_t tg_abs_i64(int64_t x) { return x < 0 ? -x : x; }
 TG_FN int64_t tg_pow_i64(int64_t a, int64_t b) {        /* by squaring; b < 0: 0 */
     int64_t result = 1;
     if (b < 0) return a == 1 ? 1 : 0;
     for (; b; b >>= 1, a *= a) if (b & 1) result *= a;
     return result;
 }
+/* d(x^y)/dx, Pow's local gradient (x^0 is the constant 1), the product in double (int64_t
+ * for integers): one rounding, as pow's */
+TG_FN float tg_pow_grad_f32(float x, float y) { return y == 0 ? 0 : (float)((double)y * tg_pow_f64(x, (double)y - 1)); }
+TG_FN double tg_pow_grad_f64(double x, double y) { return y == 0 ? 0 : y * tg_pow_f64(x, y - 1); }
+TG_FN int64_t tg_pow_grad_i64(int64_t x, int64_t y) { return y == 0 ? 0 : y * tg_pow_i64(x, y - 1); }
 
 /* ---- float32 ---------------------------------------------------------------------------
  * 1 / (1 + e^-x), from e = e^-|x| <= 1 so nothing overflows: for x < 0 the same value is
@@ -98,39 +146,31 @@ TG_FN double tg_gelu_tanh_grad_f64(double x) {
     return s + x * (e * a * a) * 2.0 * sqrt(2.0 / M_PI) * (1.0 + 3.0 * 0.044715 * x * x);
 }
 
-/* ---- by the argument's type ------------------------------------------------------------
- * C picks a function with _Generic (C11), as <tgmath.h> does; an int64 argument of a real
- * function (sigmoid of an integer tensor) goes to the double one. C++ (the .cu kernels)
- * overloads the same names instead. */
+/* ---- the integers' values of the real functions above -------------------------------- */
+TG_REAL_ON_INTEGERS(sigmoid) TG_REAL_ON_INTEGERS(gelu) TG_REAL_ON_INTEGERS(gelu_grad)
+TG_REAL_ON_INTEGERS(gelu_tanh) TG_REAL_ON_INTEGERS(gelu_tanh_grad)
+
+/* ---- finding an op's function by the argument's type --------------------------------------
+ * TG_BY_TYPE(name, x) is tg_name_f32, _f64 or _i64, for x of type float, double or int64_t.
+ * C picks with _Generic (C11), as <tgmath.h> does; C++ (the .cu kernels) overloads tg_NAME
+ * instead, for every op the generated header lists (ops_generated.h, which the including
+ * .cu file has included first, from its own folder). */
 #ifdef __cplusplus
-#define TG_REAL_BY_TYPE(name) \
+#define TG_OVERLOAD_1(CODE, name) \
     TG_FN float tg_##name(float x) { return tg_##name##_f32(x); } \
-    TG_FN double tg_##name(double x) { return tg_##name##_f64(x); }
-TG_REAL_BY_TYPE(exp) TG_REAL_BY_TYPE(log) TG_REAL_BY_TYPE(sqrt) TG_REAL_BY_TYPE(tanh)
-TG_REAL_BY_TYPE(sigmoid) TG_REAL_BY_TYPE(gelu) TG_REAL_BY_TYPE(gelu_grad)
-TG_REAL_BY_TYPE(gelu_tanh) TG_REAL_BY_TYPE(gelu_tanh_grad)
-#undef TG_REAL_BY_TYPE
-TG_FN float tg_abs(float x) { return tg_abs_f32(x); }
-TG_FN double tg_abs(double x) { return tg_abs_f64(x); }
-TG_FN int64_t tg_abs(int64_t x) { return tg_abs_i64(x); }
-TG_FN float tg_div(float a, float b) { return a / b; }
-TG_FN double tg_div(double a, double b) { return a / b; }
-TG_FN int64_t tg_div(int64_t a, int64_t b) { return tg_div_i64(a, b); }
-TG_FN float tg_pow(float a, float b) { return tg_pow_f32(a, b); }
-TG_FN double tg_pow(double a, double b) { return tg_pow_f64(a, b); }
-TG_FN int64_t tg_pow(int64_t a, int64_t b) { return tg_pow_i64(a, b); }
+    TG_FN double tg_##name(double x) { return tg_##name##_f64(x); } \
+    TG_FN int64_t tg_##name(int64_t x) { return tg_##name##_i64(x); }
+#define TG_OVERLOAD_2(CODE, name) \
+    TG_FN auto tg_##name(float x, float y) -> decltype(tg_##name##_f32(x, y)) { return tg_##name##_f32(x, y); } \
+    TG_FN auto tg_##name(double x, double y) -> decltype(tg_##name##_f64(x, y)) { return tg_##name##_f64(x, y); } \
+    TG_FN auto tg_##name(int64_t x, int64_t y) -> decltype(tg_##name##_i64(x, y)) { return tg_##name##_i64(x, y); }
+TG_UNARY_OPS(TG_OVERLOAD_1)
+TG_BINARY_OPS(TG_OVERLOAD_2)
+TG_COMPARISON_OPS(TG_OVERLOAD_2)
+#undef TG_OVERLOAD_1
+#undef TG_OVERLOAD_2
+#define TG_BY_TYPE(name, x) tg_##name
 #else
-#define MATH_EXP(x) _Generic((x), float: tg_exp_f32, default: tg_exp_f64)(x)
-#define MATH_LOG(x) _Generic((x), float: tg_log_f32, default: tg_log_f64)(x)
-#define MATH_SQRT(x) _Generic((x), float: tg_sqrt_f32, default: tg_sqrt_f64)(x)
-#define MATH_ABS(x) _Generic((x), float: tg_abs_f32, double: tg_abs_f64, default: tg_abs_i64)(x)
-#define MATH_SIGMOID(x) _Generic((x), float: tg_sigmoid_f32, default: tg_sigmoid_f64)(x)
-#define MATH_TANH(x) _Generic((x), float: tg_tanh_f32, default: tg_tanh_f64)(x)
-#define MATH_GELU(x) _Generic((x), float: tg_gelu_f32, default: tg_gelu_f64)(x)
-#define MATH_GELU_GRAD(x) _Generic((x), float: tg_gelu_grad_f32, default: tg_gelu_grad_f64)(x)
-#define MATH_GELU_TANH(x) _Generic((x), float: tg_gelu_tanh_f32, default: tg_gelu_tanh_f64)(x)
-#define MATH_GELU_TANH_GRAD(x) _Generic((x), float: tg_gelu_tanh_grad_f32, default: tg_gelu_tanh_grad_f64)(x)
-#define MATH_DIV(a, b) _Generic((a), int64_t: tg_div_i64(a, b), default: (a) / (b))
-#define MATH_POW(a, b) _Generic((a), float: tg_pow_f32, double: tg_pow_f64, default: tg_pow_i64)(a, b)
+#define TG_BY_TYPE(name, x) _Generic((x), float: tg_##name##_f32, double: tg_##name##_f64, default: tg_##name##_i64)
 #endif
 #endif

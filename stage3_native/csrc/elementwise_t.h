@@ -3,10 +3,10 @@
  *
  * A row kernel handles n elements whose operands are each contiguous (step 1) or one value
  * repeated (step 0). It switches on the op once, then runs a loop whose body is one
- * formula: that is what the compiler vectorizes. The switch is over the op's enum, with no
- * default: an op declared in stage2_tensor/ops.py and missing here fails the build
- * (-Werror=switch). TG_SIMD compiles each row kernel once per
- * instruction set (simd.h). */
+ * formula: that is what the compiler vectorizes. The cases are written by expanding the
+ * generated list of the ops declared in stage2_tensor/ops.py (TG_UNARY_OPS, ops_header.py),
+ * each calling its formula in elementwise_math.h by the op's name, so nothing here names an
+ * op. TG_SIMD compiles each row kernel once per instruction set (simd.h). */
 
 /* The loops live in the TG_SIMD function itself: a helper it called would be compiled
  * once, for the baseline instruction set, unless inlined. */
@@ -15,23 +15,9 @@ TG_SIMD(void, FN(unary_row), (int op, i64 n, const void *const *in, const int *s
     const T *x = in[0];
     T *restrict out = out_;
     i64 len = step[0] ? n : 1;                     /* one value repeated: computed once */
-#define UNARY(code, expr) \
-    case code: for (i64 i = 0; i < len; i++) { C v = (C)x[i]; out[i] = (T)(expr); } break;
-    switch ((enum tg_unary_op)op) {
-    UNARY(NEG, -v)
-    UNARY(EXP, MATH_EXP(v))
-    UNARY(LOG, MATH_LOG(v))                    /* log(0) = -inf, log(<0) = nan, as in numpy */
-    UNARY(SQRT, MATH_SQRT(v))
-    UNARY(ABS, MATH_ABS(v))
-    UNARY(RELU, v > 0 || v != v ? v : 0)       /* nan stays nan */
-    UNARY(SIGMOID, MATH_SIGMOID(v))
-    UNARY(TANH, MATH_TANH(v))
-    UNARY(GELU, MATH_GELU(v))
-    UNARY(GELU_GRAD, MATH_GELU_GRAD(v))
-    UNARY(SIGN, (v > 0) - (v < 0))
-    UNARY(GELU_TANH, MATH_GELU_TANH(v))
-    UNARY(GELU_TANH_GRAD, MATH_GELU_TANH_GRAD(v))
-    }
+#define UNARY(CODE, name) \
+    case CODE: for (i64 i = 0; i < len; i++) { C v = (C)x[i]; out[i] = (T)TG_BY_TYPE(name, v)(v); } break;
+    switch ((enum tg_unary_op)op) { TG_UNARY_OPS(UNARY) }
 #undef UNARY
     for (i64 i = len; i < n; i++) out[i] = out[0];
 }
@@ -43,45 +29,27 @@ TG_SIMD(void, FN(binary_row), (int op, i64 n, const void *const *in, const int *
     int sa = step[0], sb = step[1];
     i64 len = sa || sb ? n : 1;                    /* both one value: computed once */
     if (len == 1) sa = sb = 1;
-#define BINARY(code, expr) \
-    case code: \
-        if (sa && sb) for (i64 i = 0; i < len; i++) { C x = (C)a[i], y = (C)b[i]; out[i] = (T)(expr); } \
-        else if (sa) { C y = (C)b[0]; for (i64 i = 0; i < len; i++) { C x = (C)a[i]; out[i] = (T)(expr); } } \
-        else { C x = (C)a[0]; for (i64 i = 0; i < len; i++) { C y = (C)b[i]; out[i] = (T)(expr); } } \
+#define BINARY(CODE, name) \
+    case CODE: \
+        if (sa && sb) for (i64 i = 0; i < len; i++) { C x = (C)a[i], y = (C)b[i]; out[i] = (T)TG_BY_TYPE(name, x)(x, y); } \
+        else if (sa) { C y = (C)b[0]; for (i64 i = 0; i < len; i++) { C x = (C)a[i]; out[i] = (T)TG_BY_TYPE(name, x)(x, y); } } \
+        else { C x = (C)a[0]; for (i64 i = 0; i < len; i++) { C y = (C)b[i]; out[i] = (T)TG_BY_TYPE(name, x)(x, y); } } \
         break;
-    switch ((enum tg_binary_op)op) {
-    BINARY(ADD, x + y)
-    BINARY(SUB, x - y)
-    BINARY(MUL, x * y)
-    BINARY(DIV, MATH_DIV(x, y))
-    BINARY(POW, MATH_POW(x, y))
-    BINARY(MAXIMUM, y > x || y != y ? y : x)   /* a nan on either side wins, as in PyTorch */
-    BINARY(MINIMUM, y < x || y != y ? y : x)
-    /* d(x^y)/dx (x^0 is the constant 1), in W: one rounding, as pow's */
-    BINARY(POW_GRAD, y == 0 ? 0 : (C)((W)y * MATH_POW((W)x, (W)y - 1)))
-    /* ReLU's backward: the upstream gradient x where the input y was positive, else 0 */
-    BINARY(RELU_BACKWARD, y > 0 ? x : 0)
-    }
+    switch ((enum tg_binary_op)op) { TG_BINARY_OPS(BINARY) }
 #undef BINARY
     for (i64 i = len; i < n; i++) out[i] = out[0];
 }
 
-/* comparisons, in T itself (exact for every dtype); out is bool (uint8) */
+/* comparisons, in the compute type (exact for every dtype); out is bool (uint8) */
 TG_SIMD(void, FN(compare_row), (int op, i64 n, const void *const *in, const int *step, void *out_),
         (op, n, in, step, out_)) {
     const T *a = in[0], *b = in[1];
     uint8_t *restrict out = out_;
     i64 sa = step[0], sb = step[1];
-#define COMPARE(code, expr) \
-    case code: for (i64 i = 0; i < n; i++) { T x = a[i * sa], y = b[i * sb]; out[i] = (expr); } break;
-    switch ((enum tg_comparison_op)op) {
-    COMPARE(EQ, x == y)
-    COMPARE(NE, x != y)
-    COMPARE(LT, x < y)
-    COMPARE(LE, x <= y)
-    COMPARE(GT, x > y)
-    COMPARE(GE, x >= y)
-    }
+#define COMPARE(CODE, name) \
+    case CODE: for (i64 i = 0; i < n; i++) { C x = (C)a[i * sa], y = (C)b[i * sb]; \
+                                             out[i] = TG_BY_TYPE(name, x)(x, y); } break;
+    switch ((enum tg_comparison_op)op) { TG_COMPARISON_OPS(COMPARE) }
 #undef COMPARE
 }
 

@@ -10,58 +10,28 @@
 
 namespace {         /* private to this file: other .cu files may use the same names */
 
-/* Integer tensors do these in double (stage2 converts them to float before exp and log). */
-template <typename C> struct Real { typedef double type; };
-template <> struct Real<float> { typedef float type; };
-
-/* Each switch is over its op enum with no default: an op declared in stage2_tensor/ops.py
- * and missing here fails the build (-Werror=switch). The return after it is never reached. */
-template <typename C> __device__ __forceinline__ C unary_op(int op, C v) {
-    typedef typename Real<C>::type R;
-    R x = (R)v;
-    switch ((tg_unary_op)op) {
-    case NEG: return -v;
-    case EXP: return (C)tg_exp(x);
-    case LOG: return (C)tg_log(x);                /* log(0) = -inf, log(<0) = nan, as numpy */
-    case SQRT: return (C)tg_sqrt(x);
-    case ABS: return tg_abs(v);
-    case RELU: return v > 0 || v != v ? v : (C)0;  /* nan stays nan */
-    case SIGMOID: return (C)tg_sigmoid(x);
-    case TANH: return (C)tg_tanh(x);
-    case GELU: return (C)tg_gelu(x);
-    case GELU_GRAD: return (C)tg_gelu_grad(x);
-    case SIGN: return (C)((v > 0) - (v < 0));
-    case GELU_TANH: return (C)tg_gelu_tanh(x);
-    case GELU_TANH_GRAD: return (C)tg_gelu_tanh_grad(x);
-    }
-    return v;
-}
-
-template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
-    switch ((tg_binary_op)op) {
-    case ADD: return x + y;
-    case SUB: return x - y;
-    case MUL: return x * y;
-    case DIV: return tg_div(x, y);
-    case POW: return tg_pow(x, y);
-    case MAXIMUM: return y > x || y != y ? y : x;   /* a nan on either side wins, as in PyTorch */
-    case MINIMUM: return y < x || y != y ? y : x;
-    /* d(x^y)/dx, 0 where y == 0 (x^0 is the constant 1), in double as on the CPU */
-    case POW_GRAD: return y == 0 ? (C)0 : (C)((double)y * tg_pow((double)x, (double)y - 1));
-    case RELU_BACKWARD: return y > 0 ? x : (C)0;     /* upstream x where input y > 0 */
-    }
+/* Each switch is written by expanding the generated list of the ops declared in
+ * stage2_tensor/ops.py (TG_UNARY_OPS, ops_header.py): one case per op, calling its formula
+ * (elementwise_math.h) by the op's name, overloaded on the compute type. The return after
+ * it is never reached. */
+template <typename C> __device__ __forceinline__ C unary_op(int op, C x) {
+#define UNARY(CODE, name) case CODE: return tg_##name(x);
+    switch ((tg_unary_op)op) { TG_UNARY_OPS(UNARY) }
+#undef UNARY
     return x;
 }
 
-template <typename T> __device__ __forceinline__ uint8_t compare_op(int op, T x, T y) {
-    switch ((tg_comparison_op)op) {
-    case EQ: return x == y;
-    case NE: return x != y;
-    case LT: return x < y;
-    case LE: return x <= y;
-    case GT: return x > y;
-    case GE: return x >= y;
-    }
+template <typename C> __device__ __forceinline__ C binary_op(int op, C x, C y) {
+#define BINARY(CODE, name) case CODE: return tg_##name(x, y);
+    switch ((tg_binary_op)op) { TG_BINARY_OPS(BINARY) }
+#undef BINARY
+    return x;
+}
+
+template <typename C> __device__ __forceinline__ uint8_t compare_op(int op, C x, C y) {
+#define COMPARE(CODE, name) case CODE: return tg_##name(x, y);
+    switch ((tg_comparison_op)op) { TG_COMPARISON_OPS(COMPARE) }
+#undef COMPARE
     return 0;
 }
 
@@ -102,10 +72,11 @@ template <typename T> __global__ void binary_kernel(int op, i64 n, Strided<2> s,
 }
 
 template <typename T> __global__ void compare_kernel(int op, i64 n, Strided<2> s, const T *a, const T *b, uint8_t *out) {
+    typedef typename Compute<T>::type C;
     for_each_index(i, n) {
         i64 p[2];
         s.locate(i, p);
-        out[i] = compare_op<T>(op, a[p[0]], b[p[1]]);
+        out[i] = compare_op<C>(op, (C)a[p[0]], (C)b[p[1]]);
     }
 }
 

@@ -86,46 +86,10 @@ COMPUTE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32":
 WIDE = {"bool": "int64_t", "int32": "int64_t", "int64": "int64_t", "float32": "double", "float64": "double"}
 FLOATS = ("float32", "float64")
 
-# elementwise_math.h's MATH_* macros resolved here, per compute type, so the generated source
-# names the function that runs: tg_exp_f32(t0) rather than a _Generic macro.
-FUNCTIONS = {
-    "exp": ("tg_exp_f32", "tg_exp_f64", "tg_exp_f64"), "log": ("tg_log_f32", "tg_log_f64", "tg_log_f64"),
-    "sqrt": ("tg_sqrt_f32", "tg_sqrt_f64", "tg_sqrt_f64"), "abs": ("tg_abs_f32", "tg_abs_f64", "tg_abs_i64"),
-    "sigmoid": ("tg_sigmoid_f32", "tg_sigmoid_f64", "tg_sigmoid_f64"),
-    "tanh": ("tg_tanh_f32", "tg_tanh_f64", "tg_tanh_f64"),
-    "gelu": ("tg_gelu_f32", "tg_gelu_f64", "tg_gelu_f64"),
-    "gelu_grad": ("tg_gelu_grad_f32", "tg_gelu_grad_f64", "tg_gelu_grad_f64"),
-    "gelu_tanh": ("tg_gelu_tanh_f32", "tg_gelu_tanh_f64", "tg_gelu_tanh_f64"),
-    "gelu_tanh_grad": ("tg_gelu_tanh_grad_f32", "tg_gelu_tanh_grad_f64", "tg_gelu_tanh_grad_f64"),
-    "pow": ("tg_pow_f32", "tg_pow_f64", "tg_pow_i64"),
-}
-WHICH = {"float": 0, "double": 1, "int64_t": 2}
-
-# The eager formulas (elementwise_t.h's UNARY, BINARY, COMPARE lines), with {x} and {y} the
-# operands in the compute type and {f} the function above.
-UNARY = {
-    "neg": "-{x}", "relu": "{x} > 0 || {x} != {x} ? {x} : 0", "sign": "({x} > 0) - ({x} < 0)",
-}
-BINARY = {
-    "add": "{x} + {y}", "sub": "{x} - {y}", "mul": "{x} * {y}",
-    "maximum": "{y} > {x} || {y} != {y} ? {y} : {x}", "minimum": "{y} < {x} || {y} != {y} ? {y} : {x}",
-    "relu_backward": "{y} > 0 ? {x} : 0",
-    "eq": "{x} == {y}", "ne": "{x} != {y}", "lt": "{x} < {y}", "le": "{x} <= {y}",
-    "gt": "{x} > {y}", "ge": "{x} >= {y}",
-}
-# the ops `expression` writes itself (below), not from the tables
-SPECIAL = ("div", "pow", "pow_grad")
-
-
-def _require_every_op():
-    """Every element-wise op declared in stage2_tensor/ops.py has a formula here: checked
-    at import, so a new op fails here, naming itself, rather than when a kernel uses it."""
-    for kind, table in (("unary", {**UNARY, **FUNCTIONS}), ("binary", {**BINARY, **dict.fromkeys(SPECIAL)}),
-                        ("comparison", BINARY)):
-        ops.require(kind, table, "lazy/codegen.py")
-
-
-_require_every_op()
+# The suffix of an op's function in elementwise_math.h for each compute type: every declared
+# op is tg_NAME_f32, tg_NAME_f64 and tg_NAME_i64 there, so the generated source names the
+# function that runs (tg_exp_f32(t0)) from the op's name alone.
+SUFFIX = {"float": "f32", "double": "f64", "int64_t": "i64"}
 
 
 def _eager_helpers():
@@ -225,26 +189,11 @@ def expression(node, names):
         return f"({CTYPE[node.dtype]})(double){args[0]}"
     if name == "where":
         return f"{args[0]} ? {args[1]} : {args[2]}"
-    if name in COMPARISONS:       # in the operands' own type, held exactly in their locals
-        return BINARY[name].format(x=args[0], y=args[1])
-    which = WHICH[c]
-    if len(args) == 1:
-        if name in UNARY:
-            return UNARY[name].format(x=args[0])
-        return f"{FUNCTIONS[name][which]}({args[0]})"
-    x, y = args
-    if name in BINARY:
-        return BINARY[name].format(x=x, y=y)
-    if name == "div":
-        return f"tg_div_i64({x}, {y})" if c == "int64_t" else f"{x} / {y}"
-    if name == "pow":
-        return f"{FUNCTIONS['pow'][which]}({x}, {y})"
-    if name == "pow_grad":       # d(x^y)/dx in the wide type: one rounding, as pow's
-        w = WIDE[node.dtype]
-        f = FUNCTIONS["pow"][WHICH[w]]
-        wx, wy = (x, y) if w == c else (f"({w}){x}", f"({w}){y}")
-        return f"{y} == 0 ? 0 : ({c})({wy} * {f}({wx}, {wy} - 1))"
-    raise ValueError(f"codegen: unknown op {name!r}")
+    if name in COMPARISONS:       # in the operands' compute type, which holds them exactly
+        c = COMPUTE[node.args[0].dtype]
+    if name not in ops.BY_NAME:
+        raise ValueError(f"codegen: unknown op {name!r}")
+    return f"tg_{name}_{SUFFIX[c]}({', '.join(args)})"
 
 
 def check_node(node, n_operands):
