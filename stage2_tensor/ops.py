@@ -134,6 +134,12 @@ def gelu_tanh_grad(x):              # s + x s (1 - s) dz/dx with s = sigmoid(z)
     return s + x * (e * a * a) * GELU_TANH_K * (1.0 + 3 * GELU_TANH_C * x * x)
 
 
+def softplus(x):
+    """log(1 + e^x), as PyTorch's softplus (beta 1, threshold 20): x itself above 20, where
+    the two differ by less than e^-20."""
+    return x if x > 20 else math.log1p(exp(x))
+
+
 def div(a, b):
     try:
         return a / b
@@ -201,6 +207,9 @@ PRIMITIVES = (
     unary("sign", lambda x: (x > 0) - (x < 0)),
     unary("gelu_tanh", gelu_tanh, ("x",), lambda g, x: g * kernel.gelu_tanh_grad(x), float_only=True),
     unary("gelu_tanh_grad", gelu_tanh_grad),
+    # d/dx log(1 + e^x) = sigmoid(x); 1 where the forward is x itself
+    unary("softplus", softplus, ("x",), lambda g, x: kernel.where(x > 20, g, g * kernel.sigmoid(x)),
+          float_only=True),
     binary("add", operator.add, (), (lambda g: g, lambda g: g)),       # the gradient router
     binary("sub", operator.sub, (), (lambda g: g, lambda g: -g)),
     binary("mul", operator.mul, ("a", "b"), (lambda g, a, b: g * b, lambda g, a, b: g * a)),

@@ -149,6 +149,9 @@ TENSOR_OPS = [
     tensor_op("gelu_tanh", lambda ns, a: ns.nn.functional.gelu(a, approximate="tanh"),
               lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
               (2, 3)),
+    tensor_op("softplus", lambda ns, a: ns.nn.functional.softplus(a), lambda a: np.log1p(np.exp(a)), (2, 3)),
+    tensor_op("softplus_beta", lambda ns, a: ns.nn.functional.softplus(a, beta=2.0, threshold=0.0),
+              lambda a: np.where(2 * a > 0, a, np.log1p(np.exp(2 * a)) / 2), (2, 3), domains=(AWAY,)),
     # Reductions over int and tuple dims, negative dims, keepdim.
     tensor_op("sum_all", lambda ns, a: a.sum(), np.sum, (2, 3)),
     tensor_op("sum_dim0", lambda ns, a: a.sum(0), lambda a: a.sum(0), (2, 3)),
@@ -294,6 +297,7 @@ PRIMITIVES = {
                            lambda x: (x * _sigmoid(gelu_tanh_z(x)) * (1 + np.abs(gelu_tanh_z(x))),)),
     "gelu_tanh_grad": Reference(lambda x: sum(gelu_tanh_grad_terms(x)),
                                 lambda x: [t * (1 + np.abs(gelu_tanh_z(x))) for t in gelu_tanh_grad_terms(x)]),
+    "softplus": Reference(lambda x: np.where(x > 20, x, np.log1p(np.exp(x))), vectorizes=False),
     "add": Reference(np.add), "sub": Reference(np.subtract), "mul": Reference(np.multiply),
     "div": Reference(np.divide), "pow": Reference(np.power, positive=True),
     "maximum": Reference(np.maximum), "minimum": Reference(np.minimum),

@@ -11,6 +11,7 @@ import warnings
 from .. import backend as backends
 from .. import dtypes
 from ..broadcast import broadcast_shapes
+from ..elementwise import unary, where
 from ..factories import arange, generator
 from ..function import GradientFunction
 from ..grad_mode import no_grad
@@ -33,6 +34,13 @@ def silu(x):
     """SiLU (swish), x * sigmoid(x), as in PyTorch: a composite of two primitives, so every
     device runs it and autograd differentiates it with no code of its own."""
     return x * x.sigmoid()
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + e^(beta x)) / beta, and x itself where beta x > threshold, as in PyTorch. The
+    primitive (stage2_tensor/ops.py) is beta 1, threshold 20; other values scale around it."""
+    y = unary("softplus", x) if beta == 1 else unary("softplus", x * beta) / beta
+    return y if threshold == 20 else where(x * beta > threshold, x, y)
 
 
 def tanh(x):
@@ -367,6 +375,6 @@ def one_hot(tensor, num_classes=-1):
     return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
 
 
-__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",
+__all__ = ["relu", "gelu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",
            "layer_norm", "mse_loss", "cross_entropy", "one_hot", "attention_weights",
            "scaled_dot_product_attention"]

@@ -146,9 +146,13 @@ TG_FN double tg_gelu_tanh_grad_f64(double x) {
     return s + x * (e * a * a) * 2.0 * sqrt(2.0 / M_PI) * (1.0 + 3.0 * 0.044715 * x * x);
 }
 
+/* ---- softplus, log(1 + e^x), x itself above 20 as in PyTorch (stage2_tensor/ops.py) --- */
+TG_FN float tg_softplus_f32(float x) { return x > 20.0f ? x : log1pf(tg_exp_f32(x)); }
+TG_FN double tg_softplus_f64(double x) { return x > 20.0 ? x : log1p(exp(x)); }
+
 /* ---- the integers' values of the real functions above -------------------------------- */
 TG_REAL_ON_INTEGERS(sigmoid) TG_REAL_ON_INTEGERS(gelu) TG_REAL_ON_INTEGERS(gelu_grad)
-TG_REAL_ON_INTEGERS(gelu_tanh) TG_REAL_ON_INTEGERS(gelu_tanh_grad)
+TG_REAL_ON_INTEGERS(gelu_tanh) TG_REAL_ON_INTEGERS(gelu_tanh_grad) TG_REAL_ON_INTEGERS(softplus)
 
 /* ---- finding an op's function by the argument's type --------------------------------------
  * TG_BY_TYPE(name, x) is tg_name_f32, _f64 or _i64, for x of type float, double or int64_t.
