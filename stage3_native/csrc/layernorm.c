@@ -19,7 +19,8 @@
  * three sweeps over n numbers that sit in L1, and one kernel call per direction.
  *
  * The statistics (each row's sums) are accumulated in double for both types, as softmax.c
- * does; the element-wise passes that apply them run in T (see layernorm_t.h). Rows are
+ * does; the element-wise passes that apply them run in T (see layernorm_t.h), with the
+ * formulas of one element in layernorm_math.h, which cuda/layernorm.cu shares. Rows are
  * split across threads when the tensor is large (TG_PARALLEL_MIN elements). dweight and
  * dbias sum over rows, which threads would race on: each chunk of LN_CHUNK rows sums into
  * its own partial array (in double), and the partials are added in chunk order afterwards.

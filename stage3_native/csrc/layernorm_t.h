@@ -2,9 +2,10 @@
  * The loops over a row are plain loops over j that gcc -O3 vectorizes; the row sums carry
  * `omp simd reduction`, which allows it to add them in vector lanes (a fixed order, so still
  * deterministic) where C's rules alone would force one addition after another. The sums
- * are in double; the element-wise passes that use them are in T, as PyTorch's are: for
- * float an SSE instruction then does 4 elements instead of 2, and the result is rounded
- * to float anyway. */
+ * are in double; the element-wise passes that use them (layernorm_math.h's formulas) are in
+ * T, as PyTorch's are: for float an SSE instruction then does 4 elements instead of 2, and
+ * the result is rounded to float anyway. */
+#include "layernorm_math.h"   /* one element's formulas, for this T; shared with cuda/layernorm.cu */
 
 /* x (rows, n) -> out (rows, n), mean (rows), rstd (rows). weight, bias: n values or NULL. */
 void FN(tg_layer_norm)(i64 rows, i64 n, const T *x, const T *weight, const T *bias,
@@ -24,15 +25,7 @@ void FN(tg_layer_norm)(i64 rows, i64 n, const T *x, const T *weight, const T *bi
         mean[r] = (T)m;
         rstd[r] = (T)s;
         T mt = (T)m, st = (T)s;
-        /* one loop per case, so none of them tests for NULL inside */
-        if (weight && bias)
-            for (i64 j = 0; j < n; j++) y[j] = (xr[j] - mt) * st * weight[j] + bias[j];
-        else if (weight)
-            for (i64 j = 0; j < n; j++) y[j] = (xr[j] - mt) * st * weight[j];
-        else if (bias)
-            for (i64 j = 0; j < n; j++) y[j] = (xr[j] - mt) * st + bias[j];
-        else
-            for (i64 j = 0; j < n; j++) y[j] = (xr[j] - mt) * st;
+        for (i64 j = 0; j < n; j++) y[j] = FN(tg_layer_norm_out)(xr[j], mt, st, weight, bias, j);
     }
 }
 
@@ -56,10 +49,7 @@ static void FN(layer_norm_backward_row)(i64 n, const T *g, const T *x, double m,
         }
     }
     T a = (T)(sum_gw / (double)n), b = (T)(sum_gw_xhat / (double)n), mt = (T)m, st = (T)s;
-    if (weight)
-        for (i64 j = 0; j < n; j++) dx[j] = st * (g[j] * weight[j] - a - (x[j] - mt) * st * b);
-    else
-        for (i64 j = 0; j < n; j++) dx[j] = st * (g[j] - a - (x[j] - mt) * st * b);
+    for (i64 j = 0; j < n; j++) dx[j] = FN(tg_layer_norm_dx)(g[j], x[j], mt, st, weight, j, a, b);
     if (pw)
         for (i64 j = 0; j < n; j++) {
             pw[j] += (double)g[j] * (((double)x[j] - m) * s);

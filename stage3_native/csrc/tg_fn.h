@@ -1,7 +1,7 @@
 /* TG_FN: how a per-element formula is declared so that every kind of kernel can call it.
  * The C kernels, the CUDA kernels (nvcc, or the host compiler for device "cuda-emu") and
  * the lazy backend's generated kernels include the same formula headers (elementwise_math.h,
- * optim_math.h, dropout_math.h), so each formula is written once.
+ * optim_math.h, dropout_math.h, layernorm_math.h), so each formula is written once.
  *
  * Under nvcc a function runs on the GPU only if it says __device__, and on the CPU only if
  * it says __host__; a formula says both. In C it is always_inline: TG_SIMD (simd.h)

@@ -17,9 +17,20 @@
  *                  GPU when there are many rows and few columns.
  *
  * The statistics are in double for both dtypes; the element-wise passes that apply them
- * run in T, as the CPU's do.
+ * run in T, with the CPU's formulas (csrc/layernorm_math.h).
  */
 #include "team.cuh"
+
+/* The formulas of one element, shared with the CPU: one copy per element type, which C++
+ * overloads under one name */
+#define FN(name) name
+#define T float
+#include "../csrc/layernorm_math.h"
+#undef T
+#define T double
+#include "../csrc/layernorm_math.h"
+#undef T
+#undef FN
 
 #define MIN_CHUNK 32                /* rows per chunk of dweight and dbias, at least */
 #define FILL_THREADS (1 << 18)      /* threads that keep every SM of an H100 busy */
@@ -42,16 +53,11 @@ __global__ void layer_norm_rows(i64 rows, i64 n, const T *x, const T *weight, co
             rstd[r] = (T)s;
         }
         T mt = (T)m, st = (T)s;
-        for_each_lane(Team, j, n) {
-            T v = (xr[j] - mt) * st;
-            if (weight) v = v * weight[j];
-            y[j] = bias ? v + bias[j] : v;
-        }
+        for_each_lane(Team, j, n) y[j] = tg_layer_norm_out(xr[j], mt, st, weight, bias, j);
     }
 }
 
-/* dx per row, with xhat = (x - mean) * rstd and gw = g * weight (g without weight):
- * dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) */
+/* dx per row: the row's two means, mean(gw) and mean(gw * xhat), then dx per element */
 template <typename T, typename Team>
 __global__ void layer_norm_backward_rows(i64 rows, i64 n, const T *grad, const T *x, const T *mean,
                                          const T *rstd, const T *weight, T *dx) {
@@ -65,10 +71,7 @@ __global__ void layer_norm_backward_rows(i64 rows, i64 n, const T *grad, const T
         }
         T a = (T)(Team::sum(sum_gw) / (double)n), b = (T)(Team::sum(sum_gw_xhat) / (double)n);
         T mt = (T)m, st = (T)s;
-        for_each_lane(Team, j, n) {
-            T gw = weight ? g[j] * weight[j] : g[j];
-            dx[r * n + j] = st * (gw - a - (xr[j] - mt) * st * b);
-        }
+        for_each_lane(Team, j, n) dx[r * n + j] = tg_layer_norm_dx(g[j], xr[j], mt, st, weight, j, a, b);
     }
 }
 
