@@ -31,8 +31,18 @@ them for its own buffer type; autograd, broadcasting and views stay in stage2, w
                                        `index` as for index_select
     write(dst, src)                    copy src's elements into the dst view, in place
 
-The ops of unary, binary and reduce are declared once, in ops.py (their kind, arity and
-dtypes); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS and REDUCE_OPS below are views of it.
+The ops of unary, binary and reduce are declared once, in ops.py (their kind, dtypes,
+formula on Python numbers and gradient); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS
+and REDUCE_OPS below are views of it.
+
+Primitives and composites. The primitives are kept few, as tinygrad keeps its own: an op is
+a primitive only if it needs a per-element formula of its own (exp, erf, softplus...).
+Everything that can be written with other ops is a composite in stage2 (GELU and SiLU in
+composites.py and nn.functional, the losses, softmax, attention): every device runs it with
+no kernel of its own. A device may still run a composite as one kernel, for speed: an
+element-wise one by declaring that it has the fused kernels of ops.FUSED (``fused``, the
+names of those its ``unary`` computes; gelu and gelu_tanh forward, gelu_grad and
+gelu_tanh_grad for their backward), the others through the optional kernels below.
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
 as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.
@@ -148,6 +158,7 @@ class View(NamedTuple):
 class Backend:
     name = "abstract"
     max_dims = None                     # the most dimensions a view may have (None: any)
+    fused = frozenset()                 # the fused kernels of ops.FUSED that unary computes
 
     def has(self, kernel):
         return callable(getattr(self, kernel, None))

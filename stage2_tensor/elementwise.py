@@ -12,21 +12,7 @@ from .function import GradientFunction
 from .tensor import Tensor
 
 # ops defined on floating-point values: an integer input is converted first (ops.py)
-FLOAT_ONLY = frozenset(p.name for p in ops.PRIMITIVES if p.float_only)
-
-
-# nn.GELU's and F.gelu's `approximate` (PyTorch's names) -> the op that computes it
-GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
-
-
-def gelu_op(approximate):
-    """The unary op of GELU with ``approximate`` "none" (exact, x * Phi(x)) or "tanh"
-    (GPT-2's approximation); anything else is a ValueError naming the allowed values."""
-    try:
-        return GELU_OPS[approximate]
-    except (KeyError, TypeError):       # TypeError: an unhashable value, e.g. a list
-        raise ValueError(f"GELU: approximate={approximate!r} is not one of "
-                         f"{', '.join(repr(k) for k in GELU_OPS)}") from None
+FLOAT_ONLY = frozenset(name for name, p in ops.BY_NAME.items() if p.float_only)
 
 
 class Primitive(GradientFunction):

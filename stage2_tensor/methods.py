@@ -15,10 +15,10 @@ Binding copies the functions themselves onto the class, as if they were written 
 from types import FunctionType
 
 from . import backward as autograd
-from . import concat, dtypes, factories, grad_mode, interop, matmul, reduce, softmax, views
+from . import composites, concat, dtypes, factories, grad_mode, interop, matmul, reduce, softmax, views
 from .backend import launch
 from .broadcast import sum_dims
-from .elementwise import Convert, binary, compare, gelu_op, unary, where
+from .elementwise import Convert, binary, compare, unary, where
 from .strides import normalize_dim
 from .tensor import Tensor
 
@@ -197,7 +197,8 @@ class TensorMethods:
     def relu(self): return unary("relu", self)
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
-    def gelu(self, approximate="none"): return unary(gelu_op(approximate), self)
+    def erf(self): return unary("erf", self)
+    def gelu(self, approximate="none"): return composites.gelu(self, approximate)
 
     def maximum(self, other): return binary("maximum", self, other)
     def minimum(self, other): return binary("minimum", self, other)

@@ -16,9 +16,11 @@ else follows from it by *name*, never by position:
   naming the missing function.
 
 The rule for what is a primitive (backend.py says it to a device's author): an op that
-needs its own per-element formula. What can be written with other ops (SiLU, losses,
-softmax) is a composite in stage2, which every device then runs; a device may add a fused
-kernel for one (backend.py's optional kernels), never a primitive.
+needs its own per-element formula. What can be written with other ops (GELU, SiLU, losses,
+softmax) is a composite in stage2, which every device then runs. A device may compute a
+composite in one kernel instead: element-wise ones are declared below too, in ``FUSED``,
+with the gradient of the fused kernel, and a device that has them says so (its backend's
+``fused``); composites.py picks the fused kernel where the device has it.
 
 Kinds: "unary" (one operand), "binary" (two operands, the result in their dtype),
 "comparison" (two operands, a bool result), "reduce" (one operand, over some dimensions).
@@ -118,6 +120,7 @@ def gelu_grad(x):                   # Phi(x) + x * phi(x)
 # Computed as x * sigmoid(z) with z = 2 sqrt(2/pi) (x + 0.044715 x^3), the same number since
 # 0.5 (1 + tanh(u)) = sigmoid(2u): for x < 0, 1 + tanh(u) cancels and sigmoid does not.
 GELU_TANH_K = 2 * math.sqrt(2 / math.pi)
+TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)           # erf's derivative is this times e^(-x^2)
 GELU_TANH_C = 0.044715
 
 
@@ -202,11 +205,8 @@ PRIMITIVES = (
     unary("relu", lambda x: x if x > 0 or x != x else 0, ("x",), lambda g, x: kernel.relu_backward(g, x)),
     unary("sigmoid", sigmoid, ("out",), lambda g, out: g * (out * (1 - out)), float_only=True),
     unary("tanh", math.tanh, ("out",), lambda g, out: g * (1 - out * out), float_only=True),
-    unary("gelu", gelu, ("x",), lambda g, x: g * kernel.gelu_grad(x), float_only=True),
-    unary("gelu_grad", gelu_grad),              # GELU's derivative, inside its backward pass
     unary("sign", lambda x: (x > 0) - (x < 0)),
-    unary("gelu_tanh", gelu_tanh, ("x",), lambda g, x: g * kernel.gelu_tanh_grad(x), float_only=True),
-    unary("gelu_tanh_grad", gelu_tanh_grad),
+    unary("erf", math.erf, ("x",), lambda g, x: g * (TWO_OVER_SQRT_PI * kernel.exp(-(x * x))), float_only=True),
     # d/dx log(1 + e^x) = sigmoid(x); 1 where the forward is x itself
     unary("softplus", softplus, ("x",), lambda g, x: kernel.where(x > 20, g, g * kernel.sigmoid(x)),
           float_only=True),
@@ -235,21 +235,32 @@ PRIMITIVES = (
     Primitive("argmin", "reduce", argmin),
 )
 
-BY_NAME = {p.name: p for p in PRIMITIVES}
+# Fused kernels a device may have for composites (composites.py): GELU, exact and GPT-2's
+# tanh form, in one pass forward and one backward (their derivatives, gelu_grad and
+# gelu_tanh_grad, are kernels of the fused backward alone).
+FUSED = (
+    unary("gelu", gelu, ("x",), lambda g, x: g * kernel.gelu_grad(x), float_only=True),
+    unary("gelu_grad", gelu_grad),
+    unary("gelu_tanh", gelu_tanh, ("x",), lambda g, x: g * kernel.gelu_tanh_grad(x), float_only=True),
+    unary("gelu_tanh_grad", gelu_tanh_grad),
+)
+
+BY_NAME = {p.name: p for p in PRIMITIVES + FUSED}
 
 
-def names(*kinds):
-    """The names of the primitives of these kinds, in declaration order."""
+def names(*kinds, fused=False):
+    """The names of the primitives of these kinds, in declaration order; with ``fused``,
+    followed by the fused kernels of these kinds."""
     for kind in kinds:
         if kind not in KINDS:
             raise ValueError(f"unknown kind of primitive {kind!r}; kinds: {', '.join(KINDS)}")
-    return tuple(p.name for p in PRIMITIVES if p.kind in kinds)
+    return tuple(p.name for p in PRIMITIVES + (FUSED if fused else ()) if p.kind in kinds)
 
 
 def codes(kind):
-    """{name: code} of one kind's primitives: the numbers the native kernels switch on,
-    which their generated enum gives the same names."""
-    return {name: code for code, name in enumerate(names(kind))}
+    """{name: code} of one kind's primitives and fused kernels: the numbers the native
+    kernels switch on, which their generated enum gives the same names."""
+    return {name: code for code, name in enumerate(names(kind, fused=True))}
 
 
 def formulas(*kinds):

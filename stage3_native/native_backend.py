@@ -81,6 +81,7 @@ def stored_dtype(op, view_dtype, dtype):
 
 
 class NativeBackend(GroupUpdates, Backend):
+    fused = frozenset(p.name for p in ops.FUSED)       # the C and CUDA kernels have them all
     """A device on a native library; ``ffi`` is its cffi handle (for NULL)."""
     max_dims = 16                       # TG_MAX_DIMS: the kernels' index arrays hold 16
 

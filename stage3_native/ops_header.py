@@ -3,7 +3,7 @@
 The C kernels (csrc/) and the CUDA ones (cuda/) switch on an op code that the Python side
 passes. Both sides take it from the one declaration, by name: the builds (build.py,
 cuda_build.py) write ``ops_generated.h`` into each source folder, one enum per kind whose
-members are the ops' names in capitals (``NEG``, ``ADD``, ``EQ``, ``SUM``), and
+members are the names of its primitives and fused kernels in capitals (``NEG``, ``ADD``, ``EQ``, ``SUM``), and
 cpu/backend.py and cuda/backend.py look codes up with ``ops.codes``. Beside each enum, a
 list of the kind's ops as an X-macro (``TG_UNARY_OPS(X)`` expands to ``X(NEG, neg)
 X(EXP, exp) ...``): a kernel writes its switch by expanding it, one case per op calling
@@ -33,18 +33,18 @@ def text():
     """The header: per kind an enum (``enum tg_unary_op { NEG, EXP, ... };``), its count
     (``#define TG_UNARY_COUNT 13``) and its X-macro (``#define TG_UNARY_OPS(X) X(NEG, neg) ...``)."""
     ops = _declaration()
-    constants = [name.upper() for name in ops.names(*ops.KINDS)]
+    constants = [name.upper() for name in ops.names(*ops.KINDS, fused=True)]
     duplicated = sorted({c for c in constants if constants.count(c) > 1})
     if duplicated:          # C's enum constants share one namespace
         raise ValueError(f"stage2_tensor/ops.py: op names {duplicated} clash as C constants")
     lines = ["/* Generated from stage2_tensor/ops.py by stage3_native/ops_header.py: do not edit. */",
              "#ifndef TG_OPS_GENERATED_H", "#define TG_OPS_GENERATED_H", ""]
     for kind in ops.KINDS:
-        members = [name.upper() for name in ops.names(kind)]
+        members = [name.upper() for name in ops.names(kind, fused=True)]
         lines += [f"enum tg_{kind}_op {{ {', '.join(members)} }};",
                   f"#define TG_{kind.upper()}_COUNT {len(members)}",
                   f"#define TG_{kind.upper()}_OPS(X) "
-                  + " ".join(f"X({name.upper()}, {name})" for name in ops.names(kind))]
+                  + " ".join(f"X({name.upper()}, {name})" for name in ops.names(kind, fused=True))]
     return "\n".join(lines + ["", "#endif", ""])
 
 

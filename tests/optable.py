@@ -149,6 +149,7 @@ TENSOR_OPS = [
     tensor_op("gelu_tanh", lambda ns, a: ns.nn.functional.gelu(a, approximate="tanh"),
               lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
               (2, 3)),
+    tensor_op("erf", lambda ns, a: a.erf(), lambda a: np.vectorize(math.erf)(a), (2, 3)),
     tensor_op("softplus", lambda ns, a: ns.nn.functional.softplus(a), lambda a: np.log1p(np.exp(a)), (2, 3)),
     tensor_op("softplus_beta", lambda ns, a: ns.nn.functional.softplus(a, beta=2.0, threshold=0.0),
               lambda a: np.where(2 * a > 0, a, np.log1p(np.exp(2 * a)) / 2), (2, 3), domains=(AWAY,)),
@@ -245,7 +246,7 @@ def ops_for(engine):
     return ops if engine.scalar_only else ops + TENSOR_OPS
 
 
-# ---- the primitives (stage2_tensor/ops.py): numpy's answer to each -------------------------
+# ---- the primitives and fused kernels (stage2_tensor/ops.py): numpy's answer to each -------
 
 def erf(x):
     return np.vectorize(math.erf, otypes=[float])(x)
@@ -286,6 +287,7 @@ PRIMITIVES = {
     "log": Reference(np.log, positive=True, vectorizes=False),
     "sqrt": Reference(np.sqrt, positive=True), "abs": Reference(np.abs),
     "relu": Reference(lambda x: np.maximum(x, 0.0)), "sigmoid": Reference(_sigmoid),
+    "erf": Reference(erf, vectorizes=False),
     "tanh": Reference(np.tanh), "sign": Reference(np.sign),
     # x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), as PyTorch and the float64 kernel compute it:
     # for x < 0, 1 + erf cancels (float32's vmath.h computes the tail itself, more accurately)

@@ -49,8 +49,15 @@ def test_every_primitive_has_a_reference_here():
     assert set(PRIMITIVES) == set(ops.BY_NAME)
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", ops.names(*ops.KINDS))
+FUSED = [p.name for p in ops.FUSED]
+# every declared op on every device, but the fused kernels on python, which has none
+CASES = [pytest.param(device, name, marks=marks) for name in ops.names(*ops.KINDS, fused=True)
+         for device, marks in (("python", ()), ("cpu", ()), ("cpu:lazy", ()),
+                               *((d, pytest.mark.device(d)) for d in ("cuda-emu", "cuda")))
+         if not (device == "python" and name in FUSED)]
+
+
+@pytest.mark.parametrize("device,name", CASES)
 def test_every_device_runs_every_primitive(device, name):
     arrays = inputs(name)
     with np.errstate(divide="ignore"):                   # X / 0: -inf, as every device gives
@@ -80,7 +87,7 @@ def test_backend_lists_are_views_of_the_declaration():
     assert backend.BINARY_OPS == ops.names("binary") + ops.names("comparison")
     assert backend.COMPARISON_OPS == ops.names("comparison")
     assert backend.REDUCE_OPS == ops.names("reduce")
-    assert len(ops.BY_NAME) == len(ops.PRIMITIVES), "an op declared twice"
+    assert len(ops.BY_NAME) == len(ops.PRIMITIVES) + len(ops.FUSED), "an op declared twice"
     assert {p.kind for p in ops.PRIMITIVES} <= set(ops.KINDS)
 
 
@@ -103,12 +110,12 @@ def test_native_codes_name_the_ops_of_the_declaration():
     text = ops_header.text()
     for kind in ops.KINDS:
         members = re.search(rf"enum tg_{kind}_op {{ ([^}}]*) }};", text).group(1).split(", ")
-        assert members == [name.upper() for name in ops.names(kind)]
+        assert members == [name.upper() for name in ops.names(kind, fused=True)]
         assert f"#define TG_{kind.upper()}_COUNT {len(members)}" in text
     for module in (cpu_backend, cuda_backend):
         for kind, codes in (("unary", module.UNARY_CODE), ("binary", module.BINARY_CODE),
                             ("comparison", module.COMPARISON_CODE), ("reduce", module.REDUCE_CODE)):
-            assert codes == {name: i for i, name in enumerate(ops.names(kind))}
+            assert codes == {name: i for i, name in enumerate(ops.names(kind, fused=True))}
 
 
 def test_an_op_without_its_native_formula_fails_to_compile_naming_it(tmp_path, monkeypatch):
@@ -125,6 +132,25 @@ def test_an_op_without_its_native_formula_fails_to_compile_naming_it(tmp_path, m
                      for suffix in ("f32", "f64", "i64"))
     body = codegen.signature("every_op") + " { " + calls + " }\n"
     jit.compile_source(codegen.preamble(), body, codegen.signature("every_op"), None)
+
+
+@pytest.mark.parametrize("device", ["python", "cpu", "cpu:lazy",
+                                    pytest.param("cuda-emu", marks=pytest.mark.device("cuda-emu"))])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_a_composite_runs_the_fused_kernel_where_the_device_has_one(device, approximate):
+    """GELU is a composite (stage2_tensor/composites.py): the python device runs its
+    definition in primitives, the native devices their fused kernel, and both give numpy's
+    answer and its gradient."""
+    x = tg.from_numpy(X, device=device)
+    x.requires_grad = True
+    y = x.gelu(approximate)
+    kernel = {"none": "gelu", "tanh": "gelu_tanh"}[approximate]
+    has_kernel = kernel in backend.get(device).fused
+    assert has_kernel == (device != "python")
+    assert y.grad_fn.name == ({"gelu": "Gelu", "gelu_tanh": "GeluTanh"}[kernel] if has_kernel else "Mul")
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), PRIMITIVES[kernel].value(X), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), PRIMITIVES[kernel + "_grad"].value(X), rtol=1e-12, atol=1e-14)
 
 
 def test_an_unknown_kind_of_primitive_is_named():

@@ -18,11 +18,13 @@ import pytest
 
 import stage3_native
 from stage2_tensor import backend, dtypes
-from stage2_tensor.backend import BINARY_OPS, UNARY_OPS, View
+from stage2_tensor.backend import View
 from stage3_native.cpu import backend as cpu
 from stage3_native.lazy import codegen, jit
-from stage3_native.lazy.expr import (
+from stage3_native.lazy.expr import (      # the ops a kernel computes: primitives and fused
+    BINARY_OPS,
     COMPARISONS,
+    UNARY_OPS,
     Const,
     ElementwiseSpec,
     Input,

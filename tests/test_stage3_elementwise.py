@@ -83,8 +83,9 @@ def error_bound(dtype, terms):
     return ULPS * np.finfo(dtype).eps * sum(np.abs(t) for t in terms) + np.finfo(dtype).tiny
 
 
-# The ops and their references, from the declaration (stage2_tensor/ops.py) and optable.py
-UNARY = {name: PRIMITIVES[name] for name in ops.names("unary")}
+# The ops and their references, from the declaration (stage2_tensor/ops.py: the primitives
+# and the fused kernels, which the C kernels have) and optable.py
+UNARY = {name: PRIMITIVES[name] for name in ops.names("unary", fused=True)}
 BINARY = {name: (functools.partial(binary_kernel, name), PRIMITIVES[name].value) for name in ops.names("binary")}
 COMPARE = {name: (functools.partial(compare, name), PRIMITIVES[name].value) for name in ops.names("comparison")}
 

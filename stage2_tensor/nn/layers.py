@@ -5,7 +5,7 @@ activations and the loss modules, each a thin Module around a function of
 """
 import math
 
-from ..elementwise import gelu_op
+from ..composites import gelu_op
 from ..factories import ones, randn, uniform, zeros
 from . import functional as F
 from .modules import Module, Parameter

@@ -4,7 +4,8 @@
  * and calls the functions by name, so a fused kernel calls the very functions the eager one
  * does, and editing them changes every fused kernel's hash).
  *
- * Every op declared in stage2_tensor/ops.py has three functions here, named after it:
+ * Every op declared in stage2_tensor/ops.py, primitive or fused kernel (the GELUs), has three
+ * functions here, named after it:
  * tg_NAME_f32 computes in float (float32 tensors), tg_NAME_f64 in double (float64) and
  * tg_NAME_i64 in int64_t (every integer dtype and bool). The kernels find them by that name
  * alone (TG_BY_TYPE below; the generated ops_generated.h lists the ops), so this file is the
@@ -78,7 +79,10 @@ TG_FN double tg_sqrt_f64(double x) { return sqrt(x); }
 TG_FN float tg_abs_f32(float x) { return fabsf(x); }
 TG_FN double tg_abs_f64(double x) { return fabs(x); }
 TG_FN int64_t tg_abs_i64(int64_t x) { return x < 0 ? -x : x; }
+TG_FN float tg_erf_f32(float x) { return erff(x); }
+TG_FN double tg_erf_f64(double x) { return erf(x); }
 TG_REAL_ON_INTEGERS(exp) TG_REAL_ON_INTEGERS(tanh) TG_REAL_ON_INTEGERS(log) TG_REAL_ON_INTEGERS(sqrt)
+TG_REAL_ON_INTEGERS(erf)
 
 /* ---- division and powers --------------------------------------------------------------- */
 TG_FN float tg_div_f32(float a, float b) { return a / b; }
@@ -106,7 +110,8 @@ TG_FN float tg_sigmoid_f32(float x) {
     float s = 1.0f / (1.0f + e);
     return x >= 0 ? s : e * s;
 }
-/* GELU (exact, PyTorch's default) and its derivative Phi(x) + x phi(x) */
+/* The fused GELU kernels (ops.py's FUSED): exact GELU, PyTorch's default, and its derivative
+ * Phi(x) + x phi(x) */
 TG_FN float tg_gelu_f32(float x) { return x * tg_phi_f32(x); }
 TG_FN float tg_gelu_grad_f32(float x) {
     return tg_phi_f32(x) + x * 0.39894228040143268f * tg_exp_f32(-0.5f * x * x);

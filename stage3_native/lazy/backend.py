@@ -59,6 +59,10 @@ class LazyBackend(Backend):
         self.max_dims = cpu.max_dims
 
     @property
+    def fused(self):                    # the fused kernels it records: device "cpu"'s
+        return self.cpu.fused
+
+    @property
     def matmul_variant(self):           # which matmul the nodes run: device "cpu"'s setting
         return self.cpu.matmul_variant
 

@@ -2,8 +2,8 @@
 
 A fused kernel computes an expression per element: a small DAG whose leaves are the
 kernel's input operands (``Input``) and constants (``Const``) and whose inner nodes are the
-eager backend's ops (``Op``), named as in stage2_tensor/backend.py's UNARY_OPS and
-BINARY_OPS, plus ``where`` and ``cast``. Every node carries its dtype: the dtype the eager
+eager backend's ops (``Op``), named as declared in stage2_tensor/ops.py (primitives and fused
+kernels), plus ``where`` and ``cast``. Every node carries its dtype: the dtype the eager
 kernel would store that intermediate as, which is what the generated C rounds it to.
 
 The records are frozen dataclasses of tuples, strings and numbers: printable, comparable
@@ -17,10 +17,13 @@ DAG are one local in the generated C (common subexpressions come for free).
 """
 from dataclasses import dataclass
 
-from stage2_tensor.backend import BINARY_OPS, COMPARISON_OPS, UNARY_OPS
+from stage2_tensor import ops
+
+UNARY_OPS = ops.names("unary", fused=True)
+BINARY_OPS = ops.names("binary", "comparison", fused=True)
 
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
-COMPARISONS = COMPARISON_OPS
+COMPARISONS = ops.names("comparison")
 REDUCTIONS = ("sum", "max", "min")          # the ones a fused kernel computes (no arg ones)
 
 
