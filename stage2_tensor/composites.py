@@ -3,14 +3,18 @@ differentiates them with no code of their own (chapter 4, "Tensor-level autograd
 
 A device may compute a composite in one kernel instead, forward and backward: one pass
 over memory rather than one per primitive, and no intermediate tensors kept for the
-backward pass. Such a kernel is declared in ops.py's FUSED with its gradient, and a device
-that has it lists it in its backend's ``fused``; the composite below then calls it. The
-python device has none, so it runs (and a reader sees) the definition itself.
+backward pass. An element-wise one (GELU) is declared in ops.py's FUSED with its gradient,
+and a device that has it lists it in its backend's ``fused``; the losses' are backend
+methods (``mse_loss``, ``cross_entropy``, backend.py's optional kernels). The public calls
+(``x.gelu()``, nn.functional's losses) run the fused kernel where the device has it and
+the definition below where it does not: the python device runs GELU's, as a reader sees it.
 """
 import math
 
 from . import backend, ops
 from .elementwise import unary
+from .factories import arange
+from .softmax import log_softmax
 
 # nn.GELU's and F.gelu's `approximate` (PyTorch's names) -> the fused kernel that computes it
 GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
@@ -31,10 +35,29 @@ def gelu(x, approximate="none"):
     F.gelu: exact, 0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh" GPT-2's
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), here written x * sigmoid(2 u) with u
     the tanh's argument, the same number: for x < 0, 1 + tanh(u) cancels, sigmoid does not."""
-    op = gelu_op(approximate)
-    if op in backend.get(x.device).fused:
-        return unary(op, x)
-    if op == "gelu":
+    if gelu_op(approximate) == "gelu":
         return 0.5 * x * (1 + unary("erf", x * (1 / math.sqrt(2))))
     z = ops.GELU_TANH_K * (x + ops.GELU_TANH_C * x * x * x)
     return x * unary("sigmoid", z)
+
+
+def mse_loss(input, target, reduction):
+    """The squared differences, their sum or their mean (reduction "none", "sum", "mean"),
+    for input and target of one dtype (nn.functional.mse_loss checks and converts)."""
+    diff = input - target
+    losses = diff * diff
+    return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
+
+
+def cross_entropy(logits, target, reduction):
+    """-log softmax(logits)[target] per row of (N, C) logits, for int64 class indices target
+    (N,); their sum or mean as ``reduction`` says. log_softmax subtracts each row's max, so
+    large logits do not overflow."""
+    n, c = logits.shape
+    if n:
+        low, high = int(target.min().item()), int(target.max().item())
+        if low < 0 or high >= c:
+            bad = low if low < 0 else high
+            raise backend.bad_target(target.tolist().index(bad), bad, c)
+    losses = -log_softmax(logits, dim=-1)[arange(n, device=logits.device), target]
+    return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()

@@ -16,6 +16,7 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import composites, concat, dtypes, factories, grad_mode, interop, matmul, reduce, softmax, views
+from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
 from .elementwise import Convert, binary, compare, unary, where
@@ -198,7 +199,9 @@ class TensorMethods:
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
     def erf(self): return unary("erf", self)
-    def gelu(self, approximate="none"): return composites.gelu(self, approximate)
+    def gelu(self, approximate="none"):         # a composite, fused where the device can
+        op = composites.gelu_op(approximate)
+        return unary(op, self) if op in backends.get(self.device).fused else composites.gelu(self, approximate)
 
     def maximum(self, other): return binary("maximum", self, other)
     def minimum(self, other): return binary("minimum", self, other)

@@ -134,25 +134,6 @@ def test_an_op_without_its_native_formula_fails_to_compile_naming_it(tmp_path, m
     jit.compile_source(codegen.preamble(), body, codegen.signature("every_op"), None)
 
 
-@pytest.mark.parametrize("device", ["python", "cpu", "cpu:lazy",
-                                    pytest.param("cuda-emu", marks=pytest.mark.device("cuda-emu"))])
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_a_composite_runs_the_fused_kernel_where_the_device_has_one(device, approximate):
-    """GELU is a composite (stage2_tensor/composites.py): the python device runs its
-    definition in primitives, the native devices their fused kernel, and both give numpy's
-    answer and its gradient."""
-    x = tg.from_numpy(X, device=device)
-    x.requires_grad = True
-    y = x.gelu(approximate)
-    kernel = {"none": "gelu", "tanh": "gelu_tanh"}[approximate]
-    has_kernel = kernel in backend.get(device).fused
-    assert has_kernel == (device != "python")
-    assert y.grad_fn.name == ({"gelu": "Gelu", "gelu_tanh": "GeluTanh"}[kernel] if has_kernel else "Mul")
-    y.sum().backward()
-    np.testing.assert_allclose(y.detach().numpy(), PRIMITIVES[kernel].value(X), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(x.grad.numpy(), PRIMITIVES[kernel + "_grad"].value(X), rtol=1e-12, atol=1e-14)
-
-
 def test_an_unknown_kind_of_primitive_is_named():
     with pytest.raises(ValueError, match="unknown kind of primitive 'ternary'"):
         ops.names("ternary")

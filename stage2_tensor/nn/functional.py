@@ -9,6 +9,7 @@ kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear
 import warnings
 
 from .. import backend as backends
+from .. import composites
 from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..elementwise import unary, where
@@ -251,8 +252,9 @@ class MSELoss(GradientFunction):
 
 
 def mse_loss(input, target, reduction="mean"):
-    """Mean (or sum, or with reduction="none" each) of the squared differences, one fused
-    kernel each way (``MSELoss``). Like PyTorch, different shapes broadcast with a warning:
+    """Mean (or sum, or with reduction="none" each) of the squared differences: one fused
+    kernel each way (``MSELoss``) where the device has one, else the composite
+    (composites.mse_loss). Like PyTorch, different shapes broadcast with a warning:
     (N, 1) against (N,) gives an (N, N) loss, a classic silent bug."""
     if tuple(target.shape) != input.shape:
         warnings.warn(f"mse_loss: target size {tuple(target.shape)} is different from input "
@@ -264,7 +266,11 @@ def mse_loss(input, target, reduction="mean"):
     dtype = dtypes.promote(input.dtype, target.dtype)
     if not dtype.is_floating_point:
         dtype = dtypes.float32                         # the mean of integers is a fraction
-    return MSELoss.apply(input.to(dtype=dtype), target.to(dtype=dtype), reduction)
+    input, target = input.to(dtype=dtype), target.to(dtype=dtype)
+    if not backends.get(input.device).has("mse_loss"):
+        shape = broadcast_shapes(input.shape, target.shape)
+        return composites.mse_loss(input.broadcast_to(shape), target.broadcast_to(shape), reduction)
+    return MSELoss.apply(input, target, reduction)
 
 
 class CrossEntropy(GradientFunction):
@@ -294,8 +300,9 @@ class CrossEntropy(GradientFunction):
 
 def cross_entropy(input, target, reduction="mean", ignore_index=None):
     """-log softmax(input)[target] per sample, for logits `input` of shape (N, C) (or (C,))
-    and class indices `target` of shape (N,) (or ()). One fused kernel (``CrossEntropy``),
-    which subtracts the row max, so large logits do not overflow. Samples whose target is
+    and class indices `target` of shape (N,) (or ()). One fused kernel (``CrossEntropy``)
+    where the device has one, else the composite (composites.cross_entropy); both subtract
+    the row max, so large logits do not overflow. Samples whose target is
     ``ignore_index`` count for nothing: they add 0 and the mean is over the others (as in
     PyTorch, where it is -100 by default; here it is off unless given)."""
     if target.dtype not in (dtypes.int64, dtypes.int32):
@@ -308,12 +315,13 @@ def cross_entropy(input, target, reduction="mean", ignore_index=None):
     if input.ndim == 1:                               # one sample
         return cross_entropy(input.unsqueeze(0), target.reshape(1), reduction, ignore_index).reshape(())
     _check_reduction(reduction, "cross_entropy")
+    loss = CrossEntropy.apply if backends.get(input.device).has("cross_entropy") else composites.cross_entropy
+    target = target.to(device=input.device, dtype=dtypes.int64)
     if ignore_index is None:
-        return CrossEntropy.apply(input, target, reduction)
-    target = target.to(device=input.device)
+        return loss(input, target, reduction)
     scored = target != ignore_index
     # Ignored rows are given class 0 (any valid index) and then multiplied by 0.
-    losses = CrossEntropy.apply(input, target.masked_fill(scored == False, 0), "none")  # noqa: E712
+    losses = loss(input, target.masked_fill(scored == False, 0), "none")  # noqa: E712
     losses = losses * scored.to(dtype=losses.dtype)
     if reduction == "none":
         return losses
