@@ -42,7 +42,9 @@ composites.py and nn.functional, the losses, softmax, attention): every device r
 no kernel of its own. A device may still run a composite as one kernel, for speed: an
 element-wise one by declaring that it has the fused kernels of ops.FUSED (``fused``, the
 names of those its ``unary`` computes; gelu and gelu_tanh forward, gelu_grad and
-gelu_tanh_grad for their backward), the others through the optional kernels below.
+gelu_tanh_grad for their backward), the others through the optional kernels below
+(softmax, the losses, dropout, layer_norm). A new activation or loss is a composite first;
+a fused kernel follows only where it is measured to pay.
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
 as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.

@@ -13,6 +13,12 @@ from .tensor import Tensor
 
 # ops defined on floating-point values: an integer input is converted first (ops.py)
 FLOAT_ONLY = frozenset(name for name, p in ops.BY_NAME.items() if p.float_only)
+# the differentiable ops' gradients, and where what each saves sits in (*inputs, output):
+# looked up once here rather than on every operation
+GRADIENTS = {name: p.gradient for name, p in ops.BY_NAME.items() if p.gradient}
+ROLES = {1: ("x", "out"), 2: ("a", "b", "out")}          # by arity: (*inputs, output)
+SAVED = {name: tuple(ROLES[ops.BY_NAME[name].arity].index(role) for role in gradient.saves)
+         for name, gradient in GRADIENTS.items()}
 
 
 class Primitive(GradientFunction):
@@ -23,18 +29,17 @@ class Primitive(GradientFunction):
     def name(self):
         return "".join(part.capitalize() for part in self.op.split("_"))    # GeluTanh
 
-    def save(self, inputs, out):
-        """Save what the declared gradient reads: inputs by role ("x", "a", "b"), or "out"."""
-        saves = ops.BY_NAME[self.op].gradient.saves
-        if saves:
-            roles = dict(zip(("x",) if len(inputs) == 1 else ("a", "b"), inputs), out=out)
-            self.save_for_backward(*(roles[role] for role in saves))
+    def save(self, values):
+        """Save what the declared gradient reads (``Gradient.saves``) of the inputs and the
+        output, ``values``."""
+        positions = SAVED[self.op]
+        if positions:
+            self.save_for_backward(*[values[i] for i in positions])
 
     def backward(self, grad):
-        rules = ops.BY_NAME[self.op].gradient.rules
         saved = self.saved_tensors
-        return tuple(rule(grad, *saved) if needed else None
-                     for rule, needed in zip(rules, self.needs_input_grad))
+        return [rule(grad, *saved) if needed else None
+                for rule, needed in zip(GRADIENTS[self.op].rules, self.needs_input_grad)]
 
 
 class Unary(Primitive):
@@ -46,12 +51,12 @@ class Unary(Primitive):
         if op in FLOAT_ONLY and not dtype.is_floating_point:
             dtype = dtypes.float32          # exp of an integer tensor is a float32 tensor
         out = x.launch("unary", op, x.as_view(), dtype, shape=x.shape, dtype=dtype)
-        self.save((x,), out)
+        self.save((x, out))
         return out
 
 
 def unary(op, x):
-    if ops.BY_NAME[op].gradient:
+    if op in GRADIENTS:
         return Unary.apply(x, op)
     # Not differentiable (masks and signs used inside backward passes): a plain kernel call.
     return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
@@ -109,7 +114,7 @@ class Binary(Primitive):
             a, b = a.to(dtype=dtype), b.to(dtype=dtype)
         av, bv = a.broadcast_view(shape), b.broadcast_view(shape)
         out = a.launch("binary", op, av, bv, dtype, shape=shape, dtype=dtype)
-        self.save((a, b), out)
+        self.save((a, b, out))
         return out
 
 
