@@ -37,14 +37,15 @@ and REDUCE_OPS below are views of it.
 
 Primitives and composites. The primitives are kept few, as tinygrad keeps its own: an op is
 a primitive only if it needs a per-element formula of its own (exp, erf, softplus...).
-Everything that can be written with other ops is a composite in stage2 (GELU and SiLU in
-composites.py and nn.functional, the losses, softmax, attention): every device runs it with
-no kernel of its own. A device may still run a composite as one kernel, for speed: an
+Everything that can be written with other ops is a composite in stage2 (GELU and the
+losses in composites.py, SiLU and attention in nn.functional): every device runs it with no
+kernel of its own. A device may still run a composite as one kernel, for speed: an
 element-wise one by declaring that it has the fused kernels of ops.FUSED (``fused``, the
 names of those its ``unary`` computes; gelu and gelu_tanh forward, gelu_grad and
-gelu_tanh_grad for their backward), the others through the optional kernels below
-(softmax, the losses, dropout, layer_norm). A new activation or loss is a composite first;
-a fused kernel follows only where it is measured to pay.
+gelu_tanh_grad for their backward), a loss through the optional kernels below
+(cross_entropy, mse_loss). A new activation or loss is a composite first; a fused kernel
+follows only where it is measured to pay. (softmax, dropout and layer_norm are kernels of
+their own, which a device lacking them borrows from the python device, as below.)
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
 as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.

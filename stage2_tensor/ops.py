@@ -16,11 +16,12 @@ else follows from it by *name*, never by position:
   naming the missing function.
 
 The rule for what is a primitive (backend.py says it to a device's author): an op that
-needs its own per-element formula. What can be written with other ops (GELU, SiLU, losses,
-softmax) is a composite in stage2, which every device then runs. A device may compute a
-composite in one kernel instead: element-wise ones are declared below too, in ``FUSED``,
-with the gradient of the fused kernel, and a device that has them says so (its backend's
-``fused``); composites.py picks the fused kernel where the device has it.
+needs its own per-element formula. What can be written with other ops (GELU, SiLU, the
+losses) is a composite in stage2 (composites.py), which every device then runs. A device
+may compute a composite in one kernel instead: element-wise ones are declared below too, in
+``FUSED``, with the gradient of the fused kernel, and a device that has them says so (its
+backend's ``fused``); the public call (``x.gelu()``) runs the fused kernel where the device
+has it.
 
 Kinds: "unary" (one operand), "binary" (two operands, the result in their dtype),
 "comparison" (two operands, a bool result), "reduce" (one operand, over some dimensions).
