@@ -90,6 +90,39 @@ def _attention(q, k, v, causal=False):
     return _softmax(scores) @ v
 
 
+def _conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """The n-d convolution (a cross-correlation) by its definition: at each output position,
+    the window of the zero-padded input times the kernels, summed."""
+    n = w.ndim - 2
+    stride, padding, dilation = ((t,) * n if isinstance(t, int) else t for t in (stride, padding, dilation))
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    O, Cg, k = w.shape[0], w.shape[1], w.shape[2:]
+    Og = O // groups
+    out = [(x.shape[2 + d] - dilation[d] * (k[d] - 1) - 1) // stride[d] + 1 for d in range(n)]
+    y = np.zeros((x.shape[0], O, *out))
+    for pos in np.ndindex(*out):
+        window = x[(slice(None), slice(None)) + tuple(
+            slice(pos[d] * stride[d], pos[d] * stride[d] + dilation[d] * (k[d] - 1) + 1, dilation[d])
+            for d in range(n))]
+        for g in range(groups):
+            y[(slice(None), slice(g * Og, (g + 1) * Og)) + pos] = np.tensordot(
+                window[:, g * Cg:(g + 1) * Cg], w[g * Og:(g + 1) * Og], axes=(range(1, n + 2), range(1, n + 2)))
+    return y if b is None else y + b.reshape(O, *(1,) * n)
+
+
+def _pool(x, k, stride, padding, reduce, fill):
+    """n-d pooling by its definition: ``reduce`` over each window of the input padded with
+    ``fill`` (-inf for a maximum, 0 for an average that counts the padding)."""
+    n = len(k)
+    x = np.pad(x, [(0, 0), (0, 0)] + [(padding, padding)] * n, constant_values=fill)
+    out = [(x.shape[2 + d] - k[d]) // stride + 1 for d in range(n)]
+    y = np.zeros((*x.shape[:2], *out))
+    for pos in np.ndindex(*out):
+        window = x[(slice(None), slice(None)) + tuple(slice(p * stride, p * stride + k[d]) for d, p in enumerate(pos))]
+        y[(slice(None), slice(None)) + pos] = reduce(window.reshape(*x.shape[:2], -1), axis=-1)
+    return y
+
+
 def splitmix64(seed, n):
     """Outputs 0..n-1 of the SplitMix64 generator seeded with ``seed`` (Steele, Lea and
     Flood 2014), in numpy's wrapping uint64 arithmetic: dropout's counter-based hash."""
@@ -161,6 +194,22 @@ TENSOR_OPS = [
     tensor_op("mean_dim", lambda ns, a: a.mean(1), lambda a: a.mean(1), (2, 3)),
     tensor_op("max_dim", lambda ns, a: a.max(dim=1).values, lambda a: a.max(1), (2, 3)),
     tensor_op("min_all", lambda ns, a: a.min(), np.min, (2, 3)),
+    # Convolution and pooling (stage2_tensor/convolution.py): im2col as a gather, one product.
+    tensor_op("conv2d", lambda ns, x, w, b: ns.nn.functional.conv2d(x, w, b, padding=1),
+              lambda x, w, b: _conv(x, w, b, padding=1), (1, 2, 3, 3), (2, 2, 2, 2), (2,)),
+    tensor_op("conv2d_stride_dilation_groups",
+              lambda ns, x, w: ns.nn.functional.conv2d(x, w, stride=2, padding=(1, 0), dilation=(2, 1), groups=2),
+              lambda x, w: _conv(x, w, stride=2, padding=(1, 0), dilation=(2, 1), groups=2), (1, 4, 4, 3), (2, 2, 2, 2)),
+    tensor_op("conv1d_same", lambda ns, x, w: ns.nn.functional.conv1d(x, w, padding="same", dilation=2),
+              lambda x, w: _conv(x, w, padding=2, dilation=2), (1, 2, 5), (2, 2, 3)),
+    tensor_op("conv3d", lambda ns, x, w: ns.nn.functional.conv3d(x, w, padding=1), lambda x, w: _conv(x, w, padding=1),
+              (1, 1, 2, 3, 2), (1, 1, 2, 2, 2)),
+    tensor_op("max_pool2d", lambda ns, x: ns.nn.functional.max_pool2d(x, 3, stride=2, padding=1),
+              lambda x: _pool(x, (3, 3), 2, 1, np.max, -np.inf), (1, 2, 5, 4)),
+    tensor_op("avg_pool2d", lambda ns, x: ns.nn.functional.avg_pool2d(x, 2, stride=1, padding=1),
+              lambda x: _pool(x, (2, 2), 1, 1, np.mean, 0.0), (1, 2, 3, 4)),
+    tensor_op("max_pool1d", lambda ns, x: ns.nn.functional.max_pool1d(x, 2),
+              lambda x: _pool(x, (2,), 2, 0, np.max, -np.inf), (1, 2, 6)),
     # matmul: the four transpose cases, batches (broadcast), vectors.
     tensor_op("matmul", lambda ns, a, b: a @ b, np.matmul, (2, 3), (3, 4)),
     tensor_op("matmul_ta", lambda ns, a, b: ns.matmul(a, b, transpose_a=True),

@@ -7,6 +7,7 @@
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
   ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
+* ``conv.py``: ``Conv1d/2d/3d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``;
 * ``utils.py``: ``clip_grad_norm_``.
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
@@ -15,8 +16,10 @@
 from . import functional, utils
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, LayerNorm, Linear,
                      LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
+from .conv import AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d
 from .modules import Module, ModuleList, Parameter, Sequential
 
 __all__ = ["functional", "utils", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
            "Embedding", "LayerNorm", "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
-           "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss"]
+           "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss", "Conv1d", "Conv2d", "Conv3d",
+           "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d"]

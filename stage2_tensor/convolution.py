@@ -1,0 +1,250 @@
+"""Convolution and pooling as a gather and a matrix product (chapter on convolutional
+networks, "im2col").
+
+A convolution slides a small kernel over the input: each output position takes the dot
+product of the kernel with the window of input under it. im2col ("image to columns") lists,
+for every output position, the input positions its window reads: a table of indices that
+depends only on the shapes, the stride, the padding and the dilation, so it is worked out
+once (``windows``) and reused every step. Gathering those positions (``index_select``,
+whose gradient scatter-adds back: col2im) lays the windows out as the columns of a matrix,
+and the whole convolution is then one matrix product with the kernels, flattened to rows.
+
+Padding costs no padded copy: each input row gets one extra element (0 for a convolution
+and an average, -inf for a maximum), and a window position outside the input reads it.
+Pooling gathers the same windows and reduces them (max, mean). Everything here is written
+with differentiable tensor operations, so every device runs it and autograd needs no
+gradient of its own: the backward pass is the gather's scatter-add and the matrix
+product's two products, the two convolutions of the thesis.
+"""
+import functools
+import math
+
+from . import dtypes
+from .concat import cat
+from .factories import full, tensor
+from .strides import numel
+from .tensor import Tensor
+from .views import IndexSelect
+
+
+def _tuple(value, n, name):
+    """An int or a sequence of n ints, as a tuple of n ints (PyTorch's _pair, _triple)."""
+    values = (value,) * n if isinstance(value, int) and not isinstance(value, bool) else tuple(value)
+    if len(values) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{name} must be an int or {n} ints, got {value!r}")
+    return values
+
+
+def output_size(size, kernel, stride, before, after, dilation, ceil_mode=False):
+    """How many windows fit along one dimension of ``size`` padded by before + after."""
+    span = size + before + after - dilation * (kernel - 1) - 1
+    if span < 0:
+        return 0
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + before:     # a last window in the padding alone
+        out -= 1
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def windows(spatial, kernel, stride, before, after, dilation, ceil_mode=False):
+    """The im2col table for an input of ``spatial`` extents: (indices, out extents, counts).
+
+    ``indices``: for each kernel position k (row-major over the kernel) and each output
+    position l (row-major), the flat position in the input of what window l reads at k, or
+    numel(spatial) (the extra element) where that lies in the padding: K * L ints, k-major.
+    ``counts``: per output position, (inside the padded bounds, inside the input) window
+    positions: the divisors of an average with and without the padding."""
+    n = len(spatial)
+    out = tuple(output_size(spatial[d], kernel[d], stride[d], before[d], after[d], dilation[d], ceil_mode)
+                for d in range(n))
+    pad_index = numel(spatial)
+    offsets = _grid(kernel)                                   # each kernel position
+    starts = _grid(out)                                       # each output position
+    indices, padded, inside = [], [0] * len(starts), [0] * len(starts)
+    for k in offsets:
+        for j, o in enumerate(starts):
+            flat, ok = 0, True
+            within = True
+            for d in range(n):
+                p = o[d] * stride[d] - before[d] + k[d] * dilation[d]
+                ok = ok and 0 <= p < spatial[d]
+                within = within and p < spatial[d] + after[d]
+                flat = flat * spatial[d] + p
+            indices.append(flat if ok else pad_index)
+            padded[j] += within
+            inside[j] += ok
+    return indices, out, (padded, inside)
+
+
+def _grid(extents):
+    """Every index tuple of a grid of these extents, row-major."""
+    grid = [()]
+    for e in extents:
+        grid = [g + (i,) for g in grid for i in range(e)]
+    return grid
+
+
+_INDEX_TENSORS = {}
+
+
+def _index_tensor(values, key, device):
+    """``values`` as an int64 tensor on ``device``, made once per table and device."""
+    t = _INDEX_TENSORS.get((key, device))
+    if t is None:
+        if len(_INDEX_TENSORS) >= 256:
+            _INDEX_TENSORS.clear()
+        t = _INDEX_TENSORS[key, device] = tensor(values, dtype=dtypes.int64, device=device)
+    return t
+
+
+def _padding(padding, n, kernel, stride, dilation):
+    """(before, after) per dimension: an int or n ints each side, or 'valid' (none) or 'same'
+    (the output as large as the input, stride 1 only; an odd total pads one more after, as
+    PyTorch does)."""
+    if padding == "valid":
+        return (0,) * n, (0,) * n
+    if padding == "same":
+        if any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        return tuple(t // 2 for t in total), tuple(t - t // 2 for t in total)
+    if isinstance(padding, str):
+        raise ValueError(f"padding must be 'valid', 'same', an int or {n} ints, got {padding!r}")
+    pad = _tuple(padding, n, "padding")
+    if any(p < 0 for p in pad):
+        raise ValueError(f"padding must be non-negative, got {padding!r}")
+    return pad, pad
+
+
+def _gather(x, n, kernel, stride, before, after, dilation, fill, ceil_mode=False):
+    """x (N, C, *spatial) as its windows (N, C, K, L), the padding reading ``fill``; with
+    the output extents and the table's counts."""
+    spatial = x.shape[2:]
+    key = (spatial, kernel, stride, before, after, dilation, ceil_mode)
+    indices, out, counts = windows(*key)
+    if 0 in out:
+        raise ValueError(f"the input's extents {spatial} are smaller than the kernel's "
+                         f"{tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))} (with dilation)")
+    N, C = x.shape[:2]
+    rows = x.reshape(N, C, numel(spatial))
+    rows = cat([rows, full((N, C, 1), fill, dtype=x.dtype, device=x.device)], dim=2)
+    cols = IndexSelect.apply(rows, 2, _index_tensor(indices, key, x.device))
+    return cols.reshape(N, C, numel(kernel), numel(out)), out, counts
+
+
+def _batched(x, n, what):
+    """x with its batch dimension: (N, C, *spatial) as it is, (C, *spatial) as N = 1."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{what}: expected a tensor, got {type(x).__name__}")
+    if x.ndim == n + 1:
+        return x.unsqueeze(0), True
+    if x.ndim != n + 2:
+        raise ValueError(f"{what}: expected a {n + 1}-d (unbatched) or {n + 2}-d (batched) input, "
+                         f"got shape {x.shape}")
+    return x, False
+
+
+def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
+    """The n-d convolution (PyTorch's conv1d/2d/3d, a cross-correlation): x (N, C_in,
+    *spatial), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None. ``groups``
+    splits the channels into that many independent convolutions (groups = C_in: depthwise)."""
+    what = f"conv{n}d"
+    x, unbatched = _batched(x, n, what)
+    if weight.ndim != n + 2:
+        raise ValueError(f"{what}: expected a {n + 2}-d weight (C_out, C_in / groups, kernel...), "
+                         f"got shape {weight.shape}")
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{what}: groups must be a positive int, got {groups!r}")
+    c_out, c_group, kernel = weight.shape[0], weight.shape[1], weight.shape[2:]
+    if x.shape[1] != c_group * groups or c_out % groups:
+        raise ValueError(f"{what}: input of {x.shape[1]} channels, weight {weight.shape} and "
+                         f"groups={groups}: expected C_in = {c_group} * groups and C_out divisible by groups")
+    stride, dilation = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ValueError(f"{what}: stride and dilation must be positive, got {stride}, {dilation}")
+    before, after = _padding(padding, n, kernel, stride, dilation)
+    cols, out, _ = _gather(x, n, kernel, stride, before, after, dilation, 0)
+    N, L = x.shape[0], numel(out)
+    # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
+    cols = cols.reshape(N, groups, c_group * numel(kernel), L)
+    y = weight.reshape(groups, c_out // groups, c_group * numel(kernel)) @ cols
+    y = y.reshape(N, c_out, *out)
+    if bias is not None:
+        y = y + bias.reshape(c_out, *(1,) * n)
+    return y[0] if unbatched else y
+
+
+def _pool_args(kernel_size, stride, padding, dilation, n, what):
+    kernel = _tuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None or stride == () else _tuple(stride, n, "stride")
+    pad, dilation = _tuple(padding, n, "padding"), _tuple(dilation, n, "dilation")
+    if any(v < 1 for v in kernel + stride + dilation) or any(p < 0 for p in pad):
+        raise ValueError(f"{what}: kernel_size, stride and dilation must be positive and padding "
+                         f"non-negative, got {kernel}, {stride}, {pad}, {dilation}")
+    if any(2 * p > k for p, k in zip(pad, kernel)):
+        raise ValueError(f"{what}: padding should be at most half of kernel_size, got padding "
+                         f"{pad} for kernel_size {kernel}")
+    return kernel, stride, pad, dilation
+
+
+def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+             return_indices=False, n=2):
+    """The largest value of each window (PyTorch's max_pool1d/2d). With ``return_indices``,
+    also each maximum's flat position in its input plane (what max_unpool takes)."""
+    what = f"max_pool{n}d"
+    x, unbatched = _batched(x, n, what)
+    kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, dilation, n, what)
+    cols, out, _ = _gather(x, n, kernel, stride, pad, pad, dilation, -math.inf, ceil_mode)
+    y = cols.max(dim=2).values.reshape(*x.shape[:2], *out)
+    if not return_indices:
+        return y[0] if unbatched else y
+    key = (x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)
+    table = _index_tensor(windows(*key)[0], key, x.device)           # K * L positions
+    L = numel(out)
+    k = cols.argmax(dim=2)                                           # (N, C, L)
+    flat = k * L + tensor(list(range(L)), dtype=dtypes.int64, device=x.device)
+    where = IndexSelect.apply(table, 0, flat.reshape(-1)).reshape(*x.shape[:2], *out)
+    return (y[0], where[0]) if unbatched else (y, where)
+
+
+def avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, n=2):
+    """The mean of each window (PyTorch's avg_pool1d/2d): divided by the window's positions
+    inside the padded input (``count_include_pad``) or inside the input alone."""
+    what = f"avg_pool{n}d"
+    x, unbatched = _batched(x, n, what)
+    kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, 1, n, what)
+    cols, out, (padded, inside) = _gather(x, n, kernel, stride, pad, pad, dilation, 0, ceil_mode)
+    divisor = tensor(padded if count_include_pad else inside, dtype=x.dtype, device=x.device)
+    y = (cols.sum(dim=2) / divisor).reshape(*x.shape[:2], *out)
+    return y[0] if unbatched else y
+
+
+# ---- PyTorch's names ------------------------------------------------------------------------
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv(input, weight, bias, stride, padding, dilation, groups, n=1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv(input, weight, bias, stride, padding, dilation, groups, n=2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv(input, weight, bias, stride, padding, dilation, groups, n=3)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n=1)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n=2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, n=1)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, n=2)
