@@ -123,6 +123,26 @@ def _pool(x, k, stride, padding, reduce, fill):
     return y
 
 
+def _bilinear(x, out, align_corners):
+    """Bilinear interpolation of (N, C, H, W) to (N, C, *out) by its definition: each output
+    pixel's input coordinates, then the four neighbours weighted by their distances."""
+    def coordinate(j, size, n):
+        if align_corners:
+            return j * (size - 1) / (n - 1) if n > 1 else 0.0
+        return max((j + 0.5) * size / n - 0.5, 0.0)
+    H, W = x.shape[2:]
+    y = np.zeros((*x.shape[:2], *out))
+    for i in range(out[0]):
+        for j in range(out[1]):
+            r, c = coordinate(i, H, out[0]), coordinate(j, W, out[1])
+            r0, c0 = int(r), int(c)
+            r1, c1 = min(r0 + 1, H - 1), min(c0 + 1, W - 1)
+            a, b = r - r0, c - c0
+            y[:, :, i, j] = ((1 - a) * (1 - b) * x[:, :, r0, c0] + (1 - a) * b * x[:, :, r0, c1]
+                             + a * (1 - b) * x[:, :, r1, c0] + a * b * x[:, :, r1, c1])
+    return y
+
+
 def splitmix64(seed, n):
     """Outputs 0..n-1 of the SplitMix64 generator seeded with ``seed`` (Steele, Lea and
     Flood 2014), in numpy's wrapping uint64 arithmetic: dropout's counter-based hash."""
@@ -210,6 +230,22 @@ TENSOR_OPS = [
               lambda x: _pool(x, (2, 2), 1, 1, np.mean, 0.0), (1, 2, 3, 4)),
     tensor_op("max_pool1d", lambda ns, x: ns.nn.functional.max_pool1d(x, 2),
               lambda x: _pool(x, (2,), 2, 0, np.max, -np.inf), (1, 2, 6)),
+    # Padding and interpolation (stage2_tensor/resampling.py): gathers along one dimension.
+    tensor_op("pad_constant", lambda ns, x: ns.nn.functional.pad(x, (1, 2, -1, 1), value=0.5),
+              lambda x: np.pad(x[:, 1:], [(0, 0), (0, 1), (1, 2)], constant_values=0.5), (1, 3, 3)),
+    tensor_op("pad_reflect", lambda ns, x: ns.nn.functional.pad(x, (2, 1, 1, 2), mode="reflect"),
+              lambda x: np.pad(x, [(0, 0), (1, 2), (2, 1)], mode="reflect"), (1, 3, 3)),
+    tensor_op("pad_replicate", lambda ns, x: ns.nn.functional.pad(x, (0, 2, 3, 1), mode="replicate"),
+              lambda x: np.pad(x, [(0, 0), (3, 1), (0, 2)], mode="edge"), (1, 2, 3)),
+    tensor_op("pad_circular", lambda ns, x: ns.nn.functional.pad(x, (1, 3), mode="circular"),
+              lambda x: np.pad(x, [(0, 0), (1, 3)], mode="wrap"), (1, 4)),
+    tensor_op("upsample_nearest", lambda ns, x: ns.nn.functional.interpolate(x, scale_factor=2),
+              lambda x: x.repeat(2, axis=2).repeat(2, axis=3), (1, 2, 2, 3)),
+    tensor_op("upsample_bilinear", lambda ns, x: ns.nn.functional.interpolate(x, size=(4, 5), mode="bilinear"),
+              lambda x: _bilinear(x, (4, 5), False), (1, 2, 3, 2)),
+    tensor_op("upsample_bilinear_corners",
+              lambda ns, x: ns.nn.functional.interpolate(x, size=(3, 4), mode="bilinear", align_corners=True),
+              lambda x: _bilinear(x, (3, 4), True), (1, 1, 2, 3)),
     # matmul: the four transpose cases, batches (broadcast), vectors.
     tensor_op("matmul", lambda ns, a, b: a @ b, np.matmul, (2, 3), (3, 4)),
     tensor_op("matmul_ta", lambda ns, a, b: ns.matmul(a, b, transpose_a=True),

@@ -1,4 +1,5 @@
-"""Convolution and pooling (stage2_tensor/convolution.py, nn/conv.py) beyond the shared op
+"""Convolution, pooling, padding and interpolation (stage2_tensor/convolution.py,
+resampling.py, nn/conv.py) beyond the shared op
 table (tests/optable.py checks every op's values and gradients on every device): the im2col
 table itself, pooling's options against numpy, the modules, unbatched inputs, and the errors
 for arguments that cannot work. PyTorch, where installed, is an extra oracle."""
@@ -91,6 +92,11 @@ def test_modules_and_unbatched_inputs(device):
     (lambda: F.conv2d(tg.zeros(1, 3, 5, 5), tg.zeros(2, 3, 3, 3), stride=(1, 0)), "stride and dilation must"),
     (lambda: F.max_pool2d(tg.zeros(1, 1, 4, 4), 2, padding=2), "at most half of kernel_size"),
     (lambda: nn.Conv2d(3, 4, 3, groups=2), "must be divisible by groups"),
+    (lambda: F.pad(tg.zeros(1, 2, 3), (3, 0), mode="reflect"), "must be smaller than the dimension"),
+    (lambda: F.pad(tg.zeros(1, 2, 3), (1, 1), mode="mirror"), "mode must be one of"),
+    (lambda: F.pad(tg.zeros(1, 2, 3), (1, 1, 1)), "expected pairs of ints"),
+    (lambda: F.interpolate(tg.zeros(1, 2, 3), size=4, scale_factor=2), "either size or scale_factor"),
+    (lambda: F.interpolate(tg.zeros(1, 2, 3), size=4, mode="bilinear"), "takes a 4-d input"),
     (lambda: nn.Conv2d(3, 4, 3, padding_mode="reflect"), "padding_mode 'reflect' is not supported"),
 ])
 def test_bad_arguments_are_named(call, message):

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..convolution import (avg_pool1d, avg_pool2d, conv1d, conv2d, conv3d,  # noqa: F401  (F.conv2d, ...)
                            max_pool1d, max_pool2d)
+from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..elementwise import unary, where
 from ..factories import arange, generator
 from ..function import GradientFunction
@@ -385,7 +386,7 @@ def one_hot(tensor, num_classes=-1):
     return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+__all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pad", "interpolate",
            "relu", "gelu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",
            "layer_norm", "mse_loss", "cross_entropy", "one_hot", "attention_weights",
            "scaled_dot_product_attention"]

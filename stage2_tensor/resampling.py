@@ -1,0 +1,133 @@
+"""Padding and interpolation as gathers along one dimension at a time (chapter on
+convolutional networks).
+
+Both build a new tensor whose positions along a dimension read positions of the input:
+padding by reflecting (``reflect``), repeating the edge (``replicate``) or wrapping around
+(``circular``), nearest-neighbour upsampling by repeating each position. The list of
+positions read is worked out once per shape and gathered with ``index_select``, whose
+gradient scatter-adds back; (bi)linear interpolation gathers the two neighbours of each
+position and mixes them with constant weights. Constant padding is a concatenation.
+"""
+import functools
+import math
+
+from . import dtypes
+from .concat import cat
+from .factories import full, tensor
+from .tensor import Tensor
+from .views import IndexSelect
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+@functools.lru_cache(maxsize=256)
+def pad_positions(size, before, after, mode):
+    """The input position each output position reads along one padded dimension."""
+    if mode == "reflect" and max(before, after) >= size:
+        raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than the "
+                         f"dimension it pads ({size})")
+    if mode == "circular" and max(before, after) > size:
+        raise ValueError(f"pad: circular padding ({before}, {after}) must be at most the "
+                         f"dimension it pads ({size})")
+    read = {"reflect": lambda i: -i if i < 0 else 2 * (size - 1) - i if i >= size else i,
+            "replicate": lambda i: min(max(i, 0), size - 1),
+            "circular": lambda i: i % size}[mode]
+    return tuple(read(i) for i in range(-before, size + after))
+
+
+_INDEX = {}
+
+
+def _gather(x, dim, positions):
+    """x's positions along ``dim`` listed in ``positions`` (a tuple), as one index_select."""
+    key = (positions, x.device)
+    index = _INDEX.get(key)
+    if index is None:
+        if len(_INDEX) >= 256:
+            _INDEX.clear()
+        index = _INDEX[key] = tensor(list(positions), dtype=dtypes.int64, device=x.device)
+    return IndexSelect.apply(x, dim, index)
+
+
+def pad(input, pad, mode="constant", value=0.0):
+    """PyTorch's F.pad: ``pad`` holds (before, after) pairs from the last dimension
+    backwards, (left, right, top, bottom, ...). A negative constant padding crops."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pad: expected a tensor, got {type(input).__name__}")
+    if mode not in PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(PAD_MODES)}, got {mode!r}")
+    pad = tuple(pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim or not all(isinstance(p, int) for p in pad):
+        raise ValueError(f"pad: expected pairs of ints, at most one per dimension of the "
+                         f"{input.ndim}-d input, got {pad}")
+    if mode != "constant" and (any(p < 0 for p in pad) or len(pad) // 2 > input.ndim - 1):
+        raise ValueError(f"pad: {mode} padding takes non-negative sizes and leaves the first "
+                         f"dimension alone, got {pad} for a {input.ndim}-d input")
+    x = input
+    for k in range(len(pad) // 2):
+        dim, before, after = x.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+        if mode != "constant":
+            x = _gather(x, dim, pad_positions(x.shape[dim], before, after, mode))
+            continue
+        if before < 0 or after < 0:                       # crop
+            x = x[(slice(None),) * dim + (slice(-min(before, 0), x.shape[dim] + min(after, 0)),)]
+        parts = [full(x.shape[:dim] + (p,) + x.shape[dim + 1:], value, dtype=x.dtype, device=x.device)
+                 for p in (max(before, 0), max(after, 0))]
+        x = cat([parts[0], x, parts[1]], dim=dim)
+    return x
+
+
+@functools.lru_cache(maxsize=256)
+def source_positions(size, out, mode, align_corners, scale):
+    """Per output position along one dimension: (first neighbour, second neighbour, the
+    second's weight), as PyTorch maps output to input coordinates."""
+    if mode == "nearest":
+        step = 1 / scale if scale else size / out
+        return tuple(min(int(math.floor(j * step)), size - 1) for j in range(out)), None, None
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+        coords = [j * step for j in range(out)]
+    else:
+        step = 1 / scale if scale else size / out
+        coords = [max((j + 0.5) * step - 0.5, 0.0) for j in range(out)]
+    first = tuple(min(int(c), size - 1) for c in coords)
+    second = tuple(min(i + 1, size - 1) for i in first)
+    return first, second, tuple(c - i for c, i in zip(coords, first))
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """PyTorch's F.interpolate for modes "nearest", "linear" (3-d input) and "bilinear"
+    (4-d): ``size`` or ``scale_factor`` (an int or float, or one per spatial dimension)."""
+    if mode not in ("nearest", "linear", "bilinear"):
+        raise ValueError(f"interpolate: mode must be 'nearest', 'linear' or 'bilinear', got {mode!r}")
+    n = input.ndim - 2
+    if (mode == "linear" and n != 1) or (mode == "bilinear" and n != 2) or n < 1:
+        raise ValueError(f"interpolate: mode {mode!r} takes a {3 if mode == 'linear' else 4}-d input "
+                         f"(N, C, ...), got shape {input.shape}")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("interpolate: align_corners only applies to the linear modes")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give either size or scale_factor")
+    spatial = input.shape[2:]
+    if size is not None:
+        out = (size,) * n if isinstance(size, int) else tuple(size)
+        scales = (None,) * n
+    else:
+        scales = (float(scale_factor),) * n if isinstance(scale_factor, (int, float)) else tuple(map(float, scale_factor))
+        out = tuple(int(math.floor(s * f)) for s, f in zip(spatial, scales))
+    if len(out) != n or any(o < 1 for o in out):
+        raise ValueError(f"interpolate: output size {out} does not fit the {n} spatial dimension(s) "
+                         f"of input {input.shape}")
+    x = input
+    for d in range(n):
+        dim = 2 + d
+        first, second, weights = source_positions(spatial[d], out[d], mode, bool(align_corners),
+                                                  scales[d] if size is None else None)
+        if mode == "nearest":
+            x = _gather(x, dim, first)
+            continue
+        shape = [1] * x.ndim
+        shape[dim] = out[d]
+        w = tensor(list(weights), dtype=x.dtype, device=x.device).reshape(*shape)
+        x = _gather(x, dim, first) * (1 - w) + _gather(x, dim, second) * w
+    return x
