@@ -44,23 +44,49 @@ def fused_update(kernel, params, states, *settings):
 
 class Optimizer:
     def __init__(self, params, defaults):
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of tensors or of "
+                            "parameter groups (dicts), got a single tensor; pass [tensor]")
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__} got an empty parameter list")
         if not isinstance(params[0], dict):
             params = [{"params": params}]             # one group holding every parameter
-        if defaults["lr"] < 0:
-            raise ValueError(f"{type(self).__name__}: invalid learning rate {defaults['lr']}")
         self.defaults = defaults
         self.param_groups = []
-        for group in params:
-            group = {**defaults, **group, "params": list(group["params"])}
-            for p in group["params"]:
-                if not p.requires_grad or not p.is_leaf:
-                    raise ValueError(f"{type(self).__name__} can only optimize leaf tensors "
-                                     f"that require grad; got one of shape {p.shape}")
-            self.param_groups.append(group)
         self.state = {}                                # tensor -> its state (keyed by identity)
+        for group in params:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Add a group of parameters with settings of its own (a dict: "params" and any of
+        the defaults' keys; what it leaves out comes from the defaults), as PyTorch does, e.g.
+        to train layers unfrozen later. Its settings are checked like the constructor's; a
+        parameter may be in one group only, since each parameter has one state."""
+        name = type(self).__name__
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            raise TypeError(f"{name}: a parameter group must be a dict with a 'params' entry, "
+                            f"got {type(param_group).__name__}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
+                raise ValueError(f"{name} can only optimize leaf tensors that require grad; got "
+                                 + (f"one of shape {p.shape}" if isinstance(p, Tensor)
+                                    else f"a {type(p).__name__}"))
+        taken = {id(p) for g in self.param_groups for p in g["params"]}
+        if len({id(p) for p in params}) != len(params) or taken & {id(p) for p in params}:
+            raise ValueError(f"{name}: some parameters appear more than once in the parameter "
+                             "groups; each parameter may be in one group, once")
+        group = {**self.defaults, **param_group, "params": params}
+        self.check_settings(group, name)
+        self.param_groups.append(group)
+
+    def check_settings(self, group, where):
+        """ValueError, naming the setting, unless a group's settings are valid; subclasses
+        add theirs. Every group is checked, its own settings and loaded ones too, since the
+        update kernels trust them."""
+        check_number(where, "lr", group["lr"])
 
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
@@ -132,6 +158,8 @@ class Optimizer:
                              f"{[len(g['params']) for g in self.param_groups]}")
         settings = [{**mine, **{k: v for k, v in theirs.items() if k != "params"}}
                     for mine, theirs in zip(self.param_groups, groups)]
+        for i, group in enumerate(settings):
+            self.check_settings(group, f"{name}.load_state_dict: parameter group {i}")
         params = [(p, group) for g, group in zip(self.param_groups, settings) for p in g["params"]]
         state = {}
         for key, saved in states.items():
@@ -157,6 +185,25 @@ class Optimizer:
             raise ValueError(f"{where}: its state lacks {missing}")
         return {k: _step_count(where, k, v) if k in self.state_counts else _state_tensor(where, k, v, p)
                 for k, v in state.items()}
+
+
+def check_number(where, key, value, low=0.0, high=math.inf, high_open=False):
+    """ValueError unless ``value`` is a real number in [low, high] ([low, high) with
+    ``high_open``): an optimizer's or a scheduler's setting."""
+    is_number = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                 and not math.isnan(value))
+    if not is_number or not low <= value <= high or (high_open and value == high):
+        expected = (f"a number >= {low:g}" if high == math.inf
+                    else f"a number in [{low:g}, {high:g}{')' if high_open else ']'}")
+        raise ValueError(f"{where}: invalid {key} {value!r}, expected {expected}")
+
+
+def check_betas(where, betas):
+    """Adam's (beta1, beta2): two numbers in [0, 1)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"{where}: invalid betas {betas!r}, expected two numbers in [0, 1)")
+    for i, beta in enumerate(betas):
+        check_number(where, f"beta at index {i}", beta, 0.0, 1.0, high_open=True)
 
 
 def _parameter_index(name, key, count):

@@ -1,5 +1,5 @@
 from ..factories import zeros_like
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_number
 
 
 class RMSprop(Optimizer):
@@ -11,6 +11,12 @@ class RMSprop(Optimizer):
                  centered=False):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered))
+
+    def check_settings(self, group, where):
+        super().check_settings(group, where)
+        check_number(where, "alpha", group["alpha"], 0.0, 1.0)
+        for key in ("eps", "weight_decay", "momentum"):
+            check_number(where, key, group[key])
 
     state_tensors = ("square_avg", "momentum_buffer", "grad_avg")
 

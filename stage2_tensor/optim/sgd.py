@@ -1,5 +1,5 @@
 from ..factories import zeros_like
-from .optimizer import Optimizer, fused_update
+from .optimizer import Optimizer, check_number, fused_update
 
 
 class SGD(Optimizer):
@@ -7,10 +7,15 @@ class SGD(Optimizer):
     on the first step), g = v (or g + momentum * v with nesterov); p -= lr * g."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False):
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))
+
+    def check_settings(self, group, where):
+        super().check_settings(group, where)
+        for key in ("momentum", "dampening", "weight_decay"):
+            check_number(where, key, group[key])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(f"{where}: Nesterov momentum requires a momentum and zero dampening")
 
     state_tensors = ("momentum_buffer",)        # made on the first step when missing
 
