@@ -153,7 +153,7 @@ def _case(name, change, error, message):
     _case("state missing", lambda sd: sd["state"][0].pop("exp_avg_sq"), ValueError,
           r"its state lacks \['exp_avg_sq'\]"),
     _case("another optimizer's state", lambda sd: sd["state"][0].update(momentum_buffer=tg.zeros(2, 2)),
-          ValueError, r"unknown state \['momentum_buffer'\]; Adam keeps \['exp_avg', 'exp_avg_sq', 'step'\]"),
+          ValueError, r"unknown state \['momentum_buffer'\]; Adam keeps \['exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'step'\]"),
     _case("no such parameter", lambda sd: sd["state"].update({7: {}}), ValueError,
           r"state for parameter 7, but this optimizer has parameters 0 to 0"),
     _case("one group too many", lambda sd: sd["param_groups"].append(sd["param_groups"][0]), ValueError,
