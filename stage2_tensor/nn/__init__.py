@@ -2,7 +2,7 @@
 ``torch.nn``: ``import stage2_tensor.nn as nn``.
 
 * ``modules.py``: ``Parameter``, ``Module`` (parameters found by walking attributes,
-  ``state_dict``/``load_state_dict``, ``train``/``eval``, ``to``), ``Sequential``,
+  buffers, ``state_dict``/``load_state_dict``, ``train``/``eval``, ``to``), ``Sequential``,
   ``ModuleList``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
   ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
