@@ -107,3 +107,51 @@ def test_register_checks_names_and_values():
     assert [n for n, _ in m.named_parameters()] == ["scale", "lin.weight", "lin.bias",
                                                     "extra.weight", "extra.bias"]
     assert [n for n, _ in m.named_children()] == ["lin", "act", "extra"]
+
+
+# ---- containers ----------------------------------------------------------------------------
+def test_apply_visits_every_module_children_first():
+    m = nn.Sequential(Tied(), nn.ModuleDict({"a": nn.ReLU(), "b": nn.Sequential(nn.Tanh())}))
+    seen = []
+    m.apply(seen.append)
+    assert len(seen) == len(list(m.modules())) == 10 and seen[-1] is m
+    assert {id(x) for x in seen} == {id(x) for x in m.modules()}
+
+
+def test_module_dict():
+    d = nn.ModuleDict({"q": nn.Linear(2, 2)})
+    d["k"] = nn.Linear(2, 3, bias=False)
+    d.update([("v", nn.Linear(2, 1))])
+    assert list(d) == list(d.keys()) == ["q", "k", "v"] and "k" in d and len(d) == 3
+    assert [n for n, _ in d.named_parameters()] == ["q.weight", "q.bias", "k.weight", "v.weight", "v.bias"]
+    assert isinstance(d.pop("v"), nn.Linear) and len(d) == 2
+    del d["k"]
+    assert list(d.items())[0][0] == "q"
+    with pytest.raises(TypeError, match=r"ModuleDict\['x'\]: expected a Module, got Tensor"):
+        d["x"] = tg.zeros(1)
+    with pytest.raises(KeyError, match="non-empty string without '.'"):
+        d["a.b"] = nn.ReLU()
+    with pytest.raises(KeyError, match=r"has no key 'z'; its keys are \['q'\]"):
+        d["z"]
+
+
+def test_parameter_list_and_dict(tmp_path):
+    pl = nn.ParameterList([tg.zeros(2), nn.Parameter(tg.ones(3))])
+    pl.append(tg.ones(1))
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in pl) and len(pl) == 3
+    pd = nn.ParameterDict({"scale": tg.ones(2)})
+    pd["shift"] = tg.zeros(2)
+    owner = nn.Module()
+    owner.pl, owner.pd = pl, pd
+    assert list(owner.state_dict()) == ["pl.0", "pl.1", "pl.2", "pd.scale", "pd.shift"]
+    (pl[0].sum() + (pd["scale"] * 3).sum()).backward()
+    assert pl[0].grad.tolist() == [1.0, 1.0] and pd["scale"].grad.tolist() == [3.0, 3.0]
+    tg.save(owner.state_dict(), tmp_path / "p.tg")
+    with tg.no_grad():
+        pd["scale"].fill_(0.0)
+    owner.load_state_dict(tg.load(tmp_path / "p.tg"))
+    assert pd["scale"].tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match=r"ParameterList\[3\]: expected a Parameter or a Tensor, got float"):
+        pl.append(1.0)
+    with pytest.raises(TypeError, match="got ReLU"):
+        pd["act"] = nn.ReLU()

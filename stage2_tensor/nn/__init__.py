@@ -4,6 +4,7 @@
 * ``modules.py``: ``Parameter``, ``Module`` (parameters found by walking attributes,
   buffers, ``state_dict``/``load_state_dict``, ``train``/``eval``, ``to``), ``Sequential``,
   ``ModuleList``;
+* ``containers.py``: ``ModuleDict``, ``ParameterList``, ``ParameterDict``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
   ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
@@ -13,10 +14,12 @@
     loss = nn.functional.mse_loss(model(x), y)
 """
 from . import functional, utils
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, LayerNorm, Linear,
                      LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
 from .modules import Module, ModuleList, Parameter, Sequential
 
-__all__ = ["functional", "utils", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
-           "Embedding", "LayerNorm", "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
-           "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss"]
+__all__ = ["functional", "utils", "Parameter", "Module", "Sequential", "ModuleList",
+           "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
+           "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax", "Flatten",
+           "MSELoss", "CrossEntropyLoss"]
