@@ -1,10 +1,17 @@
 """The PyTorch surface of stage2's nn a learner reaches for: activations and losses against
 numpy and central differences on every engine; buffers, registration, weight tying,
 containers and nn.init by their behaviour."""
+import math
+
+import numpy as np
 import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.nn as nn
+import stage2_tensor.nn.functional as F
+
+from .engines import ENGINES, engine_params
+from .gradcheck import gradcheck
 
 
 # ---- buffers, registration, tying ----------------------------------------------------------
@@ -155,3 +162,136 @@ def test_parameter_list_and_dict(tmp_path):
         pl.append(1.0)
     with pytest.raises(TypeError, match="got ReLU"):
         pd["act"] = nn.ReLU()
+
+
+def array(t):
+    return np.array(t.detach().tolist(), dtype=np.float64)
+
+
+# ---- activations and losses ----------------------------------------------------------------
+TENSOR_ENGINES = engine_params([e for e in ENGINES if e.stage != "stage1"])
+TARGET = np.array([2, 0, 3])                  # classes of the (3, 4) inputs below
+IGNORED = np.array([2, -100, 3])              # the middle sample ignored
+CLASS_WEIGHT = np.array([0.5, 2.0, 1.0, 1.5])
+
+
+def softplus_ref(x, beta, threshold):
+    return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+def nll_ref(x, target, weight, reduction):
+    kept = target != -100
+    t = np.where(kept, target, 0)
+    w = weight[t] * kept
+    losses = -x[np.arange(len(t)), t] * w
+    return {"none": losses, "sum": losses.sum(), "mean": losses.sum() / w.sum()}[reduction]
+
+
+def _on(x, values, dtype=None):
+    return tg.tensor(np.asarray(values).tolist(), dtype=dtype, device=x.device)
+
+
+# name: (function of float64 tensors, numpy's answer for the same arrays)
+FUNCTIONS = {
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), lambda x: np.where(x > 0, x, 0.1 * x)),
+    "LeakyReLU": (lambda x: nn.LeakyReLU()(x), lambda x: np.where(x > 0, x, 0.01 * x)),
+    "elu": (lambda x: F.elu(x, alpha=1.5), lambda x: np.where(x > 0, x, 1.5 * np.expm1(x))),
+    "ELU": (lambda x: nn.ELU()(x), lambda x: np.where(x > 0, x, np.expm1(x))),
+    "SiLU": (lambda x: nn.SiLU()(x), lambda x: x / (1 + np.exp(-x))),
+    "Softplus": (lambda x: nn.Softplus(beta=2, threshold=3)(x), lambda x: softplus_ref(x, 2, 3)),
+    "normalize": (lambda x: F.normalize(x), lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)),
+    "normalize_p3_dim0": (lambda x: F.normalize(x, p=3, dim=0),
+                          lambda x: x / (np.abs(x) ** 3).sum(0, keepdims=True) ** (1 / 3)),
+    **{f"nll_loss_{r}": ((lambda r: lambda x: F.nll_loss(x, _on(x, IGNORED), _on(x, CLASS_WEIGHT, tg.float64), reduction=r))(r),
+                         (lambda r: lambda x: nll_ref(x, IGNORED, CLASS_WEIGHT, r))(r))
+       for r in ("none", "sum", "mean")},
+    "nll_loss_plain": (lambda x: F.nll_loss(x, _on(x, TARGET)),
+                       lambda x: nll_ref(x, TARGET, np.ones(4), "mean")),
+    "embedding": (lambda w: F.embedding(_on(w, [[1, 0], [1, 2]]), w),
+                  lambda w: w[np.array([[1, 0], [1, 2]])]),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("engine", TENSOR_ENGINES)
+def test_forward_matches_numpy_and_gradient_central_differences(engine, name):
+    fn, reference = FUNCTIONS[name]
+    x = np.random.default_rng(0).uniform(-3, 3, size=(3, 4))
+    value = gradcheck(engine, fn, [x])
+    np.testing.assert_allclose(value, reference(x), rtol=1e-12, atol=1e-14)
+
+
+def test_embedding_padding_row_gets_no_gradient_and_errors():
+    w = tg.tensor(np.arange(12.0).reshape(4, 3).tolist(), dtype=tg.float64, requires_grad=True)
+    F.embedding(tg.tensor([[1, 3], [3, 0]]), w, padding_idx=-1).sum().backward()
+    assert array(w.grad).tolist() == [[1] * 3, [1] * 3, [0] * 3, [0] * 3]   # row 3: padding
+    with pytest.raises(IndexError, match="index 4 is out of range for a table of 4 rows"):
+        F.embedding(tg.tensor([4]), w)
+    with pytest.raises(TypeError, match="expected row numbers"):
+        F.embedding(tg.tensor([1.0]), w)
+    with pytest.raises(ValueError, match="padding_idx must be an int in"):
+        F.embedding(tg.tensor([1]), w, padding_idx=4)
+    with pytest.raises(ValueError, match="max_norm.* not supported"):
+        F.embedding(tg.tensor([1]), w, max_norm=1.0)
+
+
+def test_nll_loss_shapes_module_and_errors():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 3, 5))                                 # (N, C, d): C second
+    t = np.array([[0, 2, 1, 1, 0], [2, 2, 0, 1, 0]])
+    moved = np.moveaxis(x, 1, -1).reshape(-1, 3)
+    expected = nll_ref(moved, t.ravel(), np.ones(3), "none").reshape(2, 5)
+    got = F.nll_loss(tg.tensor(x.tolist(), dtype=tg.float64), tg.tensor(t.tolist()), reduction="none")
+    np.testing.assert_allclose(array(got), expected, rtol=1e-12)
+    logits = tg.tensor(rng.normal(size=(4, 3)).tolist())
+    target = tg.tensor([0, 2, 1, 1])
+    assert nn.NLLLoss()(F.log_softmax(logits, dim=1), target).item() == pytest.approx(
+        F.cross_entropy(logits, target).item(), rel=1e-6)
+    assert F.nll_loss(logits[0], target[0]).shape == ()            # one unbatched sample
+    assert math.isnan(F.nll_loss(logits, tg.tensor([-100] * 4)).item())   # all ignored: 0 / 0
+    with pytest.raises(IndexError, match=r"target 3 at position 1 is not a class index: the input has 3"):
+        F.nll_loss(logits, tg.tensor([0, 3, 1, 1]))
+    with pytest.raises(ValueError, match=r"target of shape \(N, \.\.\.\)"):
+        F.nll_loss(logits, tg.tensor([0, 1]))
+    with pytest.raises(TypeError, match="expected class indices"):
+        F.nll_loss(logits, tg.zeros(4))
+    with pytest.raises(ValueError, match=r"weight must be a tensor of shape \(3,\)"):
+        F.nll_loss(logits, target, weight=tg.ones(4))
+    with pytest.raises(ValueError, match="reduction must be"):
+        nn.NLLLoss(reduction="avg")
+    with pytest.raises(ValueError, match="size_average and reduce are deprecated"):
+        F.nll_loss(logits, target, None, True)              # PyTorch's positions
+
+
+def test_activation_and_normalize_edge_cases():
+    x = tg.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=tg.float64, requires_grad=True)
+    out = F.normalize(x, dim=1)
+    assert array(out).tolist() == [[0.0, 0.0], [0.6, 0.8]]        # a zero vector stays zero
+    out.sum().backward()
+    assert np.isfinite(array(x.grad)).all()
+    assert array(F.normalize(x, p=float("inf"), dim=1)).tolist() == [[0.0, 0.0], [0.75, 1.0]]
+    big = tg.tensor([800.0, -1.0], dtype=tg.float64, requires_grad=True)
+    F.elu(big).sum().backward()                                     # e^800 is never taken
+    assert array(big.grad).tolist() == [1.0, math.exp(-1.0)]
+    for bad in (lambda: F.leaky_relu(x, "0.1"), lambda: nn.ELU(alpha=None)):
+        with pytest.raises(TypeError, match="must be a number"):
+            bad()
+    with pytest.raises(ValueError, match="inplace=True is not supported"):
+        nn.LeakyReLU(inplace=True)
+    with pytest.raises(ValueError, match="p must be positive"):
+        F.normalize(x, p=0)
+    with pytest.raises(ValueError, match="beta must be non-zero"):
+        nn.Softplus(beta=0)
+    assert repr(nn.LeakyReLU(0.2)) == "LeakyReLU(negative_slope=0.2)"
+
+
+def test_identity_flatten_unflatten():
+    x = tg.randn(2, 12)
+    assert nn.Identity(54, unused="x")(x) is x
+    y = nn.Unflatten(1, (3, -1))(x)
+    assert y.shape == (2, 3, 4) and nn.Flatten()(y).tolist() == x.tolist()
+    assert nn.Unflatten(-1, [2, 6])(x).shape == (2, 2, 6)
+    with pytest.raises(TypeError, match="unflattened_size must be a non-empty tuple"):
+        nn.Unflatten(1, 12)
+    with pytest.raises(IndexError, match=r"dim 2 is out of range for an input of shape \(2, 12\)"):
+        nn.Unflatten(2, (3, 4))(x)

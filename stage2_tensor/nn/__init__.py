@@ -6,7 +6,8 @@
   ``ModuleList``;
 * ``containers.py``: ``ModuleDict``, ``ParameterList``, ``ParameterDict``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
-  ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
+  ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``;
+* ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``utils.py``: ``clip_grad_norm_``.
 
@@ -14,12 +15,15 @@
     loss = nn.functional.mse_loss(model(x), y)
 """
 from . import functional, utils
+from .activation import ELU, LeakyReLU, SiLU, Softplus
 from .containers import ModuleDict, ParameterDict, ParameterList
-from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, LayerNorm, Linear,
-                     LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
+from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity, LayerNorm,
+                     Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
+                     Unflatten)
 from .modules import Module, ModuleList, Parameter, Sequential
 
 __all__ = ["functional", "utils", "Parameter", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
-           "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax", "Flatten",
-           "MSELoss", "CrossEntropyLoss"]
+           "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
+           "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
+           "CrossEntropyLoss", "NLLLoss"]
