@@ -2,6 +2,7 @@
 numpy and central differences on every engine; buffers, registration, weight tying,
 containers and nn.init by their behaviour."""
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
+from stage2_tensor.nn import init
 
 from .engines import ENGINES, engine_params
 from .gradcheck import gradcheck
@@ -295,3 +297,95 @@ def test_identity_flatten_unflatten():
         nn.Unflatten(1, 12)
     with pytest.raises(IndexError, match=r"dim 2 is out of range for an input of shape \(2, 12\)"):
         nn.Unflatten(2, (3, 4))(x)
+
+
+# ---- nn.init -------------------------------------------------------------------------------
+def check_moments(values, mean, var, mu4):
+    """The sample mean and (biased) variance of n draws are within 5 standard errors of
+    the distribution's: sd(mean) = sqrt(var / n), sd(variance) ~ sqrt((mu4 - var^2) / n),
+    mu4 the fourth central moment. 5 standard errors: a false alarm about once in 10^6."""
+    n = values.size
+    assert abs(values.mean() - mean) < 5 * math.sqrt(var / n)
+    assert abs(values.var() - var) < 5 * math.sqrt((mu4 - var ** 2) / n)
+
+
+def uniform_moments(bound):                   # on [-bound, bound]: var (2b)^2/12, mu4 (2b)^4/80
+    return 0.0, (2 * bound) ** 2 / 12, (2 * bound) ** 4 / 80
+
+
+def normal_moments(std):
+    return 0.0, std ** 2, 3 * std ** 4
+
+
+def test_init_distributions_have_their_moments():
+    tg.manual_seed(0)
+    w = tg.zeros(64, 128)                      # fan_in 128, fan_out 64, 8192 draws
+    k = 1 / math.sqrt(128)
+    relu_std = math.sqrt(2) * k
+    cases = [
+        (lambda: init.uniform_(w, -0.5, 0.5), uniform_moments(0.5), 0.5),
+        (lambda: init.normal_(w, 0.0, 0.2), normal_moments(0.2), None),
+        (lambda: init.xavier_uniform_(w), uniform_moments(math.sqrt(6 / 192)), math.sqrt(6 / 192)),
+        (lambda: init.xavier_normal_(w, gain=2.0), normal_moments(2 * math.sqrt(2 / 192)), None),
+        (lambda: init.kaiming_uniform_(w, nonlinearity="relu"), uniform_moments(math.sqrt(3) * relu_std),
+         math.sqrt(3) * relu_std),
+        (lambda: init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu"),
+         normal_moments(math.sqrt(2 / 64)), None),
+    ]
+    for fill, (mean, var, mu4), bound in cases:
+        assert fill() is w
+        values = array(w).ravel()
+        check_moments(values, mean, var, mu4)
+        if bound is not None:
+            assert np.abs(values).max() <= bound * (1 + 1e-6)
+
+
+def test_trunc_normal_stays_in_bounds_with_the_truncated_moments():
+    tg.manual_seed(1)
+    w = init.trunc_normal_(tg.zeros(8192), mean=1.0, std=2.0, a=-1.0, b=3.0)   # +-1 std
+    values = array(w)
+    assert values.min() >= -1.0 and values.max() <= 3.0
+    phi, z = NormalDist().pdf(1.0), 2 * NormalDist().cdf(1.0) - 1   # density at 1, mass inside
+    var = 4 * (1 - 2 * phi / z)                 # a symmetric truncation: the mean stays 1
+    check_moments(values - 1.0, 0.0, var, 3 * var ** 2)   # the normal's mu4 bounds the truncated's
+
+
+def test_init_is_seeded_in_place_and_matches_linear():
+    p = nn.Parameter(tg.zeros(8, 16))
+    tg.manual_seed(3)
+    assert init.kaiming_normal_(p) is p
+    first = p.tolist()
+    assert p.is_leaf and p.requires_grad and p.grad_fn is None
+    tg.manual_seed(3)
+    assert init.kaiming_normal_(p).tolist() == first
+    tg.manual_seed(4)
+    assert init.kaiming_normal_(p).tolist() != first
+    tg.manual_seed(5)
+    layer = nn.Linear(16, 8)
+    tg.manual_seed(5)                          # Linear's rule is kaiming_uniform_(a=sqrt 5)
+    np.testing.assert_allclose(array(init.kaiming_uniform_(p, a=math.sqrt(5))), array(layer.weight), rtol=1e-6)
+    assert init.constant_(p, 0.25).tolist() == [[0.25] * 16] * 8
+    assert init.zeros_(p).sum().item() == 0 and init.ones_(p).sum().item() == 128
+
+
+def test_calculate_gain_fans_and_errors():
+    assert init.calculate_gain("linear") == init.calculate_gain("sigmoid") == 1.0
+    assert init.calculate_gain("tanh") == 5 / 3 and init.calculate_gain("relu") == math.sqrt(2)
+    assert init.calculate_gain("leaky_relu", 0.2) == math.sqrt(2 / 1.04)
+    assert init.calculate_gain("selu") == 0.75
+    conv = tg.zeros(8, 4, 3, 3)                 # fan_in 4*9 = 36, fan_out 8*9 = 72
+    tg.manual_seed(0)
+    bound = math.sqrt(3) * math.sqrt(2) / 6
+    assert np.abs(array(init.kaiming_uniform_(conv, nonlinearity="relu"))).max() <= bound * (1 + 1e-6)
+    for bad, error, match in [(lambda: init.calculate_gain("swish"), ValueError, "unsupported nonlinearity 'swish'"),
+                              (lambda: init.calculate_gain("leaky_relu", "x"), ValueError, "not a valid number"),
+                              (lambda: init.xavier_uniform_(tg.zeros(5)), ValueError, "fewer than 2 dimensions"),
+                              (lambda: init.kaiming_normal_(conv, mode="fan"), ValueError, "mode 'fan' not supported"),
+                              (lambda: init.normal_(tg.zeros(2, dtype=tg.int64)), TypeError, "floating-point"),
+                              (lambda: init.uniform_([1.0]), TypeError, "expected a Tensor, got list"),
+                              (lambda: init.uniform_(conv, 1, 0), ValueError, "a <= b"),
+                              (lambda: init.trunc_normal_(conv, std=0), ValueError, "std > 0")]:
+        with pytest.raises(error, match=match):
+            bad()
+    with pytest.warns(UserWarning, match="zero-element"):
+        init.kaiming_uniform_(tg.zeros(0, 3))
