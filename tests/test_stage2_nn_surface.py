@@ -102,9 +102,11 @@ def test_register_checks_names_and_values():
                               (lambda: m.register_buffer("lin", tg.zeros(1)), KeyError, "'lin' already exists"),
                               (lambda: m.register_buffer("forward", tg.zeros(1)), KeyError, "already exists"),
                               (lambda: m.register_buffer("b", [1.0]), TypeError, "'list' object to buffer 'b'"),
-                              (lambda: m.register_buffer("b", nn.Parameter(tg.zeros(1))), TypeError, "register_parameter"),
+                              (lambda: m.register_buffer("b", nn.Parameter(tg.zeros(1))), TypeError,
+                               "register_parameter"),
                               (lambda: m.register_parameter("p", tg.zeros(1)), TypeError, "nn.Parameter or None"),
-                              (lambda: m.register_parameter("running_mean", nn.Parameter(tg.zeros(1))), KeyError, "already exists"),
+                              (lambda: m.register_parameter("running_mean", nn.Parameter(tg.zeros(1))), KeyError,
+                               "already exists"),
                               (lambda: m.add_module("sub", tg.zeros(1)), TypeError, "is not a Module subclass"),
                               (lambda: m.add_module("training", nn.ReLU()), KeyError, "already exists")]:
         with pytest.raises(error, match=match):
@@ -204,7 +206,8 @@ FUNCTIONS = {
     "normalize": (lambda x: F.normalize(x), lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)),
     "normalize_p3_dim0": (lambda x: F.normalize(x, p=3, dim=0),
                           lambda x: x / (np.abs(x) ** 3).sum(0, keepdims=True) ** (1 / 3)),
-    **{f"nll_loss_{r}": ((lambda r: lambda x: F.nll_loss(x, _on(x, IGNORED), _on(x, CLASS_WEIGHT, tg.float64), reduction=r))(r),
+    **{f"nll_loss_{r}": ((lambda r: lambda x: F.nll_loss(x, _on(x, IGNORED), _on(x, CLASS_WEIGHT, tg.float64),
+                                                         reduction=r))(r),
                          (lambda r: lambda x: nll_ref(x, IGNORED, CLASS_WEIGHT, r))(r))
        for r in ("none", "sum", "mean")},
     "nll_loss_plain": (lambda x: F.nll_loss(x, _on(x, TARGET)),

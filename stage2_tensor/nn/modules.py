@@ -225,8 +225,9 @@ class Module:
                 yield from v._state_items(f"{prefix}{n}.")
 
     def state_dict(self):
-        """{dotted name: tensor} for every parameter and persistent buffer; the tensors are detached and share
-        the parameters' storage (save them with ``stage2_tensor.save`` to keep a copy)."""
+        """{dotted name: tensor} for every parameter and persistent buffer; the tensors are
+        detached and share the module's storage (save them with ``stage2_tensor.save`` to
+        keep a copy)."""
         return {name: p.detach() for name, p in self._state_items()}
 
     def load_state_dict(self, state_dict, strict=True):
