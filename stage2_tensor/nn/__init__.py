@@ -2,24 +2,32 @@
 ``torch.nn``: ``import stage2_tensor.nn as nn``.
 
 * ``modules.py``: ``Parameter``, ``Module`` (parameters found by walking attributes,
-  ``state_dict``/``load_state_dict``, ``train``/``eval``, ``to``), ``Sequential``,
+  buffers, ``state_dict``/``load_state_dict``, ``train``/``eval``, ``to``), ``Sequential``,
   ``ModuleList``;
+* ``containers.py``: ``ModuleDict``, ``ParameterList``, ``ParameterDict``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
-  ``Flatten``, ``MSELoss``, ``CrossEntropyLoss``;
+  ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``;
+* ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``conv.py``: ``Conv1d/2d/3d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``;
+* ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
 * ``utils.py``: ``clip_grad_norm_``.
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)
 """
-from . import functional, utils
-from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, LayerNorm, Linear,
-                     LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
+from . import functional, init, utils
+from .activation import ELU, LeakyReLU, SiLU, Softplus
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d
+from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity, LayerNorm,
+                     Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
+                     Unflatten)
 from .modules import Module, ModuleList, Parameter, Sequential
 
-__all__ = ["functional", "utils", "Parameter", "Module", "Sequential", "ModuleList", "Linear",
-           "Embedding", "LayerNorm", "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
-           "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss", "Conv1d", "Conv2d", "Conv3d",
-           "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d"]
+__all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList",
+           "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
+           "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
+           "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
+           "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
+           "AvgPool1d", "AvgPool2d"]

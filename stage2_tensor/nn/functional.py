@@ -47,6 +47,36 @@ def softplus(x, beta=1.0, threshold=20.0):
     return y if threshold == 20 else where(x * beta > threshold, x, y)
 
 
+def _check_number(value, name, fn):
+    """A real number argument (a bool or a tensor is a mistake here, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
+
+
+def _no_inplace(inplace, fn):
+    """The in-place forms would overwrite a tensor autograd may still need; not offered."""
+    if inplace:
+        raise ValueError(f"{fn}: inplace=True is not supported here; use inplace=False "
+                         "(the default) and assign the result")
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x, as PyTorch (whose gradient at 0 is
+    negative_slope, as here). A composite: where and a product."""
+    _check_number(negative_slope, "negative_slope", "leaky_relu")
+    _no_inplace(inplace, "leaky_relu")
+    return where(input > 0, input, input * negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (e^x - 1), as PyTorch. A composite: the exponential is
+    taken of min(x, 0), so a large positive x gives no inf that where's backward would
+    turn into 0 * inf = nan."""
+    _check_number(alpha, "alpha", "elu")
+    _no_inplace(inplace, "elu")
+    return where(input > 0, input, (input.minimum(0.0).exp() - 1) * alpha)
+
+
 def tanh(x):
     return x.tanh()
 
@@ -331,6 +361,100 @@ def cross_entropy(input, target, reduction="mean", ignore_index=None):
     return losses.sum() / scored.sum().to(dtype=losses.dtype) if reduction == "mean" else losses.sum()
 
 
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """The negative log likelihood of log-probabilities ``input``: -weight[t] * input[i, t]
+    for sample i of class t, as PyTorch's F.nll_loss. Shapes: input (N, C) with target (N,),
+    (C,) with (), or (N, C, d1, ...) with (N, d1, ...). Samples whose target is
+    ``ignore_index`` (-100 by default, as in PyTorch) add 0; "mean" divides by the sum of
+    the weights of the other samples (their count without ``weight``), so a mean over only
+    ignored samples is nan, as in PyTorch. (size_average and reduce, deprecated in PyTorch,
+    hold their places in its signature; use reduction.)"""
+    if size_average is not None or reduce is not None:
+        raise ValueError("nll_loss: size_average and reduce are deprecated (as in PyTorch); "
+                         "pass reduction='mean', 'sum' or 'none' instead")
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError(f"nll_loss: expected tensors, got {type(input).__name__} and "
+                        f"{type(target).__name__}")
+    if target.dtype not in (dtypes.int64, dtypes.int32):
+        raise TypeError(f"nll_loss: expected class indices (an int64 tensor) as target, got a "
+                        f"{target.dtype.name} tensor; convert labels with .long()")
+    if input.ndim == 0 or target.shape != input.shape[:1] * (input.ndim > 1) + input.shape[2:]:
+        raise ValueError(f"nll_loss: log-probabilities of shape (N, C, ...) need a target of "
+                         f"shape (N, ...), (C,) a target of shape (); got input of shape "
+                         f"{input.shape} and target of shape {target.shape}")
+    _check_reduction(reduction, "nll_loss")
+    c = input.shape[0 if input.ndim == 1 else 1]
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
+        raise ValueError(f"nll_loss: weight must be a tensor of shape ({c},), one per class, "
+                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
+    # Every layout as rows of C: (N, C, d...) moves C last, so one gather serves all.
+    rows = input.reshape(1, c) if input.ndim == 1 else input
+    if input.ndim > 2:
+        rows = input.permute(0, *range(2, input.ndim), 1).reshape(-1, c)
+    flat = target.reshape(-1).to(device=input.device, dtype=dtypes.int64)
+    kept = flat != ignore_index
+    picked = flat.masked_fill(kept == False, 0)  # noqa: E712  (ignored rows read class 0, weighted 0)
+    if picked.numel():
+        low, high = int(picked.min().item()), int(picked.max().item())
+        if low < 0 or high >= c:
+            bad = low if low < 0 else high
+            raise IndexError(f"nll_loss: target {bad} at position {picked.tolist().index(bad)} "
+                             f"is not a class index: the input has {c} classes (0 to {c - 1})")
+    w = kept.to(dtype=input.dtype)
+    if weight is not None:
+        w = w * weight.to(device=input.device, dtype=input.dtype)[picked]
+    losses = -rows[arange(rows.shape[0], device=input.device), picked] * w
+    if reduction == "none":
+        return losses.reshape(target.shape)
+    return losses.sum() if reduction == "sum" else losses.sum() / w.sum()
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p, eps) along ``dim``, as PyTorch's F.normalize: unit vectors,
+    and a zero vector stays zero. The clamp is taken before the root (max(s, eps^p)^(1/p),
+    the same value), so a zero vector's gradient is 0, not the nan of sqrt'(0)."""
+    _check_number(p, "p", "normalize")
+    if not p > 0:
+        raise ValueError(f"normalize: p must be positive (2 for the Euclidean norm), got {p}")
+    _check_number(eps, "eps", "normalize")
+    if p == float("inf"):
+        norm = input.abs().max(dim=dim, keepdim=True)[0].maximum(eps)
+    else:
+        powers = input * input if p == 2 else input.abs() ** p
+        norm = powers.sum(dim=dim, keepdim=True).maximum(eps ** p) ** (1 / p)
+    return input / norm
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows ``weight[input]``: (*input.shape, embedding_dim), as PyTorch's F.embedding. The
+    gradient adds up for a row picked several times; with ``padding_idx`` that row gets no
+    gradient (its output is taken detached), as in PyTorch. PyTorch's other options
+    (max_norm's in-place renormalisation, scaled or sparse gradients) are not offered."""
+    if max_norm is not None or norm_type != 2.0 or scale_grad_by_freq or sparse:
+        raise ValueError("embedding: max_norm, norm_type, scale_grad_by_freq and sparse are "
+                         "not supported here; leave them at their defaults")
+    if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
+        raise TypeError(f"embedding: expected row numbers (an int64 tensor) as input, got "
+                        f"{getattr(input, 'dtype', type(input).__name__)}")
+    if not isinstance(weight, Tensor) or weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be a 2-D tensor (num_embeddings, "
+                         f"embedding_dim), got {getattr(weight, 'shape', type(weight).__name__)}")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not isinstance(padding_idx, int) or not -n <= padding_idx < n:
+            raise ValueError(f"embedding: padding_idx must be an int in [-{n}, {n}), got {padding_idx!r}")
+        padding_idx %= n
+    if input.numel() and (input.min().item() < 0 or input.max().item() >= n):
+        bad = input.min().item() if input.min().item() < 0 else input.max().item()
+        raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows")
+    out = weight[input]
+    if padding_idx is None:
+        return out
+    return where((input == padding_idx).unsqueeze(-1), out.detach(), out)
+
+
 def attention_weights(q, k, attn_mask=None, is_causal=False):
     """softmax(q k^T / sqrt(d) + mask) over the keys (thesis, "Self-attention"): for each
     query, how much of each value to take. q: (..., T, d), k: (..., S, d) -> (..., T, S).
@@ -386,7 +510,8 @@ def one_hot(tensor, num_classes=-1):
     return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pad", "interpolate",
-           "relu", "gelu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "dropout",
-           "layer_norm", "mse_loss", "cross_entropy", "one_hot", "attention_weights",
+__all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pad",
+           "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
+           "log_softmax", "linear", "dropout", "layer_norm", "mse_loss", "cross_entropy",
+           "nll_loss", "normalize", "embedding", "one_hot", "attention_weights",
            "scaled_dot_product_attention"]

@@ -134,6 +134,17 @@ class LogSoftmax(Softmax):
         return F.log_softmax(x, self.dim)
 
 
+class Identity(Module):
+    """Returns its input: a placeholder where a layer is optional (PyTorch's nn.Identity,
+    which accepts and ignores any constructor arguments)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
 class Flatten(Module):
     """Flatten dimensions start_dim..end_dim into one: images (N, 28, 28) to (N, 784)."""
 
@@ -143,6 +154,34 @@ class Flatten(Module):
 
     def forward(self, x):
         return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Flatten's inverse: dimension ``dim`` split into ``unflattened_size``, (N, 784) to
+    (N, 28, 28) with Unflatten(1, (28, 28)); one size may be -1 (inferred), as in PyTorch."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        sizes = tuple(unflattened_size) if isinstance(unflattened_size, (tuple, list)) else None
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(f"Unflatten: dim must be an int, got {type(dim).__name__}")
+        if not sizes or not all(isinstance(s, int) and (s >= 0 or s == -1) for s in sizes):
+            raise TypeError(f"Unflatten: unflattened_size must be a non-empty tuple of sizes "
+                            f"(ints >= 0, or one -1), got {unflattened_size!r}")
+        self.dim, self.unflattened_size = dim, sizes
+
+    def forward(self, x):
+        dim = self.dim % x.ndim if -x.ndim <= self.dim < x.ndim else None
+        if dim is None:
+            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of "
+                             f"shape {x.shape}")
+        return x.reshape(*x.shape[:dim], *self.unflattened_size, *x.shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 class MSELoss(Module):
@@ -157,3 +196,20 @@ class MSELoss(Module):
 class CrossEntropyLoss(MSELoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, self.reduction)
+
+
+class NLLLoss(Module):
+    """F.nll_loss as a module: the input holds log-probabilities (LogSoftmax's output)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            raise ValueError("NLLLoss: size_average and reduce are deprecated (as in PyTorch); "
+                             "pass reduction='mean', 'sum' or 'none' instead")
+        F._check_reduction(reduction, "NLLLoss")
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)

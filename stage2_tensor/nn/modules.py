@@ -5,7 +5,9 @@ A module owns Parameters and sub-modules simply by holding them as attributes, d
 inside a list, tuple or dict; ``named_parameters()`` finds them by walking the attributes,
 in the order they were assigned, so a new layer only has to store its tensors. The names
 are dotted paths, ``"0.weight"`` or ``"blocks.2.attn.bias"``, as in PyTorch, and they are
-the keys of ``state_dict()``.
+the keys of ``state_dict()``. A plain tensor attribute is not state; one registered with
+``register_buffer`` is (a running statistic, a fixed mask): saved, loaded and moved by
+``to`` with the parameters, but not trained.
 """
 from collections import namedtuple
 
@@ -43,6 +45,44 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
+
+    # ---- registering members by name (PyTorch's explicit forms of plain assignment) --------
+    def register_buffer(self, name, tensor, persistent=True):
+        """Hold ``tensor`` (or None) as attribute ``name``, a buffer: state that is not trained.
+        A persistent buffer is saved by ``state_dict`` and loaded by ``load_state_dict``; a
+        non-persistent one (something recomputed, such as a causal mask) is not. Both move
+        with ``to``. Assigning a tensor to the attribute later replaces the buffer."""
+        _check_member_name(self, name, "buffer", lambda _: name in self._buffer_registry())
+        if tensor is not None and (not isinstance(tensor, Tensor) or isinstance(tensor, Parameter)):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(a plain Tensor or None required; a Parameter is registered with "
+                            "register_parameter)")
+        setattr(self, name, tensor)
+        self._buffer_registry()[name] = bool(persistent)
+
+    def _buffer_registry(self):
+        """{buffer name: persistent} of this module's own buffers, created on first use (in
+        vars(self), so each module has its own; a subclass need not call __init__)."""
+        return vars(self).setdefault("_buffers", {})
+
+    def register_parameter(self, name, param):
+        """Hold ``param`` (a Parameter, or None) as attribute ``name``: ``self.name = param``
+        with PyTorch's checks of the name and the value."""
+        _check_member_name(self, name, "parameter", lambda current: isinstance(current, Parameter))
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (nn.Parameter or None required)")
+        setattr(self, name, param)
+
+    def add_module(self, name, module):
+        """Hold ``module`` (a Module, or None) as attribute ``name``: ``self.name = module``
+        with PyTorch's checks of the name and the value."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_member_name(self, name, "module", lambda current: isinstance(current, Module))
+        setattr(self, name, module)
+
+    register_module = add_module
 
     # ---- finding parameters and sub-modules -------------------------------------------------
     def _members(self):
@@ -100,6 +140,20 @@ class Module:
     def parameters(self):
         return (p for _, p in self.named_parameters())
 
+    def named_buffers(self, prefix=""):
+        """(dotted name, tensor) for every registered buffer that is not None, persistent or
+        not, each once (a shared one under its first name), as in PyTorch."""
+        seen = set()
+        for module_name, module in self.named_modules(prefix):
+            for n in module._buffer_registry():
+                b = getattr(module, n, None)
+                if isinstance(b, Tensor) and id(b) not in seen:
+                    seen.add(id(b))
+                    yield (f"{module_name}.{n}" if module_name else n), b
+
+    def buffers(self):
+        return (b for _, b in self.named_buffers())
+
     def apply(self, fn):
         """fn(m) for every module inside this one, then for this one (custom initialisation)."""
         for m in self.children():
@@ -131,13 +185,20 @@ class Module:
                 p.grad.zero_()
 
     def to(self, device=None, dtype=None):
-        """Move (and/or convert) every parameter in place: each Parameter object stays the
-        same and gets the new storage, so optimizers created before or after still hold
-        the parameters they update. Only floating-point parameters change dtype."""
+        """Move (and/or convert) every parameter and buffer. A Parameter is moved in place:
+        the object stays the same and gets the new storage, so optimizers created before or
+        after still hold the parameters they update. A buffer attribute is replaced by its
+        moved copy, as in PyTorch. Only floating-point tensors change dtype."""
         if isinstance(device, dtypes.DType):          # model.to(tg.float64)
             device, dtype = None, device
         for p in self.parameters():
             _move_(p, device, dtype if p.dtype.is_floating_point else None)
+        for module in self.modules():
+            for n in module._buffer_registry():
+                b = getattr(module, n, None)
+                if isinstance(b, Tensor):
+                    setattr(module, n, b.to(device=device,
+                                            dtype=dtype if b.dtype.is_floating_point else None))
         return self
 
     def float(self):
@@ -148,26 +209,32 @@ class Module:
 
     # ---- saving and loading ----------------------------------------------------------------
     def _state_items(self, prefix=""):
-        """(dotted name, Parameter) under every name: own parameters first, then each
-        sub-module's. Unlike named_parameters, a shared (tied) parameter appears under each
-        of its names, as in PyTorch's state_dict."""
+        """(dotted name, tensor) under every name: own parameters first, then own persistent
+        buffers, then each sub-module's, PyTorch's order. Unlike named_parameters, a shared
+        (tied) parameter appears under each of its names, as in PyTorch's state_dict."""
         members = list(self._members())
         for n, v in members:
             if isinstance(v, Parameter):
                 yield prefix + n, v
+        for n, persistent in self._buffer_registry().items():
+            b = getattr(self, n, None)
+            if persistent and isinstance(b, Tensor):
+                yield prefix + n, b
         for n, v in members:
             if isinstance(v, Module):
                 yield from v._state_items(f"{prefix}{n}.")
 
     def state_dict(self):
-        """{dotted name: tensor} for every parameter; the tensors are detached and share
-        the parameters' storage (save them with ``stage2_tensor.save`` to keep a copy)."""
+        """{dotted name: tensor} for every parameter and persistent buffer; the tensors are
+        detached and share the module's storage (save them with ``stage2_tensor.save`` to
+        keep a copy)."""
         return {name: p.detach() for name, p in self._state_items()}
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy the values of `state_dict` into the parameters, in place, converted to each
-        parameter's dtype and device as PyTorch does. With strict=True (the default) its
-        keys must be exactly the parameter names. Always checked, before anything is
+        """Copy the values of `state_dict` into the parameters and persistent buffers, in
+        place, converted to each one's dtype and device as PyTorch does. A tied parameter is
+        one object under several names, so it stays tied. With strict=True (the default)
+        its keys must be exactly the state_dict's names. Always checked, before anything is
         copied: each value is a tensor of its parameter's shape, and not of a kind the
         parameter cannot hold (floats into an integer parameter, which PyTorch would
         truncate). Returns (missing_keys, unexpected_keys)."""
@@ -202,6 +269,21 @@ class Module:
             return f"{type(self).__name__}({self.extra_repr()})"
         lines = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in children]
         return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+
+
+def _check_member_name(module, name, kind, replaceable):
+    """PyTorch's checks of a name given to register_buffer, register_parameter or
+    add_module: a non-empty string without a dot (dots separate the levels of a state_dict
+    key), and not an attribute the module already has for something else (``forward``,
+    ``training``, a parameter registered as a buffer): an existing value must be None or
+    one that ``replaceable(value)`` accepts (a parameter replacing a parameter)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+    if not name or "." in name:
+        raise KeyError(f"{kind} name can't be empty or contain \".\", got {name!r}")
+    if getattr(module, name, None) is not None and not replaceable(getattr(module, name)):
+        raise KeyError(f"attribute '{name}' already exists in {type(module).__name__}; "
+                       f"choose another {kind} name")
 
 
 def _load_problem(name, value, param):
