@@ -186,8 +186,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"linspace: {name} must be a number, got {value!r}")
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    half = steps // 2
-    values = [start + i * step if i < half else end - (steps - 1 - i) * step for i in range(steps)]
+    values = [start + i * step if i < steps / 2 else end - (steps - 1 - i) * step for i in range(steps)]
     dtype = dtype or dtypes.float32
     return _make([dtype.cast(v) for v in values], (steps,), dtype, device or "python", requires_grad)
 
