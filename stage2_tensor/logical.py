@@ -1,6 +1,8 @@
 """Questions about values with true-or-false answers: ``all`` and ``any`` (over dimensions),
 ``isclose`` (element by element), ``allclose`` and ``equal`` (one Python bool). None is
 differentiable: they are counts and comparisons."""
+import math
+
 from . import dtypes
 from .elementwise import where
 from .reduce import normalize_dims
@@ -55,8 +57,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         return close
     if not a.dtype.is_floating_point:      # differences of integers computed exactly
         a, b = a.to(dtype=dtypes.float64), b.to(dtype=dtypes.float64)
-    # inf - inf is nan, so equal infinities are only caught by a == b above
-    close = _or(close, (a - b).abs() <= atol + rtol * b.abs())
+    # Equal infinities are caught by a == b above (inf - inf is nan); any other infinite
+    # difference is never close, though inf <= atol + rtol * inf would say so
+    difference = (a - b).abs()
+    finite = difference < math.inf
+    close = _or(close, where(finite, difference <= atol + rtol * b.abs(), finite))
     if equal_nan:
         close = _or(close, where(a != a, b != b, a != a))
     return close
