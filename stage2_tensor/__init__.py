@@ -10,8 +10,11 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``dtypes.py`` (promotion), ``tensor.py`` (the Tensor: layout and autograd state),
 ``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
-differentiable operations), ``factories.py``, and ``methods.py``, which binds the
-operations onto Tensor as its methods (``x + y``, ``x.sum()``). The imports run one way:
+differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
+them: var, std, norm, clamp, masked_fill, tril, triu), ``logical.py`` (all, any, isclose,
+allclose, equal), ``factories.py``, ``methods.py``, which binds the operations onto Tensor
+as its methods (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions
+(``tg.exp(x)``, ``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
