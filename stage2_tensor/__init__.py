@@ -10,8 +10,11 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``dtypes.py`` (promotion), ``tensor.py`` (the Tensor: layout and autograd state),
 ``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
-differentiable operations), ``factories.py``, and ``methods.py``, which binds the
-operations onto Tensor as its methods (``x + y``, ``x.sum()``). The imports run one way:
+differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
+them: var, std, norm, clamp, masked_fill, tril, triu), ``logical.py`` (all, any, isclose,
+allclose, equal), ``factories.py``, ``methods.py``, which binds the operations onto Tensor
+as its methods (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions
+(``tg.exp(x)``, ``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
@@ -41,13 +44,18 @@ from . import backend as _backend
 from . import methods  # noqa: F401  (imported for its effect: binds Tensor's operation methods)
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
 from .dtypes import float32, float64, int32, int64
-from .concat import cat, split
+from .concat import cat, split, stack
 from .elementwise import where
-from .factories import (arange, as_tensor, full, full_like, normal, ones, ones_like, rand,
-                        rand_like, randn, randn_like, seed, tensor, uniform, zeros, zeros_like)
+from .factories import (arange, as_tensor, empty, full, full_like, linspace, normal, ones, ones_like,
+                        rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, uniform,
+                        zeros, zeros_like)
+from .functions import (abs, argmax, argmin, chunk, clamp, exp, flatten, log, masked_fill, max,  # noqa: A004
+                        maximum, mean, min, minimum, sigmoid, sqrt, squeeze, std, sum, tanh, tril, triu,
+                        unsqueeze, var)
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
-from .matmul import matmul
+from .logical import allclose, equal, isclose
+from .matmul import bmm, matmul, outer
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
@@ -64,7 +72,12 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "inference_mode", "is_grad_enabled", "where", "matmul", "from_numpy",
            "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
            "log_softmax", "one_hot", "viz", "nn", "optim", "save", "load", "manual_seed",
-           "long", "double"]
+           "long", "double",
+           # the rest of PyTorch's surface a learner reaches for (functions.py: methods as functions)
+           "empty", "linspace", "randint", "randperm", "stack", "chunk", "tril", "triu", "outer", "bmm",
+           "allclose", "isclose", "equal", "clamp", "var", "std", "exp", "log", "sqrt", "tanh",
+           "sigmoid", "abs", "argmax", "argmin", "max", "min", "sum", "mean", "flatten", "squeeze",
+           "unsqueeze", "maximum", "minimum", "masked_fill"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

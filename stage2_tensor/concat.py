@@ -1,9 +1,11 @@
 """Joining and splitting tensors: ``cat`` copies its inputs side by side along a dimension;
 ``split`` returns views of consecutive slices. Their gradients are each other: the gradient
-of cat is the upstream gradient split back into pieces."""
+of cat is the upstream gradient split back into pieces. ``stack``, ``repeat`` and ``chunk``
+are written with them (and views), so autograd differentiates them with no code of their own."""
 from .factories import zeros
 from .function import GradientFunction
 from .strides import normalize_dim
+from .tensor import Tensor
 
 
 def _slice_along(dim, start, stop):
@@ -39,6 +41,49 @@ def cat(tensors, dim=0):
     if not tensors:
         raise ValueError("cat: expected a non-empty list of tensors")
     return Cat.apply(normalize_dim(dim, tensors[0].ndim), *tensors)
+
+
+def stack(tensors, dim=0):
+    """Join tensors of one shape along a new dimension ``dim``: each unsqueezed there, then
+    cat. ``dim`` may be 0 to ndim (negative from the end, counting the new dimension)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty list of tensors")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"stack: expected a list of tensors, got an element of type {type(t).__name__}")
+        if t.shape != tensors[0].shape:
+            raise ValueError(f"stack: expects each tensor to be of equal shape, got {tensors[0].shape} "
+                             f"and {t.shape}")
+    dim = normalize_dim(dim, tensors[0].ndim + 1)
+    return cat([t.unsqueeze(dim) for t in tensors], dim)
+
+
+def repeat(x, *sizes):
+    """x tiled ``sizes[d]`` times along each dimension d (PyTorch's Tensor.repeat, numpy's
+    tile). More sizes than dimensions add leading ones. Written as a view and a copy: each
+    dimension of size n gets a new dimension of size r before it (expand, stride 0), and
+    reshape merges the pairs, r copies of the n elements one after another."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in sizes):
+        raise ValueError(f"repeat: the repeats must be non-negative ints, got {sizes}")
+    if len(sizes) < x.ndim:
+        raise ValueError(f"repeat: number of repeat dimensions ({len(sizes)}) can not be smaller "
+                         f"than number of dimensions of the tensor ({x.ndim}, shape {x.shape})")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    paired = [size for n in shape for size in (1, n)]
+    wide = [size for r, n in zip(sizes, shape) for size in (r, n)]
+    return x.reshape(*paired).expand(*wide).reshape(*[r * n for r, n in zip(sizes, shape)])
+
+
+def chunk(x, chunks, dim=0):
+    """At most ``chunks`` views along ``dim``, each of ceil(n / chunks) elements but the last,
+    as PyTorch (so fewer pieces may come back: 6 in 4 chunks gives 3 of 2)."""
+    if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    n = x.shape[normalize_dim(dim, x.ndim)]
+    return split(x, max(1, -(-n // chunks)), dim)
 
 
 def split(x, split_size_or_sections, dim=0):

@@ -168,3 +168,50 @@ randn_like = _like(randn)
 def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
     return full(t.shape, fill_value, dtype or t.dtype, requires_grad, device or t.device)
 
+
+
+def empty(*size, dtype=None, requires_grad=False, device=None):
+    """A tensor whose values are unspecified, as PyTorch's empty: here zeros, since every
+    device's memory is made by a kernel anyway (and unspecified may as well be repeatable)."""
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    """``steps`` evenly spaced values from start to end, both included (float32 by default,
+    as PyTorch). As PyTorch, the first half counts up from start and the second half down
+    from end, so both ends come out exactly."""
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"linspace: {name} must be a number, got {value!r}")
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    values = [start + i * step if i < steps / 2 else end - (steps - 1 - i) * step for i in range(steps)]
+    dtype = dtype or dtypes.float32
+    return _make([dtype.cast(v) for v in values], (steps,), dtype, device or "python", requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=None):
+    """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
+    ``randint(low, high, size)``, as PyTorch (int64 by default)."""
+    if size is None:                       # randint(high, size): low defaults to 0
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint: missing size, e.g. randint(10, (3,)) or randint(0, 10, (3,))")
+    for name, value in (("low", low), ("high", high)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"randint: {name} must be an int, got {value!r}")
+    if low >= high:
+        raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
+    size = _shape((size,) if isinstance(size, int) else (tuple(size),))
+    values = [_rng.randrange(low, high) for _ in range(numel(size))]
+    return _make(values, size, dtype or dtypes.int64, device or "python", requires_grad)
+
+
+def randperm(n, dtype=None, requires_grad=False, device=None):
+    """0, ..., n - 1 in a random order (int64 by default)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    values = list(range(n))
+    _rng.shuffle(values)
+    return _make(values, (n,), dtype or dtypes.int64, device or "python", requires_grad)

@@ -18,6 +18,7 @@ backward pass sums it back like any other broadcast.
 """
 from .broadcast import broadcast_shapes
 from .function import GradientFunction
+from .tensor import Tensor
 
 
 def _t(x):
@@ -82,3 +83,26 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     if vec_b:
         out = out.squeeze(-1)
     return out
+
+
+def bmm(a, b):
+    """Batched matrix product of (B, n, m) and (B, m, p) tensors, no broadcasting: PyTorch's
+    bmm, a matmul that checks the shapes first."""
+    for name, t in (("batch1", a), ("batch2", b)):
+        if not isinstance(t, Tensor) or t.ndim != 3:
+            got = f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__
+            raise ValueError(f"bmm: {name} must be a 3-D tensor, got {got}")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ValueError(f"bmm: shapes {a.shape} and {b.shape} do not fit: expected (B, n, m) "
+                         "and (B, m, p)")
+    return matmul(a, b)
+
+
+def outer(a, b):
+    """The outer product of two 1-D tensors: out[i, j] = a[i] * b[j] (a column times a row,
+    by broadcasting)."""
+    for name, t in (("input", a), ("vec2", b)):
+        if not isinstance(t, Tensor) or t.ndim != 1:
+            got = f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__
+            raise ValueError(f"outer: {name} must be a 1-D tensor, got {got}")
+    return a.unsqueeze(-1) * b

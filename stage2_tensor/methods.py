@@ -15,7 +15,8 @@ Binding copies the functions themselves onto the class, as if they were written 
 from types import FunctionType
 
 from . import backward as autograd
-from . import composites, concat, dtypes, factories, grad_mode, interop, matmul, reduce, softmax, views
+from . import (clamp, composites, concat, dtypes, factories, grad_mode, interop, logical, masks, matmul,
+               reduce, softmax, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -61,8 +62,38 @@ class TensorMethods:
     def contiguous(self):
         return self if self.is_contiguous() else views.Contiguous.apply(self)
 
+    def cpu(self):
+        """This tensor in the host's memory: itself on "python" and "cpu" (as PyTorch returns
+        a CPU tensor itself), else a copy on "cpu", or on "python" where "cpu" is not installed."""
+        if self.device in ("python", "cpu"):
+            return self
+        try:
+            backends.get("cpu")
+        except ValueError:
+            return self.to("python")
+        return self.to("cpu")
+
+    def type_as(self, other):
+        """This tensor converted to other's dtype and device (PyTorch's type names both)."""
+        _check_tensor("type_as", other)
+        return self.to(device=other.device, dtype=other.dtype)
+
     def ones_like(self):
         return factories.ones_like(self)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of the given size, with this tensor's dtype and device unless told."""
+        return factories.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of the given size, with this tensor's dtype and device unless told."""
+        return factories.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def storage_offset(self):
+        """Where this view's first element is in its storage, in elements."""
+        return self.offset
 
     # ---- in-place operations ----------------------------------------------------------------
     def _check_inplace(self, op, *others):
@@ -108,6 +139,18 @@ class TensorMethods:
         self._check_inplace("mul_", other)
         return self._write("mul_", self * other)
 
+    def masked_fill_(self, mask, value):
+        """masked_fill, written into this tensor."""
+        value = masks.check_mask("masked_fill_", self, mask, value)
+        self._check_inplace("masked_fill_", value)
+        return self._write("masked_fill_", where(mask, value, self))
+
+    def clamp_(self, min=None, max=None):  # noqa: A002  (PyTorch's argument names)
+        """clamp, written into this tensor."""
+        clamp.check_bounds("clamp_", min, max)
+        self._check_inplace("clamp_", min, max)
+        return self._write("clamp_", clamp.clamp(self, min, max))
+
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__ (slice assignment)", value)
         shape, strides, offset = views.basic_index(self, index)
@@ -148,6 +191,20 @@ class TensorMethods:
     def T(self):
         return self.permute(*reversed(range(self.ndim)))
 
+    def t(self):
+        """The transpose of a matrix; a 0-D or 1-D tensor is itself, as PyTorch."""
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor with <= 2 dimensions, but self has shape {self.shape}")
+        return self.T if self.ndim == 2 else self
+
+    @property
+    def mT(self):
+        """The last two dimensions swapped: a batch of matrices transposed."""
+        if self.ndim < 2:
+            raise ValueError(f"tensor.mT is only supported on matrices or batches of matrices, "
+                             f"got shape {self.shape}")
+        return self.transpose(-2, -1)
+
     def permute(self, *dims):
         return views.Permute.apply(self, tuple(normalize_dim(d, self.ndim) for d in _shape_arg(dims)))
 
@@ -156,6 +213,28 @@ class TensorMethods:
 
     def broadcast_to(self, shape):
         return self if tuple(shape) == self.shape else self.expand(*shape)
+
+    def view_as(self, other):
+        _check_tensor("view_as", other)
+        return self.view(other.shape)
+
+    def expand_as(self, other):
+        _check_tensor("expand_as", other)
+        return self.expand(other.shape)
+
+    def repeat(self, *sizes):
+        return concat.repeat(self, *sizes)
+
+    def index_select(self, dim, index):
+        """The entries of ``index`` (a 1-D or 0-D integer tensor) along ``dim``, copied."""
+        _check_tensor("index_select", index, "index")
+        if index.ndim > 1:
+            raise ValueError(f"index_select(): index must be a vector (1-D), got shape {index.shape}")
+        if index.device != self.device:
+            raise RuntimeError(f"index_select(): index is on device {index.device!r}, the tensor "
+                               f"on {self.device!r}")
+        dim = normalize_dim(dim, self.ndim)
+        return views.IndexSelect.apply(self, dim, views.flat_index(index, self.device))
 
     def __getitem__(self, index):
         return views.getitem(self, index)
@@ -190,6 +269,14 @@ class TensorMethods:
     def __gt__(self, other): return compare("gt", self, other)
     def __ge__(self, other): return compare("ge", self, other)
 
+    # the same comparisons by name; an operand of another type is an error, not NotImplemented
+    def eq(self, other): return _compared("eq", self, other)
+    def ne(self, other): return _compared("ne", self, other)
+    def lt(self, other): return _compared("lt", self, other)
+    def le(self, other): return _compared("le", self, other)
+    def gt(self, other): return _compared("gt", self, other)
+    def ge(self, other): return _compared("ge", self, other)
+
     def neg(self): return unary("neg", self)
     def exp(self): return unary("exp", self)
     def log(self): return unary("log", self)
@@ -207,6 +294,9 @@ class TensorMethods:
     def minimum(self, other): return binary("minimum", self, other)
     def pow(self, other): return binary("pow", self, other)
 
+    def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's argument names)
+        return clamp.clamp(self, min, max)
+
     # ---- reductions (reduce.py) ------------------------------------------------------------
     def sum(self, dim=None, keepdim=False):
         return reduce.reduce("sum", self, dim, keepdim)
@@ -215,9 +305,13 @@ class TensorMethods:
         return reduce.reduce("mean", self, dim, keepdim)
 
     def max(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):              # x.max(y): PyTorch's element-wise maximum
+            return self.maximum(dim)
         return reduce.reduce("max", self, dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
         return reduce.reduce("min", self, dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
@@ -225,6 +319,21 @@ class TensorMethods:
 
     def argmin(self, dim=None, keepdim=False):
         return reduce.arg_reduce("argmin", self, dim, keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return statistics.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return statistics.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        return statistics.norm(self, p, dim, keepdim)
+
+    def all(self, dim=None, keepdim=False):
+        return logical.all(self, dim, keepdim)
+
+    def any(self, dim=None, keepdim=False):
+        return logical.any(self, dim, keepdim)
 
     def softmax(self, dim=-1):
         return softmax.softmax(self, dim)
@@ -234,22 +343,19 @@ class TensorMethods:
 
     # ---- masks and pieces --------------------------------------------------------------------
     def masked_fill(self, mask, value):
-        """value where mask is true, self elsewhere (mask broadcasts)."""
-        return where(mask, value, self)
+        return masks.masked_fill(self, mask, value)
 
     def tril(self, diagonal=0):
-        """Zeros above the given diagonal of the last two dimensions (a causal mask)."""
-        rows, cols = self.shape[-2:]
-        keep = factories.arange(rows, device=self.device).unsqueeze(-1) + diagonal >= \
-            factories.arange(cols, device=self.device)
-        return where(keep, self, 0)
+        return masks.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        return masks.triu(self, diagonal)
 
     def split(self, split_size_or_sections, dim=0):
         return concat.split(self, split_size_or_sections, dim)
 
     def chunk(self, chunks, dim=0):
-        n = self.shape[dim]
-        return concat.split(self, -(-n // chunks), dim)
+        return concat.chunk(self, chunks, dim)
 
     # ---- matrix product (matmul.py) --------------------------------------------------------
     def matmul(self, other, transpose_a=False, transpose_b=False):
@@ -268,6 +374,18 @@ def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _check_tensor(op, other, name="other"):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, not {type(other).__name__}")
+
+
+def _compared(op, a, b):
+    out = compare(op, a, b)
+    if out is NotImplemented:
+        raise TypeError(f"{op}(): argument 'other' must be a Tensor or a number, not {type(b).__name__}")
+    return out
 
 
 def _as_tensor_like(x, like):

@@ -174,7 +174,7 @@ def _check_index_dtype(t):
                          + (" (for a bool mask use where or masked_fill)" if t.dtype is dtypes.bool_ else ""))
 
 
-def _flat_index(t, device):
+def flat_index(t, device):
     """An integer tensor as the kernels read an index: 1-D, int64, on `device`."""
     _check_index_dtype(t)
     return t.reshape(-1).to(device=device, dtype=dtypes.int64)
@@ -188,7 +188,7 @@ def getitem(x, index):
     if isinstance(index, Tensor):                     # x[idx]: rows of the first dimension
         if x.ndim == 0:
             raise IndexError("cannot index a 0-d tensor with an integer tensor")
-        rows = IndexSelect.apply(x, 0, _flat_index(index, x.device))
+        rows = IndexSelect.apply(x, 0, flat_index(index, x.device))
         return rows.reshape(*index.shape, *x.shape[1:])
     # x[i0, i1, ..., :]: leading integer tensors pick elements of the leading dimensions,
     # e.g. logits[arange(B), targets]. They broadcast together; the flat row numbers into

@@ -315,6 +315,41 @@ TENSOR_OPS = [
               (2, 2), (3, 2), (3, 2)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
+    # PyTorch's surface a learner reaches for (statistics.py, clamp.py, masks.py, concat.py,
+    # matmul.py, functions.py): composites, grouped few to a row to keep the suite quick
+    tensor_op("surface_var_std_norm",
+              lambda ns, a: (a.var(dim=1, keepdim=True) * a.std(correction=0) + a.norm(dim=0)
+                             + a.norm("fro") * a.norm(p=1, dim=1, keepdim=True) + a.norm(p=math.inf)
+                             + ns.var(a, 0, False).sum() + ns.std(a) + a.norm(p=3)),
+              lambda a: (a.var(1, ddof=1, keepdims=True) * a.std() + np.linalg.norm(a, axis=0)
+                         + np.linalg.norm(a) * np.abs(a).sum(1, keepdims=True) + np.abs(a).max()
+                         + a.var(0).sum() + a.std(ddof=1) + (np.abs(a) ** 3).sum() ** (1 / 3)),
+              (2, 3), domains=(AWAY,)),
+    tensor_op("surface_clamp_masks",
+              lambda ns, a, b: (a.clamp(-1, 1) + ns.clamp(a, min=b) * ns.clamp(a, max=0.5) + ns.triu(a, 1)
+                                - ns.tril(a, -1) + ns.masked_fill(a, a > 0.5, 2.0)),
+              lambda a, b: (np.clip(a, -1, 1) + np.maximum(a, b) * np.minimum(a, 0.5) + np.triu(a, 1)
+                            - np.tril(a, -1) + np.where(a > 0.5, 2.0, a)),
+              (3, 4), (4,)),
+    tensor_op("surface_shapes",
+              lambda ns, a, b: (ns.stack(list(ns.chunk(a.repeat(1, 2), 2, dim=1)) + [b.t().mT], dim=0)
+                                .index_select(2, ns.tensor([2, 0, 2], device=a.device))
+                                * a[:, :1].expand_as(b).view_as(ns.zeros(1, 2, 3))),
+              lambda a, b: (np.stack([a, a, b])[:, :, [2, 0, 2]]
+                            * np.broadcast_to(a[:, :1], (2, 3)).reshape(1, 2, 3)),
+              (2, 3), (2, 3)),
+    tensor_op("surface_repeat", lambda ns, a: a.repeat(2, 1, 3), lambda a: np.tile(a, (2, 1, 3)), (2, 2)),
+    tensor_op("surface_bmm_outer", lambda ns, a, b, c, d: ns.bmm(a, b) + ns.outer(c, d),
+              lambda a, b, c, d: a @ b + np.outer(c, d), (2, 3, 2), (2, 2, 4), (3,), (4,)),
+    tensor_op("surface_functional",
+              lambda ns, a, b: (ns.sqrt(ns.abs(a)) * ns.tanh(a) + ns.log(ns.exp(a) + 1) - ns.sigmoid(b)
+                                + ns.maximum(a, b) * ns.minimum(a, b) + ns.max(a, b) + ns.min(b, a)
+                                + ns.sum(a, dim=1, keepdim=True) + ns.mean(b) + ns.max(a, dim=0).values
+                                + ns.min(b) + ns.unsqueeze(ns.squeeze(ns.flatten(a.unsqueeze(0))), 0).reshape(2, 3)),
+              lambda a, b: (np.sqrt(np.abs(a)) * np.tanh(a) + np.log(np.exp(a) + 1) - _sigmoid(b)
+                            + np.maximum(a, b) * np.minimum(a, b) + np.maximum(a, b) + np.minimum(b, a)
+                            + a.sum(1, keepdims=True) + b.mean() + a.max(0) + b.min() + a),
+              (2, 3), (2, 3), domains=(AWAY, AWAY)),
 ]
 
 

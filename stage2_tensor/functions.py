@@ -1,0 +1,42 @@
+"""PyTorch's functional forms of Tensor's methods: ``torch.exp(x)`` is ``x.exp()``,
+``torch.sum(x, dim=1)`` is ``x.sum(dim=1)``. Each checks that its first argument is a
+tensor (a plain number gets an error naming the function, not an AttributeError from
+inside it) and calls the method, so an operation is written once, in methods.py's table."""
+from .tensor import Tensor
+
+def _functional(name, what):
+    def function(input, *args, **kwargs):  # noqa: A002  (PyTorch's argument name)
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be a Tensor, not "
+                            f"{type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"{what.capitalize()}: input.{name}(...) (PyTorch's torch.{name})."
+    return function
+
+
+# the noqa: PyTorch's names, which shadow Python's builtins in this module (it uses none of them after)
+exp = _functional("exp", "e to the power of each element")
+log = _functional("log", "the natural logarithm of each element")
+sqrt = _functional("sqrt", "the square root of each element")
+tanh = _functional("tanh", "the hyperbolic tangent of each element")
+sigmoid = _functional("sigmoid", "1 / (1 + exp(-x)) of each element")
+abs = _functional("abs", "the absolute value of each element")  # noqa: A001
+argmax = _functional("argmax", "the index of the largest element (along dim)")
+argmin = _functional("argmin", "the index of the smallest element (along dim)")
+max = _functional("max", "the largest element; along dim, (values, indices); with a tensor, maximum")  # noqa: A001
+min = _functional("min", "the smallest element; along dim, (values, indices); with a tensor, minimum")  # noqa: A001
+sum = _functional("sum", "the sum of the elements (along dim)")  # noqa: A001
+mean = _functional("mean", "the mean of the elements (along dim)")
+var = _functional("var", "the variance (along dim): the squared deviations' sum over n - correction")
+std = _functional("std", "the standard deviation (along dim), the square root of var")
+flatten = _functional("flatten", "the dimensions start_dim to end_dim as one")
+squeeze = _functional("squeeze", "without dimensions of size 1 (or only dim, if it has size 1)")
+unsqueeze = _functional("unsqueeze", "with a dimension of size 1 inserted at dim")
+maximum = _functional("maximum", "the element-wise larger of two tensors")
+minimum = _functional("minimum", "the element-wise smaller of two tensors")
+masked_fill = _functional("masked_fill", "value where the bool mask is true, the input elsewhere")
+clamp = _functional("clamp", "each element limited to [min, max]")
+tril = _functional("tril", "zeros above the diagonal")
+triu = _functional("triu", "zeros below the diagonal")
+chunk = _functional("chunk", "at most `chunks` views along dim")

@@ -1,0 +1,301 @@
+"""PyTorch's surface a learner reaches for, the parts with no gradient to check (the
+differentiable ones are rows of tests/optable.py): comparisons by name, all and any,
+isclose, allclose and equal, argmax/argmin as functions, the random and range factories,
+the in-place masked_fill_ and clamp_, small methods (t, mT, cpu, type_as, new_zeros, ...),
+and the errors each gives for a bad argument. Checked against numpy on devices python and cpu."""
+import math
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+
+from .engines import engine_params
+
+pytestmark = pytest.mark.stage2
+
+DEVICES = [pytest.param(p.values[0].name.split("-", 1)[1], marks=p.marks, id=p.id)
+           for p in engine_params() if p.id in ("stage2-python", "stage3-cpu")]
+A = np.array([[1.0, -2.0, 3.0], [0.0, 3.0, -1.0]])
+B = np.array([[1.0, 2.0, -3.0], [0.0, 3.0, 2.0]])
+
+
+def t(a, device, dtype=tg.float64):
+    return tg.tensor(np.asarray(a).tolist(), dtype=dtype, device=device)
+
+
+# ---- comparisons, all, any, isclose, allclose, equal ------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op, reference", [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                                           ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)])
+def test_comparisons_by_name(device, op, reference):
+    got = getattr(t(A, device), op)(t(B, device))
+    assert got.dtype is tg.bool
+    np.testing.assert_array_equal(got.numpy(), reference(A, B))
+    np.testing.assert_array_equal(getattr(t(A, device), op)(1.0).numpy(), reference(A, 1.0))
+    with pytest.raises(TypeError, match=f"{op}\\(\\): argument 'other' must be a Tensor or a number, not str"):
+        getattr(t(A, device), op)("1")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_all_and_any_match_numpy(device, dim, keepdim):
+    data = np.array([[1.0, 0.0, math.nan], [2.0, 3.0, -1.0]])          # NaN is nonzero: true
+    x = t(data, device)
+    for op in ("all", "any"):
+        got = getattr(x, op)(dim, keepdim) if dim is not None else getattr(x, op)()
+        want = getattr(np, op)(data != 0, axis=dim, keepdims=keepdim if dim is not None else False)
+        assert got.dtype is tg.bool
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert (t(A, device) > -5).all().item() and not (t(A, device) > 5).any().item()
+    assert t([1, 0], device, tg.int64).any().item() and not t([True, False], device, tg.bool).all().item()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_all_of_nothing_is_true_and_any_false(device):
+    assert tg.zeros(0, device=device).all().item() is True
+    assert tg.zeros(0, device=device).any().item() is False
+    np.testing.assert_array_equal(tg.zeros(2, 0, device=device).any(dim=1).numpy(), [False, False])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_isclose_and_allclose_match_numpy(device, equal_nan):
+    a = np.array([1.0, 1.0 + 1e-6, 1.0 + 1e-3, math.inf, -math.inf, math.inf, math.nan, math.nan, 0.0])
+    b = np.array([1.0, 1.0, 1.0, math.inf, -math.inf, -math.inf, math.nan, 1.0, 1e-9])
+    got = tg.isclose(t(a, device), t(b, device), equal_nan=equal_nan)
+    np.testing.assert_array_equal(got.numpy(), np.isclose(a, b, equal_nan=equal_nan))
+    got = tg.isclose(t(a, device), t(b, device), rtol=0.01, atol=0.0, equal_nan=equal_nan)
+    np.testing.assert_array_equal(got.numpy(), np.isclose(a, b, rtol=0.01, atol=0.0, equal_nan=equal_nan))
+    assert tg.allclose(t(A, device), t(A + 1e-9, device)) is True
+    assert tg.allclose(t(A, device), t(B, device)) is False
+    assert tg.allclose(t([math.nan], device), t([math.nan], device), equal_nan=True) is True
+    ints = t([1, 2, 3], device, tg.int64)
+    np.testing.assert_array_equal(tg.isclose(ints, t([1, 3, 3], device, tg.int64), atol=1).numpy(), [True] * 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_isclose_rejects_what_pytorch_rejects(device):
+    with pytest.raises(TypeError, match="same dtype, got tracegrad.float64 and tracegrad.float32"):
+        tg.isclose(t(A, device), t(A, device, tg.float32))
+    with pytest.raises(ValueError, match="rtol must be a number >= 0, got -1"):
+        tg.isclose(t(A, device), t(A, device), rtol=-1)
+    with pytest.raises(TypeError, match="argument 'other' must be a Tensor, not list"):
+        tg.allclose(t(A, device), A.tolist())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_equal_needs_the_same_shape_and_elements(device):
+    assert tg.equal(t(A, device), t(A, device)) is True
+    assert tg.equal(t(A, device), t(B, device)) is False
+    assert tg.equal(t(A, device), t(A[:1], device)) is False
+    assert tg.equal(t([1, 2], device, tg.int64), t([1.0, 2.0], device)) is True
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_argmax_argmin_as_functions(device):
+    for op in ("argmax", "argmin"):
+        assert getattr(tg, op)(t(A, device)).item() == getattr(np, op)(A)
+        np.testing.assert_array_equal(getattr(tg, op)(t(A, device), dim=1).numpy(), getattr(np, op)(A, axis=1))
+
+
+def test_functional_forms_name_a_non_tensor_argument():
+    for name in ("exp", "sum", "max", "clamp", "masked_fill", "chunk", "var"):
+        with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'input' \\(position 1\\) must be a Tensor, not float"):
+            getattr(tg, name)(1.0)
+    assert tg.exp.__name__ == "exp" and "torch.exp" in tg.exp.__doc__
+
+
+# ---- factories -------------------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("start, end, steps", [(0, 1, 5), (-2.5, 3, 7), (3, -1, 4), (1, 2, 1), (0, 1, 0), (0, 10, 6)])
+def test_linspace_matches_numpy(device, start, end, steps):
+    x = tg.linspace(start, end, steps, dtype=tg.float64, device=device)
+    assert x.device == device and x.shape == (steps,)
+    np.testing.assert_allclose(x.numpy(), np.linspace(start, end, steps), rtol=1e-15, atol=1e-15)
+    if steps > 1:
+        assert x[0].item() == start and x[-1].item() == end             # both ends exact
+    assert tg.linspace(0, 1, 3).dtype is tg.float32                    # PyTorch's default dtype
+
+
+def test_linspace_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="steps must be a non-negative int, got -1"):
+        tg.linspace(0, 1, -1)
+    with pytest.raises(ValueError, match="steps must be a non-negative int, got 2.5"):
+        tg.linspace(0, 1, 2.5)
+    with pytest.raises(TypeError, match="end must be a number, got '1'"):
+        tg.linspace(0, "1", 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_randint_draws_in_range_and_repeats_with_a_seed(device):
+    tg.manual_seed(3)
+    x = tg.randint(-2, 3, (40, 5), device=device)
+    assert x.dtype is tg.int64 and x.shape == (40, 5) and x.device == device
+    values = x.numpy()
+    assert values.min() >= -2 and values.max() <= 2 and set(values.ravel()) == {-2, -1, 0, 1, 2}
+    tg.manual_seed(3)
+    np.testing.assert_array_equal(tg.randint(-2, 3, (40, 5), device=device).numpy(), values)
+    assert tg.randint(4, (3,)).numpy().max() < 4                      # randint(high, size)
+    assert tg.randint(0, 2, 6, dtype=tg.int32).dtype is tg.int32
+
+
+def test_randint_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="low must be less than high, got low=5 >= high=3"):
+        tg.randint(5, 3, (2,))
+    with pytest.raises(TypeError, match="missing size"):
+        tg.randint(5)
+    with pytest.raises(TypeError, match="high must be an int, got 2.5"):
+        tg.randint(0, 2.5, (2,))
+    with pytest.raises(ValueError, match="a shape holds non-negative ints"):
+        tg.randint(0, 3, (2, -1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_randperm_is_a_permutation(device):
+    x = tg.randperm(10, device=device)
+    assert x.dtype is tg.int64 and x.device == device
+    assert sorted(x.tolist()) == list(range(10))
+    assert tg.randperm(0).shape == (0,)
+    with pytest.raises(ValueError, match="n must be a non-negative int, got -3"):
+        tg.randperm(-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_has_the_shape_dtype_and_device_asked_for(device):
+    x = tg.empty(2, 3, dtype=tg.int64, device=device)
+    assert (x.shape, x.dtype, x.device) == ((2, 3), tg.int64, device)
+    assert tg.empty((4,)).shape == (4,)
+
+
+# ---- in place: masked_fill_, clamp_ ------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_masked_fill_in_place(device):
+    x = t(A, device)
+    version = x.storage.version
+    assert x.masked_fill_(x < 0, 9.0) is x
+    np.testing.assert_array_equal(x.numpy(), np.where(A < 0, 9.0, A))
+    assert x.storage.version == version + 1
+    row = t(A, device)
+    row[1].masked_fill_(t([True, False, True], device, tg.bool), tg.tensor(5.0, device=device))
+    np.testing.assert_array_equal(row.numpy(), [A[0], [5.0, 3.0, 5.0]])   # through a view
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_masked_fill_keeps_the_dtype_and_checks_its_arguments(device):
+    ints = t([1, 2, 3], device, tg.int64)
+    got = ints.masked_fill(ints > 1, 0.5)                 # PyTorch: the value becomes an int64
+    assert got.dtype is tg.int64 and got.tolist() == [1, 0, 0]
+    with pytest.raises(TypeError, match="only supports boolean masks, but got a mask of dtype tracegrad.int64"):
+        ints.masked_fill(ints, 0)
+    with pytest.raises(ValueError, match=r"the mask of shape \(2, 3\) must broadcast to the tensor's shape \(3,\)"):
+        ints.masked_fill_(t(A, device) > 0, 0)
+    with pytest.raises(ValueError, match=r"0-dimensional value tensor, but got a tensor of shape \(1,\)"):
+        ints.masked_fill_(ints > 1, t([1], device, tg.int64))
+    with pytest.raises(ValueError, match="value inf cannot be converted to tracegrad.int64"):
+        ints.masked_fill(ints > 1, math.inf)
+    leaf = t(A, device).requires_grad_()
+    with pytest.raises(RuntimeError, match="masked_fill_: in-place operation on a leaf tensor that requires grad"):
+        leaf.masked_fill_(leaf > 0, 0.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clamp_in_place_and_its_errors(device):
+    x = t([-2.0, -0.5, math.nan, 0.5, 2.0], device)
+    version = x.storage.version
+    assert x.clamp_(-1, 1) is x and x.storage.version == version + 1
+    np.testing.assert_array_equal(x.numpy(), [-1.0, -0.5, math.nan, 0.5, 1.0])   # NaN stays NaN
+    x.clamp_(max=t([0.0, 0.0, 0.0, 0.0, 0.0], device))
+    np.testing.assert_array_equal(x.numpy(), [-1.0, -0.5, math.nan, 0.0, 0.0])
+    np.testing.assert_array_equal(t(A, device).clamp(2, 1).numpy(), np.full(A.shape, 1.0))  # min > max: max
+    assert t([1, 5], device, tg.int64).clamp(2.5).dtype is tg.float32          # promoted, as PyTorch
+    with pytest.raises(ValueError, match="at least one of 'min' or 'max' must not be None"):
+        x.clamp_()
+    with pytest.raises(TypeError, match="clamp: max must be a number, a tensor or None, got str"):
+        x.clamp(max="1")
+    leaf = t(A, device).requires_grad_()
+    with pytest.raises(RuntimeError, match="clamp_: in-place operation on a leaf tensor that requires grad"):
+        leaf.clamp_(0)
+
+
+# ---- statistics: what var, std and norm refuse, and their edges ---------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_var_std_norm_edges(device):
+    assert math.isnan(t([2.0], device).var().item())          # n - 1 = 0 degrees of freedom
+    assert t([1.0, 3.0], device).var(correction=2).item() == math.inf
+    assert t(A, device).var(False).item() == pytest.approx(A.var())       # var(unbiased)
+    zero = tg.zeros(3, dtype=tg.float64, device=device, requires_grad=True)
+    zero.norm().backward()                                    # PyTorch: a zero gradient at 0
+    np.testing.assert_array_equal(zero.grad.numpy(), [0.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match="var\\(\\): only supports floating point tensors, got tracegrad.int64"):
+        t([1, 2], device, tg.int64).var()
+    with pytest.raises(ValueError, match="give unbiased or correction, not both"):
+        t(A, device).std(0, True, correction=0)
+    with pytest.raises(ValueError, match="p must be 'fro', inf, -inf or a number > 0, got 'nuc'"):
+        t(A, device).norm("nuc")
+
+
+# ---- small methods -------------------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_small_methods(device):
+    x = t(A, device)
+    assert x.t().shape == (3, 2) and x[0].t().shape == (3,)
+    assert x.reshape(1, 2, 3).mT.shape == (1, 3, 2)
+    assert x[1:, 1:].storage_offset() == 4
+    assert x.cpu().device in ("python", "cpu") and x.cpu().tolist() == A.tolist()
+    other = tg.zeros(1, dtype=tg.float32, device=device)
+    assert x.type_as(other).dtype is tg.float32 and x.type_as(other).device == device
+    for made, value in ((x.new_zeros(2, 2), 0.0), (x.new_ones((3,), dtype=tg.int64), 1)):
+        assert made.device == device and made.numpy().ravel()[0] == value
+    assert x.new_zeros(2).dtype is tg.float64 and x.new_ones(2, dtype=tg.int64).dtype is tg.int64
+    assert x.view_as(tg.zeros(6)).shape == (6,) and x[:1].expand_as(x).shape == (2, 3)
+    np.testing.assert_array_equal(x.max(t(B, device)).numpy(), np.maximum(A, B))
+    np.testing.assert_array_equal(tg.min(x, t(B, device)).numpy(), np.minimum(A, B))
+    np.testing.assert_array_equal(x.index_select(1, t([2, 2, 0], device, tg.int64)).numpy(), A[:, [2, 2, 0]])
+    np.testing.assert_array_equal(x.triu(-1).numpy(), np.triu(A, -1))
+    assert (x > 0).tril().dtype is tg.bool                    # a zero of the tensor's own dtype
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_small_methods_reject_bad_arguments(device):
+    x = t(A, device)
+    with pytest.raises(ValueError, match=r"t\(\) expects a tensor with <= 2 dimensions, but self has shape \(1, 2, 3\)"):
+        x.reshape(1, 2, 3).t()
+    with pytest.raises(ValueError, match=r"mT is only supported on matrices .*shape \(3,\)"):
+        x[0].mT
+    with pytest.raises(TypeError, match="view_as\\(\\): argument 'other' must be a Tensor, not tuple"):
+        x.view_as((3, 2))
+    with pytest.raises(IndexError, match="must be int32 or int64, got tracegrad.float64"):
+        x.index_select(0, t([0.0], device))
+    with pytest.raises(ValueError, match=r"index must be a vector \(1-D\), got shape \(1, 1\)"):
+        x.index_select(0, t([[0]], device, tg.int64))
+    with pytest.raises((IndexError, RuntimeError), match="out of range|out of bounds"):
+        x.index_select(1, t([3], device, tg.int64))
+    with pytest.raises(ValueError, match="input tensor must have at least 2 dimensions"):
+        x[0].tril()
+    with pytest.raises(TypeError, match="diagonal must be an int"):
+        x.triu(0.5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_joining_and_products_reject_bad_arguments(device):
+    x = t(A, device)
+    with pytest.raises(ValueError, match=r"stack: expects each tensor to be of equal shape, got \(2, 3\) and \(3,\)"):
+        tg.stack([x, x[0]])
+    with pytest.raises(ValueError, match="stack: expected a non-empty list"):
+        tg.stack([])
+    with pytest.raises(ValueError, match=r"number of repeat dimensions \(1\) can not be smaller"):
+        x.repeat(2)
+    with pytest.raises(ValueError, match="repeats must be non-negative ints"):
+        x.repeat(2, -1)
+    assert x.repeat(0, 2).shape == (0, 6)
+    with pytest.raises(ValueError, match="chunks must be a positive int, got 0"):
+        x.chunk(0)
+    assert [c.shape for c in tg.chunk(t(np.arange(6.0), device), 4)] == [(2,), (2,), (2,)]   # as PyTorch
+    with pytest.raises(ValueError, match=r"bmm: batch1 must be a 3-D tensor, got shape \(2, 3\)"):
+        tg.bmm(x, x)
+    with pytest.raises(ValueError, match="do not fit"):
+        tg.bmm(x.reshape(1, 2, 3), x.reshape(1, 2, 3))
+    with pytest.raises(ValueError, match=r"outer: vec2 must be a 1-D tensor, got shape \(2, 3\)"):
+        tg.outer(x[0], x)
