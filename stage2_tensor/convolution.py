@@ -24,7 +24,7 @@ from .concat import cat
 from .factories import full, tensor
 from .strides import numel
 from .tensor import Tensor
-from .views import IndexSelect
+from .views import IndexAdd, IndexSelect
 
 
 def _tuple(value, n, name):
@@ -175,6 +175,131 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
     return y[0] if unbatched else y
 
 
+def _fold(cols, n, spatial, kernel, stride, before, after, dilation):
+    """col2im: columns (N, C, K * L) of the windows of an input of ``spatial`` extents, each
+    added back at the input position it was read from (the padding's element dropped):
+    the transpose of ``_gather``, and so a convolution's gradient with respect to its input."""
+    key = (spatial, kernel, stride, before, after, dilation, False)
+    indices, out, _ = windows(*key)
+    N, C, P = cols.shape[0], cols.shape[1], numel(spatial)
+    rows = IndexAdd.apply(cols, (N, C, P + 1), 2, _index_tensor(indices, key, cols.device))
+    return rows[:, :, :P].reshape(N, C, *spatial), out
+
+
+def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, n=2):
+    """The transposed convolution (PyTorch's conv_transpose1d/2d): the gradient of a
+    convolution with respect to its input, used as a layer that upsamples. x (N, C_in,
+    *spatial), weight (C_in, C_out / groups, *kernel): each input position adds its values
+    times the kernels into the output window it maps to (col2im of W^T x)."""
+    what = f"conv_transpose{n}d"
+    x, unbatched = _batched(x, n, what)
+    if weight.ndim != n + 2 or x.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+        raise ValueError(f"{what}: input of {x.shape[1]} channels needs a weight (C_in = {x.shape[1]}, "
+                         f"C_out / groups, kernel...) with C_in divisible by groups={groups}, got {weight.shape}")
+    c_in, c_group, kernel = weight.shape[0], weight.shape[1], weight.shape[2:]
+    stride, dilation = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+    pad, extra = _tuple(padding, n, "padding"), _tuple(output_padding, n, "output_padding")
+    if any(e >= max(s, d) or e < 0 for e, s, d in zip(extra, stride, dilation)):
+        raise ValueError(f"{what}: output_padding {extra} must be smaller than stride {stride} or dilation {dilation}")
+    spatial = tuple((i - 1) * s - 2 * p + d * (k - 1) + e + 1
+                    for i, s, p, d, k, e in zip(x.shape[2:], stride, pad, dilation, kernel, extra))
+    if any(s < 1 for s in spatial):
+        raise ValueError(f"{what}: the output would have extents {spatial}")
+    N, L, K = x.shape[0], numel(x.shape[2:]), numel(kernel)
+    # (groups, C_out / groups * K, C_in / groups) rows against (N, groups, C_in / groups, L)
+    w = weight.reshape(groups, c_in // groups, c_group * K).transpose(-2, -1)
+    cols = (w @ x.reshape(N, groups, c_in // groups, L)).reshape(N, groups * c_group, K * L)
+    # the windows of a convolution of the output (output_padding's extra positions are read
+    # by none of them: they get the bias alone)
+    y, out = _fold(cols, n, spatial, kernel, stride, pad, pad, dilation)
+    if out != x.shape[2:]:
+        raise ValueError(f"{what}: input extents {x.shape[2:]} do not come from an output of {spatial}")
+    if bias is not None:
+        y = y + bias.reshape(groups * c_group, *(1,) * n)
+    return y[0] if unbatched else y
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col as a public op (PyTorch's F.unfold, 4-d input): (N, C * K, L), each column one
+    window of the zero-padded input, kernel positions fastest within each channel."""
+    x = input
+    if x.ndim != 4:
+        raise ValueError(f"unfold: expected a 4-d input (N, C, H, W), got shape {x.shape}")
+    kernel, stride = _tuple(kernel_size, 2, "kernel_size"), _tuple(stride, 2, "stride")
+    dilation, pad = _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding")
+    cols, out, _ = _gather(x, 2, kernel, stride, pad, pad, dilation, 0)
+    return cols.reshape(x.shape[0], x.shape[1] * numel(kernel), numel(out))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im (PyTorch's F.fold): (N, C * K, L) columns summed back into (N, C, *output_size),
+    overlapping windows adding up; unfold's transpose."""
+    spatial, kernel = _tuple(output_size, 2, "output_size"), _tuple(kernel_size, 2, "kernel_size")
+    stride, dilation, pad = _tuple(stride, 2, "stride"), _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding")
+    K = numel(kernel)
+    L = numel(windows(spatial, kernel, stride, pad, pad, dilation)[1])
+    if input.ndim != 3 or input.shape[1] % K or input.shape[2] != L:
+        raise ValueError(f"fold: expected input (N, C * {K}, {L}) for output_size {spatial} and "
+                         f"kernel_size {kernel}, got shape {input.shape}")
+    N, C = input.shape[0], input.shape[1] // K
+    return _fold(input.reshape(N, C, K * L), 2, spatial, kernel, stride, pad, pad, dilation)[0]
+
+
+@functools.lru_cache(maxsize=256)
+def adaptive_windows(spatial, out):
+    """The windows of adaptive pooling: output position i along a dimension of size s
+    covers [floor(i s / o), ceil((i + 1) s / o)), so windows differ in size. Laid out as
+    ``windows`` lays its table, each window padded to the largest with the extra element:
+    (indices, counts of real positions)."""
+    spans = [[(i * s // o, -(-(i + 1) * s // o)) for i in range(o)] for s, o in zip(spatial, out)]
+    width = [max(b - a for a, b in span) for span in spans]
+    starts, offsets = _grid(out), _grid(width)
+    indices, counts = [], [0] * len(starts)
+    for k in offsets:
+        for j, o in enumerate(starts):
+            flat, ok = 0, True
+            for d in range(len(spatial)):
+                a, b = spans[d][o[d]]
+                ok = ok and a + k[d] < b
+                flat = flat * spatial[d] + a + k[d]
+            indices.append(flat if ok else numel(spatial))
+            counts[j] += ok
+    return indices, numel(width), counts
+
+
+def adaptive_pool(x, output_size, reduce, n=2):
+    """Adaptive average or max pooling (PyTorch's adaptive_avg_pool2d, adaptive_max_pool2d):
+    windows sized to give exactly ``output_size``."""
+    what = f"adaptive_{reduce}_pool{n}d"
+    x, unbatched = _batched(x, n, what)
+    spatial = x.shape[2:]
+    out = tuple(s if o is None else o for s, o in zip(spatial, _tuple_or_none(output_size, n)))
+    if any(o < 1 for o in out):
+        raise ValueError(f"{what}: output_size must be positive, got {output_size!r}")
+    key = ("adaptive", spatial, out)
+    indices, K, counts = adaptive_windows(spatial, out)
+    N, C = x.shape[:2]
+    fill = 0 if reduce == "avg" else -math.inf
+    rows = cat([x.reshape(N, C, numel(spatial)), full((N, C, 1), fill, dtype=x.dtype, device=x.device)], dim=2)
+    cols = IndexSelect.apply(rows, 2, _index_tensor(indices, key, x.device)).reshape(N, C, K, numel(out))
+    if reduce == "avg":
+        y = cols.sum(dim=2) / tensor(counts, dtype=x.dtype, device=x.device)
+    else:
+        y = cols.max(dim=2).values
+    y = y.reshape(N, C, *out)
+    return y[0] if unbatched else y
+
+
+def _tuple_or_none(value, n):
+    """output_size: an int, or n entries each an int or None (keep that extent)."""
+    if isinstance(value, int):
+        return (value,) * n
+    values = tuple(value)
+    if len(values) != n or not all(v is None or isinstance(v, int) for v in values):
+        raise ValueError(f"output_size must be an int or {n} ints (or None), got {value!r}")
+    return values
+
+
 def _pool_args(kernel_size, stride, padding, dilation, n, what):
     kernel = _tuple(kernel_size, n, "kernel_size")
     stride = kernel if stride is None or stride == () else _tuple(stride, n, "stride")
@@ -248,3 +373,19 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, n=2)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n=1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n=2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return adaptive_pool(input, output_size, "avg", n=2)
+
+
+def adaptive_max_pool2d(input, output_size):
+    return adaptive_pool(input, output_size, "max", n=2)

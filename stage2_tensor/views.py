@@ -168,6 +168,22 @@ class IndexSelect(GradientFunction):
                          shape=self.shape, dtype=grad.dtype), None)
 
 
+class IndexAdd(GradientFunction):
+    """Zeros of ``shape`` with row r of src added at row index[r] along `dim` (repeats add
+    up): index_select's transpose, so its gradient is index_select of the upstream
+    gradient. col2im (convolution.py's fold and transposed convolution) is one."""
+
+    def forward(self, src, shape, dim, index):
+        self.dim = dim
+        self.save_for_backward(index)
+        src = src.contiguous()
+        return src.launch("index_add", shape, dim, index.as_view(), src.as_view(), shape=shape, dtype=src.dtype)
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        return (IndexSelect.apply(grad, self.dim, index), None)
+
+
 def _check_index_dtype(t):
     if t.dtype not in (dtypes.int32, dtypes.int64):
         raise IndexError(f"tensors used as indices must be int32 or int64, got {t.dtype}"

@@ -143,6 +143,31 @@ def _bilinear(x, out, align_corners):
     return y
 
 
+def _conv_transpose(x, w, stride=1, padding=0, output_padding=0):
+    """The 2-d transposed convolution by its definition: every input value times the kernel,
+    added into the output at stride * position - padding + kernel offset."""
+    N, C, H, W = x.shape
+    O, (kh, kw) = w.shape[1], w.shape[2:]
+    out = ((H - 1) * stride - 2 * padding + kh + output_padding, (W - 1) * stride - 2 * padding + kw + output_padding)
+    y = np.zeros((N, O, out[0] + 2 * padding, out[1] + 2 * padding))
+    for i in range(H):
+        for j in range(W):
+            y[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw] += np.einsum("nc,cokl->nokl", x[:, :, i, j], w)
+    return y[:, :, padding:padding + out[0], padding:padding + out[1]]
+
+
+def _adaptive_avg(x, out):
+    """Adaptive average pooling by its definition: window i of o over s is [i s // o, ceil((i + 1) s / o))."""
+    H, W = x.shape[2:]
+    y = np.zeros((*x.shape[:2], *out))
+    for i in range(out[0]):
+        for j in range(out[1]):
+            r0, r1 = i * H // out[0], -(-(i + 1) * H // out[0])
+            c0, c1 = j * W // out[1], -(-(j + 1) * W // out[1])
+            y[:, :, i, j] = x[:, :, r0:r1, c0:c1].mean(axis=(2, 3))
+    return y
+
+
 def splitmix64(seed, n):
     """Outputs 0..n-1 of the SplitMix64 generator seeded with ``seed`` (Steele, Lea and
     Flood 2014), in numpy's wrapping uint64 arithmetic: dropout's counter-based hash."""
@@ -230,6 +255,14 @@ TENSOR_OPS = [
               lambda x: _pool(x, (2, 2), 1, 1, np.mean, 0.0), (1, 2, 3, 4)),
     tensor_op("max_pool1d", lambda ns, x: ns.nn.functional.max_pool1d(x, 2),
               lambda x: _pool(x, (2,), 2, 0, np.max, -np.inf), (1, 2, 6)),
+    tensor_op("conv_transpose2d",
+              lambda ns, x, w: ns.nn.functional.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+              lambda x, w: _conv_transpose(x, w, stride=2, padding=1, output_padding=1), (1, 2, 2, 3), (2, 2, 3, 2)),
+    tensor_op("adaptive_avg_pool2d", lambda ns, x: ns.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
+              lambda x: _adaptive_avg(x, (2, 3)), (1, 2, 5, 4)),
+    tensor_op("fold_unfold",      # overlapping windows add up: each element times the windows that read it
+              lambda ns, x: ns.nn.functional.fold(ns.nn.functional.unfold(x, 2, padding=1), (3, 3), 2, padding=1),
+              lambda x: x * np.array([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), (1, 2, 3, 3)),
     # Padding and interpolation (stage2_tensor/resampling.py): gathers along one dimension.
     tensor_op("pad_constant", lambda ns, x: ns.nn.functional.pad(x, (1, 2, -1, 1), value=0.5),
               lambda x: np.pad(x[:, 1:], [(0, 0), (0, 1), (1, 2)], constant_values=0.5), (1, 3, 3)),

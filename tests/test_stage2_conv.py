@@ -80,6 +80,12 @@ def test_modules_and_unbatched_inputs(device):
     assert net.to(device)(tg.randn(4, 2, 7).to(device)).shape == (4, 3, 3)
     assert nn.Conv3d(2, 1, (1, 2, 3)).to(device)(tg.randn(2, 3, 4, 5).to(device)).shape == (1, 3, 3, 3)
     assert "kernel_size=(3, 3)" in repr(conv) and "groups=2" in repr(conv)
+    up = nn.ConvTranspose2d(4, 6, 2, stride=2, groups=2).to(device)
+    assert up.weight.shape == (4, 3, 2, 2)                      # (C_in, C_out / groups, *kernel)
+    assert up(tg.randn(3, 4, 5, 5).to(device)).shape == (3, 6, 10, 10)
+    pooled = nn.AdaptiveAvgPool2d((1, None)).to(device)(tg.from_numpy(x, device=device))
+    np.testing.assert_allclose(pooled.numpy(), x.mean(axis=1, keepdims=True), rtol=1e-6)
+    assert nn.AdaptiveMaxPool2d(1)(tg.from_numpy(x, device=device)).shape == (4, 1, 1)
 
 
 @pytest.mark.parametrize("call, message", [
@@ -93,6 +99,11 @@ def test_modules_and_unbatched_inputs(device):
     (lambda: F.max_pool2d(tg.zeros(1, 1, 4, 4), 2, padding=2), "at most half of kernel_size"),
     (lambda: nn.Conv2d(3, 4, 3, groups=2), "must be divisible by groups"),
     (lambda: F.pad(tg.zeros(1, 2, 3), (3, 0), mode="reflect"), "must be smaller than the dimension"),
+    (lambda: F.conv_transpose2d(tg.zeros(1, 3, 4, 4), tg.zeros(2, 3, 3, 3)), "needs a weight \\(C_in = 3"),
+    (lambda: F.conv_transpose2d(tg.zeros(1, 3, 4, 4), tg.zeros(3, 1, 3, 3), stride=2, output_padding=2),
+     "output_padding \\(2, 2\\) must be smaller"),
+    (lambda: F.fold(tg.zeros(1, 8, 5), (3, 3), 2), "fold: expected input \\(N, C \\* 4, 4\\)"),
+    (lambda: F.adaptive_avg_pool2d(tg.zeros(1, 2, 3, 3), (0, 2)), "output_size must be positive"),
     (lambda: F.pad(tg.zeros(1, 2, 3), (1, 1), mode="mirror"), "mode must be one of"),
     (lambda: F.pad(tg.zeros(1, 2, 3), (1, 1, 1)), "expected pairs of ints"),
     (lambda: F.interpolate(tg.zeros(1, 2, 3), size=4, scale_factor=2), "either size or scale_factor"),
@@ -117,3 +128,11 @@ def test_against_pytorch_where_installed():
     kw = dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)
     want = torch.nn.functional.avg_pool2d(torch.tensor(x), **kw).numpy()
     np.testing.assert_allclose(F.avg_pool2d(tg.from_numpy(x), **kw).numpy(), want, rtol=1e-12)
+    w = rng.normal(size=(4, 3, 3, 2))
+    kw = dict(stride=(2, 3), padding=1, output_padding=(1, 2), groups=2, dilation=(1, 2))
+    want = torch.nn.functional.conv_transpose2d(torch.tensor(x), torch.tensor(w), **kw).numpy()
+    np.testing.assert_allclose(F.conv_transpose2d(tg.from_numpy(x), tg.from_numpy(w), **kw).numpy(), want, rtol=1e-12)
+    for size in ((3, 5), (9, 8), (4, None)):
+        for pool in ("adaptive_avg_pool2d", "adaptive_max_pool2d"):
+            want = getattr(torch.nn.functional, pool)(torch.tensor(x), size).numpy()
+            np.testing.assert_allclose(getattr(F, pool)(tg.from_numpy(x), size).numpy(), want, rtol=1e-12)

@@ -9,7 +9,7 @@
   ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``;
 * ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
-* ``conv.py``: ``Conv1d/2d/3d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``;
+* ``conv.py``: ``Conv1d/2d/3d``, ``ConvTranspose1d/2d``, the pools;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
 * ``utils.py``: ``clip_grad_norm_``.
 
@@ -19,7 +19,8 @@
 from . import functional, init, utils
 from .activation import ELU, LeakyReLU, SiLU, Softplus
 from .containers import ModuleDict, ParameterDict, ParameterList
-from .conv import AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d
+from .conv import (AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d,
+                   ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d)
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity, LayerNorm,
                      Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
                      Unflatten)
@@ -30,4 +31,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
-           "AvgPool1d", "AvgPool2d"]
+           "AvgPool1d", "AvgPool2d", "ConvTranspose1d", "ConvTranspose2d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool2d"]

@@ -1,4 +1,4 @@
-"""Convolution and pooling layers (chapter on convolutional networks): thin Modules around
+"""Convolution, transposed convolution and pooling layers (chapter on convolutional networks): thin Modules around
 stage2_tensor/convolution.py, with PyTorch's names, arguments and initialisation."""
 import math
 
@@ -58,6 +58,52 @@ class Conv2d(_ConvNd):
 
 class Conv3d(_ConvNd):
     n = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Kernels (in_channels, out_channels / groups, *kernel_size), PyTorch's layout for a
+    transposed convolution, initialised as PyTorch does (fan_in from that layout)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+        self.output_padding = output_padding
+        k = 1 / math.sqrt(out_channels // groups * math.prod(self.kernel_size))
+        shape = (in_channels, out_channels // groups, *self.kernel_size)
+        self.weight = Parameter(uniform(shape, -k, k, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(uniform((out_channels,), -k, k, dtype=dtype, device=device))
+
+    def forward(self, x):
+        return convolution.conv_transpose(x, self.weight, self.bias, self.stride, self.padding,
+                                          self.output_padding, self.groups, self.dilation, n=self.n)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    n = 2
+
+
+class AdaptiveAvgPool2d(Module):
+    reduce = "avg"
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return convolution.adaptive_pool(x, self.output_size, self.reduce, n=2)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
+    reduce = "max"
 
 
 class MaxPool1d(Module):

@@ -12,8 +12,9 @@ from .. import backend as backends
 from .. import composites
 from .. import dtypes
 from ..broadcast import broadcast_shapes
-from ..convolution import (avg_pool1d, avg_pool2d, conv1d, conv2d, conv3d,  # noqa: F401  (F.conv2d, ...)
-                           max_pool1d, max_pool2d)
+from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401  (F.conv2d, ...)
+                           avg_pool2d, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold,
+                           max_pool1d, max_pool2d, unfold)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..elementwise import unary, where
 from ..factories import arange, generator
@@ -510,7 +511,8 @@ def one_hot(tensor, num_classes=-1):
     return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pad",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "pad",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "layer_norm", "mse_loss", "cross_entropy",
            "nll_loss", "normalize", "embedding", "one_hot", "attention_weights",
