@@ -7,6 +7,7 @@
 * ``containers.py``: ``ModuleDict``, ``ParameterList``, ``ParameterDict``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
   ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``;
+* ``normalization.py``: ``BatchNorm1d/2d``, ``InstanceNorm1d/2d``, ``GroupNorm``, ``RMSNorm``;
 * ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``conv.py``: ``Conv1d/2d/3d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``;
@@ -24,10 +25,13 @@ from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identi
                      Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
                      Unflatten)
 from .modules import Module, ModuleList, Parameter, Sequential
+from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                            RMSNorm)
 
 __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
            "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
-           "AvgPool1d", "AvgPool2d"]
+           "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d",
+           "GroupNorm", "RMSNorm"]

@@ -15,6 +15,7 @@ from ..broadcast import broadcast_shapes
 from ..convolution import (avg_pool1d, avg_pool2d, conv1d, conv2d, conv3d,  # noqa: F401  (F.conv2d, ...)
                            max_pool1d, max_pool2d)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
+from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..elementwise import unary, where
 from ..factories import arange, generator
 from ..function import GradientFunction
@@ -512,6 +513,6 @@ def one_hot(tensor, num_classes=-1):
 
 __all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "pad",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
-           "log_softmax", "linear", "dropout", "layer_norm", "mse_loss", "cross_entropy",
-           "nll_loss", "normalize", "embedding", "one_hot", "attention_weights",
+           "log_softmax", "linear", "dropout", "layer_norm", "batch_norm", "group_norm",
+           "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss", "normalize", "embedding", "one_hot", "attention_weights",
            "scaled_dot_product_attention"]
