@@ -1,4 +1,5 @@
-"""Normalization (stage2_tensor/normalization.py, nn/normalization.py): values against
+"""Normalization (stage2_tensor/normalization.py, nn/normalization.py) and the losses of
+stage2_tensor/losses.py with cross_entropy's weight and label_smoothing: values against
 numpy in float64, gradients by central differences on every stage2 and stage3 engine,
 BatchNorm's running statistics, modes and buffers, each bad argument named, and PyTorch
 as an oracle where it is installed."""
@@ -71,7 +72,82 @@ NORMS = {
         lambda x, w: x / np.sqrt((x * x).mean(axis=(1, 2), keepdims=True) + 1e-6) * w, [X, X[0]]),
 }
 
-CASES = NORMS
+P = 1 / (1 + np.exp(-X[:2]))                      # probabilities in (0.1, 0.9) or so
+Y = RNG.uniform(size=P.shape)                     # soft targets
+ROW_W = RNG.uniform(0.5, 2, size=(4, 1))          # a weight broadcast over the last dim
+POS_W = RNG.uniform(0.5, 3, size=2)               # one per class, the last dim
+LOGITS = RNG.normal(size=(5, 4))
+CLASSES = np.array([2, 0, 3, 3, 1])
+CLASS_W = RNG.uniform(0.5, 2, size=4)
+
+
+def _bce(x, y, w):
+    return -w * (y * np.log(x) + (1 - y) * np.log(1 - x))
+
+
+def _bce_logits(x, y, w, pw):
+    return w * ((1 - y) * x + (1 + (pw - 1) * y) * np.log1p(np.exp(-x)))
+
+
+def _smooth_l1(d, beta):
+    d = np.abs(d)
+    return np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+
+
+def np_cross_entropy(logits, target, weight, smoothing, reduction, ignore=-100):
+    """PyTorch's formula: (1 - s) nll + (s / C) smooth, "mean" over the weights of the
+    targets that are not ignored."""
+    logp = np_log_softmax(logits)
+    c = logits.shape[1]
+    w = np.ones(c) if weight is None else weight
+    kept = target != ignore
+    picked = np.where(kept, target, 0)
+    wt = w[picked] * kept
+    nll = -np.take_along_axis(logp, picked[:, None], 1)[:, 0] * wt
+    smooth = -(logp * w).sum(1) * kept
+    if reduction == "mean":
+        return ((1 - smoothing) * nll.sum() + smoothing / c * smooth.sum()) / wt.sum()
+    losses = (1 - smoothing) * nll + smoothing / c * smooth
+    return losses.sum() if reduction == "sum" else losses
+
+
+def _classes(x):
+    return tg.tensor(CLASSES.tolist(), device=x.device)
+
+
+LOSSES = {
+    "binary_cross_entropy": (
+        lambda x: F.binary_cross_entropy(x, const(Y, x), const(ROW_W, x), reduction="sum"),
+        lambda x: _bce(x, Y, ROW_W).sum(), [P]),
+    "binary_cross_entropy_none": (
+        lambda x: F.binary_cross_entropy(x, const(Y, x), reduction="none"),
+        lambda x: _bce(x, Y, 1), [P]),
+    "bce_with_logits": (
+        lambda x: F.binary_cross_entropy_with_logits(x, const(Y, x)),
+        lambda x: _bce_logits(x, Y, 1, 1).mean(), [X[:2] * 5]),
+    "bce_with_logits_weights": (
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, const(ROW_W, x), reduction="none",
+                                                        pos_weight=const(POS_W, x)),
+        lambda x, y: _bce_logits(x, y, ROW_W, POS_W), [X[:2] * 5, Y]),
+    "l1_loss": (lambda x, y: F.l1_loss(x, y), lambda x, y: np.abs(x - y).mean(), [X, X[::-1]]),
+    "smooth_l1_loss": (
+        lambda x, y: F.smooth_l1_loss(x, y, reduction="none", beta=0.8),
+        lambda x, y: _smooth_l1(x - y, 0.8), [X, X[::-1]]),
+    **{f"cross_entropy_weight_smoothing_{r}": (
+        (lambda r: lambda x: F.cross_entropy(x, _classes(x), const(CLASS_W, x), reduction=r,
+                                             label_smoothing=0.3))(r),
+        (lambda r: lambda x: np_cross_entropy(x, CLASSES, CLASS_W, 0.3, r))(r), [LOGITS])
+       for r in ("mean", "sum", "none")},
+    "cross_entropy_ignore_weight": (
+        lambda x: F.cross_entropy(x, tg.tensor([2, -100, 3, 3, 1], device=x.device),
+                                  const(CLASS_W, x), ignore_index=-100),
+        lambda x: np_cross_entropy(x, np.array([2, -100, 3, 3, 1]), CLASS_W, 0.0, "mean"), [LOGITS]),
+    "cross_entropy_spatial_smoothing": (
+        lambda x: F.cross_entropy(x, tg.tensor([[1, 0], [3, 2]], device=x.device), label_smoothing=0.1),
+        lambda x: np_cross_entropy(x.transpose(0, 2, 1).reshape(4, 4), np.array([1, 0, 3, 2]),
+                                   None, 0.1, "mean"), [LOGITS[:4].reshape(2, 4, 2)]),
+}
+CASES = {**NORMS, **LOSSES}
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -156,6 +232,43 @@ def test_modules_match_their_functions():
     want = X / np.sqrt((X * X).mean(axis=(1, 2), keepdims=True) + np.finfo(np.float64).eps)
     np.testing.assert_allclose(rms(x).detach().numpy(), want, rtol=1e-10)
     assert [n for n, _ in rms.named_parameters()] == ["weight"]
+    target = tg.tensor(CLASSES.tolist())
+    ce = nn.CrossEntropyLoss(weight=tg.tensor(CLASS_W.tolist(), dtype=tg.float64), label_smoothing=0.3)
+    np.testing.assert_allclose(ce(tg.tensor(LOGITS.tolist(), dtype=tg.float64), target).item(),
+                               np_cross_entropy(LOGITS, CLASSES, CLASS_W, 0.3, "mean"), rtol=1e-10)
+    assert list(ce.state_dict()) == ["weight"]                     # a buffer, as in PyTorch
+    p, y = (tg.tensor(a.tolist(), dtype=tg.float64) for a in (P, Y))
+    assert nn.BCELoss(reduction="sum")(p, y).item() == F.binary_cross_entropy(p, y, reduction="sum").item()
+    assert nn.BCEWithLogitsLoss()(p, y).item() == F.binary_cross_entropy_with_logits(p, y).item()
+    assert nn.L1Loss()(p, y).item() == F.l1_loss(p, y).item()
+    assert nn.SmoothL1Loss(beta=0.5)(p, y).item() == F.smooth_l1_loss(p, y, beta=0.5).item()
+
+
+def test_saturated_probabilities_and_logits_stay_finite():
+    """log is clamped to -100 (PyTorch's), so p = 0 or 1 gives 100, and its gradient is 0,
+    not nan; logits of +-1000 give exact losses; a logit of exactly 0 has gradient
+    sigmoid(0) - y."""
+    p = tg.tensor([0.0, 1.0, 0.5], dtype=tg.float64, requires_grad=True)
+    loss = F.binary_cross_entropy(p, tg.tensor([1.0, 0.0, 1.0], dtype=tg.float64), reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, np.log(2)], rtol=1e-15)
+    loss.sum().backward()
+    assert np.isfinite(p.grad.detach().numpy()).all()
+    z = tg.tensor([1000.0, -1000.0, 0.0], dtype=tg.float64, requires_grad=True)
+    loss = F.binary_cross_entropy_with_logits(z, tg.tensor([0.0, 1.0, 0.25], dtype=tg.float64),
+                                              reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [1000.0, 1000.0, np.log(2)], rtol=1e-15)
+    loss.sum().backward()
+    np.testing.assert_allclose(z.grad.detach().numpy(), [1.0, -1.0, 0.25], rtol=1e-15)
+
+
+def test_unchanged_cross_entropy_paths_still_agree():
+    """Without weight or smoothing, (N, C) logits take the fused kernel; the composite path
+    (weight all ones) gives the same numbers."""
+    logits, target = tg.tensor(LOGITS.tolist(), dtype=tg.float64), tg.tensor(CLASSES.tolist())
+    ones = tg.ones(4, dtype=tg.float64)
+    for r in ("mean", "sum", "none"):
+        np.testing.assert_allclose(F.cross_entropy(logits, target, ones, reduction=r).detach().numpy(),
+                                   F.cross_entropy(logits, target, reduction=r).detach().numpy(), rtol=1e-13)
 
 
 # ---- bad arguments ------------------------------------------------------------------------
@@ -184,6 +297,24 @@ BAD = [
     (lambda: nn.BatchNorm2d(4)(_x()), ValueError, r"expected a 4D input, got shape \(3, 4, 2\)"),
     (lambda: nn.BatchNorm1d(3)(_x()), ValueError, r"expected 3 channels, got input of shape \(3, 4, 2\)"),
     (lambda: nn.RMSNorm(0), ValueError, "normalized_shape must be a positive int"),
+    (lambda: F.binary_cross_entropy(_x(), _x()), ValueError, r"probability in \[0, 1\]"),
+    (lambda: F.binary_cross_entropy(_x().sigmoid(), _x()[0]), ValueError, r"target of shape \(4, 2\) must have"),
+    (lambda: F.binary_cross_entropy_with_logits(_x(), _x(), pos_weight=tg.ones(3)), ValueError,
+     r"pos_weight of shape \(3,\) does not broadcast"),
+    (lambda: F.binary_cross_entropy_with_logits(_x(), _x(), reduction="avg"), ValueError, "reduction must be"),
+    (lambda: F.smooth_l1_loss(_x(), _x(), beta=-1), ValueError, "beta must be a non-negative"),
+    (lambda: F.l1_loss(_x(), _x(), size_average=True), ValueError, "deprecated"),
+    (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, 1]), label_smoothing=1.5), ValueError,
+     "label_smoothing must be between 0.0 and 1.0"),
+    (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, 1]), tg.ones(2)), ValueError,
+     r"weight must be a tensor of shape \(3,\)"),
+    (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, 1]), "sum"), TypeError, "pass reduction='sum' by keyword"),
+    (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, 3]), tg.ones(3)), IndexError,
+     "target 3 at position 1 is not a class index"),
+    (lambda: F.cross_entropy(tg.zeros(2, 3, 2), tg.tensor([0, 1])), ValueError, r"target of shape \(N, d...\)"),
+    (lambda: nn.CrossEntropyLoss(label_smoothing=-0.1), ValueError, "label_smoothing must be between"),
+    (lambda: nn.SmoothL1Loss(beta=-1), ValueError, "beta must be a non-negative"),
+    (lambda: nn.BCELoss(reduction="avg"), ValueError, "reduction must be"),
 ]
 
 
@@ -213,3 +344,13 @@ def test_pytorch_agrees():
     close(rv, trv)
     close(F.group_norm(T(X), 4, T(W), T(B), eps=1e-3), TF.group_norm(t(X), 4, t(W), t(B), eps=1e-3))
     close(F.rms_norm(T(X), (2,)), TF.rms_norm(t(X), (2,)))
+    close(F.binary_cross_entropy(T(P), T(Y), T(ROW_W)), TF.binary_cross_entropy(t(P), t(Y), t(ROW_W)))
+    close(F.binary_cross_entropy_with_logits(T(X[:2]), T(Y), T(ROW_W), pos_weight=T(POS_W), reduction="sum"),
+          TF.binary_cross_entropy_with_logits(t(X[:2]), t(Y), t(ROW_W), pos_weight=t(POS_W), reduction="sum"))
+    close(F.smooth_l1_loss(T(X), T(X[::-1]), beta=0.5), TF.smooth_l1_loss(t(X), t(X[::-1].copy()), beta=0.5))
+    target = np.array([2, -100, 3, 3, 1])
+    for r in ("mean", "sum", "none"):
+        for weight in (None, CLASS_W):
+            ce = nn.CrossEntropyLoss(None if weight is None else T(weight), reduction=r, label_smoothing=0.2)
+            tce = torch.nn.CrossEntropyLoss(None if weight is None else t(weight), reduction=r, label_smoothing=0.2)
+            close(ce(T(LOGITS), tg.tensor(target.tolist())), tce(t(LOGITS), t(target)))

@@ -6,7 +6,9 @@
   ``ModuleList``;
 * ``containers.py``: ``ModuleDict``, ``ParameterList``, ``ParameterDict``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
-  ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``;
+  ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``NLLLoss``;
+* ``loss.py``: ``CrossEntropyLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``L1Loss``,
+  ``SmoothL1Loss``;
 * ``normalization.py``: ``BatchNorm1d/2d``, ``InstanceNorm1d/2d``, ``GroupNorm``, ``RMSNorm``;
 * ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
@@ -21,9 +23,9 @@ from . import functional, init, utils
 from .activation import ELU, LeakyReLU, SiLU, Softplus
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d
-from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity, LayerNorm,
-                     Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
-                     Unflatten)
+from .layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax,
+                     MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh, Unflatten)
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, SmoothL1Loss
 from .modules import Module, ModuleList, Parameter, Sequential
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             RMSNorm)
@@ -33,5 +35,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
-           "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d",
-           "GroupNorm", "RMSNorm"]
+           "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss",
+           "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm"]
