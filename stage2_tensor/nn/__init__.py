@@ -6,7 +6,10 @@
   ``ModuleList``;
 * ``containers.py``: ``ModuleDict``, ``ParameterList``, ``ParameterDict``;
 * ``layers.py``: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``, activations,
-  ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss``;
+  ``Identity``, ``Flatten``, ``Unflatten``, ``MSELoss``, ``NLLLoss``;
+* ``loss.py``: ``CrossEntropyLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``L1Loss``,
+  ``SmoothL1Loss``;
+* ``normalization.py``: ``BatchNorm1d/2d``, ``InstanceNorm1d/2d``, ``GroupNorm``, ``RMSNorm``;
 * ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``conv.py``: ``Conv1d/2d/3d``, ``ConvTranspose1d/2d``, the pools;
@@ -21,10 +24,12 @@ from .activation import ELU, LeakyReLU, SiLU, Softplus
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import (AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d,
                    ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d)
-from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity, LayerNorm,
-                     Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
-                     Unflatten)
+from .layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax,
+                     MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh, Unflatten)
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, SmoothL1Loss
 from .modules import Module, ModuleList, Parameter, Sequential
+from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                            RMSNorm)
 
 __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
@@ -32,4 +37,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "ConvTranspose1d", "ConvTranspose2d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool2d"]
+           "AdaptiveMaxPool2d", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss",
+           "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm"]

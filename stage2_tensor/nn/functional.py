@@ -4,18 +4,24 @@
 Nearly all of them are compositions of differentiable tensor operations, so autograd
 differentiates them; cross_entropy, mse_loss, linear, layer_norm and dropout are fused
 kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear``,
-``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``).
+``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``). Some live in
+files of their own and are re-exported here: convolution and pooling (``convolution.py``),
+pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
+(``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``).
 """
 import warnings
 
 from .. import backend as backends
-from .. import composites
+from .. import composites, losses
 from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401  (F.conv2d, ...)
                            avg_pool2d, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold,
                            max_pool1d, max_pool2d, unfold)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
+from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401  (F.l1_loss, ...)
+                      l1_loss, smooth_l1_loss)
+from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..elementwise import unary, where
 from ..factories import arange, generator
 from ..function import GradientFunction
@@ -332,34 +338,63 @@ class CrossEntropy(GradientFunction):
         return Tensor.from_buffer(out, probs.shape, probs.dtype, probs.device), None
 
 
-def cross_entropy(input, target, reduction="mean", ignore_index=None):
-    """-log softmax(input)[target] per sample, for logits `input` of shape (N, C) (or (C,))
-    and class indices `target` of shape (N,) (or ()). One fused kernel (``CrossEntropy``)
-    where the device has one, else the composite (composites.cross_entropy); both subtract
-    the row max, so large logits do not overflow. Samples whose target is
-    ``ignore_index`` count for nothing: they add 0 and the mean is over the others (as in
-    PyTorch, where it is -100 by default; here it is off unless given)."""
-    if target.dtype not in (dtypes.int64, dtypes.int32):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=None, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """-log softmax(input)[target] per sample, PyTorch's F.cross_entropy, for logits
+    ``input`` of shape (N, C), (C,) or (N, C, d1, ...) and class indices ``target`` of shape
+    (N,), () or (N, d1, ...). (N, C) logits without weight or label smoothing take one
+    fused kernel (``CrossEntropy``) where the device has one, else the composite
+    (composites.cross_entropy); both subtract the row max, so large logits do not overflow.
+    Samples whose target is ``ignore_index`` count for nothing: they add 0 and the mean is
+    over the others (as in PyTorch, where it is -100 by default; here it is off unless
+    given, so the fused path stays the default).
+
+    ``weight`` (C,) scales class c's losses by weight[c], and "mean" then divides by the
+    sum of the weights of the targets; ``label_smoothing`` s in [0, 1] mixes in the uniform
+    distribution, (1 - s) nll + (s / C) sum_c -weight[c] log p_c. Both, and (N, C, d...)
+    logits, go through log_softmax and nll_loss (losses.cross_entropy_composite), PyTorch's
+    formula."""
+    losses._no_legacy(size_average, reduce, "cross_entropy")
+    if isinstance(weight, str):
+        raise TypeError(f"cross_entropy: weight must be a tensor of class weights, got the "
+                        f"string {weight!r}; pass reduction={weight!r} by keyword")
+    if not isinstance(target, Tensor) or target.dtype not in (dtypes.int64, dtypes.int32):
+        got = (f"a {target.dtype.name} tensor of shape {target.shape}" if isinstance(target, Tensor)
+               else type(target).__name__)
         raise TypeError(f"cross_entropy: expected class indices (an int64 tensor of shape "
-                        f"{input.shape[:1]}) as target, got a {target.dtype.name} tensor of "
-                        f"shape {target.shape}; convert labels with .long()")
-    if input.ndim not in (1, 2) or target.shape != input.shape[:-1]:
-        raise ValueError(f"cross_entropy: logits of shape (N, C) need a target of shape (N,); "
-                         f"got logits of shape {input.shape} and target of shape {target.shape}")
+                        f"{input.shape[:1]}) as target, got {got}; convert labels with .long()")
+    if input.ndim == 0 or target.shape != input.shape[:1] * (input.ndim > 1) + input.shape[2:]:
+        raise ValueError(f"cross_entropy: logits of shape (N, C) need a target of shape (N,), "
+                         f"(N, C, d...) a target of shape (N, d...); got logits of shape "
+                         f"{input.shape} and target of shape {target.shape}")
+    _check_number(label_smoothing, "label_smoothing", "cross_entropy")
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
+                         f"{label_smoothing}")
+    c = input.shape[0 if input.ndim == 1 else 1]
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
+        raise ValueError(f"cross_entropy: weight must be a tensor of shape ({c},), one per "
+                         f"class, got {getattr(weight, 'shape', type(weight).__name__)}")
     if input.ndim == 1:                               # one sample
-        return cross_entropy(input.unsqueeze(0), target.reshape(1), reduction, ignore_index).reshape(())
+        return cross_entropy(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index,
+                             None, reduction, label_smoothing).reshape(())
     _check_reduction(reduction, "cross_entropy")
-    loss = CrossEntropy.apply if backends.get(input.device).has("cross_entropy") else composites.cross_entropy
     target = target.to(device=input.device, dtype=dtypes.int64)
+    if weight is not None or label_smoothing or input.ndim > 2:
+        if weight is not None:
+            weight = weight.to(device=input.device)
+        return losses.cross_entropy_composite(input, target, weight, ignore_index, reduction,
+                                              label_smoothing, nll_loss)
+    loss = CrossEntropy.apply if backends.get(input.device).has("cross_entropy") else composites.cross_entropy
     if ignore_index is None:
         return loss(input, target, reduction)
     scored = target != ignore_index
     # Ignored rows are given class 0 (any valid index) and then multiplied by 0.
-    losses = loss(input, target.masked_fill(scored == False, 0), "none")  # noqa: E712
-    losses = losses * scored.to(dtype=losses.dtype)
+    per_sample = loss(input, target.masked_fill(scored == False, 0), "none")  # noqa: E712
+    per_sample = per_sample * scored.to(dtype=per_sample.dtype)
     if reduction == "none":
-        return losses
-    return losses.sum() / scored.sum().to(dtype=losses.dtype) if reduction == "mean" else losses.sum()
+        return per_sample
+    return per_sample.sum() / scored.sum().to(dtype=per_sample.dtype) if reduction == "mean" else per_sample.sum()
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -514,6 +549,7 @@ def one_hot(tensor, num_classes=-1):
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "pad",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
-           "log_softmax", "linear", "dropout", "layer_norm", "mse_loss", "cross_entropy",
-           "nll_loss", "normalize", "embedding", "one_hot", "attention_weights",
-           "scaled_dot_product_attention"]
+           "log_softmax", "linear", "dropout", "layer_norm", "batch_norm", "group_norm",
+           "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
+           "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention"]

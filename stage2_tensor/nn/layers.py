@@ -1,5 +1,5 @@
 """Layers (thesis chapter 2, "Neural Networks"): Linear, Embedding, LayerNorm, Dropout, the
-activations and the loss modules, each a thin Module around a function of
+activations and the MSE and NLL losses (the others in loss.py), each a thin Module around a function of
 ``functional.py``. Random initialisation draws from the package's generator, so
 ``stage2_tensor.seed(n)`` makes a model's initial weights repeat.
 """
@@ -191,11 +191,6 @@ class MSELoss(Module):
 
     def forward(self, input, target):
         return F.mse_loss(input, target, self.reduction)
-
-
-class CrossEntropyLoss(MSELoss):
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, self.reduction)
 
 
 class NLLLoss(Module):
