@@ -10,7 +10,8 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``dtypes.py`` (promotion), ``tensor.py`` (the Tensor: layout and autograd state),
 ``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
-differentiable operations), ``factories.py``, and ``methods.py``, which binds the
+differentiable operations), ``factories.py`` (and ``generators.py``, ``Generator``),
+``utils/data.py`` (Dataset, DataLoader), and ``methods.py``, which binds the
 operations onto Tensor as its methods (``x + y``, ``x.sum()``). The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
 
@@ -44,14 +45,16 @@ from .dtypes import float32, float64, int32, int64
 from .concat import cat, split
 from .elementwise import where
 from .factories import (arange, as_tensor, full, full_like, normal, ones, ones_like, rand,
-                        rand_like, randn, randn_like, seed, tensor, uniform, zeros, zeros_like)
+                        rand_like, randn, randn_like, randperm, seed, tensor, uniform, zeros,
+                        zeros_like)
+from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
 from .matmul import matmul
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
-from . import nn, optim, viz  # viz: to_dot, draw, print_dag
+from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -60,10 +63,10 @@ _backend.register("python", PythonBackend())
 
 __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "rand", "randn",
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
-           "randn_like", "seed", "no_grad", "enable_grad", "set_grad_enabled",
+           "randn_like", "randperm", "Generator", "seed", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "where", "matmul", "from_numpy",
            "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
-           "log_softmax", "one_hot", "viz", "nn", "optim", "save", "load", "manual_seed",
+           "log_softmax", "one_hot", "viz", "nn", "optim", "utils", "save", "load", "manual_seed",
            "long", "double"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.

@@ -7,6 +7,7 @@ import math
 import random as _random
 
 from . import backend, dtypes
+from .generators import Generator
 from .interop import from_numpy
 from .strides import numel
 from .tensor import Tensor
@@ -21,6 +22,19 @@ def seed(n):
 
 def generator():
     return _rng
+
+
+def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None):
+    """A random permutation of 0..n-1 (int64 by default), as PyTorch's randperm: drawn from
+    ``generator`` (a ``Generator``) when given, else from the package's generator."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"randperm: generator must be a stage2_tensor.Generator or None, got "
+                        f"{type(generator).__name__}")
+    order = list(range(n))
+    (_rng if generator is None else generator._rng).shuffle(order)
+    return _make(order, (n,), dtype or dtypes.int64, device or "python", requires_grad)
 
 
 def _flatten(data):
