@@ -1,13 +1,23 @@
 """stage2_tensor.utils.data (Dataset, TensorDataset, DataLoader, default_collate), Generator
-and randperm: batches, order, collation and errors against their direct definition."""
+and randperm, and the layers nn.Upsample, nn.Dropout1d/2d/3d, F.pixel_shuffle and
+nn.PixelShuffle: against numpy or a direct definition, gradients by central differences on
+the python and cpu engines, PyTorch as an optional oracle."""
 import collections
+import math
 
 import numpy as np
 import pytest
 
 import stage2_tensor as tg
+import stage2_tensor.nn as nn
+import stage2_tensor.nn.functional as F
 import stage2_tensor.utils.data
 from stage2_tensor.utils.data import DataLoader, Dataset, TensorDataset, default_collate
+
+from .engines import ENGINES, engine_params
+from .gradcheck import gradcheck
+
+ENGINES_ = engine_params([e for e in ENGINES if e.device in ("python", "cpu")])
 
 
 def array(t):
@@ -141,3 +151,113 @@ def test_bad_arguments_are_named():
         default_collate([object()])
     with pytest.raises(NotImplementedError, match="must define __getitem__"):
         Dataset()[0]
+
+
+# ---- pixel shuffle ---------------------------------------------------------------------------
+def shuffle_ref(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c // r**2, r, r, h, w)
+    n = len(lead)
+    y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // r**2, h * r, w * r)
+
+
+def test_pixel_shuffle_against_numpy_and_its_inverse():
+    x = np.arange(2 * 8 * 3 * 2, dtype=np.float64).reshape(2, 8, 3, 2)
+    t = tg.tensor(x.tolist(), dtype=tg.float64)
+    out = F.pixel_shuffle(t, 2)
+    assert out.shape == (2, 2, 6, 4) and np.array_equal(array(out), shuffle_ref(x, 2))
+    assert np.array_equal(array(nn.PixelShuffle(2)(t)), shuffle_ref(x, 2))
+    assert array(F.pixel_unshuffle(out, 2)).tolist() == x.tolist()
+    assert array(nn.PixelUnshuffle(2)(out)).tolist() == x.tolist()
+    assert np.array_equal(array(F.pixel_shuffle(t[0], 2)), shuffle_ref(x[0], 2))   # (C, H, W)
+    assert repr(nn.PixelShuffle(3)) == "PixelShuffle(upscale_factor=3)"
+    with pytest.raises(ValueError, match=r"channel dimension \(8\).*divisible by upscale_factor squared \(9\)"):
+        F.pixel_shuffle(t, 3)
+    with pytest.raises(ValueError, match="height and width.*divisible by downscale_factor"):
+        F.pixel_unshuffle(t, 2)
+    with pytest.raises(ValueError, match="at least 3 dimensions"):
+        F.pixel_shuffle(t[0, 0], 1)
+    with pytest.raises(ValueError, match="upscale_factor must be a positive int"):
+        nn.PixelShuffle(0)
+
+
+def test_pixel_shuffle_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(size=(2, 3, 18, 2, 4))
+    t = tg.tensor(x.tolist(), dtype=tg.float64)
+    expected = torch.nn.functional.pixel_shuffle(torch.tensor(x), 3).numpy()
+    assert np.array_equal(array(F.pixel_shuffle(t, 3)), expected)
+    expected = torch.nn.functional.pixel_unshuffle(torch.tensor(x), 2).numpy()
+    assert np.array_equal(array(F.pixel_unshuffle(t, 2)), expected)
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_pixel_shuffle_gradients(engine):
+    x = np.random.default_rng(1).normal(size=(1, 4, 2, 1))
+    value = gradcheck(engine, lambda t: F.pixel_unshuffle(F.pixel_shuffle(t, 2) * t.sum(), 2), [x])
+    np.testing.assert_allclose(value, x * x.sum(), rtol=1e-12)
+
+
+# ---- channel dropout -------------------------------------------------------------------------
+def test_dropout2d_zeroes_whole_channels_and_scales_the_rest():
+    tg.manual_seed(0)
+    x = np.random.default_rng(2).uniform(1, 2, size=(40, 50, 2, 3))
+    t = tg.tensor(x.tolist(), dtype=tg.float64, requires_grad=True)
+    layer = nn.Dropout2d(0.3)
+    out = layer(t)
+    ratio = array(out) / x
+    per_channel = ratio.reshape(40, 50, 6)
+    assert np.allclose(per_channel, per_channel[..., :1])            # one decision per (n, c)
+    assert set(np.round(np.unique(ratio), 12)) == {0.0, round(1 / 0.7, 12)}
+    dropped = (per_channel[..., 0] == 0).mean()
+    assert abs(dropped - 0.3) < 5 * math.sqrt(0.3 * 0.7 / 2000)       # 5 standard errors
+    out.sum().backward()
+    np.testing.assert_allclose(array(t.grad), ratio, rtol=1e-12)      # dx = dy * mask
+    layer.eval()
+    assert layer(t) is t
+    assert repr(layer) == "Dropout2d(p=0.3, inplace=False)"
+
+
+def test_channel_dropout_seeding_shapes_and_errors():
+    x = tg.ones(3, 4, 2, 2)
+    tg.manual_seed(7)
+    a = F.dropout2d(x, 0.5)
+    tg.manual_seed(7)
+    assert F.dropout2d(x, 0.5).tolist() == a.tolist()
+    assert F.dropout2d(x, 0.0) is x and F.dropout2d(x, 0.5, training=False) is x
+    assert array(F.dropout2d(x, 1.0)).sum() == 0
+    with pytest.warns(UserWarning, match=r"3D input.*\(N, C, L\)"):
+        three = array(F.dropout2d(tg.ones(2, 3, 4), 0.5))
+    assert np.allclose(three, three[..., :1])
+    one = array(nn.Dropout1d(0.5)(tg.ones(4, 5, 3)))
+    assert np.allclose(one, one[..., :1])
+    cube = array(nn.Dropout3d(0.5)(tg.ones(2, 3, 2, 2, 2))).reshape(2, 3, 8)
+    assert np.allclose(cube, cube[..., :1])
+    with pytest.raises(ValueError, match=r"3-D \(C, \.\.\.\) or 4-D \(N, C, \.\.\.\)"):
+        F.dropout2d(tg.ones(2, 2, 2, 2, 2), 0.5)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout2d(1.5)
+    with pytest.raises(ValueError, match="inplace=True is not supported"):
+        nn.Dropout2d(0.5, inplace=True)
+
+
+# ---- Upsample --------------------------------------------------------------------------------
+def test_upsample_is_interpolate():
+    x = tg.tensor(np.random.default_rng(3).normal(size=(1, 2, 3, 4)).tolist())
+    cases = [(dict(scale_factor=2), dict(scale_factor=2.0)),
+             (dict(size=(5, 7), mode="bilinear", align_corners=True),
+              dict(size=(5, 7), mode="bilinear", align_corners=True)),
+             (dict(scale_factor=(1.5, 2), mode="bilinear"),
+              dict(scale_factor=(1.5, 2.0), mode="bilinear"))]
+    for layer_args, fn_args in cases:
+        assert nn.Upsample(**layer_args)(x).tolist() == F.interpolate(x, **fn_args).tolist()
+    assert array(nn.Upsample(scale_factor=2)(x))[0, 1, 5, 7] == array(x)[0, 1, 2, 3]
+    assert repr(nn.Upsample(scale_factor=2)) == "Upsample(scale_factor=2.0, mode='nearest')"
+    assert repr(nn.Upsample(size=(3, 4), mode="bilinear")) == "Upsample(size=(3, 4), mode='bilinear')"
+    with pytest.raises(ValueError, match="either size or scale_factor"):
+        nn.Upsample()
+    with pytest.raises(ValueError, match="mode must be"):
+        nn.Upsample(scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="align_corners only applies"):
+        nn.Upsample(scale_factor=2, align_corners=True)

@@ -10,6 +10,8 @@
 * ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``conv.py``: ``Conv1d/2d/3d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``;
+* ``upsampling.py``: ``Upsample``, ``PixelShuffle``, ``PixelUnshuffle``;
+* ``dropout.py``: ``Dropout1d/2d/3d`` (whole channels);
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
 * ``utils.py``: ``clip_grad_norm_``.
 
@@ -20,14 +22,17 @@ from . import functional, init, utils
 from .activation import ELU, LeakyReLU, SiLU, Softplus
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d
+from .dropout import Dropout1d, Dropout2d, Dropout3d
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity, LayerNorm,
                      Linear, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
                      Unflatten)
 from .modules import Module, ModuleList, Parameter, Sequential
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
            "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
-           "AvgPool1d", "AvgPool2d"]
+           "AvgPool1d", "AvgPool2d", "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d",
+           "Dropout2d", "Dropout3d"]

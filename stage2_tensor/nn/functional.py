@@ -15,6 +15,8 @@ from ..broadcast import broadcast_shapes
 from ..convolution import (avg_pool1d, avg_pool2d, conv1d, conv2d, conv3d,  # noqa: F401  (F.conv2d, ...)
                            max_pool1d, max_pool2d)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
+from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
+from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
 from ..elementwise import unary, where
 from ..factories import arange, generator
 from ..function import GradientFunction
@@ -514,4 +516,5 @@ __all__ = ["conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool1d
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "layer_norm", "mse_loss", "cross_entropy",
            "nll_loss", "normalize", "embedding", "one_hot", "attention_weights",
-           "scaled_dot_product_attention"]
+           "scaled_dot_product_attention", "dropout1d", "dropout2d", "dropout3d", "pixel_shuffle",
+           "pixel_unshuffle"]
