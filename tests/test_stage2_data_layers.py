@@ -1,7 +1,7 @@
 """stage2_tensor.utils.data (Dataset, TensorDataset, DataLoader, default_collate), Generator
 and randperm, and the layers nn.Upsample, nn.Dropout1d/2d/3d, F.pixel_shuffle and
-nn.PixelShuffle: against numpy or a direct definition, gradients by central differences on
-the python and cpu engines, PyTorch as an optional oracle."""
+nn.PixelShuffle, nn.MultiheadAttention: against numpy or a direct definition, gradients by
+central differences on the python and cpu engines, PyTorch as an optional oracle."""
 import collections
 import math
 
@@ -12,6 +12,7 @@ import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
 import stage2_tensor.utils.data
+from stage2_tensor.nn.attention import multi_head_attention_forward
 from stage2_tensor.utils.data import DataLoader, Dataset, TensorDataset, default_collate
 
 from .engines import ENGINES, engine_params
@@ -261,3 +262,165 @@ def test_upsample_is_interpolate():
         nn.Upsample(scale_factor=2, mode="bicubic")
     with pytest.raises(ValueError, match="align_corners only applies"):
         nn.Upsample(scale_factor=2, align_corners=True)
+
+
+# ---- MultiheadAttention ----------------------------------------------------------------------
+def softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def mha_ref(q, k, v, w, b, wo, bo, heads, mask=0.0):
+    """Sequence-first numpy multi-head attention: (out (L, N, E), weights (N, H, L, S))."""
+    (L, N, E), S, hd = q.shape, k.shape[0], q.shape[-1] // heads
+
+    def split(x, i, n):
+        return (x @ w[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E]).reshape(n, N, heads, hd).transpose(1, 2, 0, 3)
+
+    qh, kh, vh = split(q, 0, L), split(k, 1, S), split(v, 2, S)
+    weights = softmax(qh @ kh.swapaxes(-1, -2) / math.sqrt(hd) + mask)
+    out = (weights @ vh).transpose(2, 0, 1, 3).reshape(L, N, E)
+    return out @ wo.T + bo, weights
+
+
+def mha(E=4, H=2, **kw):
+    tg.manual_seed(0)
+    return nn.MultiheadAttention(E, H, dtype=tg.float64, **kw)
+
+
+def weights_of(m):
+    return [array(p) for p in (m.in_proj_weight, m.in_proj_bias, m.out_proj.weight, m.out_proj.bias)]
+
+
+def inputs(L=3, S=4, N=2, E=4, seed=4):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(L, N, E)), rng.normal(size=(S, N, E)), rng.normal(size=(S, N, E))
+
+
+def f64(x):
+    return tg.tensor(np.asarray(x).tolist(), dtype=tg.float64)
+
+
+def test_multihead_attention_parameters_and_initialisation():
+    m = nn.MultiheadAttention(8, 2)
+    assert [n for n, _ in m.named_parameters()] == ["in_proj_weight", "in_proj_bias",
+                                                    "out_proj.weight", "out_proj.bias"]
+    assert m.in_proj_weight.shape == (24, 8) and isinstance(m.out_proj, nn.Linear)
+    assert array(m.in_proj_bias).tolist() == [0.0] * 24 and array(m.out_proj.bias).tolist() == [0.0] * 8
+    w = array(m.in_proj_weight)
+    bound = math.sqrt(6 / (8 + 24))                     # xavier_uniform_: fan_in 8, fan_out 24
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+    assert [n for n, _ in nn.MultiheadAttention(4, 1, bias=False).named_parameters()] == \
+        ["in_proj_weight", "out_proj.weight"]
+
+
+def test_multihead_attention_against_numpy_with_masks():
+    m = mha()
+    q, k, v = inputs()
+    attn_mask = np.array([[0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=bool)   # True: hidden
+    padding = np.array([[0, 0, 0, 0], [0, 1, 0, 0]], dtype=bool)
+    additive = np.where(attn_mask, -np.inf, 0)[None, None] + np.where(padding, -np.inf, 0)[:, None, None]
+    expected, weights = mha_ref(q, k, v, *weights_of(m), 2, additive)
+    out, w = m(f64(q), f64(k), f64(v), key_padding_mask=tg.tensor(padding.tolist()),
+               attn_mask=tg.tensor(attn_mask.tolist()))
+    np.testing.assert_allclose(array(out), expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(array(w), weights.mean(1), rtol=1e-12, atol=1e-14)
+    float_mask = f64(np.where(attn_mask, -np.inf, 0.0))
+    out2, w2 = m(f64(q), f64(k), f64(v), attn_mask=float_mask, average_attn_weights=False)
+    expected2, weights2 = mha_ref(q, k, v, *weights_of(m), 2, np.where(attn_mask, -np.inf, 0))
+    np.testing.assert_allclose(array(out2), expected2, rtol=1e-12, atol=1e-14)
+    assert w2.shape == (2, 2, 3, 4)
+    np.testing.assert_allclose(array(w2), weights2, rtol=1e-12, atol=1e-14)
+    per_head = np.random.default_rng(5).normal(size=(4, 3, 4))           # (N H, L, S), additive
+    out3, _ = m(f64(q), f64(k), f64(v), attn_mask=f64(per_head))
+    np.testing.assert_allclose(array(out3), mha_ref(q, k, v, *weights_of(m), 2,
+                                                    per_head.reshape(2, 2, 3, 4))[0], rtol=1e-12)
+    assert m(f64(q), f64(k), f64(v), need_weights=False)[1] is None
+
+
+def test_multihead_attention_batch_first_unbatched_and_dropout():
+    m, first = mha(), mha(batch_first=True)
+    q, k, v = inputs()
+    out, w = m(f64(q), f64(k), f64(v))
+    out_bf, w_bf = first(*(f64(x.transpose(1, 0, 2)) for x in (q, k, v)))
+    np.testing.assert_allclose(array(out_bf), array(out).transpose(1, 0, 2), rtol=1e-12)
+    np.testing.assert_allclose(array(w_bf), array(w), rtol=1e-12)
+    one, w_one = m(f64(q[:, 0]), f64(k[:, 0]), f64(v[:, 0]))               # unbatched (L, E)
+    np.testing.assert_allclose(array(one), array(out)[:, 0], rtol=1e-12)
+    assert w_one.shape == (3, 4)
+    dropping = mha(dropout=0.5)
+    _, dropped = dropping(f64(q), f64(k), f64(v), average_attn_weights=False)
+    sums = array(dropped).sum(-1)
+    assert not np.allclose(sums, 1.0)                                      # weights dropped out
+    kept = 2 * array(all_heads(dropping, q, k, v))                         # 1 / (1 - p) = 2
+    assert np.all(np.isclose(array(dropped), 0) | np.isclose(array(dropped), kept, rtol=1e-12))
+    dropping.eval()
+    np.testing.assert_allclose(array(dropping(f64(q), f64(k), f64(v))[0]), array(out), rtol=1e-12)
+
+
+def all_heads(m, q, k, v):
+    """m's attention weights per head without dropout (in eval mode)."""
+    training = m.training
+    m.eval()
+    w = m(f64(q), f64(k), f64(v), average_attn_weights=False)[1]
+    m.train(training)
+    return w
+
+
+def test_multihead_attention_errors():
+    with pytest.raises(ValueError, match=r"embed_dim \(6\) must be divisible by num_heads \(4\)"):
+        nn.MultiheadAttention(6, 4)
+    with pytest.raises(ValueError, match="kdim and vdim"):
+        nn.MultiheadAttention(4, 2, kdim=3)
+    with pytest.raises(ValueError, match="add_bias_kv is not supported"):
+        nn.MultiheadAttention(4, 2, add_bias_kv=True)
+    m = mha()
+    q, k, v = (f64(x) for x in inputs())
+    with pytest.raises(ValueError, match=r"attn_mask must be of shape \(3, 4\) or \(4, 3, 4\)"):
+        m(q, k, v, attn_mask=tg.zeros(4, 3, dtype=tg.float64))
+    with pytest.raises(ValueError, match=r"key_padding_mask must be of shape \(2, 4\)"):
+        m(q, k, v, key_padding_mask=tg.tensor([[True] * 3] * 2))
+    with pytest.raises(ValueError, match="sequence first unless batch_first"):
+        m(q, k[:, :1], v)
+    with pytest.raises(ValueError, match="must all be 3-D"):
+        m(q, k[:, 0], v)
+    with pytest.raises(RuntimeError, match="is_causal is a hint"):
+        m(q, k, v, is_causal=True)
+    with pytest.raises(TypeError, match="bool or floating-point"):
+        m(q, k, v, attn_mask=tg.zeros(3, 4, dtype=tg.int64))
+
+
+def test_multihead_attention_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    m = mha(batch_first=True)
+    ref = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        for p, w in zip((ref.in_proj_weight, ref.in_proj_bias, ref.out_proj.weight, ref.out_proj.bias),
+                        weights_of(m)):
+            p.copy_(torch.tensor(w))
+    q, k, v = (x.transpose(1, 0, 2) for x in inputs())
+    padding = np.array([[0, 0, 1, 0], [1, 0, 0, 0]], dtype=bool)
+    causal = np.triu(np.ones((3, 4), dtype=bool), 1)
+    for average in (True, False):
+        expected = ref(*(torch.tensor(x) for x in (q, k, v)), key_padding_mask=torch.tensor(padding),
+                       attn_mask=torch.tensor(causal), average_attn_weights=average)
+        got = m(f64(q), f64(k), f64(v), key_padding_mask=tg.tensor(padding.tolist()),
+                attn_mask=tg.tensor(causal.tolist()), average_attn_weights=average)
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(array(a), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_multihead_attention_gradients(engine):
+    rng = np.random.default_rng(6)
+    q, k, v = inputs(L=2, S=3, N=1)
+    params = [rng.normal(size=(12, 4)), rng.normal(size=12), rng.normal(size=(4, 4)), rng.normal(size=4)]
+    mask = tg.tensor([[False, True, False], [False, False, False]], device=engine.device)
+
+    def fn(q, k, v, w, b, wo, bo):
+        out, weights = multi_head_attention_forward(q, k, v, 2, w, b, wo, bo, attn_mask=mask)
+        return out + weights.sum()
+
+    value = gradcheck(engine, fn, [q, k, v, *params])
+    out, weights = mha_ref(q, k, v, *params, 2, np.where(array(mask), -np.inf, 0))
+    np.testing.assert_allclose(value, out + weights.mean(1).sum(), rtol=1e-10)

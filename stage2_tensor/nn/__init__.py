@@ -12,6 +12,7 @@
 * ``conv.py``: ``Conv1d/2d/3d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``;
 * ``upsampling.py``: ``Upsample``, ``PixelShuffle``, ``PixelUnshuffle``;
 * ``dropout.py``: ``Dropout1d/2d/3d`` (whole channels);
+* ``attention.py``: ``MultiheadAttention``;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
 * ``utils.py``: ``clip_grad_norm_``.
 
@@ -20,6 +21,7 @@
 """
 from . import functional, init, utils
 from .activation import ELU, LeakyReLU, SiLU, Softplus
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d
 from .dropout import Dropout1d, Dropout2d, Dropout3d
@@ -35,4 +37,4 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d",
-           "Dropout2d", "Dropout3d"]
+           "Dropout2d", "Dropout3d", "MultiheadAttention"]
