@@ -12,9 +12,10 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu), ``logical.py`` (all, any, isclose,
-allclose, equal), ``factories.py``, ``methods.py``, which binds the operations onto Tensor
-as its methods (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions
-(``tg.exp(x)``, ``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:
+allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
+(Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
+(``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
+``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
@@ -52,6 +53,7 @@ from .factories import (arange, as_tensor, empty, full, full_like, linspace, nor
 from .functions import (abs, argmax, argmin, chunk, clamp, exp, flatten, log, masked_fill, max,  # noqa: A004
                         maximum, mean, min, minimum, sigmoid, sqrt, squeeze, std, sum, tanh, tril, triu,
                         unsqueeze, var)
+from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
 from .logical import allclose, equal, isclose
@@ -59,7 +61,7 @@ from .matmul import bmm, matmul, outer
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
-from . import nn, optim, viz  # viz: to_dot, draw, print_dag
+from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -68,11 +70,11 @@ _backend.register("python", PythonBackend())
 
 __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "rand", "randn",
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
-           "randn_like", "seed", "no_grad", "enable_grad", "set_grad_enabled",
+           "randn_like", "randperm", "Generator", "seed", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "where", "matmul", "from_numpy",
            "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
-           "log_softmax", "one_hot", "viz", "nn", "optim", "save", "load", "manual_seed",
-           "long", "double",
+           "log_softmax", "one_hot", "viz", "nn", "optim", "utils", "save", "load", "manual_seed",
+           "long", "double", "Generator",
            # the rest of PyTorch's surface a learner reaches for (functions.py: methods as functions)
            "empty", "linspace", "randint", "randperm", "stack", "chunk", "tril", "triu", "outer", "bmm",
            "allclose", "isclose", "equal", "clamp", "var", "std", "exp", "log", "sqrt", "tanh",

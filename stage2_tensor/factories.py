@@ -7,6 +7,7 @@ import math
 import random as _random
 
 from . import backend, dtypes
+from .generators import Generator
 from .interop import from_numpy
 from .strides import numel
 from .tensor import Tensor
@@ -21,6 +22,19 @@ def seed(n):
 
 def generator():
     return _rng
+
+
+def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None):
+    """A random permutation of 0..n-1 (int64 by default), as PyTorch's randperm: drawn from
+    ``generator`` (a ``Generator``) when given, else from the package's generator."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"randperm: generator must be a stage2_tensor.Generator or None, got "
+                        f"{type(generator).__name__}")
+    order = list(range(n))
+    (_rng if generator is None else generator._rng).shuffle(order)
+    return _make(order, (n,), dtype or dtypes.int64, device or "python", requires_grad)
 
 
 def _flatten(data):
@@ -206,12 +220,3 @@ def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=N
     size = _shape((size,) if isinstance(size, int) else (tuple(size),))
     values = [_rng.randrange(low, high) for _ in range(numel(size))]
     return _make(values, size, dtype or dtypes.int64, device or "python", requires_grad)
-
-
-def randperm(n, dtype=None, requires_grad=False, device=None):
-    """0, ..., n - 1 in a random order (int64 by default)."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
-    values = list(range(n))
-    _rng.shuffle(values)
-    return _make(values, (n,), dtype or dtypes.int64, device or "python", requires_grad)

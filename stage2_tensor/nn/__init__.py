@@ -13,6 +13,9 @@
 * ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``conv.py``: ``Conv1d/2d/3d``, ``ConvTranspose1d/2d``, the pools;
+* ``upsampling.py``: ``Upsample``, ``PixelShuffle``, ``PixelUnshuffle``;
+* ``dropout.py``: ``Dropout1d/2d/3d`` (whole channels);
+* ``attention.py``: ``MultiheadAttention``;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
 * ``utils.py``: ``clip_grad_norm_``.
 
@@ -21,15 +24,18 @@
 """
 from . import functional, init, utils
 from .activation import ELU, LeakyReLU, SiLU, Softplus
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import (AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d,
                    ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d)
+from .dropout import Dropout1d, Dropout2d, Dropout3d
 from .layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax,
                      MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, SmoothL1Loss
 from .modules import Module, ModuleList, Parameter, Sequential
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             RMSNorm)
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
@@ -38,4 +44,6 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "ConvTranspose1d", "ConvTranspose2d", "AdaptiveAvgPool2d",
            "AdaptiveMaxPool2d", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss",
-           "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm"]
+           "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm",
+           "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d",
+           "MultiheadAttention"]

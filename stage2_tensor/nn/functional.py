@@ -19,9 +19,11 @@ from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
                            avg_pool2d, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold,
                            max_pool1d, max_pool2d, unfold)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
+from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
 from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401  (F.l1_loss, ...)
                       l1_loss, smooth_l1_loss)
 from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
+from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
 from ..elementwise import unary, where
 from ..factories import arange, generator
 from ..function import GradientFunction
@@ -549,7 +551,8 @@ def one_hot(tensor, num_classes=-1):
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "pad",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
-           "log_softmax", "linear", "dropout", "layer_norm", "batch_norm", "group_norm",
-           "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
+           "log_softmax", "linear", "dropout", "dropout1d", "dropout2d", "dropout3d", "layer_norm",
+           "batch_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
-           "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention"]
+           "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention",
+           "pixel_shuffle", "pixel_unshuffle"]
