@@ -382,25 +382,25 @@ def test_cli_rejects_bad_input(tmp_path, capsys):
 
 
 # ---- the convolutional network (cnn.py) ----------------------------------------------------
-CNN_SHORT_RUN_FLOOR = 0.5    # 20 Adadelta steps of 64 on 1,280 images: well above chance (0.1)
+CNN_SHORT_RUN_FLOOR = 0.4    # 10 Adadelta steps of 64 on 640 images: well above chance (0.1)
 
 
 def test_cli_train_cnn_then_evaluate_and_predict(mnist, tmp_path, capsys):
     import matplotlib.image as mpimg
     from stage4_models.mnist.cnn import MnistCNN, load_cnn_checkpoint, predict_cnn
     out = tmp_path / "cnn"
-    assert cli.main(["train-cnn", "--subset", "1280", "--test-limit", "500", "--out", str(out)]) == 0
+    assert cli.main(["train-cnn", "--subset", "640", "--test-limit", "400", "--out", str(out)]) == 0
     line = capsys.readouterr().out
-    assert "cnn: 1 epoch(s), 20 steps of 64 on cpu" in line and "test accuracy" in line
+    assert "cnn: 1 epoch(s), 10 steps of 64 on cpu" in line and "test accuracy" in line
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["steps"] == 20 and summary["accuracy"] >= CNN_SHORT_RUN_FLOOR, summary
+    assert summary["steps"] == 10 and summary["accuracy"] >= CNN_SHORT_RUN_FLOOR, summary
     rows = (out / "loss.csv").read_text().splitlines()
-    assert rows[0] == "step,loss" and len(rows) == 21
+    assert rows[0] == "step,loss" and len(rows) == 11
     assert float(rows[-1].split(",")[1]) < float(rows[1].split(",")[1])       # the loss fell
     # the checkpoint loads back bit-exact, in eval mode, and the CLI's evaluate reads it
     model, config = load_cnn_checkpoint(out / "checkpoint.tg")
     assert isinstance(model, MnistCNN) and not model.training and config["batch"] == 64
-    assert cli.main(["evaluate", "--checkpoint", str(out / "checkpoint.tg")]) == 0
+    assert cli.main(["evaluate", "--checkpoint", str(out / "checkpoint.tg"), "--test-limit", "200"]) == 0
     assert "(cnn, 1 epoch(s)): test accuracy" in capsys.readouterr().out
     images, labels = mnist["test"]
     pick = next(i for i in range(200) if np.argmax(predict_cnn(model, images[i] / 255.0)) == labels[i])

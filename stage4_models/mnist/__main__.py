@@ -59,6 +59,7 @@ def main(argv=None):
     e = commands.add_parser("evaluate", help="test accuracy of a checkpoint")
     e.add_argument("--checkpoint", required=True)
     e.add_argument("--device", type=device, default="cpu")
+    e.add_argument("--test-limit", type=positive_int, default=None, help="test on the first N test images")
 
     p = commands.add_parser("predict", help="classify a digit in an image file")
     p.add_argument("--checkpoint", required=True)
@@ -117,6 +118,7 @@ def run_evaluate(args):
     with reading(args.checkpoint):
         model, config, kind = load_any(args.checkpoint, args.device)
     images, labels = data.load("test")
+    images, labels = images[:args.test_limit], labels[:args.test_limit]
     if kind == "cnn":
         accuracy, what = evaluate_cnn(model, images, labels), f"cnn, {config['epochs']} epoch(s)"
     else:
