@@ -42,6 +42,18 @@ def _check_per_channel(tensor, name, c, fn):
                          f"channel, got {getattr(tensor, 'shape', type(tensor).__name__)}")
 
 
+def _check_running(fn, input, min_ndim, eps, momentum, running_mean, running_var, weight, bias):
+    """The checks batch_norm and instance_norm share; the channel count C."""
+    _check_input(input, fn, min_ndim=min_ndim)
+    _check_eps(eps, fn)
+    _check_momentum(momentum, fn)
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_per_channel(t, name, c, fn)
+    return c
+
+
 def _per_channel(t, ndim):
     """A (C,) tensor reshaped (C, 1, ..., 1) so it broadcasts along dimension 1 of an
     (N, C, ...) input of ndim dimensions (plain broadcasting would align it with the last)."""
@@ -82,14 +94,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     r <- (1 - momentum) r + momentum s, with the UNBIASED variance (n / (n - 1) times the
     biased one), as PyTorch does. training=False: the running statistics normalize, and
     must be given."""
-    fn = "batch_norm"
-    _check_input(input, fn)
-    _check_eps(eps, fn)
-    _check_momentum(momentum, fn)
-    c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        _check_per_channel(t, name, c, fn)
+    c = _check_running("batch_norm", input, 2, eps, momentum, running_mean, running_var, weight, bias)
     dims = (0, *range(2, input.ndim))
     if not training:
         if running_mean is None or running_var is None:
@@ -118,14 +123,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     statistics given, these are updated with the batch average of the instances' means and
     unbiased variances, as PyTorch does; use_input_stats=False normalizes with the running
     statistics instead (InstanceNorm in eval mode with track_running_stats)."""
-    fn = "instance_norm"
-    _check_input(input, fn, min_ndim=3)
-    _check_eps(eps, fn)
-    _check_momentum(momentum, fn)
-    c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        _check_per_channel(t, name, c, fn)
+    c = _check_running("instance_norm", input, 3, eps, momentum, running_mean, running_var, weight, bias)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise ValueError("instance_norm: use_input_stats=False normalizes with running_mean "

@@ -86,7 +86,9 @@ def test_rmsprop_matches_pytorch_rule(weight_decay, momentum, centered):
     np.testing.assert_allclose(got, reference(update), rtol=1e-12, atol=1e-14)
 
 
-def adam_reference(lr, b1, b2, eps, weight_decay, decoupled):
+def adam_rule(lr, b1, b2, eps, weight_decay, decoupled, amsgrad=False):
+    """Adam's (AdamW's when decoupled) update in numpy; with amsgrad, the largest second
+    moment so far in the denominator."""
     def update(p, g, t, s):
         if decoupled:
             p = p * (1 - lr * weight_decay)
@@ -94,9 +96,15 @@ def adam_reference(lr, b1, b2, eps, weight_decay, decoupled):
             g = g + weight_decay * p
         s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
         s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
-        denom = np.sqrt(s["v"]) / math.sqrt(1 - b2 ** t) + eps
+        if amsgrad:
+            s["vmax"] = np.maximum(s.get("vmax", 0), s["v"])
+        denom = np.sqrt(s["vmax" if amsgrad else "v"]) / math.sqrt(1 - b2 ** t) + eps
         return p - lr / (1 - b1 ** t) * s["m"] / denom
-    return reference(update)
+    return update
+
+
+def adam_reference(lr, b1, b2, eps, weight_decay, decoupled):
+    return reference(adam_rule(lr, b1, b2, eps, weight_decay, decoupled))
 
 
 @pytest.mark.parametrize("device", DEVICES)

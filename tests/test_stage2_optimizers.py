@@ -1,15 +1,13 @@
 """Adagrad, Adadelta and amsgrad against PyTorch's update rules written out in numpy (and
 PyTorch itself where it is installed), parameter groups with their own settings, the checks
 of every setting, and each optimizer's state_dict round trip."""
-import math
-
 import numpy as np
 import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.optim as optim
 
-from .test_stage2_optim import START, TARGET, reference, run_optimizer
+from .test_stage2_optim import START, TARGET, adam_rule, reference, run_optimizer
 
 pytestmark = pytest.mark.stage2
 
@@ -40,16 +38,7 @@ def adadelta_rule(lr, rho, eps, weight_decay):
 
 
 def amsgrad_rule(lr, b1, b2, eps, weight_decay, decoupled):
-    def update(p, g, t, s):
-        if decoupled:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
-        s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
-        s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
-        s["vmax"] = np.maximum(s.get("vmax", 0), s["v"])
-        return p - lr / (1 - b1 ** t) * s["m"] / (np.sqrt(s["vmax"]) / math.sqrt(1 - b2 ** t) + eps)
-    return update
+    return adam_rule(lr, b1, b2, eps, weight_decay, decoupled, amsgrad=True)
 
 
 CASES = {
