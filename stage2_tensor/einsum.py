@@ -1,0 +1,118 @@
+"""einsum: Einstein summation, as PyTorch's ``torch.einsum(equation, *operands)``, for the
+equations that are permutes, broadcast multiplies, sums and matrix products:
+
+    "ij,jk->ik" (matmul)   "bij,bjk->bik" (bmm)   "ij->ji" (transpose)   "i,i->" (dot)
+    "bhqd,bhkd->bhqk" (attention scores)   "i,j->ij" (outer)   "ij->" / "ij->j" (sums)
+
+Each operand first sums away the letters no one else needs; two operands then meet in one
+batched matmul: the letters both have and the output keeps are the batch, the letters both
+have and the output drops are contracted, the rest are the matrix rows and columns. More
+than two operands are contracted left to right. Differentiable, as the ops it is made of.
+
+Not supported (a ValueError says so): a letter twice in one operand (a diagonal, "ii->i"),
+ellipses ("...ij"), and a letter whose sizes differ between operands (1 broadcasts, as
+PyTorch). Without "->" the output is the letters that appear once, in alphabetical order.
+"""
+from .tensor import Tensor
+
+
+def _parse(equation, operands):
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): equation must be a str, got {type(equation).__name__}")
+    eq = equation.replace(" ", "")
+    if "." in eq:
+        raise ValueError(f"einsum(): ellipsis ('...') is not supported, in {equation!r}; "
+                         "write every dimension's letter")
+    lhs, arrow, out = eq.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum(): the equation {equation!r} names {len(inputs)} operand(s), "
+                         f"but {len(operands)} were given")
+    for term in inputs + [out]:
+        for c in term:
+            if not c.isalpha() or not c.isascii():
+                raise ValueError(f"einsum(): subscripts are letters a-z or A-Z, got {c!r} in {equation!r}")
+    for term in inputs:
+        if len(set(term)) != len(term):
+            raise ValueError(f"einsum(): a letter repeated in one operand ({term!r}, a diagonal) "
+                             f"is not supported, in {equation!r}")
+    if not arrow:
+        counts = {c: lhs.count(c) for c in set(lhs) if c.isalpha()}
+        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"einsum(): output subscript {out!r} names a letter twice, in {equation!r}")
+    for c in out:
+        if c not in lhs:
+            raise ValueError(f"einsum(): output letter {c!r} appears in no operand, in {equation!r}")
+    sizes = {}
+    for n, (term, x) in enumerate(zip(inputs, operands)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"einsum(): operand {n} must be a Tensor, not {type(x).__name__}")
+        if len(term) != x.ndim:
+            raise ValueError(f"einsum(): operand {n} has {x.ndim} dimensions (shape {x.shape}) "
+                             f"but its subscript {term!r} names {len(term)}")
+        for c, size in zip(term, x.shape):
+            if sizes.get(c, 1) not in (1, size) and size != 1:
+                raise ValueError(f"einsum(): letter {c!r} has size {sizes[c]} in one operand and "
+                                 f"{size} in operand {n} (shape {x.shape}); sizes must match or be 1")
+            sizes[c] = size if sizes.get(c, 1) == 1 else sizes[c]
+    return inputs, out, sizes
+
+
+def _reduce(x, term, keep):
+    """x summed over the letters of term not in keep, then (term, x)."""
+    dims = [d for d, c in enumerate(term) if c not in keep]
+    if dims:
+        x = x.sum(dim=tuple(dims))
+        term = "".join(c for c in term if c in keep)
+    return term, x
+
+
+def _arrange(x, term, order, sizes):
+    """x's dimensions in the order of the letters `order` (all in term), stretched to sizes."""
+    x = x.permute(*[term.index(c) for c in order]) if term != order else x
+    return x.expand(*[sizes[c] for c in order])
+
+
+def _numel(letters, sizes):
+    n = 1
+    for c in letters:
+        n *= sizes[c]
+    return n
+
+
+def _pair(a, ta, b, tb, keep, sizes):
+    """The contraction of a (letters ta) with b (letters tb), keeping the letters in keep."""
+    batch = [c for c in ta if c in tb and c in keep]
+    inner = [c for c in ta if c in tb and c not in keep]
+    rows = [c for c in ta if c not in tb]
+    cols = [c for c in tb if c not in ta]
+    a = _arrange(a, ta, "".join(batch + rows + inner), sizes)
+    b = _arrange(b, tb, "".join(batch + inner + cols), sizes)
+    bshape = [sizes[c] for c in batch]
+    a = a.reshape(*bshape, _numel(rows, sizes), _numel(inner, sizes))
+    b = b.reshape(*bshape, _numel(inner, sizes), _numel(cols, sizes))
+    out = a @ b
+    term = "".join(batch + rows + cols)
+    return term, out.reshape(*[sizes[c] for c in term])
+
+
+def einsum(equation, *operands):
+    """Sum of products of the operands' elements over the letters the output leaves out
+    (PyTorch's torch.einsum; operands may also come as one list)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum(): at least one operand is needed")
+    inputs, out, sizes = _parse(equation, operands)
+    terms = list(inputs)
+    xs = list(operands)
+    for n in range(len(xs)):                       # letters only this operand has, and the output drops
+        others = out + "".join(t for m, t in enumerate(terms) if m != n)
+        terms[n], xs[n] = _reduce(xs[n], terms[n], others)
+    term, x = terms[0], xs[0]
+    for n in range(1, len(xs)):
+        keep = out + "".join(terms[n + 1:])
+        term, x = _pair(x, term, xs[n], terms[n], keep, sizes)
+    term, x = _reduce(x, term, out)
+    return _arrange(x, term, out, sizes) if term != out else x
