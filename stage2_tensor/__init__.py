@@ -11,7 +11,8 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
-them: var, std, norm, clamp, masked_fill, tril, triu), ``logical.py`` (all, any, isclose,
+them: var, std, norm, clamp, masked_fill, tril, triu), ``gathering.py`` (gather, scatter),
+``sorting.py`` (sort, argsort, topk), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
@@ -46,10 +47,14 @@ from . import methods  # noqa: F401  (imported for its effect: binds Tensor's op
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
 from .dtypes import float32, float64, int32, int64
 from .concat import cat, split, stack
+from .cumulative import cumsum
+from .einsum import einsum
+from .gathering import gather, scatter, scatter_add
+from .sorting import argsort, sort, topk
 from .elementwise import where
 from .factories import (arange, as_tensor, empty, full, full_like, linspace, normal, ones, ones_like,
-                        rand, rand_like, randint, randn, randn_like, randperm, seed, tensor, uniform,
-                        zeros, zeros_like)
+                        multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
+                        uniform, zeros, zeros_like)
 from .functions import (abs, argmax, argmin, chunk, clamp, exp, flatten, log, masked_fill, max,  # noqa: A004
                         maximum, mean, min, minimum, sigmoid, sqrt, squeeze, std, sum, tanh, tril, triu,
                         unsqueeze, var)
@@ -79,7 +84,9 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "empty", "linspace", "randint", "randperm", "stack", "chunk", "tril", "triu", "outer", "bmm",
            "allclose", "isclose", "equal", "clamp", "var", "std", "exp", "log", "sqrt", "tanh",
            "sigmoid", "abs", "argmax", "argmin", "max", "min", "sum", "mean", "flatten", "squeeze",
-           "unsqueeze", "maximum", "minimum", "masked_fill"]
+           "unsqueeze", "maximum", "minimum", "masked_fill",
+           # order, gathers along a dimension, running sums, sampling, Einstein sums
+           "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

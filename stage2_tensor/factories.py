@@ -2,7 +2,9 @@
 
 Random factories draw from one module-level generator; ``seed(n)`` makes them repeat.
 """
+import bisect
 import contextlib
+import itertools
 import math
 import random as _random
 
@@ -220,3 +222,61 @@ def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=N
     size = _shape((size,) if isinstance(size, int) else (tuple(size),))
     values = [_rng.randrange(low, high) for _ in range(numel(size))]
     return _make(values, size, dtype or dtypes.int64, device or "python", requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
+    """Category indices drawn from each row of ``input`` (1-D: one distribution; 2-D: one
+    per row), as PyTorch's multinomial: the rows are non-negative weights, not necessarily
+    normalized (each is divided by its sum). Without ``replacement`` a category once drawn
+    is not drawn again in that row, so num_samples may not exceed the row's non-zero
+    weights. Returns int64 of shape (num_samples,) or (rows, num_samples) on input's device,
+    drawn from ``generator`` (a ``Generator``) when given, else the package's generator
+    (``seed``). The numbers differ from PyTorch's for one seed; the distribution is the same."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial(): prob_dist must be 1 or 2 dim, got shape {input.shape}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial(): expected a floating point tensor of probabilities, got {input.dtype}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+        raise RuntimeError(f"multinomial(): num_samples must be a positive int, got {num_samples!r}")
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"multinomial(): generator must be a stage2_tensor.Generator or None, got "
+                        f"{type(generator).__name__}")
+    rng = _rng if generator is None else generator._rng
+    rows = input.detach().reshape(-1, input.shape[-1]).tolist() if input.shape[-1] else []
+    if not rows or not rows[0]:
+        raise RuntimeError(f"multinomial(): the distribution has no categories (shape {input.shape})")
+    if not replacement and num_samples > len(rows[0]):
+        raise RuntimeError(f"multinomial(): cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
+                           f"({len(rows[0])}) samples without replacement")
+    out = []
+    for r, row in enumerate(rows):
+        for w in row:
+            if not math.isfinite(w) or w < 0:
+                raise RuntimeError(f"multinomial(): probability tensor contains either inf, nan or "
+                                   f"element < 0 (row {r}: {w})")
+        if sum(row) <= 0:
+            raise RuntimeError(f"multinomial(): invalid multinomial distribution (sum of probabilities "
+                               f"<= 0) in row {r}")
+        if not replacement and sum(1 for w in row if w > 0) < num_samples:
+            raise RuntimeError(f"multinomial(): row {r} has {sum(1 for w in row if w > 0)} categories "
+                               f"of non-zero probability, fewer than num_samples ({num_samples}) to "
+                               "draw without replacement")
+        weights = list(row)
+        for _ in range(num_samples):
+            out.append(_draw(weights, rng))
+            if not replacement:
+                weights[out[-1]] = 0.0
+    shape = (num_samples,) if input.ndim == 1 else (len(rows), num_samples)
+    return _make(out, shape, dtypes.int64, input.device)
+
+
+def _draw(weights, rng):
+    """One index drawn with probability weights[i] / sum(weights) (cumulative sums, bisected)."""
+    cumulative = list(itertools.accumulate(weights))
+    at = bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
+    at = min(at, len(weights) - 1)
+    while weights[at] == 0:                    # rounding at the top end: the last non-zero one
+        at -= 1
+    return at

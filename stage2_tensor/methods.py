@@ -15,8 +15,8 @@ Binding copies the functions themselves onto the class, as if they were written 
 from types import FunctionType
 
 from . import backward as autograd
-from . import (clamp, composites, concat, dtypes, factories, grad_mode, interop, logical, masks, matmul,
-               reduce, softmax, statistics, views)
+from . import (clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
+               logical, masks, matmul, reduce, softmax, sorting, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -151,6 +151,16 @@ class TensorMethods:
         self._check_inplace("clamp_", min, max)
         return self._write("clamp_", clamp.clamp(self, min, max))
 
+    def scatter_(self, dim, index, src):
+        """scatter, written into this tensor."""
+        self._check_inplace("scatter_", src)
+        return self._write("scatter_", gathering.scatter(self, dim, index, src))
+
+    def scatter_add_(self, dim, index, src):
+        """scatter_add, written into this tensor: src's elements added at index along dim."""
+        self._check_inplace("scatter_add_", src)
+        return self._write("scatter_add_", gathering.scatter_add(self, dim, index, src))
+
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__ (slice assignment)", value)
         shape, strides, offset = views.basic_index(self, index)
@@ -238,6 +248,19 @@ class TensorMethods:
 
     def __getitem__(self, index):
         return views.getitem(self, index)
+
+    # ---- gathers along a dimension (gathering.py), running sums (cumulative.py) -------------
+    def gather(self, dim, index):
+        return gathering.gather(self, dim, index)
+
+    def scatter(self, dim, index, src):
+        return gathering.scatter(self, dim, index, src)
+
+    def scatter_add(self, dim, index, src):
+        return gathering.scatter_add(self, dim, index, src)
+
+    def cumsum(self, dim, *, dtype=None):
+        return cumulative.cumsum(self, dim, dtype=dtype)
 
     def sum_to(self, shape):
         """Sum over the dimensions that broadcasting stretched to reach self.shape from
@@ -340,6 +363,19 @@ class TensorMethods:
 
     def log_softmax(self, dim=-1):
         return softmax.log_softmax(self, dim)
+
+    # ---- order (sorting.py), sampling (factories.py) ----------------------------------------
+    def sort(self, dim=-1, descending=False, stable=False):
+        return sorting.sort(self, dim, descending, stable)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return sorting.argsort(self, dim, descending, stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's argument name)
+        return sorting.topk(self, k, dim, largest, sorted)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return factories.multinomial(self, num_samples, replacement, generator=generator)
 
     # ---- masks and pieces --------------------------------------------------------------------
     def masked_fill(self, mask, value):
