@@ -201,6 +201,22 @@ def tensor_op(name, apply, reference, *shapes, domains=None):
               shapes=tuple(shapes))
 
 
+def _put_along(a, index, src, axis):
+    out = a.copy()
+    np.put_along_axis(out, index, src, axis)
+    return out
+
+
+def _add_along(a, index, src, axis):
+    """a with src added at index along axis (repeats add up): scatter_add."""
+    out = a.copy()
+    for pos in np.ndindex(*index.shape):
+        target = list(pos)
+        target[axis] = index[pos]
+        out[tuple(target)] += src[pos]
+    return out
+
+
 AWAY = Domain(-3.0, 3.0, away=0.05)
 
 TENSOR_OPS = [
@@ -263,6 +279,27 @@ TENSOR_OPS = [
     tensor_op("fold_unfold",      # overlapping windows add up: each element times the windows that read it
               lambda ns, x: ns.nn.functional.fold(ns.nn.functional.unfold(x, 2, padding=1), (3, 3), 2, padding=1),
               lambda x: x * np.array([[4, 4, 4], [4, 4, 4], [4, 4, 4]]), (1, 2, 3, 3)),
+    # Order, gathers along a dimension, running sums, Einstein sums (stage2_tensor/sorting.py,
+    # gathering.py, cumulative.py, einsum.py): composites of index_select/index_add and matmul.
+    tensor_op("gather_dim", lambda ns, a: a.gather(1, ns.tensor([[2, 0, 2], [1, 1, 0]], device=a.device)),
+              lambda a: np.take_along_axis(a, np.array([[2, 0, 2], [1, 1, 0]]), 1), (2, 3)),
+    tensor_op("scatter_src", lambda ns, a, s: a.scatter(1, ns.tensor([[3, 0], [1, 2]], device=a.device), s),
+              lambda a, s: _put_along(a, np.array([[3, 0], [1, 2]]), s[:, :2], 1), (2, 4), (2, 3)),
+    tensor_op("scatter_add_repeats",  # index 0 twice in column 1: both add up
+              lambda ns, a, s: a.scatter_add(0, ns.tensor([[1, 0, 2], [0, 0, 1]], device=a.device), s),
+              lambda a, s: _add_along(a, np.array([[1, 0, 2], [0, 0, 1]]), s, 0), (3, 3), (2, 3)),
+    tensor_op("cumsum", lambda ns, a: a.cumsum(1), lambda a: np.cumsum(a, 1), (2, 3)),
+    tensor_op("cumsum_mid", lambda ns, a: ns.cumsum(a, dim=-2), lambda a: np.cumsum(a, -2), (2, 3, 2)),
+    tensor_op("sort_values", lambda ns, a: a.sort(1, descending=True).values, lambda a: -np.sort(-a, 1), (2, 3)),
+    tensor_op("sort_values_dim0", lambda ns, a: ns.sort(a, 0)[0], lambda a: np.sort(a, 0), (3, 2)),
+    tensor_op("topk_values", lambda ns, a: ns.topk(a, 2, dim=0).values, lambda a: -np.sort(-a, 0)[:2], (3, 2)),
+    tensor_op("topk_smallest", lambda ns, a: a.topk(2, largest=False)[0], lambda a: np.sort(a, 1)[:, :2], (2, 4)),
+    tensor_op("einsum_scores", lambda ns, q, k: ns.einsum("bhqd,bhkd->bhqk", q, k),
+              lambda q, k: np.einsum("bhqd,bhkd->bhqk", q, k), (1, 2, 2, 3), (1, 2, 2, 3)),
+    tensor_op("einsum_contract", lambda ns, a, b: ns.einsum("ijk,ik->j", a, b),
+              lambda a, b: np.einsum("ijk,ik->j", a, b), (2, 3, 2), (2, 2)),
+    tensor_op("einsum_dot_transpose", lambda ns, a, b: ns.einsum("i,i->", a, b) * ns.einsum("ij->ji", b.reshape(2, 2)),
+              lambda a, b: np.einsum("i,i->", a, b) * b.reshape(2, 2).T, (4,), (4,)),
     # Padding and interpolation (stage2_tensor/resampling.py): gathers along one dimension.
     tensor_op("pad_constant", lambda ns, x: ns.nn.functional.pad(x, (1, 2, -1, 1), value=0.5),
               lambda x: np.pad(x[:, 1:], [(0, 0), (0, 1), (1, 2)], constant_values=0.5), (1, 3, 3)),
