@@ -1,0 +1,261 @@
+"""sort, argsort, topk, gather, scatter, scatter_add_, cumsum, multinomial and einsum: what
+the op table (tests/optable.py, which checks the differentiable values and their gradients)
+does not: indices, in-place writes, the distribution multinomial draws from, and the errors
+for bad arguments. On the python and cpu engines, against numpy; PyTorch as an optional oracle."""
+import math
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+
+from .engines import ENGINES, engine_params
+
+ENGINES_ = engine_params([e for e in ENGINES if e.device in ("python", "cpu")])
+
+
+def t(data, engine, **kw):
+    return tg.tensor(data, device=engine.device, **kw)
+
+
+# ---- sort, argsort, topk -----------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES_)
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_sort_indices_are_numpys_stable_order(engine, descending, dim):
+    x = np.array([[3.0, 1.0, 3.0, -2.0], [0.5, 0.5, 7.0, 0.5], [1.0, -1.0, 1.0, 2.0]])   # ties
+    values, indices = tg.sort(t(x.tolist(), engine), dim=dim, descending=descending)
+    want = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    assert indices.dtype is tg.int64 and indices.device == engine.device and not indices.requires_grad
+    np.testing.assert_array_equal(np.array(indices.tolist()), want)
+    np.testing.assert_array_equal(np.array(values.tolist()), np.take_along_axis(x, want, dim))
+    assert tg.argsort(t(x.tolist(), engine), dim, descending).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_sort_is_a_named_tuple_and_nan_is_largest(engine):
+    x = t([2.0, float("nan"), -1.0], engine, requires_grad=True)
+    result = x.sort()
+    assert isinstance(result, tuple) and result._fields == ("values", "indices")
+    assert result.indices.tolist() == [2, 0, 1] and x.sort(descending=True).indices.tolist() == [1, 0, 2]
+    assert result.values.requires_grad
+    assert x.sort(stable=True).indices.tolist() == [2, 0, 1]
+    assert tg.sort(t(5.0, engine)).indices.tolist() == 0          # 0-d: itself, index 0
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_topk_indices_values_and_k_bounds(engine):
+    x = np.array([[0.5, 2.0, -1.0, 2.0], [5.0, 4.0, 3.0, 6.0]])
+    values, indices = t(x.tolist(), engine).topk(3)
+    assert indices.tolist() == [[1, 3, 0], [3, 0, 1]]                 # ties: the lower index first
+    np.testing.assert_array_equal(np.array(values.tolist()), np.take_along_axis(x, np.array(indices.tolist()), 1))
+    small = tg.topk(t(x.tolist(), engine), 2, dim=0, largest=False)
+    assert small.indices.tolist() == [[0, 0, 0, 0], [1, 1, 1, 1]]
+    assert t(x.tolist(), engine).topk(0).values.shape == (2, 0)
+    with pytest.raises(RuntimeError, match=r"k \(5\) is out of range: expected 0 <= k <= 4"):
+        t(x.tolist(), engine).topk(5)
+    with pytest.raises(RuntimeError, match="out of range"):
+        t(x.tolist(), engine).topk(-1)
+    with pytest.raises(TypeError, match="'k' must be an int"):
+        t(x.tolist(), engine).topk(1.5)
+    with pytest.raises(IndexError, match="dimension 2 is out of range"):
+        tg.sort(t(x.tolist(), engine), dim=2)
+
+
+# ---- gather, scatter, scatter_add_ -------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_gather_and_scatter_as_numpy(engine):
+    x = np.arange(12.0).reshape(3, 4)
+    index = np.array([[3, 0], [1, 1], [0, 2]])
+    got = tg.gather(t(x.tolist(), engine), 1, t(index.tolist(), engine))
+    np.testing.assert_array_equal(np.array(got.tolist()), np.take_along_axis(x, index, 1))
+    want = x.copy()
+    np.put_along_axis(want, index[:, :1], -1.0, 1)
+    got = t(x.tolist(), engine).scatter(1, t(index[:, :1].tolist(), engine), -1.0)    # a number as src
+    np.testing.assert_array_equal(np.array(got.tolist()), want)
+    rows = t(x.tolist(), engine).scatter(0, t([[2, 0, 1, 2]], engine), t([[10.0, 20, 30, 40]], engine))
+    assert rows.tolist()[0] == [0.0, 20.0, 2.0, 3.0] and rows.tolist()[2] == [10.0, 9.0, 10.0, 40.0]
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_scatter_add_in_place_sums_repeats_and_bumps_the_version(engine):
+    x = t([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], engine)
+    version = x.storage.version
+    out = x.scatter_add_(1, t([[0, 0, 2], [1, 1, 1]], engine), t([[1.0, 10.0, 100.0], [1.0, 2.0, 3.0]], engine))
+    assert out is x and x.storage.version > version
+    assert x.tolist() == [[12.0, 2.0, 103.0], [4.0, 11.0, 6.0]]
+    view = x[:, 1:]                                                   # a strided view, written through
+    view.scatter_add_(0, t([[1, 0]], engine), t([[5.0, 7.0]], engine))
+    assert x.tolist() == [[12.0, 2.0, 110.0], [4.0, 16.0, 6.0]]
+    x.scatter_(1, t([[2], [0]], engine), 0.0)
+    assert x.tolist() == [[12.0, 2.0, 0.0], [0.0, 16.0, 6.0]]
+    leaf = t([1.0, 2.0], engine, requires_grad=True)
+    with pytest.raises(RuntimeError, match="scatter_add_: in-place operation on a leaf tensor"):
+        leaf.scatter_add_(0, t([0], engine), t([1.0], engine))
+    with tg.no_grad():
+        leaf.scatter_add_(0, t([0, 0], engine), t([1.0, 1.0], engine))
+    assert leaf.tolist() == [3.0, 2.0]
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_gather_and_scatter_reject_bad_indices(engine):
+    x = t([[1.0, 2.0], [3.0, 4.0]], engine)
+    with pytest.raises(IndexError, match=r"index 2 is out of bounds for dimension 1 with size 2 \(expected 0 to 1\)"):
+        x.gather(1, t([[0, 2]], engine))
+    with pytest.raises(IndexError, match="index -1 is out of bounds"):          # as PyTorch: no negatives
+        x.gather(0, t([[-1, 0]], engine))
+    with pytest.raises(RuntimeError, match="Expected dtype int64 for index, got"):
+        x.gather(0, t([[0.0, 1.0]], engine))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        x.gather(0, t([0, 1], engine))
+    with pytest.raises(RuntimeError, match="Size does not match at dimension 1"):
+        x.gather(0, t([[0, 1, 0]], engine))
+    with pytest.raises(RuntimeError, match="no larger than src"):
+        x.scatter(1, t([[0, 1]], engine), t([[5.0]], engine))
+    with pytest.raises(TypeError, match="'src' must be a Tensor or a number"):
+        x.scatter(1, t([[0, 1]], engine), "5")
+    with pytest.raises(IndexError, match="dimension 2 is out of range"):
+        tg.scatter_add(x, 2, t([[0]], engine), x)
+
+
+# ---- cumsum ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_cumsum_dtypes_and_dims(engine):
+    x = np.arange(6).reshape(2, 3)
+    out = t(x.tolist(), engine).cumsum(1)
+    assert out.dtype is tg.int64 and out.tolist() == np.cumsum(x, 1).tolist()
+    assert tg.cumsum(t([True, False, True], engine), 0).tolist() == [1, 1, 2]
+    assert tg.cumsum(t(x.tolist(), engine), -2, dtype=tg.float64).dtype is tg.float64
+    assert tg.cumsum(t(3.0, engine), 0).tolist() == 3.0
+    with pytest.raises(TypeError, match="'dim' must be an int"):
+        tg.cumsum(t(x.tolist(), engine), None)
+
+
+# ---- multinomial -------------------------------------------------------------------------------
+def chi_square(counts, probs):
+    n = sum(counts)
+    return sum((c - n * p) ** 2 / (n * p) for c, p in zip(counts, probs))
+
+
+# chi-square quantiles at 1 - 1e-6: a correct sampler exceeds them once in a million seeds
+CHI2_BOUND = {2: 27.6, 3: 30.7}
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_multinomial_with_replacement_follows_the_weights(engine):
+    weights = [1.0, 2.0, 3.0, 4.0]                                    # not normalized
+    g = tg.Generator().manual_seed(3)
+    draws = tg.multinomial(t(weights, engine), 4000, replacement=True, generator=g)
+    assert draws.shape == (4000,) and draws.dtype is tg.int64 and draws.device == engine.device
+    counts = [draws.tolist().count(i) for i in range(4)]
+    assert chi_square(counts, [w / 10 for w in weights]) < CHI2_BOUND[3]
+    again = tg.multinomial(t(weights, engine), 4000, True, generator=tg.Generator().manual_seed(3))
+    assert again.tolist() == draws.tolist()                          # a seeded generator repeats
+    tg.manual_seed(5)
+    first = t([[0.0, 1.0, 1.0]], engine).multinomial(50, replacement=True)
+    tg.manual_seed(5)
+    assert first.tolist() == t([[0.0, 1.0, 1.0]], engine).multinomial(50, True).tolist()
+    assert 0 not in first.tolist()[0]                                # zero weight: never drawn
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_multinomial_without_replacement(engine):
+    p = [0.2, 0.3, 0.5]
+    draws = tg.multinomial(t([p] * 2000, engine), 2, generator=tg.Generator().manual_seed(11))
+    assert draws.shape == (2000, 2)
+    rows = draws.tolist()
+    assert all(a != b for a, b in rows)                               # no category twice in a row
+    first = [sum(1 for a, _ in rows if a == i) for i in range(3)]
+    second = [sum(1 for _, b in rows if b == j) for j in range(3)]
+    # P(second = j) = sum over i != j of p_i p_j / (1 - p_i)
+    p_second = [sum(p[i] * p[j] / (1 - p[i]) for i in range(3) if i != j) for j in range(3)]
+    assert math.isclose(sum(p_second), 1.0)
+    assert chi_square(first, p) < CHI2_BOUND[2]
+    assert chi_square(second, p_second) < CHI2_BOUND[2]
+    assert sorted(tg.multinomial(t([1.0, 1.0, 1.0], engine), 3).tolist()) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+@pytest.mark.parametrize("probs, n, replacement, message", [
+    ([0.5, -0.1], 1, True, "element < 0"),
+    ([0.5, float("nan")], 1, True, "inf, nan or element < 0"),
+    ([0.0, 0.0], 1, True, "sum of probabilities <= 0"),
+    ([0.5, 0.5], 3, False, r"n_sample \(3\) > prob_dist.size\(-1\) \(2\)"),
+    ([0.5, 0.0, 0.5], 3, False, "2 categories of non-zero probability, fewer than num_samples"),
+    ([[[0.5]]], 1, True, "1 or 2 dim"),
+    ([0.5, 0.5], 0, True, "num_samples must be a positive int"),
+])
+def test_multinomial_rejects_bad_distributions(engine, probs, n, replacement, message):
+    with pytest.raises(RuntimeError, match=message):
+        tg.multinomial(t(probs, engine), n, replacement)
+
+
+def test_multinomial_type_errors():
+    with pytest.raises(RuntimeError, match="floating point"):
+        tg.multinomial(tg.tensor([1, 2]), 1)
+    with pytest.raises(TypeError, match="generator must be"):
+        tg.multinomial(tg.tensor([1.0, 2.0]), 1, generator=3)
+    with pytest.raises(TypeError, match="'input' must be a Tensor"):
+        tg.multinomial([1.0, 2.0], 1)
+
+
+# ---- einsum ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES_)
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 2)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("ij->ji", [(2, 3)]),
+    ("i,i->", [(3,), (3,)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 2), (1, 2, 2, 2)]), ("i,j->ij", [(2,), (3,)]),
+    ("ij->", [(2, 3)]), ("ij,jk", [(2, 3), (3, 2)]), ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]),
+    ("ij,ij->ij", [(2, 3), (1, 3)]), ("ijk,ik->j", [(2, 3, 2), (2, 2)]),
+])
+def test_einsum_as_numpy(engine, equation, shapes):
+    rng = np.random.default_rng(0)
+    arrays = [rng.normal(size=s) for s in shapes]
+    got = tg.einsum(equation, *[t(a.tolist(), engine, dtype=tg.float64) for a in arrays])
+    np.testing.assert_allclose(np.array(got.tolist()), np.einsum(equation, *arrays), rtol=1e-12, atol=1e-12)
+    listed = tg.einsum(equation, [t(a.tolist(), engine, dtype=tg.float64) for a in arrays])
+    assert listed.shape == got.shape
+
+
+@pytest.mark.parametrize("equation, operands, error, message", [
+    ("ii->i", [(2, 2)], ValueError, "a diagonal"),
+    ("...ij->ij", [(2, 2)], ValueError, "ellipsis"),
+    ("ij->k", [(2, 2)], ValueError, "output letter 'k' appears in no operand"),
+    ("ij,jk->ik", [(2, 2)], ValueError, "names 2 operand"),
+    ("ij,jk->ik", [(2, 3), (2, 2)], ValueError, "letter 'j' has size 3"),
+    ("ijk->i", [(2, 2)], ValueError, "operand 0 has 2 dimensions"),
+    ("i1->i", [(2, 2)], ValueError, "subscripts are letters"),
+    ("ij->ii", [(2, 2)], ValueError, "names a letter twice"),
+])
+def test_einsum_errors(equation, operands, error, message):
+    with pytest.raises(error, match=message):
+        tg.einsum(equation, *[tg.zeros(*s) for s in operands])
+    with pytest.raises(TypeError, match="operand 0 must be a Tensor"):
+        tg.einsum("i->i", [1.0])
+
+
+# ---- the surface, and PyTorch as an oracle -----------------------------------------------------
+def test_package_functions_and_methods():
+    for name in ("sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum"):
+        assert name in tg.__all__ and callable(getattr(tg, name))
+    for name in ("sort", "argsort", "topk", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
+                 "cumsum", "multinomial"):
+        assert callable(getattr(tg.Tensor, name))
+
+
+def test_against_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.array([[3.0, 1.0, 3.0, -2.0], [0.5, 0.5, 7.0, 0.5]])
+    ours, theirs = tg.tensor(x.tolist()), torch.tensor(x)
+    assert ours.sort(descending=True, stable=True).indices.tolist() == \
+        theirs.sort(descending=True, stable=True).indices.tolist()
+    assert ours.argsort(dim=0, stable=True).tolist() == theirs.argsort(dim=0, stable=True).tolist()
+    assert ours.topk(2).values.tolist() == theirs.topk(2).values.tolist()
+    index = [[1, 0, 3], [2, 2, 0]]
+    assert ours.gather(1, tg.tensor(index)).tolist() == theirs.gather(1, torch.tensor(index)).tolist()
+    assert ours.scatter_add(1, tg.tensor(index), ours).tolist() == \
+        theirs.scatter_add(1, torch.tensor(index), theirs).tolist()
+    assert ours.cumsum(1).tolist() == theirs.cumsum(1).tolist()
+    np.testing.assert_allclose(np.array(tg.einsum("ij,kj->ik", ours, ours).tolist()),
+                               torch.einsum("ij,kj->ik", theirs, theirs).numpy(), rtol=1e-6)
+    assert tg.multinomial(tg.tensor([[0.0, 1.0]]), 2, True).tolist() == \
+        torch.multinomial(torch.tensor([[0.0, 1.0]]), 2, True).tolist()
