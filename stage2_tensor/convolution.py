@@ -117,7 +117,7 @@ def _padding(padding, n, kernel, stride, dilation):
     return pad, pad
 
 
-def _gather(x, n, kernel, stride, before, after, dilation, fill, ceil_mode=False):
+def _gather(x, kernel, stride, before, after, dilation, fill, ceil_mode=False):
     """x (N, C, *spatial) as its windows (N, C, K, L), the padding reading ``fill``; with
     the output extents and the table's counts."""
     spatial = x.shape[2:]
@@ -164,7 +164,7 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
     if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
         raise ValueError(f"{what}: stride and dilation must be positive, got {stride}, {dilation}")
     before, after = _padding(padding, n, kernel, stride, dilation)
-    cols, out, _ = _gather(x, n, kernel, stride, before, after, dilation, 0)
+    cols, out, _ = _gather(x, kernel, stride, before, after, dilation, 0)
     N, L = x.shape[0], numel(out)
     # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
     cols = cols.reshape(N, groups, c_group * numel(kernel), L)
@@ -175,7 +175,7 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
     return y[0] if unbatched else y
 
 
-def _fold(cols, n, spatial, kernel, stride, before, after, dilation):
+def _fold(cols, spatial, kernel, stride, before, after, dilation):
     """col2im: columns (N, C, K * L) of the windows of an input of ``spatial`` extents, each
     added back at the input position it was read from (the padding's element dropped):
     the transpose of ``_gather``, and so a convolution's gradient with respect to its input."""
@@ -211,7 +211,7 @@ def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, 
     cols = (w @ x.reshape(N, groups, c_in // groups, L)).reshape(N, groups * c_group, K * L)
     # the windows of a convolution of the output (output_padding's extra positions are read
     # by none of them: they get the bias alone)
-    y, out = _fold(cols, n, spatial, kernel, stride, pad, pad, dilation)
+    y, out = _fold(cols, spatial, kernel, stride, pad, pad, dilation)
     if out != x.shape[2:]:
         raise ValueError(f"{what}: input extents {x.shape[2:]} do not come from an output of {spatial}")
     if bias is not None:
@@ -227,7 +227,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise ValueError(f"unfold: expected a 4-d input (N, C, H, W), got shape {x.shape}")
     kernel, stride = _tuple(kernel_size, 2, "kernel_size"), _tuple(stride, 2, "stride")
     dilation, pad = _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding")
-    cols, out, _ = _gather(x, 2, kernel, stride, pad, pad, dilation, 0)
+    cols, out, _ = _gather(x, kernel, stride, pad, pad, dilation, 0)
     return cols.reshape(x.shape[0], x.shape[1] * numel(kernel), numel(out))
 
 
@@ -242,7 +242,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise ValueError(f"fold: expected input (N, C * {K}, {L}) for output_size {spatial} and "
                          f"kernel_size {kernel}, got shape {input.shape}")
     N, C = input.shape[0], input.shape[1] // K
-    return _fold(input.reshape(N, C, K * L), 2, spatial, kernel, stride, pad, pad, dilation)[0]
+    return _fold(input.reshape(N, C, K * L), spatial, kernel, stride, pad, pad, dilation)[0]
 
 
 @functools.lru_cache(maxsize=256)
@@ -320,7 +320,7 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False
     what = f"max_pool{n}d"
     x, unbatched = _batched(x, n, what)
     kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, dilation, n, what)
-    cols, out, _ = _gather(x, n, kernel, stride, pad, pad, dilation, -math.inf, ceil_mode)
+    cols, out, _ = _gather(x, kernel, stride, pad, pad, dilation, -math.inf, ceil_mode)
     y = cols.max(dim=2).values.reshape(*x.shape[:2], *out)
     if not return_indices:
         return y[0] if unbatched else y
@@ -339,7 +339,7 @@ def avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_incl
     what = f"avg_pool{n}d"
     x, unbatched = _batched(x, n, what)
     kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, 1, n, what)
-    cols, out, (padded, inside) = _gather(x, n, kernel, stride, pad, pad, dilation, 0, ceil_mode)
+    cols, out, (padded, inside) = _gather(x, kernel, stride, pad, pad, dilation, 0, ceil_mode)
     divisor = tensor(padded if count_include_pad else inside, dtype=x.dtype, device=x.device)
     y = (cols.sum(dim=2) / divisor).reshape(*x.shape[:2], *out)
     return y[0] if unbatched else y
