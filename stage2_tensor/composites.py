@@ -45,8 +45,7 @@ def mse_loss(input, target, reduction):
     """The squared differences, their sum or their mean (reduction "none", "sum", "mean"),
     for input and target of one dtype (nn.functional.mse_loss checks and converts)."""
     diff = input - target
-    losses = diff * diff
-    return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
+    return reduced(diff * diff, reduction)
 
 
 def cross_entropy(logits, target, reduction):
@@ -54,10 +53,27 @@ def cross_entropy(logits, target, reduction):
     (N,); their sum or mean as ``reduction`` says. log_softmax subtracts each row's max, so
     large logits do not overflow."""
     n, c = logits.shape
-    if n:
-        low, high = int(target.min().item()), int(target.max().item())
-        if low < 0 or high >= c:
-            bad = low if low < 0 else high
-            raise backend.bad_target(target.tolist().index(bad), bad, c)
+    bad = out_of_range(target, c)
+    if bad:
+        raise backend.bad_target(*bad, c)
     losses = -log_softmax(logits, dim=-1)[arange(n, device=logits.device), target]
+    return reduced(losses, reduction)
+
+
+def reduced(losses, reduction):
+    """A loss's per-element values as ``reduction`` asks: "none" as they are, their "sum",
+    or their "mean"."""
     return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
+
+
+def out_of_range(target, classes):
+    """(position, value) of a class index in ``target`` outside 0..classes - 1 (the first
+    such in row-major order, of the smallest or the largest), else None: what the losses'
+    errors name, as the fused kernels' do."""
+    if not target.numel():
+        return None
+    low, high = int(target.min().item()), int(target.max().item())
+    if 0 <= low and high < classes:
+        return None
+    bad = low if low < 0 else high
+    return target.reshape(-1).tolist().index(bad), bad

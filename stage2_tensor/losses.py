@@ -9,12 +9,14 @@ import warnings
 
 from . import backend, dtypes
 from .broadcast import broadcast_shapes
+from .composites import out_of_range, reduced
 from .elementwise import where
 from .softmax import log_softmax
 from .tensor import Tensor
 
 
 def check_reduction(reduction, fn):
+    """Every loss's reductions: "mean", "sum" or "none"."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
@@ -24,10 +26,6 @@ def _no_legacy(size_average, reduce, fn):
     if size_average is not None or reduce is not None:
         raise ValueError(f"{fn}: size_average and reduce are deprecated (as in PyTorch); pass "
                          "reduction='mean', 'sum' or 'none' instead")
-
-
-def _reduce(losses, reduction):
-    return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
 
 
 def _pair(input, target, fn, same_shape):
@@ -86,7 +84,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"values from {input.min().item()} to {input.max().item()}; for "
                          "logits use binary_cross_entropy_with_logits")
     losses = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
-    return _reduce(losses if weight is None else losses * weight, reduction)
+    return reduced(losses if weight is None else losses * weight, reduction)
 
 
 def _clamped_log(p):
@@ -124,7 +122,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         losses = (1 - target) * input + softplus_neg
     else:
         losses = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
-    return _reduce(losses if weight is None else losses * weight, reduction)
+    return reduced(losses if weight is None else losses * weight, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -133,7 +131,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _no_legacy(size_average, reduce, "l1_loss")
     check_reduction(reduction, "l1_loss")
     input, target = _pair(input, target, "l1_loss", same_shape=False)
-    return _reduce((input - target).abs(), reduction)
+    return reduced((input - target).abs(), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -148,8 +146,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     input, target = _pair(input, target, fn, same_shape=False)
     d = (input - target).abs()
     if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+        return reduced(d, reduction)
+    return reduced(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
 
 
 def cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing, nll_loss):
@@ -165,11 +163,9 @@ def cross_entropy_composite(input, target, weight, ignore_index, reduction, labe
     c = input.shape[1]
     if ignore_index is None:
         # nll_loss always ignores some index; check the targets here, then -100 is never met
-        if target.numel():
-            low, high = int(target.min().item()), int(target.max().item())
-            if low < 0 or high >= c:
-                bad = low if low < 0 else high
-                raise backend.bad_target(target.reshape(-1).tolist().index(bad), bad, c)
+        bad = out_of_range(target, c)
+        if bad:
+            raise backend.bad_target(*bad, c)
         ignore_index = -100
     logp = log_softmax(input, dim=1)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)

@@ -261,12 +261,6 @@ class LayerNorm(GradientFunction):
         return tuple(grads)
 
 
-def _check_reduction(reduction, name):
-    """The loss kernels reduce by themselves; this only rejects an unknown reduction."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
 class MSELoss(GradientFunction):
     """Forward: the device's ``mse_loss`` kernel gives the squared differences (or their sum
     or mean) and keeps diff = input - target. Backward: d loss / d input = 2 diff times the
@@ -301,7 +295,7 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(target.shape) != input.shape:
         warnings.warn(f"mse_loss: target size {tuple(target.shape)} is different from input "
                       f"size {input.shape}; they broadcast, which is likely wrong", stacklevel=2)
-    _check_reduction(reduction, "mse_loss")
+    losses.check_reduction(reduction, "mse_loss")
     if input.device != target.device:
         raise RuntimeError(f"mse_loss: input is on device {input.device!r} and target on "
                            f"{target.device!r}; move one with .to(device)")
@@ -374,13 +368,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=No
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                          f"{label_smoothing}")
     c = input.shape[0 if input.ndim == 1 else 1]
-    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
-        raise ValueError(f"cross_entropy: weight must be a tensor of shape ({c},), one per "
-                         f"class, got {getattr(weight, 'shape', type(weight).__name__)}")
+    _check_class_weight(weight, c, "cross_entropy")
     if input.ndim == 1:                               # one sample
         return cross_entropy(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index,
                              None, reduction, label_smoothing).reshape(())
-    _check_reduction(reduction, "cross_entropy")
+    losses.check_reduction(reduction, "cross_entropy")
     target = target.to(device=input.device, dtype=dtypes.int64)
     if weight is not None or label_smoothing or input.ndim > 2:
         if weight is not None:
@@ -399,6 +391,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=No
     return per_sample.sum() / scored.sum().to(dtype=per_sample.dtype) if reduction == "mean" else per_sample.sum()
 
 
+def _check_class_weight(weight, c, fn):
+    """A loss's class weights: None, or a tensor of shape (C,)."""
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
+        raise ValueError(f"{fn}: weight must be a tensor of shape ({c},), one per class, "
+                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """The negative log likelihood of log-probabilities ``input``: -weight[t] * input[i, t]
@@ -408,9 +407,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     the weights of the other samples (their count without ``weight``), so a mean over only
     ignored samples is nan, as in PyTorch. (size_average and reduce, deprecated in PyTorch,
     hold their places in its signature; use reduction.)"""
-    if size_average is not None or reduce is not None:
-        raise ValueError("nll_loss: size_average and reduce are deprecated (as in PyTorch); "
-                         "pass reduction='mean', 'sum' or 'none' instead")
+    losses._no_legacy(size_average, reduce, "nll_loss")
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise TypeError(f"nll_loss: expected tensors, got {type(input).__name__} and "
                         f"{type(target).__name__}")
@@ -421,11 +418,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"nll_loss: log-probabilities of shape (N, C, ...) need a target of "
                          f"shape (N, ...), (C,) a target of shape (); got input of shape "
                          f"{input.shape} and target of shape {target.shape}")
-    _check_reduction(reduction, "nll_loss")
+    losses.check_reduction(reduction, "nll_loss")
     c = input.shape[0 if input.ndim == 1 else 1]
-    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
-        raise ValueError(f"nll_loss: weight must be a tensor of shape ({c},), one per class, "
-                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
+    _check_class_weight(weight, c, "nll_loss")
     # Every layout as rows of C: (N, C, d...) moves C last, so one gather serves all.
     rows = input.reshape(1, c) if input.ndim == 1 else input
     if input.ndim > 2:
@@ -433,19 +428,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     flat = target.reshape(-1).to(device=input.device, dtype=dtypes.int64)
     kept = flat != ignore_index
     picked = flat.masked_fill(kept == False, 0)  # noqa: E712  (ignored rows read class 0, weighted 0)
-    if picked.numel():
-        low, high = int(picked.min().item()), int(picked.max().item())
-        if low < 0 or high >= c:
-            bad = low if low < 0 else high
-            raise IndexError(f"nll_loss: target {bad} at position {picked.tolist().index(bad)} "
-                             f"is not a class index: the input has {c} classes (0 to {c - 1})")
+    bad = composites.out_of_range(picked, c)
+    if bad:
+        position, value = bad
+        raise IndexError(f"nll_loss: target {value} at position {position} "
+                         f"is not a class index: the input has {c} classes (0 to {c - 1})")
     w = kept.to(dtype=input.dtype)
     if weight is not None:
         w = w * weight.to(device=input.device, dtype=input.dtype)[picked]
-    losses = -rows[arange(rows.shape[0], device=input.device), picked] * w
+    per_sample = -rows[arange(rows.shape[0], device=input.device), picked] * w
     if reduction == "none":
-        return losses.reshape(target.shape)
-    return losses.sum() if reduction == "sum" else losses.sum() / w.sum()
+        return per_sample.reshape(target.shape)
+    return per_sample.sum() if reduction == "sum" else per_sample.sum() / w.sum()
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
