@@ -21,10 +21,10 @@ import math
 
 from . import dtypes
 from .concat import cat
-from .factories import full, tensor
+from .factories import arange, full, tensor
 from .strides import numel
 from .tensor import Tensor
-from .views import IndexAdd, IndexSelect
+from .views import IndexAdd, IndexSelect, index_tensor
 
 
 def _tuple(value, n, name):
@@ -85,19 +85,6 @@ def _grid(extents):
     return grid
 
 
-_INDEX_TENSORS = {}
-
-
-def _index_tensor(values, key, device):
-    """``values`` as an int64 tensor on ``device``, made once per table and device."""
-    t = _INDEX_TENSORS.get((key, device))
-    if t is None:
-        if len(_INDEX_TENSORS) >= 256:
-            _INDEX_TENSORS.clear()
-        t = _INDEX_TENSORS[key, device] = tensor(values, dtype=dtypes.int64, device=device)
-    return t
-
-
 def _padding(padding, n, kernel, stride, dilation):
     """(before, after) per dimension: an int or n ints each side, or 'valid' (none) or 'same'
     (the output as large as the input, stride 1 only; an odd total pads one more after, as
@@ -126,11 +113,15 @@ def _gather(x, kernel, stride, before, after, dilation, fill, ceil_mode=False):
     if 0 in out:
         raise ValueError(f"the input's extents {spatial} are smaller than the kernel's "
                          f"{tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))} (with dilation)")
+    return _read(x, indices, key, fill, numel(kernel), numel(out)), out, counts
+
+
+def _read(x, indices, key, fill, k, l):
+    """x (N, C, *spatial) read at a table's positions, (N, C, k, l): each input row gets one
+    extra element, ``fill``, which the table's padding positions (numel(spatial)) read."""
     N, C = x.shape[:2]
-    rows = x.reshape(N, C, numel(spatial))
-    rows = cat([rows, full((N, C, 1), fill, dtype=x.dtype, device=x.device)], dim=2)
-    cols = IndexSelect.apply(rows, 2, _index_tensor(indices, key, x.device))
-    return cols.reshape(N, C, numel(kernel), numel(out)), out, counts
+    rows = cat([x.reshape(N, C, numel(x.shape[2:])), full((N, C, 1), fill, dtype=x.dtype, device=x.device)], dim=2)
+    return IndexSelect.apply(rows, 2, index_tensor(key, x.device, indices)).reshape(N, C, k, l)
 
 
 def _batched(x, n, what):
@@ -182,7 +173,7 @@ def _fold(cols, spatial, kernel, stride, before, after, dilation):
     key = (spatial, kernel, stride, before, after, dilation, False)
     indices, out, _ = windows(*key)
     N, C, P = cols.shape[0], cols.shape[1], numel(spatial)
-    rows = IndexAdd.apply(cols, (N, C, P + 1), 2, _index_tensor(indices, key, cols.device))
+    rows = IndexAdd.apply(cols, (N, C, P + 1), 2, index_tensor(key, cols.device, indices))
     return rows[:, :, :P].reshape(N, C, *spatial), out
 
 
@@ -279,9 +270,7 @@ def adaptive_pool(x, output_size, reduce, n=2):
     key = ("adaptive", spatial, out)
     indices, K, counts = adaptive_windows(spatial, out)
     N, C = x.shape[:2]
-    fill = 0 if reduce == "avg" else -math.inf
-    rows = cat([x.reshape(N, C, numel(spatial)), full((N, C, 1), fill, dtype=x.dtype, device=x.device)], dim=2)
-    cols = IndexSelect.apply(rows, 2, _index_tensor(indices, key, x.device)).reshape(N, C, K, numel(out))
+    cols = _read(x, indices, key, 0 if reduce == "avg" else -math.inf, K, numel(out))
     if reduce == "avg":
         y = cols.sum(dim=2) / tensor(counts, dtype=x.dtype, device=x.device)
     else:
@@ -325,10 +314,10 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False
     if not return_indices:
         return y[0] if unbatched else y
     key = (x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)
-    table = _index_tensor(windows(*key)[0], key, x.device)           # K * L positions
+    table = index_tensor(key, x.device, windows(*key)[0])            # K * L positions
     L = numel(out)
     k = cols.argmax(dim=2)                                           # (N, C, L)
-    flat = k * L + tensor(list(range(L)), dtype=dtypes.int64, device=x.device)
+    flat = k * L + arange(L, dtype=dtypes.int64, device=x.device)
     where = IndexSelect.apply(table, 0, flat.reshape(-1)).reshape(*x.shape[:2], *out)
     return (y[0], where[0]) if unbatched else (y, where)
 

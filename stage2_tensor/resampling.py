@@ -11,11 +11,10 @@ position and mixes them with constant weights. Constant padding is a concatenati
 import functools
 import math
 
-from . import dtypes
 from .concat import cat
 from .factories import full, tensor
 from .tensor import Tensor
-from .views import IndexSelect
+from .views import IndexSelect, index_tensor
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -35,18 +34,9 @@ def pad_positions(size, before, after, mode):
     return tuple(read(i) for i in range(-before, size + after))
 
 
-_INDEX = {}
-
-
 def _gather(x, dim, positions):
     """x's positions along ``dim`` listed in ``positions`` (a tuple), as one index_select."""
-    key = (positions, x.device)
-    index = _INDEX.get(key)
-    if index is None:
-        if len(_INDEX) >= 256:
-            _INDEX.clear()
-        index = _INDEX[key] = tensor(list(positions), dtype=dtypes.int64, device=x.device)
-    return IndexSelect.apply(x, dim, index)
+    return IndexSelect.apply(x, dim, index_tensor(positions, x.device, list(positions)))
 
 
 def pad(input, pad, mode="constant", value=0.0):

@@ -168,6 +168,22 @@ class IndexSelect(GradientFunction):
                          shape=self.shape, dtype=grad.dtype), None)
 
 
+_INDEX_TENSORS = {}
+
+
+def index_tensor(key, device, values):
+    """A constant int64 index tensor on ``device``, made from ``values`` (a list of ints)
+    the first time ``key`` (what determines the values: a shape, a stride...) is asked
+    for on that device and reused after, so the index tables of convolution and padding
+    are built once, not every training step."""
+    t = _INDEX_TENSORS.get((key, device))
+    if t is None:
+        if len(_INDEX_TENSORS) >= 256:                 # a loop over ever new shapes: start over
+            _INDEX_TENSORS.clear()
+        t = _INDEX_TENSORS[key, device] = tensor(values, dtype=dtypes.int64, device=device)
+    return t
+
+
 class IndexAdd(GradientFunction):
     """Zeros of ``shape`` with row r of src added at row index[r] along `dim` (repeats add
     up): index_select's transpose, so its gradient is index_select of the upstream
