@@ -15,6 +15,7 @@ from . import backend, ops
 from .elementwise import unary
 from .factories import arange
 from .softmax import log_softmax
+from .views import out_of_range
 
 # nn.GELU's and F.gelu's `approximate` (PyTorch's names) -> the fused kernel that computes it
 GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
@@ -64,16 +65,3 @@ def reduced(losses, reduction):
     """A loss's per-element values as ``reduction`` asks: "none" as they are, their "sum",
     or their "mean"."""
     return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
-
-
-def out_of_range(target, classes):
-    """(position, value) of a class index in ``target`` outside 0..classes - 1 (the first
-    such in row-major order, of the smallest or the largest), else None: what the losses'
-    errors name, as the fused kernels' do."""
-    if not target.numel():
-        return None
-    low, high = int(target.min().item()), int(target.max().item())
-    if 0 <= low and high < classes:
-        return None
-    bad = low if low < 0 else high
-    return target.reshape(-1).tolist().index(bad), bad

@@ -12,24 +12,16 @@ For a 3-D input and dim=1 (PyTorch's definition):
 """
 from . import dtypes, factories
 from .elementwise import where
-from .strides import normalize_dim
+from .strides import make_strides, normalize_dim
 from .tensor import Tensor
-from .views import IndexAdd, IndexSelect
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
+from .views import IndexAdd, IndexSelect, out_of_range
 
 
 def _coordinates(shape, index_shape, dim, along, device):
     """Flat row-major positions into a tensor of ``shape`` of each element of an
     index_shape grid: its own coordinates, except ``along`` (a tensor of index_shape)
     at ``dim``."""
-    strides = _contiguous_strides(shape)
+    strides = make_strides(shape)
     flat = along * strides[dim] if shape else along
     for d, size in enumerate(index_shape):
         if d == dim:
@@ -67,12 +59,10 @@ def _check(op, input, dim, index, others=()):  # noqa: A002  (PyTorch's argument
             if size > (other.shape or (1,))[d]:
                 raise RuntimeError(f"{op}(): Size does not match at dimension {d}: expected index "
                                    f"{index.shape} to be no larger than {name} {other.shape}")
-    if index.numel():
-        low, high = index.min().item(), index.max().item()
-        bad = low if low < 0 else high if high >= in_shape[dim] else None
-        if bad is not None:
-            raise IndexError(f"{op}(): index {bad} is out of bounds for dimension {dim} with "
-                             f"size {in_shape[dim]} (expected 0 to {in_shape[dim] - 1})")
+    bad = out_of_range(index, in_shape[dim])
+    if bad:
+        raise IndexError(f"{op}(): index {bad[1]} is out of bounds for dimension {dim} with "
+                         f"size {in_shape[dim]} (expected 0 to {in_shape[dim] - 1})")
     return dim
 
 

@@ -9,10 +9,11 @@ import warnings
 
 from . import backend, dtypes
 from .broadcast import broadcast_shapes
-from .composites import out_of_range, reduced
+from .composites import reduced
 from .elementwise import where
 from .softmax import log_softmax
 from .tensor import Tensor
+from .views import out_of_range
 
 
 def check_reduction(reduction, fn):

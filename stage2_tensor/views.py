@@ -184,6 +184,19 @@ def index_tensor(key, device, values):
     return t
 
 
+def out_of_range(index, size):
+    """(position, value) of an entry of the integer tensor ``index`` outside 0..size - 1
+    (the first in row-major order of its smallest or its largest value), else None: what
+    an error about a bad index or class names."""
+    if not index.numel():
+        return None
+    low, high = int(index.min().item()), int(index.max().item())
+    if 0 <= low and high < size:
+        return None
+    bad = low if low < 0 else high
+    return index.reshape(-1).tolist().index(bad), bad
+
+
 class IndexAdd(GradientFunction):
     """Zeros of ``shape`` with row r of src added at row index[r] along `dim` (repeats add
     up): index_select's transpose, so its gradient is index_select of the upstream

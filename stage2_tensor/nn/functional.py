@@ -29,6 +29,7 @@ from ..factories import arange, generator
 from ..function import GradientFunction
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from ..views import out_of_range
 from ..softmax import log_softmax, softmax  # noqa: F401  (re-exported, F.softmax)
 from ..strides import numel
 
@@ -428,7 +429,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     flat = target.reshape(-1).to(device=input.device, dtype=dtypes.int64)
     kept = flat != ignore_index
     picked = flat.masked_fill(kept == False, 0)  # noqa: E712  (ignored rows read class 0, weighted 0)
-    bad = composites.out_of_range(picked, c)
+    bad = out_of_range(picked, c)
     if bad:
         position, value = bad
         raise IndexError(f"nll_loss: target {value} at position {position} "
