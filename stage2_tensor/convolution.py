@@ -21,10 +21,10 @@ import math
 
 from . import dtypes
 from .concat import cat
-from .factories import arange, full, tensor
+from .factories import arange, full
 from .strides import numel
 from .tensor import Tensor
-from .views import IndexAdd, IndexSelect, index_tensor
+from .views import IndexAdd, IndexSelect, constant_tensor
 
 
 def _tuple(value, n, name):
@@ -121,7 +121,7 @@ def _read(x, indices, key, fill, k, l):
     extra element, ``fill``, which the table's padding positions (numel(spatial)) read."""
     N, C = x.shape[:2]
     rows = cat([x.reshape(N, C, numel(x.shape[2:])), full((N, C, 1), fill, dtype=x.dtype, device=x.device)], dim=2)
-    return IndexSelect.apply(rows, 2, index_tensor(key, x.device, indices)).reshape(N, C, k, l)
+    return IndexSelect.apply(rows, 2, constant_tensor(key, x.device, indices)).reshape(N, C, k, l)
 
 
 def _batched(x, n, what):
@@ -173,7 +173,7 @@ def _fold(cols, spatial, kernel, stride, before, after, dilation):
     key = (spatial, kernel, stride, before, after, dilation, False)
     indices, out, _ = windows(*key)
     N, C, P = cols.shape[0], cols.shape[1], numel(spatial)
-    rows = IndexAdd.apply(cols, (N, C, P + 1), 2, index_tensor(key, cols.device, indices))
+    rows = IndexAdd.apply(cols, (N, C, P + 1), 2, constant_tensor(key, cols.device, indices))
     return rows[:, :, :P].reshape(N, C, *spatial), out
 
 
@@ -272,7 +272,7 @@ def adaptive_pool(x, output_size, reduce, n=2):
     N, C = x.shape[:2]
     cols = _read(x, indices, key, 0 if reduce == "avg" else -math.inf, K, numel(out))
     if reduce == "avg":
-        y = cols.sum(dim=2) / tensor(counts, dtype=x.dtype, device=x.device)
+        y = cols.sum(dim=2) / constant_tensor(("counts",) + key, x.device, counts, x.dtype)
     else:
         y = cols.max(dim=2).values
     y = y.reshape(N, C, *out)
@@ -314,7 +314,7 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False
     if not return_indices:
         return y[0] if unbatched else y
     key = (x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)
-    table = index_tensor(key, x.device, windows(*key)[0])            # K * L positions
+    table = constant_tensor(key, x.device, windows(*key)[0])            # K * L positions
     L = numel(out)
     k = cols.argmax(dim=2)                                           # (N, C, L)
     flat = k * L + arange(L, dtype=dtypes.int64, device=x.device)
@@ -329,7 +329,8 @@ def avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_incl
     x, unbatched = _batched(x, n, what)
     kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, 1, n, what)
     cols, out, (padded, inside) = _gather(x, kernel, stride, pad, pad, dilation, 0, ceil_mode)
-    divisor = tensor(padded if count_include_pad else inside, dtype=x.dtype, device=x.device)
+    key = ("divisor", count_include_pad, x.shape[2:], kernel, stride, pad, ceil_mode)
+    divisor = constant_tensor(key, x.device, padded if count_include_pad else inside, x.dtype)
     y = (cols.sum(dim=2) / divisor).reshape(*x.shape[:2], *out)
     return y[0] if unbatched else y
 

@@ -12,9 +12,9 @@ import functools
 import math
 
 from .concat import cat
-from .factories import full, tensor
+from .factories import full
 from .tensor import Tensor
-from .views import IndexSelect, index_tensor
+from .views import IndexSelect, constant_tensor
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -36,7 +36,7 @@ def pad_positions(size, before, after, mode):
 
 def _gather(x, dim, positions):
     """x's positions along ``dim`` listed in ``positions`` (a tuple), as one index_select."""
-    return IndexSelect.apply(x, dim, index_tensor(positions, x.device, list(positions)))
+    return IndexSelect.apply(x, dim, constant_tensor(positions, x.device, list(positions)))
 
 
 def pad(input, pad, mode="constant", value=0.0):
@@ -118,6 +118,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             continue
         shape = [1] * x.ndim
         shape[dim] = out[d]
-        w = tensor(list(weights), dtype=x.dtype, device=x.device).reshape(*shape)
+        w = constant_tensor(weights, x.device, list(weights), x.dtype).reshape(*shape)
         x = _gather(x, dim, first) * (1 - w) + _gather(x, dim, second) * w
     return x

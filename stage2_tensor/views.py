@@ -168,19 +168,20 @@ class IndexSelect(GradientFunction):
                          shape=self.shape, dtype=grad.dtype), None)
 
 
-_INDEX_TENSORS = {}
+_CONSTANT_TENSORS = {}
 
 
-def index_tensor(key, device, values):
-    """A constant int64 index tensor on ``device``, made from ``values`` (a list of ints)
-    the first time ``key`` (what determines the values: a shape, a stride...) is asked
-    for on that device and reused after, so the index tables of convolution and padding
-    are built once, not every training step."""
-    t = _INDEX_TENSORS.get((key, device))
+def constant_tensor(key, device, values, dtype=dtypes.int64):
+    """A constant tensor of ``dtype`` (an index, by default) on ``device``, made from
+    ``values`` (a list of numbers) the first time ``key`` (what determines the values: a
+    shape, a stride...) is asked for with that dtype and device, and reused after: the
+    index tables of convolution and padding, and their divisors and weights, are built
+    once, not every training step. Only operations read them; none writes to an input."""
+    t = _CONSTANT_TENSORS.get((key, dtype, device))
     if t is None:
-        if len(_INDEX_TENSORS) >= 256:                 # a loop over ever new shapes: start over
-            _INDEX_TENSORS.clear()
-        t = _INDEX_TENSORS[key, device] = tensor(values, dtype=dtypes.int64, device=device)
+        if len(_CONSTANT_TENSORS) >= 256:              # a loop over ever new shapes: start over
+            _CONSTANT_TENSORS.clear()
+        t = _CONSTANT_TENSORS[key, dtype, device] = tensor(values, dtype=dtype, device=device)
     return t
 
 
