@@ -9,9 +9,9 @@ its source, so a kernel is compiled once per machine rather than once per proces
 
 Exactness. The fused kernel computes what the eager kernels compute, bit for bit:
 
-- each op is the eager formula (csrc/elementwise_t.h), in the eager compute type: float for
-  float32, double for float64, int64 for integers; the math helpers are the eager kernels'
-  own (csrc/elementwise_math.h, pasted in whole, which calls csrc/vmath.h's tg_expf, ...);
+- each op is the eager kernels' own function, tg_NAME_f32/_f64/_i64 of csrc/elementwise_math.h
+  (pasted in whole, which calls csrc/vmath.h's tg_expf, ...), in the eager compute type:
+  float for float32, double for float64, int64 for integers;
 - each intermediate is rounded to its dtype, as the eager kernel rounds when it stores it;
 - the function is compiled with the eager library's flags and TG_SIMD (csrc/simd.h), once
   per SIMD level, and its dispatch reads the eager library's level (jit.py points it
