@@ -8,17 +8,36 @@ bytes) and what Python type reads it back. Promotion follows PyTorch:
 * a tensor and a Python number: the number only matters when it is of a higher kind
   (bool < int < float) than the tensor; it then gives that kind's default dtype
   (int64 for int, float32 for float). ``tensor_f32 * 2.5`` stays float32.
+
+Half precision (chapter 1, "Half precision"). float16 (IEEE binary16: 5 exponent bits, 10
+mantissa bits) and bfloat16 (float32's 8 exponent bits, 7 mantissa bits) are *storage*
+types: a buffer holds their 16-bit patterns (typecode 'H'), and every computation on them
+runs in their ``compute`` dtype, float32, rounding on store, as PyTorch's CPU does (the one
+place that does so: backend.py, "Half precision"). ``encode`` turns a Python number into
+what a buffer stores (the bits, rounded to nearest even through float32, as PyTorch
+converts a double), ``decode`` reads it back; for the other dtypes the bits are the value.
+Promotion as PyTorch's: float16 with bfloat16 gives float32 (neither holds the other), a
+half with a wider float gives the wider one, with an int or a Python float stays half.
 """
 import builtins
+import struct
 
 
 class DType:
-    __slots__ = ("name", "typecode", "itemsize", "kind", "rank")
+    __slots__ = ("name", "typecode", "itemsize", "kind", "rank", "compute", "encode", "decode")
 
-    def __init__(self, name, typecode, itemsize, kind, rank):
+    def __init__(self, name, typecode, itemsize, kind, rank, codec=None):
         self.name, self.typecode, self.itemsize = name, typecode, itemsize
         self.kind = kind      # 0 bool, 1 integer, 2 floating point
         self.rank = rank      # order for promotion within everything
+        # a half dtype's (encode, decode) of its bits; None: the stored value is the number
+        self.compute = self if codec is None else None      # set below for the halves
+        self.encode, self.decode = codec or (self.cast, self.cast)
+
+    @property
+    def is_half(self):
+        """A 16-bit float stored as bits and computed in float32 (``compute``)."""
+        return self.compute is not self
 
     @property
     def is_floating_point(self):
@@ -27,6 +46,8 @@ class DType:
     def cast(self, x):
         """A Python number converted to what this dtype stores."""
         if self.kind == 2:
+            if self.compute is not self:            # rounded to what the half holds
+                return self.decode(self.encode(x))
             return builtins.float(x)
         if self.kind == 1:
             return builtins.int(x)
@@ -39,13 +60,64 @@ class DType:
         return (by_name, (self.name,))
 
 
+def _float32_bits(x):
+    """The bits of x rounded to float32 (to nearest even; beyond float32's range, inf)."""
+    try:
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+    except OverflowError:               # struct refuses what rounds to inf; PyTorch gives inf
+        return 0xFF800000 if x < 0 else 0x7F800000
+
+
+def _encode_float16(x):
+    """x's float16 bits: via float32 (as PyTorch converts a double), to nearest even."""
+    x = struct.unpack("<f", struct.pack("<I", _float32_bits(builtins.float(x))))[0]
+    try:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    except OverflowError:               # 65520 and beyond round to inf
+        return 0xFC00 if x < 0 else 0x7C00
+
+
+def _encode_bfloat16(x):
+    """x's bfloat16 bits: float32's upper half, rounded to nearest even; NaN is 0x7FC0 (PyTorch's)."""
+    x = builtins.float(x)
+    if x != x:
+        return 0x7FC0
+    bits = _float32_bits(x)
+    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+
+
+_TABLES = {}
+
+
+def _decoder(name, unpack):
+    """decode for a half dtype: the 65536 values tabulated once, on first use."""
+    def decode(bits):
+        table = _TABLES.get(name)
+        if table is None:
+            table = _TABLES[name] = [unpack(b) for b in range(65536)]
+        return table[bits]
+    return decode
+
+
+def _float16_value(bits):
+    return struct.unpack("<e", struct.pack("<H", bits))[0]
+
+
+def _bfloat16_value(bits):
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
 bool_ = DType("bool", "B", 1, 0, 0)
 int32 = DType("int32", "i", 4, 1, 1)
 int64 = DType("int64", "q", 8, 1, 2)
-float32 = DType("float32", "f", 4, 2, 3)
-float64 = DType("float64", "d", 8, 2, 4)
+float16 = DType("float16", "H", 2, 2, 3, (_encode_float16, _decoder("float16", _float16_value)))
+bfloat16 = DType("bfloat16", "H", 2, 2, 3, (_encode_bfloat16, _decoder("bfloat16", _bfloat16_value)))
+float32 = DType("float32", "f", 4, 2, 4)
+float64 = DType("float64", "d", 8, 2, 5)
+float16.compute = bfloat16.compute = float32
 
-ALL = (bool_, int32, int64, float32, float64)
+ALL = (bool_, int32, int64, float16, bfloat16, float32, float64)
+HALVES = (float16, bfloat16)
 DEFAULT_FOR_KIND = {0: bool_, 1: int64, 2: float32}
 
 
@@ -70,6 +142,8 @@ def promote(a, b):
     """The dtype of an operation on tensors of dtypes a and b."""
     if a.kind != b.kind:
         return a if a.kind > b.kind else b
+    if a.rank == b.rank and a is not b:     # float16 with bfloat16: neither holds the other
+        return float32
     return a if a.rank >= b.rank else b
 
 

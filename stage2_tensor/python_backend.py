@@ -58,11 +58,13 @@ def dropout_uniform(seed, i):
 class PythonBackend(Backend):
     name = "python"
 
+    # A half dtype's buffer holds its bits (dtypes.py): encode and decode convert; for the
+    # other dtypes both are ``cast``.
     def from_flat(self, values, dtype):
-        return array.array(dtype.typecode, [dtype.cast(v) for v in values])
+        return array.array(dtype.typecode, [dtype.encode(v) for v in values])
 
     def full(self, n, value, dtype):
-        return array.array(dtype.typecode, [dtype.cast(value)]) * n
+        return array.array(dtype.typecode, [dtype.encode(value)]) * n
 
     def to_bytes(self, view):
         return self.contiguous(view, view.dtype).tobytes()
@@ -73,11 +75,11 @@ class PythonBackend(Backend):
         return out
 
     def to_flat(self, view):
-        buf, cast = view.buffer, view.dtype.cast
+        buf, cast = view.buffer, view.dtype.decode
         return [cast(buf[p]) for p in positions(view)]
 
     def contiguous(self, view, dtype):
-        buf, cast = view.buffer, dtype.cast
+        buf, cast = view.buffer, _converter(view.dtype, dtype)
         return array.array(dtype.typecode, [cast(buf[p]) for p in positions(view)])
 
     def unary(self, op, view, dtype):
@@ -142,7 +144,7 @@ class PythonBackend(Backend):
     def write(self, dst, src):
         if src.shape != dst.shape:
             contracts.write(dst, src)
-        dbuf, sbuf, cast = dst.buffer, src.buffer, dst.dtype.cast
+        dbuf, sbuf, cast = dst.buffer, src.buffer, _converter(src.dtype, dst.dtype)
         for d, s in zip(positions(dst), positions(src)):
             dbuf[d] = cast(sbuf[s])
 
@@ -321,6 +323,17 @@ class PythonBackend(Backend):
                 vbuf[vp] = cast(beta2 * vbuf[vp] + (1 - beta2) * g * g)
                 denom = math.sqrt(vbuf[vp]) / root_correction + eps
                 pbuf[p] = cast(pbuf[p] - step_size * (mbuf[mp] / denom))
+
+
+def _converter(source, target):
+    """What turns an element stored as ``source`` into one stored as ``target``: the same
+    bits within one dtype, through the number where a half dtype is involved, else cast."""
+    if source is target and source.is_half:
+        return int
+    if source.is_half or target.is_half:
+        decode, encode = source.decode, target.encode
+        return lambda v: encode(decode(v))
+    return target.cast
 
 
 def _softmax_row(row, log):
