@@ -1,19 +1,23 @@
 """numpy interop: ``Tensor.numpy()`` and ``from_numpy``. numpy is an exchange format here,
 never an engine. A backend that can (``as_numpy``/``from_numpy``, a native device) shares
 memory both ways, as PyTorch does on its CPU: writing through the numpy array changes the
-tensor. Device "python" copies.
+tensor. Device "python" copies. float16 is numpy's float16; bfloat16, which numpy lacks,
+raises as in PyTorch (convert with .float() first).
 """
 from . import backend, dtypes
 from .tensor import Tensor
 
 _NUMPY_NAMES = {"float32": dtypes.float32, "float64": dtypes.float64, "int32": dtypes.int32,
-                "int64": dtypes.int64, "bool": dtypes.bool_}
+                "int64": dtypes.int64, "bool": dtypes.bool_, "float16": dtypes.float16}
 
 
 def to_numpy(t):
     import numpy as np
     if t.requires_grad:
         raise RuntimeError("numpy() on a tensor that requires grad; call .detach().numpy()")
+    if t.dtype is dtypes.bfloat16:
+        raise TypeError("Got unsupported ScalarType BFloat16: numpy has no bfloat16; "
+                        "convert first, e.g. t.float().numpy()")
     be = backend.get(t.device)
     if be.has("as_numpy"):
         return be.as_numpy(t.as_view())

@@ -35,7 +35,7 @@ SOURCES = HERE / "cuda"
 DECLARATION = HERE.parent / "stage2_tensor" / "ops.py"     # the ops, whose codes the kernels use
 # the formula headers of csrc/ that the .cu files include too (csrc/tg_fn.h): each formula once
 SHARED = [HERE / "csrc" / name for name in ("tg_fn.h", "elementwise_math.h", "dropout_math.h", "optim_math.h",
-                                             "layernorm_math.h")]
+                                             "layernorm_math.h", "half.h")]
 LIBRARIES = {"cuda": HERE / "_cuda.so", "cuda-emu": HERE / "_cuda_emu.so"}
 
 

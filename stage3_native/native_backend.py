@@ -19,9 +19,13 @@ from stage2_tensor.strides import is_contiguous, make_strides
 from .updates import GroupUpdates
 
 # The kernels' dtype numbers (csrc/tracegrad.h, cuda/ and their C types)
-CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4}
+# float16 and bfloat16 are held as their bits; only copies and fills take them (stage2's
+# backend.py, "Half precision", runs every other kernel on float32 copies)
+CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4,
+        dtypes.float16: 5, dtypes.bfloat16: 6}
 CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
-         dtypes.float32: "float", dtypes.float64: "double"}
+         dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "uint16_t",
+         dtypes.bfloat16: "uint16_t"}
 FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
 REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
 # Op codes by name, from the declaration (stage2_tensor/ops.py), as the kernels' enums

@@ -212,7 +212,7 @@ class CpuBackend(NativeBackend):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
 
     def from_flat(self, values, dtype):
-        return ffi.new(CTYPE_ARRAY[dtype], [dtype.cast(v) for v in values])
+        return ffi.new(CTYPE_ARRAY[dtype], [dtype.encode(v) for v in values])
 
     def size(self, buffer, dtype):
         """A buffer is a cffi array, which knows its size in bytes. A bare pointer does not
@@ -259,7 +259,7 @@ class CpuBackend(NativeBackend):
             flat = ffi.unpack(view.buffer + view.offset, n) if n else []
         else:
             flat = ffi.unpack(self.contiguous(view, view.dtype), n)
-        return [view.dtype.cast(v) for v in flat]
+        return [view.dtype.decode(v) for v in flat]
 
     def contiguous(self, view, dtype):
         out = allocate(numel(view.shape), dtype)

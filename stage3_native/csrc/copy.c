@@ -1,8 +1,12 @@
-/* Strided copy with dtype conversion: contiguous(), casts, and writes into views. */
+/* Strided copy with dtype conversion: contiguous(), casts, and writes into views.
+ * float16 and bfloat16 (codes 5, 6) are read through float32 and stored from it (half.h);
+ * a contiguous float32 <-> half copy runs half.c's bulk conversion, on the CPU's own
+ * instructions where it has them. */
 #include <string.h>
+#include "half.h"
 #include "strided.h"
 
-static const int itemsize[] = {1, 4, 8, 4, 8};
+static const int itemsize[] = {1, 4, 8, 4, 8, 2, 2};
 
 static double load(const void *x, int dtype, i64 i) {
     switch (dtype) {
@@ -10,6 +14,8 @@ static double load(const void *x, int dtype, i64 i) {
     case 1: return ((const int32_t *)x)[i];
     case 2: return (double)((const int64_t *)x)[i];
     case 3: return ((const float *)x)[i];
+    case 5: return tg_f16_to_f32(((const uint16_t *)x)[i]);
+    case 6: return tg_bf16_to_f32(((const uint16_t *)x)[i]);
     default: return ((const double *)x)[i];
     }
 }
@@ -20,6 +26,9 @@ static void store(void *out, int dtype, i64 i, double v) {
     case 1: ((int32_t *)out)[i] = (int32_t)v; break;
     case 2: ((int64_t *)out)[i] = (int64_t)v; break;
     case 3: ((float *)out)[i] = (float)v; break;
+    /* through float32, as PyTorch converts a double to a half */
+    case 5: ((uint16_t *)out)[i] = tg_f32_to_f16((float)v); break;
+    case 6: ((uint16_t *)out)[i] = tg_f32_to_bf16((float)v); break;
     default: ((double *)out)[i] = v;
     }
 }
@@ -30,6 +39,23 @@ void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *
     if (x_dtype == out_dtype && tg_is_contiguous(ndim, shape, xs) && tg_is_contiguous(ndim, shape, os)) {
         int size = itemsize[x_dtype];                /* same layout, same type: one memcpy */
         memcpy((char *)out + oo * size, (const char *)x + xo * size, n * size);
+        return;
+    }
+    if (tg_is_contiguous(ndim, shape, xs) && tg_is_contiguous(ndim, shape, os)) {
+        if (x_dtype == 3 && out_dtype >= 5) {       /* float32 -> half, in bulk */
+            tg_half_narrow(out_dtype, n, (const float *)x + xo, (uint16_t *)out + oo);
+            return;
+        }
+        if (x_dtype >= 5 && out_dtype == 3) {       /* half -> float32, in bulk */
+            tg_half_widen(x_dtype, n, (const uint16_t *)x + xo, (float *)out + oo);
+            return;
+        }
+    }
+    if (x_dtype == out_dtype && x_dtype >= 5) {      /* half -> same half: the bits */
+        for (i64 i = 0; i < n; i++) {
+            ((uint16_t *)out)[po] = ((const uint16_t *)x)[px];
+            tg_step(ndim, shape, idx, &px, xs, &po, os, 0, 0);
+        }
         return;
     }
     if (x_dtype == 2 && out_dtype == 2) {            /* int64 -> int64 exactly, not via double */
@@ -53,6 +79,11 @@ void tg_fill(void *out, int dtype, i64 n, double value, i64 int_value) {
     case 1: for (i64 i = 0; i < n; i++) ((int32_t *)out)[i] = (int32_t)int_value; break;
     case 2: for (i64 i = 0; i < n; i++) ((int64_t *)out)[i] = int_value; break;
     case 3: for (i64 i = 0; i < n; i++) ((float *)out)[i] = (float)value; break;
+    case 5: case 6: {
+        uint16_t h = dtype == 5 ? tg_f32_to_f16((float)value) : tg_f32_to_bf16((float)value);
+        for (i64 i = 0; i < n; i++) ((uint16_t *)out)[i] = h;
+        break;
+    }
     default: for (i64 i = 0; i < n; i++) ((double *)out)[i] = value;
     }
 }

@@ -2,7 +2,9 @@
  *
  * Every kernel reads strided views: a base pointer, a shape, one stride per dimension (in
  * elements, not bytes) and an offset. Outputs are contiguous unless stated. Dtype codes
- * match stage3_native/native_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64.
+ * match stage3_native/native_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64,
+ * 5 float16, 6 bfloat16 (both stored as uint16_t bits; only copies and fills take them: the
+ * other kernels run on float32, stage2's backend.py, "Half precision").
  */
 #ifndef TRACEGRAD_H
 #define TRACEGRAD_H
@@ -28,6 +30,16 @@ void tg_alloc_trim(void);            /* give every cached block back to the OS *
 void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
              void *out, int out_dtype, const i64 *os, i64 oo);
 void tg_fill(void *out, int dtype, i64 n, double value, i64 int_value);
+
+/* half.c: contiguous float32 <-> float16 (dtype 5) / bfloat16 (6), on the CPU's F16C or
+ * AVX-512 BF16 instructions where it has them and tg_half_use(1) (the default), else the
+ * portable bit code of half.h; tg_half_has_simd: whether this CPU has them, tg_half_simd:
+ * whether they are used now */
+void tg_half_narrow(int dtype, i64 n, const float *x, uint16_t *out);
+void tg_half_widen(int dtype, i64 n, const uint16_t *x, float *out);
+int tg_half_has_simd(int dtype);
+int tg_half_simd(int dtype);
+int tg_half_use(int simd);
 
 /* elementwise.c: which level of the element-wise hierarchy runs for operands of this shape
  * with these strides (n_in operands, ndim strides each, one after the other); reduce.c:

@@ -165,7 +165,7 @@ class CudaBackend(NativeBackend):
         self.check(self.lib.tg_cuda_empty_cache(), "empty_cache")
 
     def from_flat(self, values, dtype):
-        host = self.ffi.new(f"{CTYPE[dtype]}[]", [dtype.cast(v) for v in values])
+        host = self.ffi.new(f"{CTYPE[dtype]}[]", [dtype.encode(v) for v in values])
         out = self.allocate(len(values), dtype)
         self.check(self.lib.tg_cuda_to_device(out, host, len(values) * dtype.itemsize), "copy to device")
         return out
@@ -187,7 +187,7 @@ class CudaBackend(NativeBackend):
         host = self.ffi.new(f"{CTYPE[view.dtype]}[]", n)
         self.check(self.lib.tg_cuda_to_host(host, self._dense(view, view.dtype), n * view.dtype.itemsize),
                    "copy to host")
-        return [view.dtype.cast(v) for v in self.ffi.unpack(host, n)] if n else []
+        return [view.dtype.decode(v) for v in self.ffi.unpack(host, n)] if n else []
 
     def as_numpy(self, view):
         """A numpy copy of the view (GPU memory cannot be shared with numpy)."""

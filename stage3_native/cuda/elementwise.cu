@@ -7,6 +7,7 @@
 #include "ops_generated.h"      /* the op codes, from stage2_tensor/ops.py (ops_header.py) */
 #include "runtime.cuh"
 #include "../csrc/elementwise_math.h"   /* the formulas, shared with the C kernels */
+#include "../csrc/half.h"               /* float16 / bfloat16 bits <-> float, as the CPU's */
 
 namespace {         /* private to this file: other .cu files may use the same names */
 
@@ -39,7 +40,35 @@ template <typename T> __global__ void fill_kernel(i64 n, T value, T *out) {
     for_each_index(i, n) out[i] = value;
 }
 
+/* float16 and bfloat16 (dtypes 5, 6) are only ever copied and filled: stage2 computes them
+ * in float32 (backend.py, "Half precision"). Their bits, converted through float32 by
+ * half.h's code, the same bits as the CPU's; a copy within one of them keeps the bits. */
+struct Float16 {
+    uint16_t bits;
+    template <typename U> __host__ __device__ explicit Float16(U v) : bits(tg_f32_to_f16((float)v)) {}
+    __host__ __device__ operator float() const { return tg_f16_to_f32(bits); }
+};
+struct BFloat16 {
+    uint16_t bits;
+    template <typename U> __host__ __device__ explicit BFloat16(U v) : bits(tg_f32_to_bf16((float)v)) {}
+    __host__ __device__ operator float() const { return tg_bf16_to_f32(bits); }
+};
+
+/* runtime.cuh's DISPATCH, with the two half types (a copy's only) */
+#define DISPATCH_COPY(DTYPE, ...) \
+    switch (DTYPE) { \
+    case 0: { typedef uint8_t T; __VA_ARGS__; break; } \
+    case 1: { typedef int32_t T; __VA_ARGS__; break; } \
+    case 2: { typedef int64_t T; __VA_ARGS__; break; } \
+    case 3: { typedef float T; __VA_ARGS__; break; } \
+    case 5: { typedef Float16 T; __VA_ARGS__; break; } \
+    case 6: { typedef BFloat16 T; __VA_ARGS__; break; } \
+    default: { typedef double T; __VA_ARGS__; break; } \
+    }
+
 template <typename S, typename D> __device__ __forceinline__ D convert(S x) { return (D)x; }
+template <> __device__ __forceinline__ uint8_t convert<Float16, uint8_t>(Float16 x) { return (float)x != 0; }
+template <> __device__ __forceinline__ uint8_t convert<BFloat16, uint8_t>(BFloat16 x) { return (float)x != 0; }
 template <> __device__ __forceinline__ uint8_t convert<float, uint8_t>(float x) { return x != 0; }
 template <> __device__ __forceinline__ uint8_t convert<double, uint8_t>(double x) { return x != 0; }
 template <> __device__ __forceinline__ uint8_t convert<int32_t, uint8_t>(int32_t x) { return x != 0; }
@@ -90,7 +119,7 @@ template <typename T> __global__ void where_kernel(i64 n, Strided<3> s, const ui
 
 template <typename S>
 static int copy_from(i64 n, const Strided<2> &s, const void *x, void *out, int out_dtype) {
-    DISPATCH(out_dtype, LAUNCH(blocks_for(n), THREADS, copy_kernel<S, T>)(n, s, (const S *)x, (T *)out))
+    DISPATCH_COPY(out_dtype, LAUNCH(blocks_for(n), THREADS, copy_kernel<S, T>)(n, s, (const S *)x, (T *)out))
     return LAUNCHED();
 }
 
@@ -105,6 +134,8 @@ int tg_cuda_fill(void *out, int dtype, i64 n, double value, i64 int_value) {
     case 1: LAUNCH(blocks_for(n), THREADS, fill_kernel<int32_t>)(n, (int32_t)int_value, (int32_t *)out); break;
     case 2: LAUNCH(blocks_for(n), THREADS, fill_kernel<int64_t>)(n, int_value, (int64_t *)out); break;
     case 3: LAUNCH(blocks_for(n), THREADS, fill_kernel<float>)(n, (float)value, (float *)out); break;
+    case 5: LAUNCH(blocks_for(n), THREADS, fill_kernel<uint16_t>)(n, tg_f32_to_f16((float)value), (uint16_t *)out); break;
+    case 6: LAUNCH(blocks_for(n), THREADS, fill_kernel<uint16_t>)(n, tg_f32_to_bf16((float)value), (uint16_t *)out); break;
     default: LAUNCH(blocks_for(n), THREADS, fill_kernel<double>)(n, value, (double *)out);
     }
     return LAUNCHED();
@@ -116,7 +147,7 @@ int tg_cuda_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i
     if (n == 0) return 0;
     const i64 *strides[2] = {xs, os}, offsets[2] = {xo, oo};
     Strided<2> s = strided<2>(ndim, shape, strides, offsets);
-    DISPATCH(x_dtype, return copy_from<T>(n, s, x, out, out_dtype))
+    DISPATCH_COPY(x_dtype, return copy_from<T>(n, s, x, out, out_dtype))
     return 0;
 }
 

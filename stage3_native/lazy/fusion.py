@@ -17,6 +17,10 @@ other way in, for row kernels.
 One rule keeps the groups runnable: a node may not join a group that one of its other
 inputs depends on (the group would have to run both before and after that input). Each
 node carries the set of groups upstream of it, as the bits of one integer.
+
+float16 and bfloat16 stay out of groups: the generated C knows float32 and float64 only,
+and a half node is only ever a cast or a copy (stage2 computes halves in float32), which
+runs eagerly, device "cpu"'s contiguous with its F16C / AVX-512 BF16 conversion.
 """
 from stage2_tensor.strides import is_contiguous, make_strides, numel, view_strides
 
@@ -142,8 +146,16 @@ def fuse(order, kinds, min_elements=0):
     return [s.nodes[0] if isinstance(s, Group) and len(s.nodes) == 1 else s for s in steps]
 
 
+def _half(node):
+    """Whether the node reads or makes a half (float16, bfloat16) view: never fused."""
+    return (any(v.dtype.is_half for v in views_in(node.args))
+            or any(o is not None and o[1].is_half for o in node.outputs))
+
+
 def _join(node, ins, group_of, upstream, kinds):
     """The producer group ``node`` joins (adding it), or None."""
+    if _half(node):
+        return None
     best, best_size = None, -1
     for view, p in ins:
         group = group_of.get(id(p))
@@ -171,6 +183,8 @@ def _inside(view, group):
 
 
 def _start(node, kinds, number, min_elements):
+    if _half(node):
+        return None
     for kind in kinds:
         shape = kind.anchor(node)
         if shape is not None and numel(shape) >= max(min_elements, 1):
