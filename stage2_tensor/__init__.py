@@ -45,7 +45,7 @@ backend instead, with a one-time log line. from_flat, to_flat and write are requ
 from . import backend as _backend
 from . import methods  # noqa: F401  (imported for its effect: binds Tensor's operation methods)
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
-from .dtypes import float32, float64, int32, int64
+from .dtypes import bfloat16, finfo, float16, float32, float64, int32, int64
 from .concat import cat, split, stack
 from .cumulative import cumsum
 from .einsum import einsum
@@ -77,7 +77,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
            "randn_like", "randperm", "Generator", "seed", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "where", "matmul", "from_numpy",
-           "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
+           "float16", "bfloat16", "half", "finfo", "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
            "log_softmax", "one_hot", "viz", "nn", "optim", "utils", "save", "load", "manual_seed",
            "long", "double", "Generator",
            # the rest of PyTorch's surface a learner reaches for (functions.py: methods as functions)
@@ -91,4 +91,5 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
 double = float64
+half = float16
 float = float32  # noqa: A001

@@ -21,6 +21,7 @@ half with a wider float gives the wider one, with an int or a Python float stays
 """
 import builtins
 import struct
+from typing import NamedTuple
 
 
 class DType:
@@ -156,3 +157,29 @@ def promote_scalar(dtype, x):
 def infer(value):
     """The default dtype of a Python number (or nested list of them)."""
     return DEFAULT_FOR_KIND[kind_of_scalar(value)]
+
+
+class FInfo(NamedTuple):
+    """A floating-point dtype's numbers, as torch.finfo gives them."""
+    bits: int
+    eps: float          # the gap between 1 and the next value: a relative rounding of eps / 2
+    max: float
+    min: float
+    tiny: float         # the smallest normal value
+    resolution: float   # 10 ** -(decimal digits)
+    dtype: str
+
+
+_FINFO = {"float16": (16, 2.0 ** -10, 65504.0, 2.0 ** -14, 3),
+          "bfloat16": (16, 2.0 ** -7, 3.3895313892515355e38, 2.0 ** -126, 2),
+          "float32": (32, 2.0 ** -23, 3.4028234663852886e38, 2.0 ** -126, 6),
+          "float64": (64, 2.0 ** -52, 1.7976931348623157e308, 2.0 ** -1022, 15)}
+
+
+def finfo(dtype=None):
+    """The numbers of a floating-point dtype (float32 when None), as torch.finfo."""
+    dtype = float32 if dtype is None else dtype
+    if not isinstance(dtype, DType) or not dtype.is_floating_point:
+        raise TypeError(f"finfo: expected a floating-point dtype such as tracegrad.float16, got {dtype!r}")
+    bits, eps, big, tiny, digits = _FINFO[dtype.name]
+    return FInfo(bits, eps, big, -big, tiny, 10.0 ** -digits, dtype.name)

@@ -52,6 +52,16 @@ class TensorMethods:
     def double(self):
         return self.to(dtype=dtypes.float64)
 
+    def half(self):
+        """float16: stored in 16 bits, computed in float32 (dtypes.py, "Half precision")."""
+        return self.to(dtype=dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtype=dtypes.bfloat16)
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
     def long(self):
         return self.to(dtype=dtypes.int64)
 

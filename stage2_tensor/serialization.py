@@ -73,7 +73,12 @@ def _decode(data, tensors):
 
 def _tensor_bytes(t):
     """t's elements, row-major, as the raw bytes of its dtype."""
-    values = backend.get(t.device).to_flat(t.as_view())
+    be = backend.get(t.device)
+    if t.dtype.is_half:                 # its bits, NaN payloads included (dtypes.py)
+        if be.has("to_bytes"):
+            return be.to_bytes(t.as_view())
+        return array.array("H", map(t.dtype.encode, be.to_flat(t.as_view()))).tobytes()
+    values = be.to_flat(t.as_view())
     return array.array(t.dtype.typecode, values).tobytes()
 
 
@@ -295,6 +300,13 @@ def _make_tensor(record, raw, byteorder, device):
     # _check_record made nbytes = numel * itemsize; a native buffer shorter than its shape
     # would let kernels read and write past its end.
     assert len(values) == math.prod(record.shape), "nbytes was checked against the shape"
-    buffer = backend.get(device).from_flat(values.tolist(), record.dtype)
+    be = backend.get(device)
+    if record.dtype.is_half:            # bits, not numbers: moved as bytes
+        if be.has("from_bytes"):
+            buffer = be.from_bytes(values.tobytes(), record.dtype)
+        else:
+            buffer = be.from_flat(list(map(record.dtype.decode, values)), record.dtype)
+    else:
+        buffer = be.from_flat(values.tolist(), record.dtype)
     t = Tensor.from_buffer(buffer, record.shape, record.dtype, device)
     return t.requires_grad_(True) if record.requires_grad else t
