@@ -70,8 +70,12 @@ def _float32_bits(x):
 
 
 def _encode_float16(x):
-    """x's float16 bits: via float32 (as PyTorch converts a double), to nearest even."""
-    x = struct.unpack("<f", struct.pack("<I", _float32_bits(builtins.float(x))))[0]
+    """x's float16 bits: via float32 (as PyTorch converts a double), to nearest even; a NaN
+    keeps its sign and the top of its payload, quieted (as the C kernels, csrc/half.h)."""
+    bits = _float32_bits(builtins.float(x))
+    if bits & 0x7FFFFFFF > 0x7F800000:
+        return ((bits >> 16) & 0x8000) | 0x7E00 | ((bits >> 13) & 0x3FF)
+    x = struct.unpack("<f", struct.pack("<I", bits))[0]
     try:
         return struct.unpack("<H", struct.pack("<e", x))[0]
     except OverflowError:               # 65520 and beyond round to inf

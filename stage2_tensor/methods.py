@@ -40,6 +40,8 @@ class TensorMethods:
     def to(self, device=None, dtype=None):
         """A copy on another device and/or with another dtype (self when nothing changes).
         Differentiable: the gradient flows back to this tensor."""
+        if isinstance(device, dtypes.DType):        # t.to(tracegrad.float16), as PyTorch
+            device, dtype = None, device
         device = device or self.device
         dtype = dtype or self.dtype
         if device == self.device and dtype is self.dtype:

@@ -164,7 +164,7 @@ LIES = {   # name: (header, payload bytes, what the error says)
     "newer version": (with_header(version=99), 8, r"format version is 99, expected 1"),
     "version true": (with_header(version=True), 8, r"format version is True"),
     "unknown byteorder": (with_header(byteorder="middle"), 8, r"byteorder is 'middle'"),
-    "unknown dtype": (one_tensor(dtype="float16"), 8, r"tensor 0's dtype is 'float16'"),
+    "unknown dtype": (one_tensor(dtype="complex64"), 8, r"tensor 0's dtype is 'complex64'"),
     "negative size": (one_tensor(shape=[-2], nbytes=-8), 0, r"tensor 0's shape is \[-2\]"),
     "bool size": (one_tensor(shape=[True, 2]), 8, r"tensor 0's shape is \[True, 2\]"),
     "shape not a list": (one_tensor(shape=2), 8, r"tensor 0's shape is 2"),

@@ -109,6 +109,30 @@ def use_simd_level(name):
     _use(lib.tg_simd_use, name, "SIMD level", simd_levels, "use_simd_level")
 
 
+# float16 / bfloat16 conversion (csrc/half.c): the CPU's instructions (F16C, AVX-512 BF16)
+# where it has them, else the portable bit code; both give the same bits.
+HALF_INSTRUCTIONS = {dtypes.float16: "f16c", dtypes.bfloat16: "avx512_bf16"}
+
+
+def half_paths(dtype):
+    """The conversion paths this CPU runs for float16 or bfloat16: ("portable",), and its
+    instruction set's (HALF_INSTRUCTIONS) where it has it."""
+    if dtype not in HALF_INSTRUCTIONS:
+        raise TypeError(f"half_paths: expected tracegrad.float16 or tracegrad.bfloat16, got {dtype!r}")
+    return ("portable",) + ((HALF_INSTRUCTIONS[dtype],) if lib.tg_half_has_simd(CODE[dtype]) else ())
+
+
+def half_path(dtype):
+    """The path conversions of dtype take now."""
+    return half_paths(dtype)[-1] if lib.tg_half_simd(CODE[dtype]) else "portable"
+
+
+def use_half_instructions(flag):
+    """Convert halves with the CPU's instructions where it has them (True, the default) or
+    with the portable bit code (False): the tests run both."""
+    lib.tg_half_use(1 if flag else 0)
+
+
 def _check_environment():
     """A variable naming code this CPU cannot run falls back to the widest: say so once."""
     for variable, available in (("TRACEGRAD_GEMM_KERNEL", gemm_kernels), ("TRACEGRAD_SIMD", simd_levels)):

@@ -105,6 +105,7 @@ int tg_cuda_index_select(int ndim, const i64 *shape, const i64 *strides, i64 off
                          inner_n, index, n_index, (const E *)x, (E *)out, bad)
     switch (itemsize) {
     case 1: SELECT(uint8_t); break;
+    case 2: SELECT(uint16_t); break;               /* float16, bfloat16: their bits */
     case 4: SELECT(uint32_t); break;
     default: SELECT(uint64_t);
     }
