@@ -370,3 +370,25 @@ def test_save_and_load_are_bit_exact(device):
     assert loaded["h"].dtype is tg.float16 and loaded["b"].dtype is tg.bfloat16
     assert np.frombuffer(be.to_bytes(loaded["h"].as_view()), np.uint16).tolist() == bits.tolist()
     assert loaded["b"].tolist() == b.tolist()
+
+
+@pytest.mark.usefixtures("kernel_cache")
+def test_lazy_fuses_the_float32_work_between_half_casts():
+    """Device cpu:lazy runs a half's casts eagerly (its generated C knows float32 and float64
+    only, lazy/fusion.py) and still fuses the float32 ops between them: the same bits as
+    device "cpu"."""
+    from stage3_native import lazy
+    x = RNG.uniform(-2, 2, (8, 16)).astype(np.float16)
+
+    def fn(t):
+        return (t.float() * 3 - 1).tanh().half().relu()
+
+    eager = fn(tg.from_numpy(x, device="cpu")).numpy()
+    with lazy.fusion(min_elements=0):
+        out = fn(tg.from_numpy(x, device="cpu:lazy"))
+        lazy.reset_kernel_count()
+        got = out.numpy()
+        # the cast up, one loop for * - tanh, the cast down, relu (computed in float32 between casts)
+        assert lazy.kernel_count("loop") >= 1 and lazy.kernel_count("contiguous") >= 2
+    np.testing.assert_array_equal(got, eager)
+    assert got.dtype == np.float16
