@@ -112,7 +112,10 @@ class Tensor:
         device = storage.device
         # backends.launch, inlined: one Python call fewer on every operation (~0.5 us of
         # ~6); a backend without the kernel still goes through launch's fallback
-        if dtype.compute is not dtype or self.dtype.compute is not self.dtype:    # a half dtype
+        # a half dtype in or out: launch computes it in float32 (backend.py, "Half
+        # precision"). Asking the launching tensor is enough: stage2 gives an operation's
+        # inputs one dtype before it launches a kernel; other callers use backends.launch.
+        if dtype.compute is not dtype or self.dtype.compute is not self.dtype:
             buffer = backends.launch(device, kernel, *args, out_dtype=dtype)
             return _new_tensor(Storage(buffer, device, storage.max_dims), shape, None, 0, dtype)
         fn = getattr(backends.get(device), kernel, None)
