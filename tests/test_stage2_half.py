@@ -398,3 +398,19 @@ def test_lazy_fuses_the_float32_work_between_half_casts():
         assert lazy.kernel_count("loop") >= 1 and lazy.kernel_count("contiguous") >= 2
     np.testing.assert_array_equal(got, eager)
     assert got.dtype == np.float16
+
+
+def test_a_kernel_a_device_lacks_still_computes_halves_in_float32():
+    """The python fallback (backend.on_python) inside the float32 rule: a device without
+    ``unary`` gets the python kernel's float32 result, rounded to the half on store."""
+    from stage2_tensor.python_backend import PythonBackend
+
+    class Lacking(PythonBackend):
+        name = "lacking-unary"
+        unary = None
+
+    tg.backend.register("lacking-unary", Lacking())
+    x = round_half(X, tg.bfloat16)
+    got = half_tensor(x, tg.bfloat16, "lacking-unary").exp()
+    assert got.dtype is tg.bfloat16 and got.device == "lacking-unary"
+    check(values(got), np.exp(x), tg.bfloat16, what="exp on python's kernel")
