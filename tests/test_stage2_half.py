@@ -414,3 +414,15 @@ def test_a_kernel_a_device_lacks_still_computes_halves_in_float32():
     got = half_tensor(x, tg.bfloat16, "lacking-unary").exp()
     assert got.dtype is tg.bfloat16 and got.device == "lacking-unary"
     check(values(got), np.exp(x), tg.bfloat16, what="exp on python's kernel")
+
+
+@pytest.mark.parametrize("dtype", HALVES, ids=HALF_IDS)
+def test_a_module_converted_to_half_runs_in_it(dtype):
+    model = tg.nn.Sequential(tg.nn.Linear(6, 5), tg.nn.ReLU(), tg.nn.Linear(5, 2))
+    reference = model(tg.tensor(round_half(X, dtype).tolist())).detach().numpy()
+    model.half() if dtype is tg.float16 else model.bfloat16()
+    assert all(p.dtype is dtype for p in model.parameters())
+    out = model(half_tensor(round_half(X, dtype), dtype, "python"))
+    assert out.dtype is dtype
+    # three roundings of float32 results in a row (two products, one bias each): a few ulps
+    np.testing.assert_allclose(values(out), reference, rtol=0, atol=8 * ulp(np.abs(reference).max(), dtype))

@@ -207,6 +207,12 @@ class Module:
     def double(self):
         return self.to(dtype=dtypes.float64)
 
+    def half(self):
+        return self.to(dtype=dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtype=dtypes.bfloat16)
+
     # ---- saving and loading ----------------------------------------------------------------
     def _state_items(self, prefix=""):
         """(dotted name, tensor) under every name: own parameters first, then own persistent
