@@ -300,6 +300,10 @@ TENSOR_OPS = [
               lambda a, b: np.einsum("ijk,ik->j", a, b), (2, 3, 2), (2, 2)),
     tensor_op("einsum_dot_transpose", lambda ns, a, b: ns.einsum("i,i->", a, b) * ns.einsum("ij->ji", b.reshape(2, 2)),
               lambda a, b: np.einsum("i,i->", a, b) * b.reshape(2, 2).T, (4,), (4,)),
+    tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
+              lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
+    tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),
+              lambda a, b: np.einsum("...ij,...jk->...ik", a, b), (2, 2, 3), (3, 2)),
     # Padding and interpolation (stage2_tensor/resampling.py): gathers along one dimension.
     tensor_op("pad_constant", lambda ns, x: ns.nn.functional.pad(x, (1, 2, -1, 1), value=0.5),
               lambda x: np.pad(x[:, 1:], [(0, 0), (0, 1), (1, 2)], constant_values=0.5), (1, 3, 3)),
