@@ -61,10 +61,7 @@ def _diagonal(x, term):
         c = next(c for c in term if term.count(c) > 1)
         p = term.index(c)
         q = term.index(c, p + 1)
-        n = x.shape[p]
-        if x.shape[q] != n:
-            raise ValueError(f"einsum(): subscript {c!r} is repeated for operand {term!r} but "
-                             f"the sizes don't match, {n} != {x.shape[q]}")
+        n = x.shape[p]                               # == x.shape[q], as _parse checked
         i = arange(n, device=x.device)
         eye = (i.reshape(n, 1) == i).to(dtype=x.dtype).reshape(
             *[n if d in (p, q) else 1 for d in range(x.ndim)])
@@ -104,6 +101,9 @@ def _parse(equation, operands):
             raise ValueError(f"einsum(): operand {n} has {x.ndim} dimensions (shape {x.shape}) "
                              f"but its subscript {term!r} names {len(term)}")
         for c, size in zip(term, x.shape):
+            if term.count(c) > 1 and x.shape[term.index(c)] != size:
+                raise ValueError(f"einsum(): subscript {c!r} is repeated for operand {term!r} but the "
+                                 f"sizes don't match, {x.shape[term.index(c)]} != {size}")
             if sizes.get(c, 1) not in (1, size) and size != 1:
                 raise ValueError(f"einsum(): letter {c!r} has size {sizes[c]} in one operand and "
                                  f"{size} in operand {n} (shape {x.shape}); sizes must match or be 1")
