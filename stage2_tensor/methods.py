@@ -15,7 +15,7 @@ Binding copies the functions themselves onto the class, as if they were written 
 from types import FunctionType
 
 from . import backward as autograd
-from . import (clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
+from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
                logical, masks, matmul, reduce, softmax, sorting, statistics, views)
 from . import backend as backends
 from .backend import launch
@@ -163,6 +163,8 @@ class TensorMethods:
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__ (slice assignment)", value)
+        if advanced_index.setitem(self, index, value):            # tensors, lists, bool masks
+            return
         shape, strides, offset = views.basic_index(self, index)
         self.view_of(shape, strides, offset)._write("__setitem__", value)
 
@@ -247,7 +249,11 @@ class TensorMethods:
         return views.IndexSelect.apply(self, dim, views.flat_index(index, self.device))
 
     def __getitem__(self, index):
-        return views.getitem(self, index)
+        return advanced_index.getitem(self, index)
+
+    def nonzero(self):
+        """The positions of the nonzero elements, one row of coordinates each (count, ndim)."""
+        return advanced_index.nonzero(self)
 
     # ---- gathers along a dimension (gathering.py), running sums (cumulative.py) -------------
     def gather(self, dim, index):

@@ -299,3 +299,97 @@ def test_joining_and_products_reject_bad_arguments(device):
         tg.bmm(x.reshape(1, 2, 3), x.reshape(1, 2, 3))
     with pytest.raises(ValueError, match=r"outer: vec2 must be a 1-D tensor, got shape \(2, 3\)"):
         tg.outer(x[0], x)
+
+
+# ---- indexing with bool masks, lists, and tensors after full slices (advanced_index.py) -----
+X3 = np.random.default_rng(3).normal(size=(3, 4, 5))
+MASK2 = X3[:, :, 0] > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index, reference", [
+    (lambda d: t(X3 > 0, d, tg.bool), X3 > 0),                              # every dimension: 1-D result
+    (lambda d: t(MASK2, d, tg.bool), MASK2),                                # leading two: rows of 5
+    (lambda d: t([True, False, True], d, tg.bool), np.array([True, False, True])),
+    (lambda d: [True, False, True], np.array([True, False, True])),         # a list of bools is a mask
+    (lambda d: t(X3 > 9, d, tg.bool), X3 > 9),                              # nothing true: shape (0,)
+    (lambda d: [2, 0, 2], [2, 0, 2]),                                       # a list of ints: rows, repeats kept
+    (lambda d: (slice(None), [1, 3]), (slice(None), [1, 3])),               # after a full slice
+    (lambda d: (slice(None), t([[2, 0], [1, 1]], d, tg.int64)), (slice(None), np.array([[2, 0], [1, 1]]))),
+    (lambda d: (slice(None), t([False, True, True, False], d, tg.bool)), (slice(None), np.array([False, True, True, False]))),
+    (lambda d: (Ellipsis, [0, 4]), (Ellipsis, [0, 4])),
+    (lambda d: (Ellipsis, t(X3[0, 0] > 0, d, tg.bool)), (Ellipsis, X3[0, 0] > 0)),
+])
+def test_advanced_indexing_reads_as_numpy(device, index, reference):
+    got = t(X3, device)[index(device)]
+    want = X3[reference]
+    assert got.shape == want.shape and got.device == device
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mask_indexing_gradient_lands_on_the_elements_read(device):
+    from .gradcheck import gradcheck
+    from .engines import ENGINES
+    engine = next(e for e in ENGINES if e.device == device)
+    mask = t(MASK2, device, tg.bool)
+    got = gradcheck(engine, lambda x: x[mask] * x[:, [1, 1, 3]].sum(), [X3[:, :, :2].copy()])
+    np.testing.assert_allclose(got, X3[:, :, :2][MASK2] * X3[:, :, :2][:, [1, 1, 3]].sum())
+    x = t(X3, device).requires_grad_()
+    x[:, [1, 1, 3]].sum().backward()                     # a column read twice gets both gradients
+    np.testing.assert_array_equal(x.grad.numpy()[0, :, 0], [0, 2, 0, 1])
+
+
+def _np(i):
+    return i.numpy() if isinstance(i, tg.Tensor) else i
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index, value", [
+    (lambda d: t(X3 > 0, d, tg.bool), lambda d: 0.0),                       # x[x > 0] = 0
+    (lambda d: t(X3 > 0, d, tg.bool), lambda d: t(np.arange((X3 > 0).sum()), d)),   # one value per element
+    (lambda d: t(MASK2, d, tg.bool), lambda d: t(np.arange(5.0), d)),        # a row broadcast to each hit
+    (lambda d: [0, 2], lambda d: -1.0),
+    (lambda d: t([1, 1], d, tg.int64), lambda d: t(np.stack([np.zeros((4, 5)), np.ones((4, 5))]), d)),
+    (lambda d: (slice(None), [1, 3]), lambda d: t(np.arange(2.0)[:, None] + np.zeros(5), d)),
+    (lambda d: (slice(None), t([False, True, True, False], d, tg.bool)), lambda d: 7.0),
+    (lambda d: (t([0, 2], d, tg.int64), t([1, 3], d, tg.int64)), lambda d: t(np.arange(5.0), d)),
+])
+def test_advanced_indexing_writes_as_numpy(device, index, value):
+    x = t(X3, device)
+    x[index(device)] = value(device)
+    want = X3.copy()
+    v = value("python")
+    idx = index("python")
+    want[tuple(_np(i) for i in idx) if isinstance(idx, tuple) else _np(idx)] = _np(v)
+    if isinstance(idx, tg.Tensor) and idx.dtype is tg.int64:
+        want[1] = 1.0                                    # a row named twice keeps its last value, as PyTorch
+    np.testing.assert_array_equal(x.numpy(), want)
+    ints = tg.tensor([1, -2, 3], device=device)
+    ints[ints < 0] = 0                                   # the idiom, on an int64 tensor
+    assert ints.tolist() == [1, 0, 3]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_advanced_indexing_rejects_what_it_cannot_do(device):
+    x = tg.zeros(2, 3, device=device)
+    with pytest.raises(IndexError, match=r"the shape of the mask \(3,\) at index 0 does not match the shape "
+                                         r"of the indexed tensor \(2, 3\)"):
+        x[t([True, False, True], device, tg.bool)]
+    with pytest.raises(IndexError, match="supports them as one group, with only ':'"):
+        x[[0], :, [1]]
+    with pytest.raises(IndexError, match="supports them as one group"):
+        x[1:, [0]]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 0 with size 2"):
+        x[[0, 1, 1, 2]]
+    with pytest.raises(IndexError, match="tensors used as indices must be int32 or int64, got tracegrad.float32"):
+        x[tg.tensor([0.5], device=device)]
+    with pytest.raises(IndexError, match=r"too many indices for a tensor of shape \(2, 3\)"):
+        x[[0], [1], [2]]
+    with pytest.raises(ValueError, match=r"value tensor of shape \(5,\) cannot be broadcast to indexing result "
+                                         r"of shape \(0,\)"):
+        x[x > 0] = tg.ones(5, device=device)
+    leaf = tg.zeros(2, 3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place operation on a leaf tensor that requires grad"):
+        leaf[leaf > 0] = 1.0
+    np.testing.assert_array_equal(t([[0, 1], [2, 0]], device).nonzero().numpy(), [[0, 1], [1, 0]])
