@@ -156,14 +156,28 @@ def randn(*size, dtype=None, requires_grad=False, device=None):
     return _random_tensor(size, lambda: _rng.gauss(0.0, 1.0), dtype, requires_grad, device)
 
 
-def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None):
+def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
+    """Uniform on [low, high), from ``generator`` (a Generator) when given."""
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _random_tensor(size, lambda: _rng.uniform(low, high), dtype, requires_grad, device)
+    rng = _source("uniform", generator)
+    return _random_tensor(size, lambda: rng.uniform(low, high), dtype, requires_grad, device)
 
 
-def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None):
+def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
+    """N(mean, std^2), from ``generator`` (a Generator) when given."""
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _random_tensor(size, lambda: _rng.gauss(mean, std), dtype, requires_grad, device)
+    rng = _source("normal", generator)
+    return _random_tensor(size, lambda: rng.gauss(mean, std), dtype, requires_grad, device)
+
+
+def _source(op, generator):
+    """The random.Random to draw from: the generator's, else the package's."""
+    if generator is None:
+        return _rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"{op}: generator must be a stage2_tensor.Generator or None, got "
+                        f"{type(generator).__name__}")
+    return generator._rng
 
 
 def _like(fn):

@@ -95,6 +95,12 @@ class TensorMethods:
         """Where this view's first element is in its storage, in elements."""
         return self.offset
 
+    def data_ptr(self):
+        """The address of this view's first element: its storage's (the device's ``address``
+        of the buffer) plus the offset in bytes. Views of one storage differ by their
+        offsets; what PyTorch code compares to see whether two tensors share memory."""
+        return backends.get(self.device).address(self.storage.buffer) + self.offset * self.dtype.itemsize
+
     # ---- in-place operations ----------------------------------------------------------------
     def _check_inplace(self, op, *others):
         if grad_mode.is_grad_enabled() and (self.requires_grad or any(
@@ -138,6 +144,23 @@ class TensorMethods:
     def mul_(self, other):
         self._check_inplace("mul_", other)
         return self._write("mul_", self * other)
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with draws from N(mean, std^2), in place (PyTorch's Tensor.normal_)."""
+        _check_random_fill("normal_", self)
+        if std < 0:
+            raise ValueError(f"normal_ expects std >= 0.0, but found std {std}")
+        return self._write("normal_", factories.normal(self.shape, mean, std, dtype=self.dtype,
+                                                       device=self.device, generator=generator))
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        """Fill with draws from the uniform distribution on [a, b), in place (PyTorch's
+        Tensor.uniform_, whose arguments are named from and to)."""
+        _check_random_fill("uniform_", self)
+        if a > b:
+            raise ValueError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+        return self._write("uniform_", factories.uniform(self.shape, a, b, dtype=self.dtype,
+                                                         device=self.device, generator=generator))
 
     def masked_fill_(self, mask, value):
         """masked_fill, written into this tensor."""
@@ -416,6 +439,11 @@ def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _check_random_fill(op, t):
+    if not t.dtype.is_floating_point:
+        raise TypeError(f"{op}: expected a floating-point tensor, got dtype {t.dtype}")
 
 
 def _check_tensor(op, other, name="other"):

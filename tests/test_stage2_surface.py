@@ -393,3 +393,55 @@ def test_advanced_indexing_rejects_what_it_cannot_do(device):
     with pytest.raises(RuntimeError, match="in-place operation on a leaf tensor that requires grad"):
         leaf[leaf > 0] = 1.0
     np.testing.assert_array_equal(t([[0, 1], [2, 0]], device).nonzero().numpy(), [[0, 1], [1, 0]])
+
+
+# ---- normal_, uniform_ (in place, from a generator when given), data_ptr -------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_normal_and_uniform_fill_in_place_with_the_asked_distribution(device):
+    n = 4000                                       # the mean of n draws is off by ~std / sqrt(n): 5 of those allowed
+    x = tg.zeros(n, device=device, dtype=tg.float64)
+    assert x.normal_(2.0, 0.5) is x
+    v = x.numpy()
+    assert abs(v.mean() - 2.0) < 5 * 0.5 / math.sqrt(n) and abs(v.std() - 0.5) < 5 * 0.5 / math.sqrt(2 * n)
+    assert x.uniform_(-1.0, 3.0) is x
+    v = x.numpy()                                  # uniform on [-1, 3): mean 1, std 4 / sqrt(12)
+    assert v.min() >= -1.0 and v.max() < 3.0 and abs(v.mean() - 1.0) < 5 * (4 / math.sqrt(12)) / math.sqrt(n)
+    view = tg.zeros(3, 4, device=device)[:, 1:3]  # a strided view: only its elements change
+    base = view
+    view.uniform_(5.0, 6.0)
+    assert (base >= 5.0).all().item()
+    draws = [tg.zeros(5, device=device).normal_(generator=tg.Generator().manual_seed(7)).tolist() for _ in range(2)]
+    assert draws[0] == draws[1]                    # a seeded generator repeats
+    w = tg.zeros(3, 4, device=device)
+    w[:, 1:3].normal_()
+    assert (w[:, 0] == 0).all().item() and (w[:, 3] == 0).all().item() and (w[:, 1:3] != 0).all().item()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_normal_and_uniform_reject_bad_arguments(device):
+    with pytest.raises(ValueError, match="normal_ expects std >= 0.0, but found std -1"):
+        tg.zeros(2, device=device).normal_(0.0, -1)
+    with pytest.raises(ValueError, match=r"uniform_ expects to return a \[from, to\) range, but found from=1 > to=0"):
+        tg.zeros(2, device=device).uniform_(1, 0)
+    with pytest.raises(TypeError, match="normal_: expected a floating-point tensor, got dtype tracegrad.int64"):
+        tg.zeros(2, device=device, dtype=tg.int64).normal_()
+    with pytest.raises(TypeError, match="uniform: generator must be a stage2_tensor.Generator or None, got int"):
+        tg.zeros(2, device=device).uniform_(generator=3)
+    with pytest.raises(RuntimeError, match="in-place operation on a leaf tensor that requires grad"):
+        tg.zeros(2, device=device, requires_grad=True).normal_()
+    w = tg.zeros(2, device=device, requires_grad=True)
+    with tg.no_grad():                             # the initialisation idiom
+        w.uniform_(-0.1, 0.1)
+    assert (w.abs() <= 0.1).all().item()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_ptr_tells_shared_memory_and_offsets(device):
+    x = tg.zeros(4, 3, device=device)
+    assert isinstance(x.data_ptr(), int) and x.data_ptr() != 0
+    assert x.view(12).data_ptr() == x.data_ptr() == x.t().data_ptr()   # views of one storage
+    assert x[1].data_ptr() - x.data_ptr() == 3 * 4                    # 3 float32 elements on
+    assert x[:, 2].data_ptr() - x.data_ptr() == 2 * 4
+    assert x.clone().data_ptr() != x.data_ptr()
+    y = tg.zeros(2, dtype=tg.float64, device=device)
+    assert y[1].data_ptr() - y.data_ptr() == 8                        # float64: 8 bytes each
