@@ -202,6 +202,9 @@ FUNCTIONS = {
     "elu": (lambda x: F.elu(x, alpha=1.5), lambda x: np.where(x > 0, x, 1.5 * np.expm1(x))),
     "ELU": (lambda x: nn.ELU()(x), lambda x: np.where(x > 0, x, np.expm1(x))),
     "SiLU": (lambda x: nn.SiLU()(x), lambda x: x / (1 + np.exp(-x))),
+    "prelu_channels": (lambda x: F.prelu(x, _on(x, [0.1, -0.2, 0.3, 2.0], tg.float64)),
+                       lambda x: np.where(x > 0, x, np.array([0.1, -0.2, 0.3, 2.0]) * x)),
+    "PReLU": (lambda x: nn.PReLU(dtype=tg.float64, device=x.device)(x), lambda x: np.where(x > 0, x, 0.25 * x)),
     "Softplus": (lambda x: nn.Softplus(beta=2, threshold=3)(x), lambda x: softplus_ref(x, 2, 3)),
     "normalize": (lambda x: F.normalize(x), lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)),
     "normalize_p3_dim0": (lambda x: F.normalize(x, p=3, dim=0),
@@ -224,6 +227,33 @@ def test_forward_matches_numpy_and_gradient_central_differences(engine, name):
     x = np.random.default_rng(0).uniform(-3, 3, size=(3, 4))
     value = gradcheck(engine, fn, [x])
     np.testing.assert_allclose(value, reference(x), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("engine", TENSOR_ENGINES)
+@pytest.mark.parametrize("shape, slopes", [((2, 3, 4), 3), ((2, 3), 1), ((5,), 1), ((2, 2, 2, 3), 2)])
+def test_prelu_slopes_learn_per_channel(engine, shape, slopes):
+    rng = np.random.default_rng(2)
+    x, w = rng.uniform(-2, 2, size=shape), rng.uniform(0.1, 0.5, size=(slopes,))
+    wide = w.reshape(slopes, *[1] * (len(shape) - 2)) if slopes > 1 else w
+    value = gradcheck(engine, F.prelu, [x, w])
+    np.testing.assert_allclose(value, np.where(x > 0, x, wide * x), rtol=1e-12)
+    m = nn.PReLU(slopes, init=0.1)
+    assert [n for n, _ in m.named_parameters()] == ["weight"] and m.weight.tolist() == [pytest.approx(0.1)] * slopes
+    assert repr(m) == f"PReLU(num_parameters={slopes})"
+
+
+def test_prelu_errors():
+    with pytest.raises(ValueError, match=r"mismatch of parameter numbers and input channel size: weight has 2 "
+                                         r"slopes, the input of shape \(4, 3\) has 3 channels"):
+        F.prelu(tg.zeros(4, 3), tg.zeros(2))
+    with pytest.raises(ValueError, match=r"weight must be 1-D \(one slope per channel\), got shape \(1, 1\)"):
+        F.prelu(tg.zeros(4, 3), tg.zeros(1, 1))
+    with pytest.raises(TypeError, match="input and weight must be Tensors, got Tensor and float"):
+        F.prelu(tg.zeros(4, 3), 0.25)
+    with pytest.raises(ValueError, match="num_parameters must be a positive int, got 0"):
+        nn.PReLU(0)
+    with pytest.raises(TypeError, match="must be a number"):
+        nn.PReLU(init="0.25")
 
 
 def test_embedding_padding_row_gets_no_gradient_and_errors():

@@ -10,7 +10,7 @@
 * ``loss.py``: ``CrossEntropyLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``L1Loss``,
   ``SmoothL1Loss``;
 * ``normalization.py``: ``BatchNorm1d/2d``, ``InstanceNorm1d/2d``, ``GroupNorm``, ``RMSNorm``;
-* ``activation.py``: ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``;
+* ``activation.py``: ``SiLU``, ``LeakyReLU``, ``PReLU``, ``ELU``, ``Softplus``;
 * ``functional.py`` (``nn.functional`` / ``F``): the functions behind them;
 * ``conv.py``: ``Conv1d/2d/3d``, ``ConvTranspose1d/2d``, the pools;
 * ``upsampling.py``: ``Upsample``, ``PixelShuffle``, ``PixelUnshuffle``;
@@ -23,7 +23,7 @@
     loss = nn.functional.mse_loss(model(x), y)
 """
 from . import functional, init, utils
-from .activation import ELU, LeakyReLU, SiLU, Softplus
+from .activation import ELU, LeakyReLU, PReLU, SiLU, Softplus
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import (AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d,
@@ -39,7 +39,7 @@ from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Linear", "Embedding", "LayerNorm",
-           "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
+           "Dropout", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "PReLU", "ELU", "Softplus",
            "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "ConvTranspose1d", "ConvTranspose2d", "AdaptiveAvgPool2d",

@@ -78,6 +78,26 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return where(input > 0, input, input * negative_slope)
 
 
+def prelu(input, weight):
+    """x where x > 0, else weight * x, with a learned slope per channel (dimension 1; one
+    slope for all when weight has one element, or the input fewer than 2 dimensions), as
+    PyTorch's F.prelu. A composite, so the slope gets its gradient: the sum of x over
+    the negative elements of its channel."""
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(f"prelu: input and weight must be Tensors, got {type(input).__name__} and "
+                        f"{type(weight).__name__}")
+    if weight.ndim > 1:
+        raise ValueError(f"prelu: weight must be 1-D (one slope per channel), got shape {weight.shape}")
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if n != channels:
+            raise ValueError(f"prelu: mismatch of parameter numbers and input channel size: weight has "
+                             f"{n} slopes, the input of shape {input.shape} has {channels} channels")
+        weight = weight.reshape(n, *[1] * (input.ndim - 2))
+    return where(input > 0, input, input * weight)
+
+
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (e^x - 1), as PyTorch. A composite: the exponential is
     taken of min(x, 0), so a large positive x gives no inf that where's backward would
@@ -545,7 +565,7 @@ def one_hot(tensor, num_classes=-1):
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "pad",
-           "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
+           "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "prelu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "dropout1d", "dropout2d", "dropout3d", "layer_norm",
            "batch_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
