@@ -67,6 +67,7 @@ from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
+from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -86,9 +87,12 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "sigmoid", "abs", "argmax", "argmin", "max", "min", "sum", "mean", "flatten", "squeeze",
            "unsqueeze", "maximum", "minimum", "masked_fill",
            # order, gathers along a dimension, running sums, sampling, Einstein sums
-           "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum"]
+           "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
+           # what a training script asks of torch itself: the GPU, loss scaling, compiling
+           "amp", "backends", "cuda", "compile"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
 double = float64
 float = float32  # noqa: A001
+from .compiler import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)

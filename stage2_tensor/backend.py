@@ -238,6 +238,22 @@ def get(name):
         raise ValueError(f"unknown device {name!r}; devices: {_devices()}") from None
 
 
+def available(name):
+    """Whether device `name` can run on this machine: registered, or its loader's quick
+    check finds no reason it cannot and the loader succeeds (``torch.cuda.is_available``)."""
+    if name not in _BACKENDS and name not in _LOADERS:
+        load_plugins()
+    if name in _BACKENDS:
+        return True
+    if name not in _LOADERS or (name in _UNAVAILABLE and _UNAVAILABLE[name]()):
+        return False
+    try:
+        get(name)
+    except (RuntimeError, ValueError, OSError):
+        return False
+    return True
+
+
 def load_plugins():
     """Call the ``register`` of every installed plugin, once per process: the entry points
     of group PLUGIN_GROUP (``[project.entry-points."tracegrad.devices"]`` in a package's

@@ -91,6 +91,20 @@ class TensorMethods:
         return factories.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
+    def __index__(self):
+        """An integer tensor of one element as a Python int, where Python wants an index
+        (``data[i:i + n]``, ``range(t)``, ``[...][i]``), as PyTorch."""
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        """f"{loss:.4f}": a one-element tensor formats as its number, as PyTorch; other
+        tensors as their repr."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
     def storage_offset(self):
         """Where this view's first element is in its storage, in elements."""
         return self.offset

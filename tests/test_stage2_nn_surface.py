@@ -422,3 +422,14 @@ def test_calculate_gain_fans_and_errors():
             bad()
     with pytest.warns(UserWarning, match="zero-element"):
         init.kaiming_uniform_(tg.zeros(0, 3))
+
+
+def test_module_dict_items_are_attributes_too():
+    d = nn.ModuleDict(dict(wte=nn.Embedding(5, 3), h=nn.ModuleList([nn.Linear(3, 3)])))
+    assert d.wte is d["wte"] and d.h[0] is d["h"][0]
+    d.wte.weight = nn.Parameter(tg.zeros(5, 3))          # reached through the attribute, as a GPT ties weights
+    assert d["wte"].weight.tolist() == [[0.0] * 3] * 5
+    with pytest.raises(AttributeError, match="'ModuleDict' object has no attribute or key 'wpe'"):
+        d.wpe
+    p = nn.ParameterDict({"scale": tg.ones(2)})
+    assert p.scale is p["scale"]

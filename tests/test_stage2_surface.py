@@ -445,3 +445,49 @@ def test_data_ptr_tells_shared_memory_and_offsets(device):
     assert x.clone().data_ptr() != x.data_ptr()
     y = tg.zeros(2, dtype=tg.float64, device=device)
     assert y[1].data_ptr() - y.data_ptr() == 8                        # float64: 8 bytes each
+
+
+# ---- what a training script asks of torch itself: the GPU, switches, compile, ints, f-strings ---
+def test_cuda_backends_and_compile_answer_as_a_script_expects():
+    from stage2_tensor import backend
+    assert tg.cuda.is_available() is backend.available("cuda")
+    assert tg.cuda.device_count() == (1 if tg.cuda.is_available() else 0)
+    assert tg.cuda.is_bf16_supported() is tg.cuda.is_available()
+    with pytest.raises(ValueError, match="tracegrad drives one GPU"):
+        tg.cuda.set_device("cuda:1")
+    assert backend.available("python") and not backend.available("no-such-device")
+    tg.backends.cuda.matmul.allow_tf32 = True            # accepted, and changes nothing
+    tg.backends.cudnn.allow_tf32 = True
+    assert tg.backends.mps.is_available() is False
+    model = tg.nn.Linear(2, 2)
+    assert tg.compile(model) is model and tg.compile(mode="max-autotune")(len) is len
+    with pytest.raises(TypeError, match="expected a Module or a function, got int"):
+        tg.compile(3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_integer_tensors_index_and_tensors_format(device):
+    data = list(range(10))
+    i = tg.tensor(3, device=device)
+    assert data[i:i + 2] == [3, 4] and data[tg.tensor([7], device=device)] == 7
+    assert np.arange(10)[i] == 3 and list(range(i)) == [0, 1, 2]
+    with pytest.raises(TypeError, match="only integer tensors of a single element can be converted to an index"):
+        data[tg.tensor(1.0, device=device)]
+    with pytest.raises(TypeError, match="only integer tensors of a single element"):
+        data[tg.tensor([1, 2], device=device)]
+    loss = tg.tensor(math.pi, dtype=tg.float64, device=device)
+    assert f"{loss:.4f}" == "3.1416" and f"{tg.tensor(7, device=device):>3d}" == "  7"
+    assert f"{tg.tensor([1, 2], device=device)}" == repr(tg.tensor([1, 2], device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_host_scalar_tensor_meets_a_tensor_on_any_device(device):
+    best = tg.tensor(2.0, dtype=tg.float64)               # a 0-d tensor on "python", as a checkpoint's
+    x = tg.tensor([1.0, 3.0], dtype=tg.float64, device=device, requires_grad=True)
+    assert (x < best).tolist() == [True, False]
+    y = (x * best).sum()
+    y.backward()
+    assert y.device == device and x.grad.tolist() == [2.0, 2.0]
+    if device != "python":
+        with pytest.raises(RuntimeError, match="operands are on different devices"):
+            x + tg.ones(2, dtype=tg.float64)              # only a 0-d tensor goes across
