@@ -68,6 +68,7 @@ from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
 from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
+from .device_names import accelerator, device
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -89,7 +90,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # order, gathers along a dimension, running sums, sampling, Einstein sums
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
-           "amp", "backends", "cuda", "compile"]
+           "amp", "backends", "cuda", "compile", "device", "accelerator"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -152,6 +152,20 @@ def test_bad_arguments_are_named():
         default_collate([object()])
     with pytest.raises(NotImplementedError, match="must define __getitem__"):
         Dataset()[0]
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        DataLoader(TensorDataset(x), persistent_workers=True)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified in multiprocessing"):
+        DataLoader(TensorDataset(x), prefetch_factor=2)
+    with pytest.raises(TypeError, match="worker_init_fn must be callable, got int"):
+        DataLoader(TensorDataset(x), num_workers=1, worker_init_fn=1)
+
+
+def test_worker_options_are_accepted_and_batches_stay_the_same():
+    x, y = data()                 # pytorch/examples' accelerator settings: workers, pinned memory
+    loader = DataLoader(TensorDataset(x, y), batch_size=2, num_workers=1, persistent_workers=True,
+                        pin_memory=True, prefetch_factor=2, worker_init_fn=print)
+    plain = DataLoader(TensorDataset(x, y), batch_size=2)
+    assert [b[0].tolist() for b in loader] == [b[0].tolist() for b in plain] and len(loader) == 3
 
 
 # ---- pixel shuffle ---------------------------------------------------------------------------

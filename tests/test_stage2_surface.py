@@ -491,3 +491,18 @@ def test_a_host_scalar_tensor_meets_a_tensor_on_any_device(device):
     if device != "python":
         with pytest.raises(RuntimeError, match="operands are on different devices"):
             x + tg.ones(2, dtype=tg.float64)              # only a 0-d tensor goes across
+
+
+def test_device_names_a_device_as_pytorch_spells_it():
+    d = tg.device("cpu")
+    assert d == "cpu" and d.type == "cpu" and d.index is None and repr(d) == "device(type='cpu')"
+    assert tg.zeros(2).to(d).device == "cpu" and tg.zeros(2, device=tg.device("python")).device == "python"
+    cuda = tg.device("cuda:0")
+    assert cuda == "cuda" and cuda.type == "cuda" and cuda.index == 0 and tg.device("cuda", 0) == "cuda"
+    assert tg.device(d) is d
+    with pytest.raises(ValueError, match="tracegrad drives one GPU, index 0; got index 1"):
+        tg.device("cuda:1")
+    with pytest.raises(TypeError, match="expected a device name such as 'cpu' or 'cuda', got int"):
+        tg.device(0)
+    assert tg.accelerator.is_available() is tg.cuda.is_available()
+    assert tg.accelerator.current_accelerator() == ("cuda" if tg.cuda.is_available() else None)

@@ -126,7 +126,10 @@ class DataLoader:
     loading, samplers and iterable datasets are not offered.)"""
 
     def __init__(self, dataset, batch_size=1, shuffle=False, *, drop_last=False, generator=None,
-                 collate_fn=None, num_workers=0, pin_memory=False):
+                 collate_fn=None, num_workers=0, pin_memory=False, persistent_workers=False,
+                 prefetch_factor=None, worker_init_fn=None):
+        # num_workers, pin_memory, persistent_workers, prefetch_factor and worker_init_fn are
+        # checked as PyTorch does and accepted: batches are made in this process, in order
         if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
             raise TypeError(f"DataLoader: dataset must support dataset[i] and len(dataset) "
                             f"(a map-style Dataset), got {type(dataset).__name__}")
@@ -142,6 +145,13 @@ class DataLoader:
             raise TypeError(f"DataLoader: collate_fn must be callable, got {type(collate_fn).__name__}")
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be a non-negative int, got {num_workers!r}")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+        if prefetch_factor is not None and num_workers == 0:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in "
+                             "multiprocessing; let num_workers > 0 to enable multiprocessing")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise TypeError(f"DataLoader: worker_init_fn must be callable, got {type(worker_init_fn).__name__}")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.drop_last, self.generator, self.num_workers = drop_last, generator, num_workers
         self.collate_fn = default_collate if collate_fn is None else collate_fn
