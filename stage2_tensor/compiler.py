@@ -1,6 +1,6 @@
 """``torch.compile`` as a training script calls it: ``model = torch.compile(model)``.
 Tracegrad compiles differently: a tensor on device "cpu:lazy" records its operations and
-compiles the graph to fused C kernels when a value is read (stage3_native/lazy, the
+compiles the graph to fused C kernels when a value is read (stage 3's lazy device, the
 compiler chapter), whatever the module. So compile returns what it is given, unchanged,
 and the script runs as written; to compile, move the model and data to "cpu:lazy".
 """

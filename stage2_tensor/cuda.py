@@ -1,5 +1,5 @@
 """``torch.cuda`` as a training script asks it: is a GPU there, how many, which (chapter 4,
-"Devices"). Tracegrad's GPU is device "cuda" (stage3_native/cuda, a plugin), so the answer
+"Devices"). Tracegrad's GPU is device "cuda" (stage 3's plugin), so the answer
 is whether that device can run here; ``cuda.amp.GradScaler`` is amp.py's. What PyTorch's
 module does beyond that (streams, memory statistics) is not here.
 

@@ -16,7 +16,7 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, softmax, sorting, statistics, views)
+               logical, masks, matmul, reduce, softmax, sorting, statistics, trigonometry, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -158,6 +158,20 @@ class TensorMethods:
     def mul_(self, other):
         self._check_inplace("mul_", other)
         return self._write("mul_", self * other)
+
+    def div_(self, other):
+        self._check_inplace("div_", other)
+        return self._write("div_", self / other)
+
+    # x += y, -=, *=, /=: in place, as PyTorch, so that ``param -= lr * param.grad`` (under
+    # no_grad) updates the parameter itself. A tensor in the autograd graph is not written
+    # (tracegrad's in-place writes stay outside the graph): x += y there makes a new tensor
+    # and rebinds x, the same value and gradient. A leaf that requires grad is an error, as
+    # in PyTorch.
+    def __iadd__(self, other): return _augmented(self, "add", other, "+=")
+    def __isub__(self, other): return _augmented(self, "sub", other, "-=")
+    def __imul__(self, other): return _augmented(self, "mul", other, "*=")
+    def __itruediv__(self, other): return _augmented(self, "div", other, "/=")
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with draws from N(mean, std^2), in place (PyTorch's Tensor.normal_)."""
@@ -352,6 +366,8 @@ class TensorMethods:
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
     def erf(self): return unary("erf", self)
+    def sin(self): return trigonometry.sin(self)
+    def cos(self): return trigonometry.cos(self)
     def gelu(self, approximate="none"):         # a composite, fused where the device can
         op = composites.gelu_op(approximate)
         return unary(op, self) if op in backends.get(self.device).fused else composites.gelu(self, approximate)
@@ -453,6 +469,19 @@ def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _augmented(x, op, other, symbol):
+    out = binary(op, x, other)
+    if grad_mode.is_grad_enabled() and (x.requires_grad or getattr(other, "requires_grad", False)):
+        if x.is_leaf and x.requires_grad:
+            x._check_inplace(symbol, other)                  # raises, naming the leaf
+        return out                                            # in the graph: a new tensor
+    if out.shape != x.shape:
+        raise RuntimeError(f"{symbol}: output with shape {x.shape} doesn't match the broadcast shape {out.shape}")
+    if out.dtype.is_floating_point and not x.dtype.is_floating_point:
+        raise RuntimeError(f"{symbol}: result type {out.dtype} can't be cast to the desired output type {x.dtype}")
+    return x._write(symbol, out)
 
 
 def _check_random_fill(op, t):

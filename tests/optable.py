@@ -300,6 +300,10 @@ TENSOR_OPS = [
               lambda a, b: np.einsum("ijk,ik->j", a, b), (2, 3, 2), (2, 2)),
     tensor_op("einsum_dot_transpose", lambda ns, a, b: ns.einsum("i,i->", a, b) * ns.einsum("ij->ji", b.reshape(2, 2)),
               lambda a, b: np.einsum("i,i->", a, b) * b.reshape(2, 2).T, (4,), (4,)),
+    # sin and cos (stage2_tensor/trigonometry.py): polynomials after a range reduction;
+    # the inputs scaled to span several turns either side of 0
+    tensor_op("sin_turns", lambda ns, x: ns.sin(x * 9.0), lambda x: np.sin(x * 9.0), (2, 3)),
+    tensor_op("cos_turns", lambda ns, x: (x * 9.0).cos(), lambda x: np.cos(x * 9.0), (2, 3)),
     tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
               lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
     tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),

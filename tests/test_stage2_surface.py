@@ -506,3 +506,53 @@ def test_device_names_a_device_as_pytorch_spells_it():
         tg.device(0)
     assert tg.accelerator.is_available() is tg.cuda.is_available()
     assert tg.accelerator.current_accelerator() == ("cuda" if tg.cuda.is_available() else None)
+
+
+# ---- sin, cos (trigonometry.py; values and gradients are op-table rows) and x += y --------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_sin_and_cos_dtypes_far_angles_and_specials(device):
+    x = np.array([-1e6, -7.5, -math.pi, 0.0, 0.5, math.pi / 2, 1e3, 123456.789])
+    for dtype, tol in ((tg.float64, 1e-9), (tg.float32, 1e-6)):   # 1e-9: 2 pi's rounding times 1e6 / (2 pi) turns
+        t_ = t(x, device, dtype)
+        exact = t_.numpy().astype(np.float64)
+        assert tg.sin(t_).dtype is dtype and t_.cos().dtype is dtype
+        np.testing.assert_allclose(tg.sin(t_).numpy(), np.sin(exact), rtol=0, atol=tol)
+        np.testing.assert_allclose(tg.cos(t_).numpy(), np.cos(exact), rtol=0, atol=tol)
+    ints = tg.sin(tg.tensor([0, 1, 2], device=device))          # an integer angle gives float32
+    assert ints.dtype is tg.float32
+    np.testing.assert_allclose(ints.numpy(), np.sin([0, 1, 2]), atol=1e-7)
+    specials = t([math.nan, math.inf, -math.inf], device)
+    assert np.isnan(tg.sin(specials).numpy()).all() and np.isnan(tg.cos(specials).numpy()).all()
+    assert abs(tg.sin(t([1e300], device)).item()) <= 1.0         # beyond any meaning, still a sine's range
+    with pytest.raises(TypeError, match=r"sin\(\): argument 'input' \(position 1\) must be a Tensor, not float"):
+        tg.sin(1.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_augmented_assignment_writes_in_place_outside_the_graph(device):
+    w = tg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (w * w).sum().backward()
+    alias = w
+    with tg.no_grad():
+        w -= 0.25 * w.grad                          # the tutorial's update: the parameter itself
+    assert alias is w and w.tolist() == [0.5, 1.0] and w.requires_grad
+    x = tg.ones(2, device=device)
+    y = x
+    y += 1
+    y *= 3
+    y /= 2
+    y -= tg.ones(2, device=device)
+    assert y is x and x.tolist() == [2.0, 2.0]
+    h = w * 1.0                                     # in the graph: a new tensor, the same gradient
+    h0 = h
+    h += w
+    assert h is not h0 and h0.tolist() == [0.5, 1.0]
+    h.sum().backward()
+    assert w.grad.tolist() == [2.0 + 2.0, 4.0 + 2.0]   # 2w at w = (1, 2) from before, plus 2 from h = 2w
+    with pytest.raises(RuntimeError, match=r"\+=: in-place operation on a leaf tensor that requires grad"):
+        w += 1
+    with pytest.raises(RuntimeError, match="result type tracegrad.float32 can't be cast to the desired output type tracegrad.int64"):
+        i = tg.tensor([1, 2], device=device)
+        i += 0.5
+    with pytest.raises(RuntimeError, match=r"output with shape \(2,\) doesn't match the broadcast shape \(2, 2\)"):
+        x += tg.ones(2, 2, device=device)
