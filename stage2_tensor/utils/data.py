@@ -1,5 +1,5 @@
 """Datasets and batches, PyTorch's ``torch.utils.data``: ``Dataset``, ``TensorDataset``,
-``DataLoader`` and ``default_collate``.
+``DataLoader`` and ``default_collate``; the samplers are sampling.py's.
 
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     for xb, yb in loader:           # one pass over the data in random order: an epoch
@@ -14,10 +14,11 @@ import math
 import numbers
 
 from ..concat import cat
-from ..factories import randperm, tensor
+from ..factories import tensor
 from ..generators import Generator
 from ..tensor import Tensor
 from .. import dtypes
+from .sampling import RandomSampler, Sampler, SequentialSampler
 
 
 class Dataset:
@@ -123,9 +124,9 @@ class DataLoader:
     TensorDataset with the default collation is gathered instead, one index tensor per
     tensor (``t[indices]``): the same batch as stacking its samples, at the cost of one
     operation instead of batch_size of them. (``batch_size=None``, PyTorch's unbatched
-    loading, samplers and iterable datasets are not offered.)"""
+    loading and iterable datasets are not offered; ``sampler`` picks the indices.)"""
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, *, drop_last=False, generator=None,
+    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, *, drop_last=False, generator=None,
                  collate_fn=None, num_workers=0, pin_memory=False, persistent_workers=False,
                  prefetch_factor=None, worker_init_fn=None):
         # num_workers, pin_memory, persistent_workers, prefetch_factor and worker_init_fn are
@@ -152,19 +153,23 @@ class DataLoader:
                              "multiprocessing; let num_workers > 0 to enable multiprocessing")
         if worker_init_fn is not None and not callable(worker_init_fn):
             raise TypeError(f"DataLoader: worker_init_fn must be callable, got {type(worker_init_fn).__name__}")
+        if sampler is not None:
+            if shuffle:
+                raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+            if not hasattr(sampler, "__iter__"):
+                raise TypeError(f"DataLoader: sampler must be iterable (a Sampler), got {type(sampler).__name__}")
+        elif shuffle:
+            sampler = RandomSampler(dataset, generator=generator)
+        else:
+            sampler = SequentialSampler(dataset)
+        self.sampler = sampler
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.drop_last, self.generator, self.num_workers = drop_last, generator, num_workers
         self.collate_fn = default_collate if collate_fn is None else collate_fn
 
     def __len__(self):
-        n = len(self.dataset)
+        n = len(self.sampler)
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
-
-    def _order(self):
-        n = len(self.dataset)
-        if not self.shuffle:
-            return list(range(n))
-        return randperm(n, generator=self.generator).tolist()
 
     def _gathered(self):
         """Whether a batch can be gathered whole: a TensorDataset whose __getitem__ is its
@@ -173,15 +178,21 @@ class DataLoader:
                 and type(self.dataset).__getitem__ is TensorDataset.__getitem__)
 
     def __iter__(self):
-        order, size = self._order(), self.batch_size
-        gathered = self._gathered()
-        for start in range(0, len(self) * size, size):
-            indices = order[start:start + size]
-            if gathered:
-                yield [t[tensor(indices, dtype=dtypes.int64, device=t.device)]
-                       for t in self.dataset.tensors]
-            else:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+        # the sampler's indices are read as batches are made: a sampler may be endless
+        indices = []
+        for i in self.sampler:
+            indices.append(i)
+            if len(indices) == self.batch_size:
+                yield self._batch(indices)
+                indices = []
+        if indices and not self.drop_last:
+            yield self._batch(indices)
+
+    def _batch(self, indices):
+        if self._gathered():
+            return [t[tensor(indices, dtype=dtypes.int64, device=t.device)] for t in self.dataset.tensors]
+        return self.collate_fn([self.dataset[i] for i in indices])
 
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate"]
+__all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate", "Sampler", "SequentialSampler",
+           "RandomSampler"]
