@@ -55,9 +55,9 @@ from .elementwise import where
 from .factories import (arange, as_tensor, empty, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
-from .functions import (abs, argmax, argmin, chunk, clamp, exp, flatten, log, masked_fill, max,  # noqa: A004
-                        maximum, mean, min, minimum, sigmoid, sqrt, squeeze, std, sum, tanh, tril, triu,
-                        unsqueeze, var)
+from .functions import (abs, argmax, argmin, chunk, clamp, erf, exp, flatten, log, masked_fill, max,  # noqa: A004
+                        maximum, mean, min, minimum, neg, pow, relu, rsqrt, sigmoid, sqrt, square, squeeze, std,
+                        sum, tanh, tril, triu, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
@@ -91,7 +91,8 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # order, gathers along a dimension, running sums, sampling, Einstein sums
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
-           "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos"]
+           "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
+           "pow", "neg", "relu", "erf", "square", "rsqrt"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

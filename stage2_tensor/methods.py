@@ -366,6 +366,8 @@ class TensorMethods:
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
     def erf(self): return unary("erf", self)
+    def square(self): return binary("mul", self, self)
+    def rsqrt(self): return 1 / unary("sqrt", self)
     def sin(self): return trigonometry.sin(self)
     def cos(self): return trigonometry.cos(self)
     def gelu(self, approximate="none"):         # a composite, fused where the device can

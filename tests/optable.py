@@ -304,6 +304,9 @@ TENSOR_OPS = [
     # the inputs scaled to span several turns either side of 0
     tensor_op("sin_turns", lambda ns, x: ns.sin(x * 9.0), lambda x: np.sin(x * 9.0), (2, 3)),
     tensor_op("cos_turns", lambda ns, x: (x * 9.0).cos(), lambda x: np.cos(x * 9.0), (2, 3)),
+    # functional forms and small composites a ported program calls (functions.py, methods.py)
+    tensor_op("pow_square_rsqrt_functions", lambda ns, x: ns.pow(x, 3.0) + ns.square(x) - ns.rsqrt(x * x + 1.0) + ns.neg(ns.relu(x)),
+              lambda x: x ** 3 + x * x - 1 / np.sqrt(x * x + 1) - np.maximum(x, 0), (2, 3)),
     tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
               lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
     tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),
