@@ -62,7 +62,7 @@ from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
 from .logical import allclose, equal, isclose
-from .matmul import bmm, matmul, outer
+from .matmul import bmm, matmul, mm, outer
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
@@ -92,7 +92,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
            "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
-           "pow", "neg", "relu", "erf", "square", "rsqrt"]
+           "pow", "neg", "relu", "erf", "square", "rsqrt", "mm"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -36,6 +36,21 @@ class TensorMethods:
     def numpy(self):
         return interop.to_numpy(self)
 
+    @property
+    def data(self):
+        """The same values, cut from the graph: ``detach()``, the older spelling. Writing to
+        it (``p.data.add_(...)``) writes the tensor itself, unrecorded."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        """``p.data = t``: p now views t's storage, with t's shape and dtype (as PyTorch)."""
+        _check_tensor("data", value, "value")
+        if value.device != self.device:
+            raise RuntimeError(f"data: the new value is on device {value.device!r}, the tensor on {self.device!r}")
+        self.storage, self.shape, self.strides = value.storage, value.shape, value.strides
+        self.offset, self.dtype = value.offset, value.dtype
+
     # ---- moving and converting --------------------------------------------------------------
     def to(self, device=None, dtype=None):
         """A copy on another device and/or with another dtype (self when nothing changes).
@@ -455,6 +470,13 @@ class TensorMethods:
         return concat.chunk(self, chunks, dim)
 
     # ---- matrix product (matmul.py) --------------------------------------------------------
+    def mm(self, mat2):
+        """The product of two matrices (2-D only; matmul broadcasts)."""
+        return matmul.mm(self, mat2)
+
+    def bmm(self, batch2):
+        return matmul.bmm(self, batch2)
+
     def matmul(self, other, transpose_a=False, transpose_b=False):
         return matmul.matmul(self, _as_tensor_like(other, self), transpose_a, transpose_b)
 

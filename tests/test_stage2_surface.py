@@ -556,3 +556,26 @@ def test_augmented_assignment_writes_in_place_outside_the_graph(device):
         i += 0.5
     with pytest.raises(RuntimeError, match=r"output with shape \(2,\) doesn't match the broadcast shape \(2, 2\)"):
         x += tg.ones(2, 2, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_and_mm_the_older_spellings(device):
+    p = tg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (p * 3).sum().backward()
+    d = p.data
+    assert not d.requires_grad and d.grad_fn is None and d.data_ptr() == p.data_ptr()
+    p.data.add_(-0.5 * p.grad)                        # pytorch/examples' regression update, unrecorded
+    assert p.tolist() == [-0.5, 0.5] and p.requires_grad and p.is_leaf
+    p.data = tg.tensor([[7.0]], dtype=tg.float64, device=device)    # a new storage, shape and dtype
+    assert p.shape == (1, 1) and p.dtype is tg.float64 and p.tolist() == [[7.0]] and p.requires_grad
+    with pytest.raises(TypeError, match="data\\(\\): argument 'value' must be a Tensor, not list"):
+        p.data = [1.0]
+    got = t(A, device).mm(t(B.T, device))
+    np.testing.assert_allclose(got.numpy(), A @ B.T)
+    np.testing.assert_allclose(tg.mm(t(A, device), t(B.T, device)).numpy(), A @ B.T)
+    with pytest.raises(ValueError, match=r"mm: mat2 must be a matrix \(2-D\), got shape \(3,\)"):
+        tg.mm(t(A, device), t(A[0], device))
+    with pytest.raises(ValueError, match=r"mm: shapes \(2, 3\) and \(2, 3\) cannot be multiplied \(3 != 2\)"):
+        t(A, device).mm(t(A, device))
+    batch = t(np.stack([A, B]), device)
+    np.testing.assert_allclose(batch.bmm(batch.mT).numpy(), np.stack([A @ A.T, B @ B.T]))
