@@ -433,3 +433,10 @@ def test_module_dict_items_are_attributes_too():
         d.wpe
     p = nn.ParameterDict({"scale": tg.ones(2)})
     assert p.scale is p["scale"]
+
+
+def test_attention_scale_must_be_a_number():
+    q = tg.zeros(2, 2)
+    with pytest.raises(TypeError, match="scale must be a number or None, got str"):
+        F.scaled_dot_product_attention(q, q, q, scale="0.5")
+    assert F.scaled_dot_product_attention(q, q, q, scale=2).shape == (2, 2)

@@ -508,17 +508,19 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return where((input == padding_idx).unsqueeze(-1), out.detach(), out)
 
 
-def attention_weights(q, k, attn_mask=None, is_causal=False):
+def attention_weights(q, k, attn_mask=None, is_causal=False, scale=None):
     """softmax(q k^T / sqrt(d) + mask) over the keys (thesis, "Self-attention"): for each
     query, how much of each value to take. q: (..., T, d), k: (..., S, d) -> (..., T, S).
     ``attn_mask`` is added to the scores (-inf where a query must not look; a bool mask:
     False there); ``is_causal`` hides key j from query i when j > i (PyTorch's alignment,
-    from the top left)."""
+    from the top left). ``scale`` replaces 1/sqrt(d) when given."""
     d = q.shape[-1]
     # Scaling q (T x d numbers) instead of the scores (T x S) gives the same result with
     # less work. The 1/sqrt(d) keeps the scores' spread independent of d, so the softmax
     # does not saturate and its gradient does not vanish in wide heads.
-    scores = (q * (1.0 / d ** 0.5)) @ k.transpose(-2, -1)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scaled_dot_product_attention: scale must be a number or None, got {type(scale).__name__}")
+    scores = (q * (1.0 / d ** 0.5 if scale is None else float(scale))) @ k.transpose(-2, -1)
     T, S = scores.shape[-2:]
     if is_causal:
         if attn_mask is not None:
@@ -532,10 +534,12 @@ def attention_weights(q, k, attn_mask=None, is_causal=False):
     return scores.softmax(dim=-1)
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, training=True):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, training=True, *,
+                                 scale=None):
     """PyTorch's F.scaled_dot_product_attention: dropout(attention_weights(q, k)) @ v,
-    (..., T, d) queries over (..., S, d) keys and values -> (..., T, d)."""
-    weights = attention_weights(q, k, attn_mask, is_causal)
+    (..., T, d) queries over (..., S, d) keys and values -> (..., T, d); ``scale``, when
+    given, replaces 1/sqrt(d)."""
+    weights = attention_weights(q, k, attn_mask, is_causal, scale)
     return dropout(weights, dropout_p, training) @ v
 
 
