@@ -12,7 +12,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu), ``gathering.py`` (gather, scatter),
-``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
+``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
@@ -52,12 +52,12 @@ from .einsum import einsum
 from .gathering import gather, scatter, scatter_add
 from .sorting import argsort, sort, topk
 from .elementwise import where
-from .factories import (arange, as_tensor, empty, full, full_like, linspace, normal, ones, ones_like,
+from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
-from .functions import (abs, argmax, argmin, chunk, clamp, erf, exp, flatten, log, masked_fill, max,  # noqa: A004
-                        maximum, mean, min, minimum, neg, pow, relu, rsqrt, sigmoid, sqrt, square, squeeze, std,
-                        sum, tanh, tril, triu, unsqueeze, var)
+from .functions import (abs, amax, amin, argmax, argmin, chunk, clamp, erf, exp, flatten, flip, log,  # noqa: A004
+                        logsumexp, masked_fill, max, maximum, mean, min, minimum, neg, pow, relu, roll, rsqrt,
+                        sigmoid, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
@@ -92,7 +92,8 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
            "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
-           "pow", "neg", "relu", "erf", "square", "rsqrt", "mm"]
+           "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
+           "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -200,6 +200,16 @@ def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
 
 
 
+def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    """The n x m (m = n by default) identity: ones on the diagonal, zeros elsewhere."""
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"eye: {name} must be a non-negative int, got {v!r}")
+    return _make([1.0 if i == j else 0.0 for i in range(n) for j in range(m)], (n, m),
+                 dtype or dtypes.float32, device or "python", requires_grad)
+
+
 def empty(*size, dtype=None, requires_grad=False, device=None):
     """A tensor whose values are unspecified, as PyTorch's empty: here zeros, since every
     device's memory is made by a kernel anyway (and unspecified may as well be repeatable)."""

@@ -16,7 +16,7 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, softmax, sorting, statistics, trigonometry, views)
+               logical, masks, matmul, reduce, reorder, softmax, sorting, statistics, trigonometry, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -413,6 +413,16 @@ class TensorMethods:
             return self.minimum(dim)
         return reduce.reduce("min", self, dim, keepdim)
 
+    def amax(self, dim=(), keepdim=False):
+        """The largest element over ``dim`` (every dimension by default), values only."""
+        return reduce.Extremum.apply(self, reduce.normalize_dims(self, dim if dim != () else None), keepdim, "max")
+
+    def amin(self, dim=(), keepdim=False):
+        return reduce.Extremum.apply(self, reduce.normalize_dims(self, dim if dim != () else None), keepdim, "min")
+
+    def logsumexp(self, dim, keepdim=False):
+        return statistics.logsumexp(self, dim, keepdim)
+
     def argmax(self, dim=None, keepdim=False):
         return reduce.arg_reduce("argmax", self, dim, keepdim)
 
@@ -462,6 +472,15 @@ class TensorMethods:
 
     def triu(self, diagonal=0):
         return masks.triu(self, diagonal)
+
+    def unbind(self, dim=0):
+        return concat.unbind(self, dim)
+
+    def flip(self, *dims):
+        return reorder.flip(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def roll(self, shifts, dims=None):
+        return reorder.roll(self, shifts, dims)
 
     def split(self, split_size_or_sections, dim=0):
         return concat.split(self, split_size_or_sections, dim)

@@ -307,6 +307,13 @@ TENSOR_OPS = [
     # functional forms and small composites a ported program calls (functions.py, methods.py)
     tensor_op("pow_square_rsqrt_functions", lambda ns, x: ns.pow(x, 3.0) + ns.square(x) - ns.rsqrt(x * x + 1.0) + ns.neg(ns.relu(x)),
               lambda x: x ** 3 + x * x - 1 / np.sqrt(x * x + 1) - np.maximum(x, 0), (2, 3)),
+    # reordering and reductions a ported program calls (reorder.py, concat.unbind, statistics.logsumexp)
+    tensor_op("flip_roll", lambda ns, x: x.flip(0, 2).roll((1, -2), (1, 2)) * ns.roll(x, 4),
+              lambda x: np.roll(np.flip(x, (0, 2)), (1, -2), (1, 2)) * np.roll(x.ravel(), 4).reshape(x.shape), (2, 3, 4)),
+    tensor_op("unbind_amax", lambda ns, x: x.unbind(1)[2] * x.amax((0, 1)) + ns.amin(x, 1, keepdim=True),
+              lambda x: x[:, 2] * x.max((0, 1)) + x.min(1, keepdims=True), (2, 3, 4)),
+    tensor_op("logsumexp", lambda ns, x: ns.logsumexp(x * 30.0, (0, 2)),      # large: the maximum is taken out
+              lambda x: np.log(np.exp(x * 30.0 - (x * 30.0).max()).sum((0, 2))) + (x * 30.0).max(), (2, 3, 2)),
     tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
               lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
     tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),

@@ -579,3 +579,24 @@ def test_data_and_mm_the_older_spellings(device):
         t(A, device).mm(t(A, device))
     batch = t(np.stack([A, B]), device)
     np.testing.assert_allclose(batch.bmm(batch.mT).numpy(), np.stack([A @ A.T, B @ B.T]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_flip_roll_unbind_eye_amax_logsumexp_shapes_and_errors(device):
+    x = t(np.arange(24.0).reshape(2, 3, 4), device)
+    assert [p.shape for p in x.unbind(-1)] == [(2, 3)] * 4 and len(tg.unbind(x)) == 2
+    np.testing.assert_array_equal(tg.flip(x, [0, -1]).numpy(), np.flip(np.arange(24.0).reshape(2, 3, 4), (0, 2)))
+    np.testing.assert_array_equal(x.roll(-1, 0).numpy(), np.roll(np.arange(24.0).reshape(2, 3, 4), -1, 0))
+    np.testing.assert_array_equal(tg.eye(2, 3, device=device).numpy(), np.eye(2, 3))
+    assert tg.eye(3).dtype is tg.float32 and tg.eye(0).shape == (0, 0)
+    assert x.amax().item() == 23.0 and x.amin(dim=(1, 2)).tolist() == [0.0, 12.0]
+    rows = t([[-math.inf, -math.inf], [1000.0, 1000.0]], device)
+    np.testing.assert_allclose(rows.logsumexp(1).numpy(), [-math.inf, 1000.0 + math.log(2)])
+    with pytest.raises(ValueError, match=r"flip\(\): dims \(0, -3\) name a dimension twice"):
+        x.flip(0, -3)
+    with pytest.raises(ValueError, match="roll\\(\\): shifts and dims must align, got 2 shifts and 1 dims"):
+        x.roll((1, 2), 0)
+    with pytest.raises(ValueError, match="eye: n must be a non-negative int, got -1"):
+        tg.eye(-1)
+    with pytest.raises(TypeError, match="logsumexp\\(\\): only supports floating point tensors"):
+        tg.tensor([1, 2]).logsumexp(0)
