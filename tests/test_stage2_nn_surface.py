@@ -195,6 +195,9 @@ def _on(x, values, dtype=None):
     return tg.tensor(np.asarray(values).tolist(), dtype=dtype, device=x.device)
 
 
+PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])   # class probabilities
+
+
 # name: (function of float64 tensors, numpy's answer for the same arrays)
 FUNCTIONS = {
     "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), lambda x: np.where(x > 0, x, 0.1 * x)),
@@ -215,6 +218,13 @@ FUNCTIONS = {
        for r in ("none", "sum", "mean")},
     "nll_loss_plain": (lambda x: F.nll_loss(x, _on(x, TARGET)),
                        lambda x: nll_ref(x, TARGET, np.ones(4), "mean")),
+    "cross_entropy_probabilities": (
+        lambda x: F.cross_entropy(x, _on(x, PROBS, tg.float64), weight=_on(x, CLASS_WEIGHT, tg.float64),
+                                  label_smoothing=0.1),
+        lambda x: -(np.log(np.exp(x) / np.exp(x).sum(1, keepdims=True)) * (PROBS * 0.9 + 0.1 / 4)
+                    * CLASS_WEIGHT).sum(1).mean()),
+    "huber_loss": (lambda x: F.huber_loss(x, _on(x, np.ones((3, 4)), tg.float64), delta=1.5),
+                   lambda x: np.mean(np.where(np.abs(x - 1) < 1.5, 0.5 * (x - 1) ** 2, 1.5 * (np.abs(x - 1) - 0.75)))),
     "embedding": (lambda w: F.embedding(_on(w, [[1, 0], [1, 2]]), w),
                   lambda w: w[np.array([[1, 0], [1, 2]])]),
 }
@@ -440,3 +450,19 @@ def test_attention_scale_must_be_a_number():
     with pytest.raises(TypeError, match="scale must be a number or None, got str"):
         F.scaled_dot_product_attention(q, q, q, scale="0.5")
     assert F.scaled_dot_product_attention(q, q, q, scale=2).shape == (2, 2)
+
+
+def test_cross_entropy_probability_targets_and_huber_errors():
+    x = tg.zeros(2, 3)
+    assert F.cross_entropy(x, tg.ones(2, 3) / 3, reduction="none").shape == (2,)
+    assert F.cross_entropy(x[0], tg.ones(3) / 3).shape == ()                      # one sample
+    assert nn.CrossEntropyLoss()(x, tg.ones(2, 3) / 3).item() == pytest.approx(math.log(3))
+    with pytest.raises(ValueError, match="label_smoothing must be between 0.0 and 1.0, got 2"):
+        F.cross_entropy(x, tg.ones(2, 3), label_smoothing=2)
+    with pytest.raises(TypeError, match="expected class indices"):               # float, not the logits' shape
+        F.cross_entropy(x, tg.ones(2))
+    with pytest.raises(ValueError, match="delta must be a positive number"):
+        F.huber_loss(x, x, delta=0)
+    with pytest.raises(ValueError, match="HuberLoss: delta must be a positive number, got -1"):
+        nn.HuberLoss(delta=-1)
+    assert repr(nn.HuberLoss(delta=0.5)) == "HuberLoss(reduction='mean', delta=0.5)"

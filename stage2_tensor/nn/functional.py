@@ -20,7 +20,7 @@ from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
                            max_pool1d, max_pool2d, unfold)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
-from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401  (F.l1_loss, ...)
+from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401  (F.l1_loss, ...)
                       l1_loss, smooth_l1_loss)
 from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
@@ -355,6 +355,22 @@ class CrossEntropy(GradientFunction):
         return Tensor.from_buffer(out, probs.shape, probs.dtype, probs.device), None
 
 
+def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing):
+    """cross_entropy's second form, a target of class probabilities (checked here)."""
+    _check_number(label_smoothing, "label_smoothing", "cross_entropy")
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    losses.check_reduction(reduction, "cross_entropy")
+    if input.ndim == 1:                               # one sample
+        return _cross_entropy_probabilities(input.unsqueeze(0), target.unsqueeze(0), weight, reduction,
+                                            label_smoothing).reshape(())
+    _check_class_weight(weight, input.shape[1], "cross_entropy")
+    if weight is not None:
+        weight = weight.to(device=input.device)
+    return losses.cross_entropy_probabilities(input, target.to(device=input.device), weight, reduction,
+                                              label_smoothing)
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=None, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """-log softmax(input)[target] per sample, PyTorch's F.cross_entropy, for logits
@@ -375,6 +391,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=No
     if isinstance(weight, str):
         raise TypeError(f"cross_entropy: weight must be a tensor of class weights, got the "
                         f"string {weight!r}; pass reduction={weight!r} by keyword")
+    if isinstance(target, Tensor) and target.dtype.is_floating_point and input.ndim >= 1 and \
+            target.shape == input.shape:              # class probabilities, one row per sample
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     if not isinstance(target, Tensor) or target.dtype not in (dtypes.int64, dtypes.int32):
         got = (f"a {target.dtype.name} tensor of shape {target.shape}" if isinstance(target, Tensor)
                else type(target).__name__)
@@ -572,6 +591,6 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "prelu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "dropout1d", "dropout2d", "dropout3d", "layer_norm",
            "batch_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss", "huber_loss",
            "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention",
            "pixel_shuffle", "pixel_unshuffle"]
