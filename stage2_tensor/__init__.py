@@ -12,7 +12,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu), ``gathering.py`` (gather, scatter),
-``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
+``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``rounding.py`` (floor, //, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
@@ -67,6 +67,7 @@ from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from .trigonometry import cos, sin
+from .rounding import ceil, floor, floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
 from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
 from .device_names import accelerator, device
@@ -93,10 +94,12 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
            "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
-           "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye"]
+           "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
+           "floor", "ceil", "floor_divide", "remainder", "round"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
 double = float64
 float = float32  # noqa: A001
+from .rounding import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
 from .compiler import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)

@@ -16,7 +16,7 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, reorder, softmax, sorting, statistics, trigonometry, views)
+               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, statistics, trigonometry, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -352,6 +352,10 @@ class TensorMethods:
     def __rtruediv__(self, other): return binary("div", other, self)
     def __pow__(self, other): return binary("pow", self, other)
     def __rpow__(self, other): return binary("pow", other, self)
+    def __floordiv__(self, other): return rounding.floor_divide(self, other)
+    def __rfloordiv__(self, other): return rounding.floor_divide(other, self)
+    def __mod__(self, other): return rounding.remainder(self, other)
+    def __rmod__(self, other): return rounding.remainder(other, self)
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
     def __matmul__(self, other): return self.matmul(other)
@@ -381,6 +385,11 @@ class TensorMethods:
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
     def erf(self): return unary("erf", self)
+    def floor(self): return rounding.floor(self)
+    def ceil(self): return rounding.ceil(self)
+    def round(self): return rounding.round(self)
+    def floor_divide(self, other): return rounding.floor_divide(self, other)
+    def remainder(self, other): return rounding.remainder(self, other)
     def square(self): return binary("mul", self, self)
     def rsqrt(self): return 1 / unary("sqrt", self)
     def sin(self): return trigonometry.sin(self)

@@ -314,6 +314,10 @@ TENSOR_OPS = [
               lambda x: x[:, 2] * x.max((0, 1)) + x.min(1, keepdims=True), (2, 3, 4)),
     tensor_op("logsumexp", lambda ns, x: ns.logsumexp(x * 30.0, (0, 2)),      # large: the maximum is taken out
               lambda x: np.log(np.exp(x * 30.0 - (x * 30.0).max()).sum((0, 2))) + (x * 30.0).max(), (2, 3, 2)),
+    # remainder (rounding.py): a - floor(a / b) b, the floor a constant; inputs scaled so the
+    # quotients are away from whole numbers (where floor jumps and differences would not be local)
+    tensor_op("remainder", lambda ns, a, b: (a * 7.0) % (b.abs() + 0.5) + ns.remainder(a * 3.0, 0.7),
+              lambda a, b: np.mod(a * 7.0, np.abs(b) + 0.5) + np.mod(a * 3.0, 0.7), (2, 3), (2, 3)),
     tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
               lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
     tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),

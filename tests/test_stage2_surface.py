@@ -600,3 +600,25 @@ def test_flip_roll_unbind_eye_amax_logsumexp_shapes_and_errors(device):
         tg.eye(-1)
     with pytest.raises(TypeError, match="logsumexp\\(\\): only supports floating point tensors"):
         tg.tensor([1, 2]).logsumexp(0)
+
+
+@pytest.mark.parametrize("device", DEVICES + [pytest.param("cpu:lazy", marks=[pytest.mark.stage3, pytest.mark.device("cpu:lazy")])])
+def test_floor_ceil_round_and_integer_division_as_python(device):
+    v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, 1e17, math.nan, math.inf, -math.inf])
+    x = t(v, device)
+    np.testing.assert_array_equal(tg.floor(x).numpy(), np.floor(v))
+    np.testing.assert_array_equal(x.ceil().numpy(), np.ceil(v))
+    np.testing.assert_array_equal(tg.round(x).numpy(), np.round(v))          # halves to even, as numpy
+    a, b = np.array([7.0, -7.0, 7.5, -7.5, 0.0, 1e10 + 0.5]), np.array([2.0, 2.0, -2.0, 3.0, 5.0, 3.0])
+    np.testing.assert_array_equal((t(a, device) // t(b, device)).numpy(), a // b)
+    np.testing.assert_array_equal((t(a, device) % t(b, device)).numpy(), a % b)
+    ints, divisors = [7, -7, 8, -9, 0], [2, 2, -3, 4, 5]
+    q = tg.tensor(ints, device=device) // tg.tensor(divisors, device=device)
+    assert q.dtype is tg.int64 and q.tolist() == [i // d for i, d in zip(ints, divisors)]
+    assert (tg.tensor(ints, device=device) % 3).tolist() == [i % 3 for i in ints]
+    assert (7 // tg.tensor([2], device=device)).tolist() == [3] and (7 % tg.tensor([4], device=device)).tolist() == [3]
+    assert tg.floor(tg.tensor([3], device=device)).tolist() == [3]
+    with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+        tg.tensor([1], device=device) // 0
+    with pytest.raises(TypeError, match=r"floor\(\): argument 'input' \(position 1\) must be a Tensor, not float"):
+        tg.floor(1.5)
