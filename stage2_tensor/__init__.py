@@ -11,7 +11,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
-them: var, std, norm, clamp, masked_fill, tril, triu), ``gathering.py`` (gather, scatter),
+them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
 ``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``rounding.py`` (floor, //, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
@@ -55,9 +55,10 @@ from .elementwise import where
 from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
-from .functions import (abs, amax, amin, argmax, argmin, chunk, clamp, erf, exp, flatten, flip, log,  # noqa: A004
-                        logsumexp, masked_fill, max, maximum, mean, min, minimum, neg, pow, relu, roll, rsqrt,
-                        sigmoid, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var)
+from .functions import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, chunk, clamp, diag, erf, exp,  # noqa: A004
+                        flatten, flip, lerp, log, logsumexp, masked_fill, max, maximum, mean, min, minimum, neg,
+                        pow, relu, roll, rsqrt, sigmoid, sign, sqrt, square, squeeze, std, sum, tanh, tril, triu,
+                        unbind, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
@@ -95,7 +96,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
-           "floor", "ceil", "floor_divide", "remainder", "round"]
+           "floor", "ceil", "floor_divide", "remainder", "round", "sign", "diag", "lerp", "addcmul", "addcdiv"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

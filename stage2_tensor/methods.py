@@ -385,6 +385,31 @@ class TensorMethods:
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
     def erf(self): return unary("erf", self)
+    def sign(self): return unary("sign", self)     # gradient 0: the result is a constant
+    def diag(self, diagonal=0): return masks.diag(self, diagonal)
+
+    def lerp(self, end, weight):
+        """self + weight * (end - self)."""
+        return self + (end - self) * weight
+
+    def addcmul(self, tensor1, tensor2, value=1):
+        return self + tensor1 * tensor2 * value
+
+    def addcdiv(self, tensor1, tensor2, value=1):
+        return self + tensor1 / tensor2 * value
+
+    def lerp_(self, end, weight):
+        self._check_inplace("lerp_", end, weight)
+        return self._write("lerp_", self.lerp(end, weight))
+
+    def addcmul_(self, tensor1, tensor2, value=1):
+        self._check_inplace("addcmul_", tensor1, tensor2)
+        return self._write("addcmul_", self.addcmul(tensor1, tensor2, value))
+
+    def addcdiv_(self, tensor1, tensor2, value=1):
+        self._check_inplace("addcdiv_", tensor1, tensor2)
+        return self._write("addcdiv_", self.addcdiv(tensor1, tensor2, value))
+
     def floor(self): return rounding.floor(self)
     def ceil(self): return rounding.ceil(self)
     def round(self): return rounding.round(self)

@@ -318,6 +318,11 @@ TENSOR_OPS = [
     # quotients are away from whole numbers (where floor jumps and differences would not be local)
     tensor_op("remainder", lambda ns, a, b: (a * 7.0) % (b.abs() + 0.5) + ns.remainder(a * 3.0, 0.7),
               lambda a, b: np.mod(a * 7.0, np.abs(b) + 0.5) + np.mod(a * 3.0, 0.7), (2, 3), (2, 3)),
+    tensor_op("diag_both_ways", lambda ns, v, m: ns.diag(v, -1).sum(0)[:3] + ns.diag(m, 1).sum() + v.diag().sum(1),
+              lambda v, m: np.diag(v, -1).sum(0)[:3] + np.diag(m, 1).sum() + np.diag(v).sum(1), (3,), (3, 4)),
+    tensor_op("lerp_addcmul_addcdiv", lambda ns, a, b: a.lerp(b, 0.3) + ns.addcmul(a, a, b, value=0.5)
+              + a.addcdiv(b, b * b + 1.0, value=2.0),
+              lambda a, b: a + 0.3 * (b - a) + a + 0.5 * a * b + a + 2.0 * b / (b * b + 1), (2, 3), (2, 3)),
     tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
               lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
     tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),

@@ -622,3 +622,24 @@ def test_floor_ceil_round_and_integer_division_as_python(device):
         tg.tensor([1], device=device) // 0
     with pytest.raises(TypeError, match=r"floor\(\): argument 'input' \(position 1\) must be a Tensor, not float"):
         tg.floor(1.5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_diag_sign_and_the_in_place_updates_of_hand_written_optimizers(device):
+    v, m = np.arange(1.0, 4.0), np.arange(12.0).reshape(3, 4)
+    for k in (-2, 0, 1, 3):
+        np.testing.assert_array_equal(tg.diag(t(v, device), k).numpy(), np.diag(v, k))
+        np.testing.assert_array_equal(t(m, device).diag(k).numpy(), np.diag(m, k))
+    assert tg.diag(t(m, device), 5).shape == (0,)
+    np.testing.assert_array_equal(t(A, device).sign().numpy(), np.sign(A))
+    p, g = t([1.0, 2.0], device), t([0.5, -1.0], device)
+    avg = tg.zeros(2, device=device, dtype=tg.float64)
+    assert avg.lerp_(g, 0.1) is avg and avg.tolist() == pytest.approx([0.05, -0.1])
+    sq = tg.zeros(2, device=device, dtype=tg.float64).addcmul_(g, g, value=0.5)
+    assert sq.tolist() == [0.125, 0.5]
+    p.addcdiv_(g, sq.sqrt() + 1.0, value=-0.1)
+    np.testing.assert_allclose(p.numpy(), [1.0, 2.0] - 0.1 * np.array([0.5, -1.0]) / (np.sqrt([0.125, 0.5]) + 1))
+    with pytest.raises(ValueError, match=r"diag: expected a 1-D or 2-D tensor, got shape \(1, 2, 3\)"):
+        tg.diag(t(A, device).reshape(1, 2, 3))
+    with pytest.raises(TypeError, match="diag: diagonal must be an int, got 0.5"):
+        tg.diag(t(A, device), 0.5)
