@@ -120,6 +120,14 @@ class TensorMethods:
             return format(self.item(), spec)
         return format(repr(self), spec)
 
+    def nelement(self):
+        """numel(), the older name."""
+        return self.numel()
+
+    def element_size(self):
+        """Bytes per element."""
+        return self.dtype.itemsize
+
     def storage_offset(self):
         """Where this view's first element is in its storage, in elements."""
         return self.offset

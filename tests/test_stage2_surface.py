@@ -445,6 +445,7 @@ def test_data_ptr_tells_shared_memory_and_offsets(device):
     assert x.clone().data_ptr() != x.data_ptr()
     y = tg.zeros(2, dtype=tg.float64, device=device)
     assert y[1].data_ptr() - y.data_ptr() == 8                        # float64: 8 bytes each
+    assert y.element_size() == 8 and x.element_size() == 4 and x.nelement() == 12
 
 
 # ---- what a training script asks of torch itself: the GPU, switches, compile, ints, f-strings ---
