@@ -13,7 +13,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
 ``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``rounding.py`` (floor, //, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
-allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
+allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
 ``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:

@@ -468,3 +468,11 @@ def test_samplers_pick_the_indices():
         tg.utils.data.RandomSampler(x, num_samples=0)
     with pytest.raises(TypeError, match="replacement should be a boolean value"):
         tg.utils.data.RandomSampler(x, replacement=1)
+
+
+def test_pytorchs_module_paths_import():
+    # minGPT: from torch.utils.data.dataloader import DataLoader (and dataset, sampler)
+    from stage2_tensor.utils.data.dataloader import DataLoader as loader_class
+    from stage2_tensor.utils.data.dataset import Dataset as dataset_class
+    from stage2_tensor.utils.data.sampler import RandomSampler as sampler_class
+    assert loader_class is DataLoader and dataset_class is Dataset and sampler_class is tg.utils.data.RandomSampler

@@ -1,5 +1,5 @@
-"""Datasets and batches, PyTorch's ``torch.utils.data``: ``Dataset``, ``TensorDataset``,
-``DataLoader`` and ``default_collate``; the samplers are sampling.py's.
+"""Batches, PyTorch's ``torch.utils.data.dataloader``: ``DataLoader`` and ``default_collate``
+(the datasets are dataset.py's, the samplers sampler.py's).
 
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     for xb, yb in loader:           # one pass over the data in random order: an epoch
@@ -13,47 +13,13 @@ not offered; ``num_workers`` is accepted and changes nothing).
 import math
 import numbers
 
-from ..concat import cat
-from ..factories import tensor
-from ..generators import Generator
-from ..tensor import Tensor
-from .. import dtypes
-from .sampling import RandomSampler, Sampler, SequentialSampler
-
-
-class Dataset:
-    """A map-style dataset: ``dataset[i]`` is sample i, ``len(dataset)`` how many there are.
-    Subclasses define both."""
-
-    def __getitem__(self, index):
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (and __len__)")
-
-
-class TensorDataset(Dataset):
-    """Samples as slices of tensors along their first dimension: sample i is
-    ``tuple(t[i] for t in tensors)``, e.g. (image, label) from TensorDataset(images, labels)."""
-
-    def __init__(self, *tensors):
-        if not tensors:
-            raise ValueError("TensorDataset: expected at least one tensor")
-        for i, t in enumerate(tensors):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"TensorDataset: argument {i} must be a Tensor, got "
-                                f"{type(t).__name__}")
-            if t.ndim == 0:
-                raise ValueError(f"TensorDataset: argument {i} is a 0-d tensor; each tensor "
-                                 f"needs a first dimension to index samples along")
-        sizes = [t.shape[0] for t in tensors]
-        if len(set(sizes)) != 1:
-            raise ValueError(f"TensorDataset: size mismatch between tensors: their first "
-                             f"dimensions must be equal (one per sample), got {sizes}")
-        self.tensors = tensors
-
-    def __getitem__(self, index):
-        return tuple(t[index] for t in self.tensors)
-
-    def __len__(self):
-        return self.tensors[0].shape[0]
+from ...concat import cat
+from ...factories import tensor
+from ...generators import Generator
+from ...tensor import Tensor
+from ... import dtypes
+from .dataset import TensorDataset
+from .sampler import RandomSampler, SequentialSampler
 
 
 def _stack(batch):
@@ -194,5 +160,4 @@ class DataLoader:
         return self.collate_fn([self.dataset[i] for i in indices])
 
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate", "Sampler", "SequentialSampler",
-           "RandomSampler"]
+__all__ = ["DataLoader", "default_collate"]

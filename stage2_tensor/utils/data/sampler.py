@@ -1,11 +1,11 @@
-"""Samplers, PyTorch's ``torch.utils.data.Sampler``: which dataset indices a DataLoader reads,
+"""Samplers, PyTorch's ``torch.utils.data.sampler``: which dataset indices a DataLoader reads,
 in which order. ``SequentialSampler`` 0, 1, ..., n - 1; ``RandomSampler`` a random order
 (a permutation, a new one each pass), or with ``replacement=True`` independent draws, as
 many as ``num_samples`` (minGPT's endless stream, ``num_samples=int(1e10)``: drawn as they
 are read, never listed). ``DataLoader(shuffle=True)`` is ``sampler=RandomSampler(dataset)``.
 """
-from .. import factories
-from ..generators import Generator
+from ... import factories
+from ...generators import Generator
 
 
 class Sampler:
