@@ -11,9 +11,9 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
-them: var, std, norm, clamp, masked_fill, tril, triu), ``gathering.py`` (gather, scatter),
-``sorting.py`` (sort, argsort, topk), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
-allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data.py``
+them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
+``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``rounding.py`` (floor, //, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
+allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
 ``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:
@@ -52,21 +52,26 @@ from .einsum import einsum
 from .gathering import gather, scatter, scatter_add
 from .sorting import argsort, sort, topk
 from .elementwise import where
-from .factories import (arange, as_tensor, empty, full, full_like, linspace, normal, ones, ones_like,
+from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
-from .functions import (abs, argmax, argmin, chunk, clamp, exp, flatten, log, masked_fill, max,  # noqa: A004
-                        maximum, mean, min, minimum, sigmoid, sqrt, squeeze, std, sum, tanh, tril, triu,
-                        unsqueeze, var)
+from .functions import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, chunk, clamp, diag, erf, exp,  # noqa: A004
+                        flatten, flip, lerp, log, logsumexp, masked_fill, max, maximum, mean, min, minimum, neg,
+                        pow, relu, roll, rsqrt, sigmoid, sign, sqrt, square, squeeze, std, sum, tanh, tril, triu,
+                        unbind, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
 from .logical import allclose, equal, isclose
-from .matmul import bmm, matmul, outer
+from .matmul import bmm, matmul, mm, outer
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
+from .trigonometry import cos, sin
+from .rounding import ceil, floor, floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
+from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
+from .device_names import accelerator, device
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -86,10 +91,17 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "sigmoid", "abs", "argmax", "argmin", "max", "min", "sum", "mean", "flatten", "squeeze",
            "unsqueeze", "maximum", "minimum", "masked_fill",
            # order, gathers along a dimension, running sums, sampling, Einstein sums
-           "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum"]
+           "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
+           # what a training script asks of torch itself: the GPU, loss scaling, compiling
+           "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
+           "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
+           "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
+           "floor", "ceil", "floor_divide", "remainder", "round", "sign", "diag", "lerp", "addcmul", "addcdiv"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
 double = float64
 half = float16
 float = float32  # noqa: A001
+from .rounding import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
+from .compiler import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)

@@ -187,6 +187,13 @@ class Backend:
             raise TypeError(f"device {self.name!r} cannot use a {type(buffer).__name__} "
                             "as a buffer") from None
 
+    def address(self, buffer):
+        """Where ``buffer`` starts in memory, an int (Tensor.data_ptr): array.array's own
+        address here; a native backend gives its pointer's value, and a backend with no
+        memory to point at (a lazy graph) an int unique to the buffer while it lives."""
+        info = getattr(buffer, "buffer_info", None)
+        return info()[0] if info is not None else id(buffer)
+
     # Helpers for native backends (the devices plugins register), written once here:
     def _on_python(self, kernel_name, args, dtype):
         """The python backend's kernel for a dtype the device's kernel does not cover (logged
@@ -240,6 +247,22 @@ def get(name):
         return _BACKENDS[name]
     except KeyError:
         raise ValueError(f"unknown device {name!r}; devices: {_devices()}") from None
+
+
+def available(name):
+    """Whether device `name` can run on this machine: registered, or its loader's quick
+    check finds no reason it cannot and the loader succeeds (``torch.cuda.is_available``)."""
+    if name not in _BACKENDS and name not in _LOADERS:
+        load_plugins()
+    if name in _BACKENDS:
+        return True
+    if name not in _LOADERS or (name in _UNAVAILABLE and _UNAVAILABLE[name]()):
+        return False
+    try:
+        get(name)
+    except (RuntimeError, ValueError, OSError):
+        return False
+    return True
 
 
 def load_plugins():

@@ -86,6 +86,12 @@ def chunk(x, chunks, dim=0):
     return split(x, max(1, -(-n // chunks)), dim)
 
 
+def unbind(x, dim=0):
+    """The slices along ``dim``, each without that dimension: views, as PyTorch's unbind."""
+    dim = normalize_dim(dim, x.ndim)
+    return tuple(x[(slice(None),) * dim + (i,)] for i in range(x.shape[dim]))
+
+
 def split(x, split_size_or_sections, dim=0):
     """Views of consecutive slices along `dim`: pieces of one size (the last may be
     smaller), or of the listed sizes."""

@@ -9,11 +9,65 @@ batched matmul: the letters both have and the output keeps are the batch, the le
 have and the output drops are contracted, the rest are the matrix rows and columns. More
 than two operands are contracted left to right. Differentiable, as the ops it is made of.
 
-Not supported (a ValueError says so): a letter twice in one operand (a diagonal, "ii->i"),
-ellipses ("...ij"), and a letter whose sizes differ between operands (1 broadcasts, as
-PyTorch). Without "->" the output is the letters that appear once, in alphabetical order.
+A letter twice in one operand takes a diagonal ("ii->i", "ii" the trace): the operand times
+an identity mask, summed over the second copy, so its gradient lands on the diagonal only.
+An ellipsis ("...ij,...jk->...ik") stands for the leading dimensions no letter names; each
+is given a letter of its own, aligned from the right as broadcasting aligns them, and
+without "->" the output begins with them (PyTorch's rules). Not supported (a ValueError
+says so): a letter whose sizes differ between operands (1 broadcasts, as PyTorch).
+Without "->" the output is the letters that appear once, in alphabetical order.
 """
+import string
+
+from .factories import arange
 from .tensor import Tensor
+
+
+def _expand_ellipsis(eq, operands):
+    """The equation with each '...' replaced by letters the equation does not use, one per
+    dimension it covers, right-aligned across operands (broadcasting's alignment)."""
+    lhs, arrow, out = eq.partition("->")
+    inputs = lhs.split(",")
+    if any(t.count("...") > 1 or t.replace("...", "").count(".") for t in inputs + [out]):
+        raise ValueError(f"einsum(): an ellipsis is written '...', at most once per operand, in {eq!r}")
+    if len(inputs) != len(operands):
+        return eq                                    # _parse names the count mismatch
+    spans = []
+    for n, (term, x) in enumerate(zip(inputs, operands)):
+        if "..." not in term:
+            spans.append(0)
+            continue
+        named = len(term) - 3
+        if not isinstance(x, Tensor) or x.ndim < named:
+            raise ValueError(f"einsum(): operand {n}'s subscript {term!r} names {named} dimensions "
+                             f"besides the ellipsis, but it has shape {getattr(x, 'shape', None)}")
+        spans.append(x.ndim - named)
+    free = [c for c in string.ascii_letters if c not in eq]
+    letters = "".join(free[:max(spans)])
+    inputs = [t.replace("...", letters[len(letters) - k:]) for t, k in zip(inputs, spans)]
+    if arrow:
+        out = out.replace("...", letters)
+    else:                                            # implicit output: the ellipsis first
+        counts = {c: "".join(inputs).count(c) for c in "".join(inputs) if c not in letters}
+        out = letters + "".join(sorted(c for c, k in counts.items() if k == 1))
+    return ",".join(inputs) + "->" + out
+
+
+def _diagonal(x, term):
+    """x with every letter repeated in term reduced to its diagonal: (term without the
+    repeats, x). A pair of dimensions p < q of one letter: x times the identity on them
+    (broadcast over the rest), summed over q."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        p = term.index(c)
+        q = term.index(c, p + 1)
+        n = x.shape[p]                               # == x.shape[q], as _parse checked
+        i = arange(n, device=x.device)
+        eye = (i.reshape(n, 1) == i).to(dtype=x.dtype).reshape(
+            *[n if d in (p, q) else 1 for d in range(x.ndim)])
+        x = (x * eye).sum(dim=q)
+        term = term[:q] + term[q + 1:]
+    return term, x
 
 
 def _parse(equation, operands):
@@ -21,8 +75,7 @@ def _parse(equation, operands):
         raise TypeError(f"einsum(): equation must be a str, got {type(equation).__name__}")
     eq = equation.replace(" ", "")
     if "." in eq:
-        raise ValueError(f"einsum(): ellipsis ('...') is not supported, in {equation!r}; "
-                         "write every dimension's letter")
+        eq = _expand_ellipsis(eq, operands)
     lhs, arrow, out = eq.partition("->")
     inputs = lhs.split(",")
     if len(inputs) != len(operands):
@@ -32,10 +85,6 @@ def _parse(equation, operands):
         for c in term:
             if not c.isalpha() or not c.isascii():
                 raise ValueError(f"einsum(): subscripts are letters a-z or A-Z, got {c!r} in {equation!r}")
-    for term in inputs:
-        if len(set(term)) != len(term):
-            raise ValueError(f"einsum(): a letter repeated in one operand ({term!r}, a diagonal) "
-                             f"is not supported, in {equation!r}")
     if not arrow:
         counts = {c: lhs.count(c) for c in set(lhs) if c.isalpha()}
         out = "".join(sorted(c for c, n in counts.items() if n == 1))
@@ -52,6 +101,9 @@ def _parse(equation, operands):
             raise ValueError(f"einsum(): operand {n} has {x.ndim} dimensions (shape {x.shape}) "
                              f"but its subscript {term!r} names {len(term)}")
         for c, size in zip(term, x.shape):
+            if term.count(c) > 1 and x.shape[term.index(c)] != size:
+                raise ValueError(f"einsum(): subscript {c!r} is repeated for operand {term!r} but the "
+                                 f"sizes don't match, {x.shape[term.index(c)]} != {size}")
             if sizes.get(c, 1) not in (1, size) and size != 1:
                 raise ValueError(f"einsum(): letter {c!r} has size {sizes[c]} in one operand and "
                                  f"{size} in operand {n} (shape {x.shape}); sizes must match or be 1")
@@ -105,8 +157,11 @@ def einsum(equation, *operands):
     if not operands:
         raise ValueError("einsum(): at least one operand is needed")
     inputs, out, sizes = _parse(equation, operands)
-    terms = list(inputs)
-    xs = list(operands)
+    terms, xs = [], []
+    for term, x in zip(inputs, operands):         # repeated letters: their diagonals first
+        term, x = _diagonal(x, term)
+        terms.append(term)
+        xs.append(x)
     for n in range(len(xs)):                       # letters only this operand has, and the output drops
         others = out + "".join(t for m, t in enumerate(terms) if m != n)
         terms[n], xs[n] = _reduce(xs[n], terms[n], others)

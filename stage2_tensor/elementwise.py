@@ -80,6 +80,21 @@ def constant(x, dtype, device):
     return t
 
 
+_HOST = ("python", "cpu")
+
+
+def _scalar_to_device(a, b):
+    """As PyTorch, a 0-d tensor in the host's memory combines with a tensor on any device,
+    as a number would (``loss < best_loss`` where best_loss came from a checkpoint): it is
+    copied there (differentiably). Any other pair on two devices is an error."""
+    if b.ndim == 0 and b.device in _HOST:
+        return a, b.to(a.device)
+    if a.ndim == 0 and a.device in _HOST:
+        return a.to(b.device), b
+    raise RuntimeError(f"operands are on different devices: {a.device!r} and {b.device!r}; "
+                       "move one with .to(device)")
+
+
 def operands(a, b):
     """Both operands as tensors of the promoted dtype, broadcast to one shape."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
@@ -87,8 +102,7 @@ def operands(a, b):
     t = a if isinstance(a, Tensor) else b
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if a.device != b.device:
-            raise RuntimeError(f"operands are on different devices: {a.device!r} and {b.device!r}; "
-                               "move one with .to(device)")
+            a, b = _scalar_to_device(a, b)
         dtype = dtypes.promote(a.dtype, b.dtype)
     else:
         dtype = dtypes.promote_scalar(t.dtype, b if t is a else a)

@@ -156,14 +156,28 @@ def randn(*size, dtype=None, requires_grad=False, device=None):
     return _random_tensor(size, lambda: _rng.gauss(0.0, 1.0), dtype, requires_grad, device)
 
 
-def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None):
+def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
+    """Uniform on [low, high), from ``generator`` (a Generator) when given."""
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _random_tensor(size, lambda: _rng.uniform(low, high), dtype, requires_grad, device)
+    rng = _source("uniform", generator)
+    return _random_tensor(size, lambda: rng.uniform(low, high), dtype, requires_grad, device)
 
 
-def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None):
+def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
+    """N(mean, std^2), from ``generator`` (a Generator) when given."""
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _random_tensor(size, lambda: _rng.gauss(mean, std), dtype, requires_grad, device)
+    rng = _source("normal", generator)
+    return _random_tensor(size, lambda: rng.gauss(mean, std), dtype, requires_grad, device)
+
+
+def _source(op, generator):
+    """The random.Random to draw from: the generator's, else the package's."""
+    if generator is None:
+        return _rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"{op}: generator must be a stage2_tensor.Generator or None, got "
+                        f"{type(generator).__name__}")
+    return generator._rng
 
 
 def _like(fn):
@@ -184,6 +198,16 @@ randn_like = _like(randn)
 def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
     return full(t.shape, fill_value, dtype or t.dtype, requires_grad, device or t.device)
 
+
+
+def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    """The n x m (m = n by default) identity: ones on the diagonal, zeros elsewhere."""
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"eye: {name} must be a non-negative int, got {v!r}")
+    return _make([1.0 if i == j else 0.0 for i in range(n) for j in range(m)], (n, m),
+                 dtype or dtypes.float32, device or "python", requires_grad)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):

@@ -151,6 +151,32 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return reduced(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
 
 
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """PyTorch's F.huber_loss: with d = |input - target|, 0.5 d^2 where d < delta, else
+    delta (d - 0.5 delta); smooth_l1_loss times delta (beta = delta). delta must be > 0."""
+    fn = "huber_loss"
+    check_reduction(reduction, fn)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not delta > 0:
+        raise ValueError(f"{fn}: delta must be a positive number (1.0 by default), got {delta!r}")
+    input, target = _pair(input, target, fn, same_shape=False)
+    d = (input - target).abs()
+    return reduced(where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), reduction)
+
+
+def cross_entropy_probabilities(input, target, weight, reduction, label_smoothing):
+    """F.cross_entropy with class probabilities as target (the logits' shape, (N, C, d...)):
+    -sum_c weight[c] target[:, c] log_softmax(input)[:, c] per sample, the target first mixed
+    with the uniform distribution by label_smoothing; "mean" divides by the number of
+    samples (N times d...), as PyTorch."""
+    classes = input.shape[1]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = log_softmax(input, dim=1) * target
+    if weight is not None:
+        terms = terms * weight.reshape(classes, *[1] * (input.ndim - 2))
+    return reduced(-terms.sum(dim=1), reduction)
+
+
 def cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing, nll_loss):
     """F.cross_entropy's path for class weights, label smoothing or (N, C, d...) logits,
     PyTorch's formula: with logp = log_softmax over dimension 1,

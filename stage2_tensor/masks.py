@@ -1,6 +1,6 @@
-"""Masks: ``masked_fill`` (a value where a bool mask is true) and the triangles ``tril`` and
-``triu`` (a causal mask). Each is a ``where``, so its gradient flows to the elements kept."""
-from . import dtypes, factories
+"""Masks: ``masked_fill`` (a value where a bool mask is true), the triangles ``tril`` and
+``triu`` (a causal mask), and ``diag`` (one diagonal kept). Each is a ``where``, so its gradient flows to the elements kept."""
+from . import concat, dtypes, factories
 from .broadcast import broadcast_shapes
 from .elementwise import where
 from .tensor import Tensor
@@ -63,3 +63,30 @@ def triu(x, diagonal=0):
     """Zeros below the given diagonal of the last two dimensions: element (i, j) is kept
     where j - i >= diagonal."""
     return _triangle("triu", x, diagonal, False)
+
+
+def diag(x, diagonal=0):
+    """PyTorch's torch.diag: of a vector, the square matrix with it on the given diagonal
+    (j - i = diagonal), zeros elsewhere; of a matrix, that diagonal as a vector. Both are a
+    where over the diagonal's positions, so the gradient flows to those elements only."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"diag(): argument 'input' (position 1) must be a Tensor, not {type(x).__name__}")
+    if not isinstance(diagonal, int) or isinstance(diagonal, bool):
+        raise TypeError(f"diag: diagonal must be an int, got {diagonal!r}")
+    if x.ndim == 1:
+        n, k = x.shape[0], abs(diagonal)
+        m = n + k
+        # the vector, padded to m, along the rows (diagonal >= 0) or the columns
+        padded = concat.cat([x, factories.zeros(k, dtype=x.dtype, device=x.device)]) if k else x
+        spread = padded.unsqueeze(1) if diagonal >= 0 else padded.unsqueeze(0)
+        on = (factories.arange(m, device=x.device) - factories.arange(m, device=x.device).unsqueeze(-1)) == diagonal
+        return where(on, spread.expand(m, m), factories.full((), 0, dtype=x.dtype, device=x.device))
+    if x.ndim != 2:
+        raise ValueError(f"diag: expected a 1-D or 2-D tensor, got shape {x.shape}")
+    rows, cols = x.shape
+    start_row, start_col = max(0, -diagonal), max(0, diagonal)
+    n = max(0, min(rows - start_row, cols - start_col))
+    block = x[start_row:start_row + n, start_col:start_col + n]
+    on = factories.arange(n, device=x.device).unsqueeze(-1) == factories.arange(n, device=x.device)
+    return where(on, block, factories.full((), 0, dtype=x.dtype, device=x.device)).sum(dim=1) if n else \
+        factories.zeros(0, dtype=x.dtype, device=x.device)

@@ -98,6 +98,17 @@ def bmm(a, b):
     return matmul(a, b)
 
 
+def mm(a, b):
+    """The product of two matrices, PyTorch's mm: a matmul that checks both are 2-D."""
+    for name, t in (("input", a), ("mat2", b)):
+        if not isinstance(t, Tensor) or t.ndim != 2:
+            got = f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__
+            raise ValueError(f"mm: {name} must be a matrix (2-D), got {got}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"mm: shapes {a.shape} and {b.shape} cannot be multiplied ({a.shape[1]} != {b.shape[0]})")
+    return matmul(a, b)
+
+
 def outer(a, b):
     """The outer product of two 1-D tensors: out[i, j] = a[i] * b[j] (a column times a row,
     by broadcasting)."""

@@ -15,8 +15,8 @@ Binding copies the functions themselves onto the class, as if they were written 
 from types import FunctionType
 
 from . import backward as autograd
-from . import (clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, softmax, sorting, statistics, views)
+from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
+               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, statistics, trigonometry, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -35,6 +35,21 @@ class TensorMethods:
 
     def numpy(self):
         return interop.to_numpy(self)
+
+    @property
+    def data(self):
+        """The same values, cut from the graph: ``detach()``, the older spelling. Writing to
+        it (``p.data.add_(...)``) writes the tensor itself, unrecorded."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        """``p.data = t``: p now views t's storage, with t's shape and dtype (as PyTorch)."""
+        _check_tensor("data", value, "value")
+        if value.device != self.device:
+            raise RuntimeError(f"data: the new value is on device {value.device!r}, the tensor on {self.device!r}")
+        self.storage, self.shape, self.strides = value.storage, value.shape, value.strides
+        self.offset, self.dtype = value.offset, value.dtype
 
     # ---- moving and converting --------------------------------------------------------------
     def to(self, device=None, dtype=None):
@@ -103,9 +118,37 @@ class TensorMethods:
         return factories.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
+    def __index__(self):
+        """An integer tensor of one element as a Python int, where Python wants an index
+        (``data[i:i + n]``, ``range(t)``, ``[...][i]``), as PyTorch."""
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        """f"{loss:.4f}": a one-element tensor formats as its number, as PyTorch; other
+        tensors as their repr."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def nelement(self):
+        """numel(), the older name."""
+        return self.numel()
+
+    def element_size(self):
+        """Bytes per element."""
+        return self.dtype.itemsize
+
     def storage_offset(self):
         """Where this view's first element is in its storage, in elements."""
         return self.offset
+
+    def data_ptr(self):
+        """The address of this view's first element: its storage's (the device's ``address``
+        of the buffer) plus the offset in bytes. Views of one storage differ by their
+        offsets; what PyTorch code compares to see whether two tensors share memory."""
+        return backends.get(self.device).address(self.storage.buffer) + self.offset * self.dtype.itemsize
 
     # ---- in-place operations ----------------------------------------------------------------
     def _check_inplace(self, op, *others):
@@ -151,6 +194,37 @@ class TensorMethods:
         self._check_inplace("mul_", other)
         return self._write("mul_", self * other)
 
+    def div_(self, other):
+        self._check_inplace("div_", other)
+        return self._write("div_", self / other)
+
+    # x += y, -=, *=, /=: in place, as PyTorch, so that ``param -= lr * param.grad`` (under
+    # no_grad) updates the parameter itself. A tensor in the autograd graph is not written
+    # (tracegrad's in-place writes stay outside the graph): x += y there makes a new tensor
+    # and rebinds x, the same value and gradient. A leaf that requires grad is an error, as
+    # in PyTorch.
+    def __iadd__(self, other): return _augmented(self, "add", other, "+=")
+    def __isub__(self, other): return _augmented(self, "sub", other, "-=")
+    def __imul__(self, other): return _augmented(self, "mul", other, "*=")
+    def __itruediv__(self, other): return _augmented(self, "div", other, "/=")
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with draws from N(mean, std^2), in place (PyTorch's Tensor.normal_)."""
+        _check_random_fill("normal_", self)
+        if std < 0:
+            raise ValueError(f"normal_ expects std >= 0.0, but found std {std}")
+        return self._write("normal_", factories.normal(self.shape, mean, std, dtype=self.dtype,
+                                                       device=self.device, generator=generator))
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        """Fill with draws from the uniform distribution on [a, b), in place (PyTorch's
+        Tensor.uniform_, whose arguments are named from and to)."""
+        _check_random_fill("uniform_", self)
+        if a > b:
+            raise ValueError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+        return self._write("uniform_", factories.uniform(self.shape, a, b, dtype=self.dtype,
+                                                         device=self.device, generator=generator))
+
     def masked_fill_(self, mask, value):
         """masked_fill, written into this tensor."""
         value = masks.check_mask("masked_fill_", self, mask, value)
@@ -175,6 +249,8 @@ class TensorMethods:
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__ (slice assignment)", value)
+        if advanced_index.setitem(self, index, value):            # tensors, lists, bool masks
+            return
         shape, strides, offset = views.basic_index(self, index)
         self.view_of(shape, strides, offset)._write("__setitem__", value)
 
@@ -259,7 +335,11 @@ class TensorMethods:
         return views.IndexSelect.apply(self, dim, views.flat_index(index, self.device))
 
     def __getitem__(self, index):
-        return views.getitem(self, index)
+        return advanced_index.getitem(self, index)
+
+    def nonzero(self):
+        """The positions of the nonzero elements, one row of coordinates each (count, ndim)."""
+        return advanced_index.nonzero(self)
 
     # ---- gathers along a dimension (gathering.py), running sums (cumulative.py) -------------
     def gather(self, dim, index):
@@ -292,6 +372,10 @@ class TensorMethods:
     def __rtruediv__(self, other): return binary("div", other, self)
     def __pow__(self, other): return binary("pow", self, other)
     def __rpow__(self, other): return binary("pow", other, self)
+    def __floordiv__(self, other): return rounding.floor_divide(self, other)
+    def __rfloordiv__(self, other): return rounding.floor_divide(other, self)
+    def __mod__(self, other): return rounding.remainder(self, other)
+    def __rmod__(self, other): return rounding.remainder(other, self)
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
     def __matmul__(self, other): return self.matmul(other)
@@ -321,6 +405,40 @@ class TensorMethods:
     def sigmoid(self): return unary("sigmoid", self)
     def tanh(self): return unary("tanh", self)
     def erf(self): return unary("erf", self)
+    def sign(self): return unary("sign", self)     # gradient 0: the result is a constant
+    def diag(self, diagonal=0): return masks.diag(self, diagonal)
+
+    def lerp(self, end, weight):
+        """self + weight * (end - self)."""
+        return self + (end - self) * weight
+
+    def addcmul(self, tensor1, tensor2, value=1):
+        return self + tensor1 * tensor2 * value
+
+    def addcdiv(self, tensor1, tensor2, value=1):
+        return self + tensor1 / tensor2 * value
+
+    def lerp_(self, end, weight):
+        self._check_inplace("lerp_", end, weight)
+        return self._write("lerp_", self.lerp(end, weight))
+
+    def addcmul_(self, tensor1, tensor2, value=1):
+        self._check_inplace("addcmul_", tensor1, tensor2)
+        return self._write("addcmul_", self.addcmul(tensor1, tensor2, value))
+
+    def addcdiv_(self, tensor1, tensor2, value=1):
+        self._check_inplace("addcdiv_", tensor1, tensor2)
+        return self._write("addcdiv_", self.addcdiv(tensor1, tensor2, value))
+
+    def floor(self): return rounding.floor(self)
+    def ceil(self): return rounding.ceil(self)
+    def round(self): return rounding.round(self)
+    def floor_divide(self, other): return rounding.floor_divide(self, other)
+    def remainder(self, other): return rounding.remainder(self, other)
+    def square(self): return binary("mul", self, self)
+    def rsqrt(self): return 1 / unary("sqrt", self)
+    def sin(self): return trigonometry.sin(self)
+    def cos(self): return trigonometry.cos(self)
     def gelu(self, approximate="none"):         # a composite, fused where the device can
         op = composites.gelu_op(approximate)
         return unary(op, self) if op in backends.get(self.device).fused else composites.gelu(self, approximate)
@@ -348,6 +466,16 @@ class TensorMethods:
         if isinstance(dim, Tensor):
             return self.minimum(dim)
         return reduce.reduce("min", self, dim, keepdim)
+
+    def amax(self, dim=(), keepdim=False):
+        """The largest element over ``dim`` (every dimension by default), values only."""
+        return reduce.Extremum.apply(self, reduce.normalize_dims(self, dim if dim != () else None), keepdim, "max")
+
+    def amin(self, dim=(), keepdim=False):
+        return reduce.Extremum.apply(self, reduce.normalize_dims(self, dim if dim != () else None), keepdim, "min")
+
+    def logsumexp(self, dim, keepdim=False):
+        return statistics.logsumexp(self, dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return reduce.arg_reduce("argmax", self, dim, keepdim)
@@ -399,6 +527,15 @@ class TensorMethods:
     def triu(self, diagonal=0):
         return masks.triu(self, diagonal)
 
+    def unbind(self, dim=0):
+        return concat.unbind(self, dim)
+
+    def flip(self, *dims):
+        return reorder.flip(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def roll(self, shifts, dims=None):
+        return reorder.roll(self, shifts, dims)
+
     def split(self, split_size_or_sections, dim=0):
         return concat.split(self, split_size_or_sections, dim)
 
@@ -406,6 +543,13 @@ class TensorMethods:
         return concat.chunk(self, chunks, dim)
 
     # ---- matrix product (matmul.py) --------------------------------------------------------
+    def mm(self, mat2):
+        """The product of two matrices (2-D only; matmul broadcasts)."""
+        return matmul.mm(self, mat2)
+
+    def bmm(self, batch2):
+        return matmul.bmm(self, batch2)
+
     def matmul(self, other, transpose_a=False, transpose_b=False):
         return matmul.matmul(self, _as_tensor_like(other, self), transpose_a, transpose_b)
 
@@ -422,6 +566,24 @@ def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _augmented(x, op, other, symbol):
+    out = binary(op, x, other)
+    if grad_mode.is_grad_enabled() and (x.requires_grad or getattr(other, "requires_grad", False)):
+        if x.is_leaf and x.requires_grad:
+            x._check_inplace(symbol, other)                  # raises, naming the leaf
+        return out                                            # in the graph: a new tensor
+    if out.shape != x.shape:
+        raise RuntimeError(f"{symbol}: output with shape {x.shape} doesn't match the broadcast shape {out.shape}")
+    if out.dtype.is_floating_point and not x.dtype.is_floating_point:
+        raise RuntimeError(f"{symbol}: result type {out.dtype} can't be cast to the desired output type {x.dtype}")
+    return x._write(symbol, out)
+
+
+def _check_random_fill(op, t):
+    if not t.dtype.is_floating_point:
+        raise TypeError(f"{op}: expected a floating-point tensor, got dtype {t.dtype}")
 
 
 def _check_tensor(op, other, name="other"):

@@ -4,7 +4,7 @@ differentiates them with no code of their own."""
 import math
 
 from .elementwise import where
-from .reduce import Extremum, normalize_dims
+from .reduce import Extremum, kept_shape, normalize_dims
 from .strides import numel
 
 
@@ -69,3 +69,14 @@ def norm(x, p="fro", dim=None, keepdim=False):
         zero = total == 0
         return where(zero, 0.0, where(zero, 1.0, total).sqrt())
     return (x.abs() ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
+
+
+def logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, computed as m + log(sum(exp(x - m))) with m the maximum
+    (detached: the result does not depend on it), so no exp overflows; an all -inf slice
+    gives -inf, as PyTorch."""
+    _floating("logsumexp", x)
+    dims = normalize_dims(x, dim)
+    m = Extremum.apply(x, dims, True, "max").detach()
+    m = where(m.abs() == math.inf, 0.0, m)               # -inf rows: exp(-inf - 0) = 0, log 0 = -inf
+    return (x - m).exp().sum(dim=dims, keepdim=keepdim).log() + m.reshape(*kept_shape(x.shape, dims, keepdim))

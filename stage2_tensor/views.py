@@ -216,8 +216,7 @@ class IndexAdd(GradientFunction):
 
 def _check_index_dtype(t):
     if t.dtype not in (dtypes.int32, dtypes.int64):
-        raise IndexError(f"tensors used as indices must be int32 or int64, got {t.dtype}"
-                         + (" (for a bool mask use where or masked_fill)" if t.dtype is dtypes.bool_ else ""))
+        raise IndexError(f"tensors used as indices must be int32 or int64, got {t.dtype}")
 
 
 def flat_index(t, device):

@@ -89,6 +89,11 @@ class NativeBackend(GroupUpdates, Backend):
     """A device on a native library; ``ffi`` is its cffi handle (for NULL)."""
     max_dims = 16                       # TG_MAX_DIMS: the kernels' index arrays hold 16
 
+    def address(self, buffer):
+        """The buffer's pointer as an int (Tensor.data_ptr): host memory on "cpu", device
+        memory on "cuda"."""
+        return int(self.ffi.cast("uintptr_t", buffer))
+
     def matmul(self, a, b, dtype, bias=None):
         """a @ b over the batch dimensions (the same on both; stride 0 where broadcast), plus
         bias (None, or a 1-D view of length n) on every row: Linear's fused epilogue. The

@@ -300,6 +300,33 @@ TENSOR_OPS = [
               lambda a, b: np.einsum("ijk,ik->j", a, b), (2, 3, 2), (2, 2)),
     tensor_op("einsum_dot_transpose", lambda ns, a, b: ns.einsum("i,i->", a, b) * ns.einsum("ij->ji", b.reshape(2, 2)),
               lambda a, b: np.einsum("i,i->", a, b) * b.reshape(2, 2).T, (4,), (4,)),
+    # sin and cos (stage2_tensor/trigonometry.py): polynomials after a range reduction;
+    # the inputs scaled to span several turns either side of 0
+    tensor_op("sin_turns", lambda ns, x: ns.sin(x * 9.0), lambda x: np.sin(x * 9.0), (2, 3)),
+    tensor_op("cos_turns", lambda ns, x: (x * 9.0).cos(), lambda x: np.cos(x * 9.0), (2, 3)),
+    # functional forms and small composites a ported program calls (functions.py, methods.py)
+    tensor_op("pow_square_rsqrt_functions", lambda ns, x: ns.pow(x, 3.0) + ns.square(x) - ns.rsqrt(x * x + 1.0) + ns.neg(ns.relu(x)),
+              lambda x: x ** 3 + x * x - 1 / np.sqrt(x * x + 1) - np.maximum(x, 0), (2, 3)),
+    # reordering and reductions a ported program calls (reorder.py, concat.unbind, statistics.logsumexp)
+    tensor_op("flip_roll", lambda ns, x: x.flip(0, 2).roll((1, -2), (1, 2)) * ns.roll(x, 4),
+              lambda x: np.roll(np.flip(x, (0, 2)), (1, -2), (1, 2)) * np.roll(x.ravel(), 4).reshape(x.shape), (2, 3, 4)),
+    tensor_op("unbind_amax", lambda ns, x: x.unbind(1)[2] * x.amax((0, 1)) + ns.amin(x, 1, keepdim=True),
+              lambda x: x[:, 2] * x.max((0, 1)) + x.min(1, keepdims=True), (2, 3, 4)),
+    tensor_op("logsumexp", lambda ns, x: ns.logsumexp(x * 30.0, (0, 2)),      # large: the maximum is taken out
+              lambda x: np.log(np.exp(x * 30.0 - (x * 30.0).max()).sum((0, 2))) + (x * 30.0).max(), (2, 3, 2)),
+    # remainder (rounding.py): a - floor(a / b) b, the floor a constant; inputs scaled so the
+    # quotients are away from whole numbers (where floor jumps and differences would not be local)
+    tensor_op("remainder", lambda ns, a, b: (a * 7.0) % (b.abs() + 0.5) + ns.remainder(a * 3.0, 0.7),
+              lambda a, b: np.mod(a * 7.0, np.abs(b) + 0.5) + np.mod(a * 3.0, 0.7), (2, 3), (2, 3)),
+    tensor_op("diag_both_ways", lambda ns, v, m: ns.diag(v, -1).sum(0)[:3] + ns.diag(m, 1).sum() + v.diag().sum(1),
+              lambda v, m: np.diag(v, -1).sum(0)[:3] + np.diag(m, 1).sum() + np.diag(v).sum(1), (3,), (3, 4)),
+    tensor_op("lerp_addcmul_addcdiv", lambda ns, a, b: a.lerp(b, 0.3) + ns.addcmul(a, a, b, value=0.5)
+              + a.addcdiv(b, b * b + 1.0, value=2.0),
+              lambda a, b: a + 0.3 * (b - a) + a + 0.5 * a * b + a + 2.0 * b / (b * b + 1), (2, 3), (2, 3)),
+    tensor_op("einsum_diagonal", lambda ns, a, b: ns.einsum("bii,i->bi", a, b),     # gradient on the diagonal only
+              lambda a, b: np.einsum("bii,i->bi", a, b), (2, 3, 3), (3,)),
+    tensor_op("einsum_ellipsis", lambda ns, a, b: ns.einsum("...ij,...jk->...ik", a, b),
+              lambda a, b: np.einsum("...ij,...jk->...ik", a, b), (2, 2, 3), (3, 2)),
     # Padding and interpolation (stage2_tensor/resampling.py): gathers along one dimension.
     tensor_op("pad_constant", lambda ns, x: ns.nn.functional.pad(x, (1, 2, -1, 1), value=0.5),
               lambda x: np.pad(x[:, 1:], [(0, 0), (0, 1), (1, 2)], constant_values=0.5), (1, 3, 3)),
@@ -383,6 +410,9 @@ TENSOR_OPS = [
               lambda q, k, v: _softmax(np.where([[True, False, True], [True, True, False]],
                                                 q @ _t(k) / math.sqrt(q.shape[-1]), -np.inf)) @ v,
               (2, 2), (3, 2), (3, 2)),
+    tensor_op("attention_scale",
+              lambda ns, q, k, v: ns.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3),
+              lambda q, k, v: _softmax(q @ _t(k) * 0.3) @ v, (2, 2), (3, 2), (3, 2)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
     # PyTorch's surface a learner reaches for (statistics.py, clamp.py, masks.py, concat.py,

@@ -152,6 +152,20 @@ def test_bad_arguments_are_named():
         default_collate([object()])
     with pytest.raises(NotImplementedError, match="must define __getitem__"):
         Dataset()[0]
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        DataLoader(TensorDataset(x), persistent_workers=True)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified in multiprocessing"):
+        DataLoader(TensorDataset(x), prefetch_factor=2)
+    with pytest.raises(TypeError, match="worker_init_fn must be callable, got int"):
+        DataLoader(TensorDataset(x), num_workers=1, worker_init_fn=1)
+
+
+def test_worker_options_are_accepted_and_batches_stay_the_same():
+    x, y = data()                 # pytorch/examples' accelerator settings: workers, pinned memory
+    loader = DataLoader(TensorDataset(x, y), batch_size=2, num_workers=1, persistent_workers=True,
+                        pin_memory=True, prefetch_factor=2, worker_init_fn=print)
+    plain = DataLoader(TensorDataset(x, y), batch_size=2)
+    assert [b[0].tolist() for b in loader] == [b[0].tolist() for b in plain] and len(loader) == 3
 
 
 # ---- pixel shuffle ---------------------------------------------------------------------------
@@ -424,3 +438,41 @@ def test_multihead_attention_gradients(engine):
     value = gradcheck(engine, fn, [q, k, v, *params])
     out, weights = mha_ref(q, k, v, *params, 2, np.where(array(mask), -np.inf, 0))
     np.testing.assert_allclose(value, out + weights.mean(1).sum(), rtol=1e-10)
+
+
+def test_samplers_pick_the_indices():
+    x, y = data()
+    seq = [b[0].tolist() for b in DataLoader(TensorDataset(x), batch_size=2,
+                                              sampler=stage2_tensor.utils.data.SequentialSampler(x))]
+    assert seq == [b[0].tolist() for b in DataLoader(TensorDataset(x), batch_size=2)]
+    g = tg.Generator().manual_seed(5)
+    shuffled = [b[0].tolist() for b in DataLoader(TensorDataset(x), batch_size=5, shuffle=True, generator=g)]
+    g = tg.Generator().manual_seed(5)                # shuffle=True is a RandomSampler with that generator
+    sampled = [b[0].tolist() for b in DataLoader(TensorDataset(x), batch_size=5, sampler=tg.utils.data.RandomSampler(
+        x, generator=g))]
+    assert shuffled == sampled and sorted(map(tuple, shuffled[0])) == sorted(map(tuple, x.tolist()))
+    endless = tg.utils.data.RandomSampler(x, replacement=True, num_samples=int(1e10))   # minGPT's stream
+    loader = DataLoader(TensorDataset(x, y), batch_size=3, sampler=endless)
+    assert len(loader) == math.ceil(1e10 / 3)
+    batches = iter(loader)
+    for _ in range(4):                                # read lazily: nothing of 1e10 is listed
+        xb, yb = next(batches)
+        assert xb.shape == (3, 2) and yb.shape == (3,)
+    counts = collections.Counter(tg.utils.data.RandomSampler(x, replacement=True, num_samples=5000))
+    assert set(counts) <= set(range(5)) and all(abs(c - 1000) < 5 * math.sqrt(1000 * 0.8) for c in counts.values())
+    twice = list(tg.utils.data.RandomSampler(x, num_samples=7))     # one permutation, then 2 of the next
+    assert sorted(twice[:5]) == list(range(5)) and len(twice) == 7
+    with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
+        DataLoader(TensorDataset(x), shuffle=True, sampler=endless)
+    with pytest.raises(ValueError, match="num_samples should be a positive integer value, but got num_samples=0"):
+        tg.utils.data.RandomSampler(x, num_samples=0)
+    with pytest.raises(TypeError, match="replacement should be a boolean value"):
+        tg.utils.data.RandomSampler(x, replacement=1)
+
+
+def test_pytorchs_module_paths_import():
+    # minGPT: from torch.utils.data.dataloader import DataLoader (and dataset, sampler)
+    from stage2_tensor.utils.data.dataloader import DataLoader as loader_class
+    from stage2_tensor.utils.data.dataset import Dataset as dataset_class
+    from stage2_tensor.utils.data.sampler import RandomSampler as sampler_class
+    assert loader_class is DataLoader and dataset_class is Dataset and sampler_class is tg.utils.data.RandomSampler

@@ -195,6 +195,9 @@ def _on(x, values, dtype=None):
     return tg.tensor(np.asarray(values).tolist(), dtype=dtype, device=x.device)
 
 
+PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])   # class probabilities
+
+
 # name: (function of float64 tensors, numpy's answer for the same arrays)
 FUNCTIONS = {
     "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), lambda x: np.where(x > 0, x, 0.1 * x)),
@@ -202,6 +205,9 @@ FUNCTIONS = {
     "elu": (lambda x: F.elu(x, alpha=1.5), lambda x: np.where(x > 0, x, 1.5 * np.expm1(x))),
     "ELU": (lambda x: nn.ELU()(x), lambda x: np.where(x > 0, x, np.expm1(x))),
     "SiLU": (lambda x: nn.SiLU()(x), lambda x: x / (1 + np.exp(-x))),
+    "prelu_channels": (lambda x: F.prelu(x, _on(x, [0.1, -0.2, 0.3, 2.0], tg.float64)),
+                       lambda x: np.where(x > 0, x, np.array([0.1, -0.2, 0.3, 2.0]) * x)),
+    "PReLU": (lambda x: nn.PReLU(dtype=tg.float64, device=x.device)(x), lambda x: np.where(x > 0, x, 0.25 * x)),
     "Softplus": (lambda x: nn.Softplus(beta=2, threshold=3)(x), lambda x: softplus_ref(x, 2, 3)),
     "normalize": (lambda x: F.normalize(x), lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)),
     "normalize_p3_dim0": (lambda x: F.normalize(x, p=3, dim=0),
@@ -212,6 +218,13 @@ FUNCTIONS = {
        for r in ("none", "sum", "mean")},
     "nll_loss_plain": (lambda x: F.nll_loss(x, _on(x, TARGET)),
                        lambda x: nll_ref(x, TARGET, np.ones(4), "mean")),
+    "cross_entropy_probabilities": (
+        lambda x: F.cross_entropy(x, _on(x, PROBS, tg.float64), weight=_on(x, CLASS_WEIGHT, tg.float64),
+                                  label_smoothing=0.1),
+        lambda x: -(np.log(np.exp(x) / np.exp(x).sum(1, keepdims=True)) * (PROBS * 0.9 + 0.1 / 4)
+                    * CLASS_WEIGHT).sum(1).mean()),
+    "huber_loss": (lambda x: F.huber_loss(x, _on(x, np.ones((3, 4)), tg.float64), delta=1.5),
+                   lambda x: np.mean(np.where(np.abs(x - 1) < 1.5, 0.5 * (x - 1) ** 2, 1.5 * (np.abs(x - 1) - 0.75)))),
     "embedding": (lambda w: F.embedding(_on(w, [[1, 0], [1, 2]]), w),
                   lambda w: w[np.array([[1, 0], [1, 2]])]),
 }
@@ -224,6 +237,33 @@ def test_forward_matches_numpy_and_gradient_central_differences(engine, name):
     x = np.random.default_rng(0).uniform(-3, 3, size=(3, 4))
     value = gradcheck(engine, fn, [x])
     np.testing.assert_allclose(value, reference(x), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("engine", TENSOR_ENGINES)
+@pytest.mark.parametrize("shape, slopes", [((2, 3, 4), 3), ((2, 3), 1), ((5,), 1), ((2, 2, 2, 3), 2)])
+def test_prelu_slopes_learn_per_channel(engine, shape, slopes):
+    rng = np.random.default_rng(2)
+    x, w = rng.uniform(-2, 2, size=shape), rng.uniform(0.1, 0.5, size=(slopes,))
+    wide = w.reshape(slopes, *[1] * (len(shape) - 2)) if slopes > 1 else w
+    value = gradcheck(engine, F.prelu, [x, w])
+    np.testing.assert_allclose(value, np.where(x > 0, x, wide * x), rtol=1e-12)
+    m = nn.PReLU(slopes, init=0.1)
+    assert [n for n, _ in m.named_parameters()] == ["weight"] and m.weight.tolist() == [pytest.approx(0.1)] * slopes
+    assert repr(m) == f"PReLU(num_parameters={slopes})"
+
+
+def test_prelu_errors():
+    with pytest.raises(ValueError, match=r"mismatch of parameter numbers and input channel size: weight has 2 "
+                                         r"slopes, the input of shape \(4, 3\) has 3 channels"):
+        F.prelu(tg.zeros(4, 3), tg.zeros(2))
+    with pytest.raises(ValueError, match=r"weight must be 1-D \(one slope per channel\), got shape \(1, 1\)"):
+        F.prelu(tg.zeros(4, 3), tg.zeros(1, 1))
+    with pytest.raises(TypeError, match="input and weight must be Tensors, got Tensor and float"):
+        F.prelu(tg.zeros(4, 3), 0.25)
+    with pytest.raises(ValueError, match="num_parameters must be a positive int, got 0"):
+        nn.PReLU(0)
+    with pytest.raises(TypeError, match="must be a number"):
+        nn.PReLU(init="0.25")
 
 
 def test_embedding_padding_row_gets_no_gradient_and_errors():
@@ -392,3 +432,37 @@ def test_calculate_gain_fans_and_errors():
             bad()
     with pytest.warns(UserWarning, match="zero-element"):
         init.kaiming_uniform_(tg.zeros(0, 3))
+
+
+def test_module_dict_items_are_attributes_too():
+    d = nn.ModuleDict(dict(wte=nn.Embedding(5, 3), h=nn.ModuleList([nn.Linear(3, 3)])))
+    assert d.wte is d["wte"] and d.h[0] is d["h"][0]
+    d.wte.weight = nn.Parameter(tg.zeros(5, 3))          # reached through the attribute, as a GPT ties weights
+    assert d["wte"].weight.tolist() == [[0.0] * 3] * 5
+    with pytest.raises(AttributeError, match="'ModuleDict' object has no attribute or key 'wpe'"):
+        d.wpe
+    p = nn.ParameterDict({"scale": tg.ones(2)})
+    assert p.scale is p["scale"]
+
+
+def test_attention_scale_must_be_a_number():
+    q = tg.zeros(2, 2)
+    with pytest.raises(TypeError, match="scale must be a number or None, got str"):
+        F.scaled_dot_product_attention(q, q, q, scale="0.5")
+    assert F.scaled_dot_product_attention(q, q, q, scale=2).shape == (2, 2)
+
+
+def test_cross_entropy_probability_targets_and_huber_errors():
+    x = tg.zeros(2, 3)
+    assert F.cross_entropy(x, tg.ones(2, 3) / 3, reduction="none").shape == (2,)
+    assert F.cross_entropy(x[0], tg.ones(3) / 3).shape == ()                      # one sample
+    assert nn.CrossEntropyLoss()(x, tg.ones(2, 3) / 3).item() == pytest.approx(math.log(3))
+    with pytest.raises(ValueError, match="label_smoothing must be between 0.0 and 1.0, got 2"):
+        F.cross_entropy(x, tg.ones(2, 3), label_smoothing=2)
+    with pytest.raises(TypeError, match="expected class indices"):               # float, not the logits' shape
+        F.cross_entropy(x, tg.ones(2))
+    with pytest.raises(ValueError, match="delta must be a positive number"):
+        F.huber_loss(x, x, delta=0)
+    with pytest.raises(ValueError, match="HuberLoss: delta must be a positive number, got -1"):
+        nn.HuberLoss(delta=-1)
+    assert repr(nn.HuberLoss(delta=0.5)) == "HuberLoss(reduction='mean', delta=0.5)"

@@ -230,3 +230,55 @@ def test_step_with_closure_returns_the_loss():
         return loss
 
     assert opt.step(closure).item() == 1.0 and p.tolist() == [0.5]
+
+
+# ---- GradScaler (amp.py): loss scaling, as PyTorch's torch.amp.GradScaler -------------------
+def test_grad_scaler_scales_unscales_and_skips_overflowing_steps():
+    p = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    opt = optim.SGD([p], lr=0.5)
+    scaler = tg.amp.GradScaler("python", init_scale=8.0, growth_interval=2)
+    loss = (p * p).sum()
+    scaled = scaler.scale(loss)
+    assert scaled.item() == 8.0 * 5.0
+    scaled.backward()
+    assert p.grad.tolist() == [16.0, 32.0]                  # 8 * 2p
+    scaler.unscale_(opt)
+    assert p.grad.tolist() == [2.0, 4.0]                    # the true gradient, for clipping
+    with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called on this optimizer"):
+        scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    assert p.tolist() == [0.0, 0.0] and scaler.get_scale() == 8.0       # stepped; 1 good step of 2
+    for overflow, scale in ((False, 16.0), (True, 8.0)):    # second good step grows; an inf backs off
+        opt.zero_grad()
+        loss = (p * (math.inf if overflow else 1.0)).sum()
+        scaler.scale(loss).backward()
+        before = p.tolist()
+        scaler.step(opt)                                    # unscales itself
+        scaler.update()
+        assert scaler.get_scale() == scale
+        assert (p.tolist() == before) == overflow           # the overflowing step is skipped
+    assert scaler.state_dict() == {"scale": 8.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+                                   "growth_interval": 2, "_growth_tracker": 0}
+
+
+def test_grad_scaler_disabled_passes_through_and_checks_arguments():
+    p = tg.tensor([1.0], requires_grad=True)
+    opt = optim.SGD([p], lr=0.1)
+    scaler = tg.cuda.amp.GradScaler(enabled=False)          # nanoGPT's spelling, float32 training
+    loss = (p * 3).sum()
+    assert scaler.scale(loss) is loss and scaler.get_scale() == 1.0 and not scaler.is_enabled()
+    loss.backward()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    assert p.item() == pytest.approx(0.7) and scaler.state_dict() == {}
+    if not tg.cuda.is_available():                           # PyTorch's warning, then disabled
+        with pytest.warns(UserWarning, match="CUDA is not available. Disabling"):
+            assert not tg.amp.GradScaler().is_enabled()
+    with pytest.raises(ValueError, match="growth_interval must be a positive int, got 0"):
+        tg.amp.GradScaler("python", growth_interval=0)
+    with pytest.raises(ValueError, match="expects init_scale > 0"):
+        tg.amp.GradScaler("python", init_scale=0)
+    with pytest.raises(RuntimeError, match="source state dict is empty"):
+        tg.amp.GradScaler("python").load_state_dict({})

@@ -206,6 +206,11 @@ def test_multinomial_type_errors():
     ("i,i->", [(3,), (3,)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 2), (1, 2, 2, 2)]), ("i,j->ij", [(2,), (3,)]),
     ("ij->", [(2, 3)]), ("ij,jk", [(2, 3), (3, 2)]), ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]),
     ("ij,ij->ij", [(2, 3), (1, 3)]), ("ijk,ik->j", [(2, 3, 2), (2, 2)]),
+    # diagonals (a letter twice in one operand) and ellipses
+    ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("iij->j", [(2, 2, 3)]), ("iji->j", [(2, 3, 2)]), ("bii->bi", [(2, 3, 3)]),
+    ("ii,i->i", [(3, 3), (3,)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 2)]), ("...ij,...jk", [(2, 1, 3, 4), (3, 4, 2)]),
+    ("b...,b...->b...", [(2, 3, 4), (2, 3, 4)]), ("...", [(2, 3)]), ("i...->...", [(2, 3)]), ("ij...,j->i...", [(2, 3, 2, 2), (3,)]),
+    ("...ii->...i", [(2, 3, 3)]),
 ])
 def test_einsum_as_numpy(engine, equation, shapes):
     rng = np.random.default_rng(0)
@@ -217,8 +222,10 @@ def test_einsum_as_numpy(engine, equation, shapes):
 
 
 @pytest.mark.parametrize("equation, operands, error, message", [
-    ("ii->i", [(2, 2)], ValueError, "a diagonal"),
-    ("...ij->ij", [(2, 2)], ValueError, "ellipsis"),
+    ("ii->i", [(2, 3)], ValueError, "subscript 'i' is repeated for operand 'ii' but the sizes don't match, 2 != 3"),
+    ("...ijk->ij", [(2, 2)], ValueError, "names 3 dimensions besides the ellipsis"),
+    ("....ij->ij", [(2, 2)], ValueError, "an ellipsis is written '...', at most once per operand"),
+    ("...i...->i", [(2, 2)], ValueError, "at most once per operand"),
     ("ij->k", [(2, 2)], ValueError, "output letter 'k' appears in no operand"),
     ("ij,jk->ik", [(2, 2)], ValueError, "names 2 operand"),
     ("ij,jk->ik", [(2, 3), (2, 2)], ValueError, "letter 'j' has size 3"),

@@ -299,3 +299,348 @@ def test_joining_and_products_reject_bad_arguments(device):
         tg.bmm(x.reshape(1, 2, 3), x.reshape(1, 2, 3))
     with pytest.raises(ValueError, match=r"outer: vec2 must be a 1-D tensor, got shape \(2, 3\)"):
         tg.outer(x[0], x)
+
+
+# ---- indexing with bool masks, lists, and tensors after full slices (advanced_index.py) -----
+X3 = np.random.default_rng(3).normal(size=(3, 4, 5))
+MASK2 = X3[:, :, 0] > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index, reference", [
+    (lambda d: t(X3 > 0, d, tg.bool), X3 > 0),                              # every dimension: 1-D result
+    (lambda d: t(MASK2, d, tg.bool), MASK2),                                # leading two: rows of 5
+    (lambda d: t([True, False, True], d, tg.bool), np.array([True, False, True])),
+    (lambda d: [True, False, True], np.array([True, False, True])),         # a list of bools is a mask
+    (lambda d: t(X3 > 9, d, tg.bool), X3 > 9),                              # nothing true: shape (0,)
+    (lambda d: [2, 0, 2], [2, 0, 2]),                                       # a list of ints: rows, repeats kept
+    (lambda d: (slice(None), [1, 3]), (slice(None), [1, 3])),               # after a full slice
+    (lambda d: (slice(None), t([[2, 0], [1, 1]], d, tg.int64)), (slice(None), np.array([[2, 0], [1, 1]]))),
+    (lambda d: (slice(None), t([False, True, True, False], d, tg.bool)), (slice(None), np.array([False, True, True, False]))),
+    (lambda d: (Ellipsis, [0, 4]), (Ellipsis, [0, 4])),
+    (lambda d: (Ellipsis, t(X3[0, 0] > 0, d, tg.bool)), (Ellipsis, X3[0, 0] > 0)),
+])
+def test_advanced_indexing_reads_as_numpy(device, index, reference):
+    got = t(X3, device)[index(device)]
+    want = X3[reference]
+    assert got.shape == want.shape and got.device == device
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mask_indexing_gradient_lands_on_the_elements_read(device):
+    from .gradcheck import gradcheck
+    from .engines import ENGINES
+    engine = next(e for e in ENGINES if e.device == device)
+    mask = t(MASK2, device, tg.bool)
+    got = gradcheck(engine, lambda x: x[mask] * x[:, [1, 1, 3]].sum(), [X3[:, :, :2].copy()])
+    np.testing.assert_allclose(got, X3[:, :, :2][MASK2] * X3[:, :, :2][:, [1, 1, 3]].sum())
+    x = t(X3, device).requires_grad_()
+    x[:, [1, 1, 3]].sum().backward()                     # a column read twice gets both gradients
+    np.testing.assert_array_equal(x.grad.numpy()[0, :, 0], [0, 2, 0, 1])
+
+
+def _np(i):
+    return i.numpy() if isinstance(i, tg.Tensor) else i
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index, value", [
+    (lambda d: t(X3 > 0, d, tg.bool), lambda d: 0.0),                       # x[x > 0] = 0
+    (lambda d: t(X3 > 0, d, tg.bool), lambda d: t(np.arange((X3 > 0).sum()), d)),   # one value per element
+    (lambda d: t(MASK2, d, tg.bool), lambda d: t(np.arange(5.0), d)),        # a row broadcast to each hit
+    (lambda d: [0, 2], lambda d: -1.0),
+    (lambda d: t([1, 1], d, tg.int64), lambda d: t(np.stack([np.zeros((4, 5)), np.ones((4, 5))]), d)),
+    (lambda d: (slice(None), [1, 3]), lambda d: t(np.arange(2.0)[:, None] + np.zeros(5), d)),
+    (lambda d: (slice(None), t([False, True, True, False], d, tg.bool)), lambda d: 7.0),
+    (lambda d: (t([0, 2], d, tg.int64), t([1, 3], d, tg.int64)), lambda d: t(np.arange(5.0), d)),
+])
+def test_advanced_indexing_writes_as_numpy(device, index, value):
+    x = t(X3, device)
+    x[index(device)] = value(device)
+    want = X3.copy()
+    v = value("python")
+    idx = index("python")
+    want[tuple(_np(i) for i in idx) if isinstance(idx, tuple) else _np(idx)] = _np(v)
+    if isinstance(idx, tg.Tensor) and idx.dtype is tg.int64:
+        want[1] = 1.0                                    # a row named twice keeps its last value, as PyTorch
+    np.testing.assert_array_equal(x.numpy(), want)
+    ints = tg.tensor([1, -2, 3], device=device)
+    ints[ints < 0] = 0                                   # the idiom, on an int64 tensor
+    assert ints.tolist() == [1, 0, 3]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_advanced_indexing_rejects_what_it_cannot_do(device):
+    x = tg.zeros(2, 3, device=device)
+    with pytest.raises(IndexError, match=r"the shape of the mask \(3,\) at index 0 does not match the shape "
+                                         r"of the indexed tensor \(2, 3\)"):
+        x[t([True, False, True], device, tg.bool)]
+    with pytest.raises(IndexError, match="supports them as one group, with only ':'"):
+        x[[0], :, [1]]
+    with pytest.raises(IndexError, match="supports them as one group"):
+        x[1:, [0]]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 0 with size 2"):
+        x[[0, 1, 1, 2]]
+    with pytest.raises(IndexError, match="tensors used as indices must be int32 or int64, got tracegrad.float32"):
+        x[tg.tensor([0.5], device=device)]
+    with pytest.raises(IndexError, match=r"too many indices for a tensor of shape \(2, 3\)"):
+        x[[0], [1], [2]]
+    with pytest.raises(ValueError, match=r"value tensor of shape \(5,\) cannot be broadcast to indexing result "
+                                         r"of shape \(0,\)"):
+        x[x > 0] = tg.ones(5, device=device)
+    leaf = tg.zeros(2, 3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place operation on a leaf tensor that requires grad"):
+        leaf[leaf > 0] = 1.0
+    np.testing.assert_array_equal(t([[0, 1], [2, 0]], device).nonzero().numpy(), [[0, 1], [1, 0]])
+
+
+# ---- normal_, uniform_ (in place, from a generator when given), data_ptr -------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_normal_and_uniform_fill_in_place_with_the_asked_distribution(device):
+    n = 4000                                       # the mean of n draws is off by ~std / sqrt(n): 5 of those allowed
+    x = tg.zeros(n, device=device, dtype=tg.float64)
+    assert x.normal_(2.0, 0.5) is x
+    v = x.numpy()
+    assert abs(v.mean() - 2.0) < 5 * 0.5 / math.sqrt(n) and abs(v.std() - 0.5) < 5 * 0.5 / math.sqrt(2 * n)
+    assert x.uniform_(-1.0, 3.0) is x
+    v = x.numpy()                                  # uniform on [-1, 3): mean 1, std 4 / sqrt(12)
+    assert v.min() >= -1.0 and v.max() < 3.0 and abs(v.mean() - 1.0) < 5 * (4 / math.sqrt(12)) / math.sqrt(n)
+    view = tg.zeros(3, 4, device=device)[:, 1:3]  # a strided view: only its elements change
+    base = view
+    view.uniform_(5.0, 6.0)
+    assert (base >= 5.0).all().item()
+    draws = [tg.zeros(5, device=device).normal_(generator=tg.Generator().manual_seed(7)).tolist() for _ in range(2)]
+    assert draws[0] == draws[1]                    # a seeded generator repeats
+    w = tg.zeros(3, 4, device=device)
+    w[:, 1:3].normal_()
+    assert (w[:, 0] == 0).all().item() and (w[:, 3] == 0).all().item() and (w[:, 1:3] != 0).all().item()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_normal_and_uniform_reject_bad_arguments(device):
+    with pytest.raises(ValueError, match="normal_ expects std >= 0.0, but found std -1"):
+        tg.zeros(2, device=device).normal_(0.0, -1)
+    with pytest.raises(ValueError, match=r"uniform_ expects to return a \[from, to\) range, but found from=1 > to=0"):
+        tg.zeros(2, device=device).uniform_(1, 0)
+    with pytest.raises(TypeError, match="normal_: expected a floating-point tensor, got dtype tracegrad.int64"):
+        tg.zeros(2, device=device, dtype=tg.int64).normal_()
+    with pytest.raises(TypeError, match="uniform: generator must be a stage2_tensor.Generator or None, got int"):
+        tg.zeros(2, device=device).uniform_(generator=3)
+    with pytest.raises(RuntimeError, match="in-place operation on a leaf tensor that requires grad"):
+        tg.zeros(2, device=device, requires_grad=True).normal_()
+    w = tg.zeros(2, device=device, requires_grad=True)
+    with tg.no_grad():                             # the initialisation idiom
+        w.uniform_(-0.1, 0.1)
+    assert (w.abs() <= 0.1).all().item()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_ptr_tells_shared_memory_and_offsets(device):
+    x = tg.zeros(4, 3, device=device)
+    assert isinstance(x.data_ptr(), int) and x.data_ptr() != 0
+    assert x.view(12).data_ptr() == x.data_ptr() == x.t().data_ptr()   # views of one storage
+    assert x[1].data_ptr() - x.data_ptr() == 3 * 4                    # 3 float32 elements on
+    assert x[:, 2].data_ptr() - x.data_ptr() == 2 * 4
+    assert x.clone().data_ptr() != x.data_ptr()
+    y = tg.zeros(2, dtype=tg.float64, device=device)
+    assert y[1].data_ptr() - y.data_ptr() == 8                        # float64: 8 bytes each
+    assert y.element_size() == 8 and x.element_size() == 4 and x.nelement() == 12
+
+
+# ---- what a training script asks of torch itself: the GPU, switches, compile, ints, f-strings ---
+def test_cuda_backends_and_compile_answer_as_a_script_expects():
+    from stage2_tensor import backend
+    assert tg.cuda.is_available() is backend.available("cuda")
+    assert tg.cuda.device_count() == (1 if tg.cuda.is_available() else 0)
+    assert tg.cuda.is_bf16_supported() is tg.cuda.is_available()
+    with pytest.raises(ValueError, match="tracegrad drives one GPU"):
+        tg.cuda.set_device("cuda:1")
+    assert backend.available("python") and not backend.available("no-such-device")
+    tg.backends.cuda.matmul.allow_tf32 = True            # accepted, and changes nothing
+    tg.backends.cudnn.allow_tf32 = True
+    assert tg.backends.mps.is_available() is False
+    model = tg.nn.Linear(2, 2)
+    assert tg.compile(model) is model and tg.compile(mode="max-autotune")(len) is len
+    with pytest.raises(TypeError, match="expected a Module or a function, got int"):
+        tg.compile(3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_integer_tensors_index_and_tensors_format(device):
+    data = list(range(10))
+    i = tg.tensor(3, device=device)
+    assert data[i:i + 2] == [3, 4] and data[tg.tensor([7], device=device)] == 7
+    assert np.arange(10)[i] == 3 and list(range(i)) == [0, 1, 2]
+    with pytest.raises(TypeError, match="only integer tensors of a single element can be converted to an index"):
+        data[tg.tensor(1.0, device=device)]
+    with pytest.raises(TypeError, match="only integer tensors of a single element"):
+        data[tg.tensor([1, 2], device=device)]
+    loss = tg.tensor(math.pi, dtype=tg.float64, device=device)
+    assert f"{loss:.4f}" == "3.1416" and f"{tg.tensor(7, device=device):>3d}" == "  7"
+    assert f"{tg.tensor([1, 2], device=device)}" == repr(tg.tensor([1, 2], device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_host_scalar_tensor_meets_a_tensor_on_any_device(device):
+    best = tg.tensor(2.0, dtype=tg.float64)               # a 0-d tensor on "python", as a checkpoint's
+    x = tg.tensor([1.0, 3.0], dtype=tg.float64, device=device, requires_grad=True)
+    assert (x < best).tolist() == [True, False]
+    y = (x * best).sum()
+    y.backward()
+    assert y.device == device and x.grad.tolist() == [2.0, 2.0]
+    if device != "python":
+        with pytest.raises(RuntimeError, match="operands are on different devices"):
+            x + tg.ones(2, dtype=tg.float64)              # only a 0-d tensor goes across
+
+
+def test_device_names_a_device_as_pytorch_spells_it():
+    d = tg.device("cpu")
+    assert d == "cpu" and d.type == "cpu" and d.index is None and repr(d) == "device(type='cpu')"
+    assert tg.zeros(2).to(d).device == "cpu" and tg.zeros(2, device=tg.device("python")).device == "python"
+    cuda = tg.device("cuda:0")
+    assert cuda == "cuda" and cuda.type == "cuda" and cuda.index == 0 and tg.device("cuda", 0) == "cuda"
+    assert tg.device(d) is d
+    with pytest.raises(ValueError, match="tracegrad drives one GPU, index 0; got index 1"):
+        tg.device("cuda:1")
+    with pytest.raises(TypeError, match="expected a device name such as 'cpu' or 'cuda', got int"):
+        tg.device(0)
+    assert tg.accelerator.is_available() is tg.cuda.is_available()
+    assert tg.accelerator.current_accelerator() == ("cuda" if tg.cuda.is_available() else None)
+
+
+# ---- sin, cos (trigonometry.py; values and gradients are op-table rows) and x += y --------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_sin_and_cos_dtypes_far_angles_and_specials(device):
+    x = np.array([-1e6, -7.5, -math.pi, 0.0, 0.5, math.pi / 2, 1e3, 123456.789])
+    for dtype, tol in ((tg.float64, 1e-9), (tg.float32, 1e-6)):   # 1e-9: 2 pi's rounding times 1e6 / (2 pi) turns
+        t_ = t(x, device, dtype)
+        exact = t_.numpy().astype(np.float64)
+        assert tg.sin(t_).dtype is dtype and t_.cos().dtype is dtype
+        np.testing.assert_allclose(tg.sin(t_).numpy(), np.sin(exact), rtol=0, atol=tol)
+        np.testing.assert_allclose(tg.cos(t_).numpy(), np.cos(exact), rtol=0, atol=tol)
+    ints = tg.sin(tg.tensor([0, 1, 2], device=device))          # an integer angle gives float32
+    assert ints.dtype is tg.float32
+    np.testing.assert_allclose(ints.numpy(), np.sin([0, 1, 2]), atol=1e-7)
+    specials = t([math.nan, math.inf, -math.inf], device)
+    assert np.isnan(tg.sin(specials).numpy()).all() and np.isnan(tg.cos(specials).numpy()).all()
+    assert abs(tg.sin(t([1e300], device)).item()) <= 1.0         # beyond any meaning, still a sine's range
+    with pytest.raises(TypeError, match=r"sin\(\): argument 'input' \(position 1\) must be a Tensor, not float"):
+        tg.sin(1.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_augmented_assignment_writes_in_place_outside_the_graph(device):
+    w = tg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (w * w).sum().backward()
+    alias = w
+    with tg.no_grad():
+        w -= 0.25 * w.grad                          # the tutorial's update: the parameter itself
+    assert alias is w and w.tolist() == [0.5, 1.0] and w.requires_grad
+    x = tg.ones(2, device=device)
+    y = x
+    y += 1
+    y *= 3
+    y /= 2
+    y -= tg.ones(2, device=device)
+    assert y is x and x.tolist() == [2.0, 2.0]
+    h = w * 1.0                                     # in the graph: a new tensor, the same gradient
+    h0 = h
+    h += w
+    assert h is not h0 and h0.tolist() == [0.5, 1.0]
+    h.sum().backward()
+    assert w.grad.tolist() == [2.0 + 2.0, 4.0 + 2.0]   # 2w at w = (1, 2) from before, plus 2 from h = 2w
+    with pytest.raises(RuntimeError, match=r"\+=: in-place operation on a leaf tensor that requires grad"):
+        w += 1
+    with pytest.raises(RuntimeError, match="result type tracegrad.float32 can't be cast to the desired output type tracegrad.int64"):
+        i = tg.tensor([1, 2], device=device)
+        i += 0.5
+    with pytest.raises(RuntimeError, match=r"output with shape \(2,\) doesn't match the broadcast shape \(2, 2\)"):
+        x += tg.ones(2, 2, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_data_and_mm_the_older_spellings(device):
+    p = tg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (p * 3).sum().backward()
+    d = p.data
+    assert not d.requires_grad and d.grad_fn is None and d.data_ptr() == p.data_ptr()
+    p.data.add_(-0.5 * p.grad)                        # pytorch/examples' regression update, unrecorded
+    assert p.tolist() == [-0.5, 0.5] and p.requires_grad and p.is_leaf
+    p.data = tg.tensor([[7.0]], dtype=tg.float64, device=device)    # a new storage, shape and dtype
+    assert p.shape == (1, 1) and p.dtype is tg.float64 and p.tolist() == [[7.0]] and p.requires_grad
+    with pytest.raises(TypeError, match="data\\(\\): argument 'value' must be a Tensor, not list"):
+        p.data = [1.0]
+    got = t(A, device).mm(t(B.T, device))
+    np.testing.assert_allclose(got.numpy(), A @ B.T)
+    np.testing.assert_allclose(tg.mm(t(A, device), t(B.T, device)).numpy(), A @ B.T)
+    with pytest.raises(ValueError, match=r"mm: mat2 must be a matrix \(2-D\), got shape \(3,\)"):
+        tg.mm(t(A, device), t(A[0], device))
+    with pytest.raises(ValueError, match=r"mm: shapes \(2, 3\) and \(2, 3\) cannot be multiplied \(3 != 2\)"):
+        t(A, device).mm(t(A, device))
+    batch = t(np.stack([A, B]), device)
+    np.testing.assert_allclose(batch.bmm(batch.mT).numpy(), np.stack([A @ A.T, B @ B.T]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_flip_roll_unbind_eye_amax_logsumexp_shapes_and_errors(device):
+    x = t(np.arange(24.0).reshape(2, 3, 4), device)
+    assert [p.shape for p in x.unbind(-1)] == [(2, 3)] * 4 and len(tg.unbind(x)) == 2
+    np.testing.assert_array_equal(tg.flip(x, [0, -1]).numpy(), np.flip(np.arange(24.0).reshape(2, 3, 4), (0, 2)))
+    np.testing.assert_array_equal(x.roll(-1, 0).numpy(), np.roll(np.arange(24.0).reshape(2, 3, 4), -1, 0))
+    np.testing.assert_array_equal(tg.eye(2, 3, device=device).numpy(), np.eye(2, 3))
+    assert tg.eye(3).dtype is tg.float32 and tg.eye(0).shape == (0, 0)
+    assert x.amax().item() == 23.0 and x.amin(dim=(1, 2)).tolist() == [0.0, 12.0]
+    rows = t([[-math.inf, -math.inf], [1000.0, 1000.0]], device)
+    np.testing.assert_allclose(rows.logsumexp(1).numpy(), [-math.inf, 1000.0 + math.log(2)])
+    with pytest.raises(ValueError, match=r"flip\(\): dims \(0, -3\) name a dimension twice"):
+        x.flip(0, -3)
+    with pytest.raises(ValueError, match="roll\\(\\): shifts and dims must align, got 2 shifts and 1 dims"):
+        x.roll((1, 2), 0)
+    with pytest.raises(ValueError, match="eye: n must be a non-negative int, got -1"):
+        tg.eye(-1)
+    with pytest.raises(TypeError, match="logsumexp\\(\\): only supports floating point tensors"):
+        tg.tensor([1, 2]).logsumexp(0)
+
+
+@pytest.mark.parametrize("device", DEVICES + [pytest.param("cpu:lazy", marks=[pytest.mark.stage3, pytest.mark.device("cpu:lazy")])])
+def test_floor_ceil_round_and_integer_division_as_python(device):
+    v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, 1e17, math.nan, math.inf, -math.inf])
+    x = t(v, device)
+    np.testing.assert_array_equal(tg.floor(x).numpy(), np.floor(v))
+    np.testing.assert_array_equal(x.ceil().numpy(), np.ceil(v))
+    np.testing.assert_array_equal(tg.round(x).numpy(), np.round(v))          # halves to even, as numpy
+    a, b = np.array([7.0, -7.0, 7.5, -7.5, 0.0, 1e10 + 0.5]), np.array([2.0, 2.0, -2.0, 3.0, 5.0, 3.0])
+    np.testing.assert_array_equal((t(a, device) // t(b, device)).numpy(), a // b)
+    np.testing.assert_array_equal((t(a, device) % t(b, device)).numpy(), a % b)
+    ints, divisors = [7, -7, 8, -9, 0], [2, 2, -3, 4, 5]
+    q = tg.tensor(ints, device=device) // tg.tensor(divisors, device=device)
+    assert q.dtype is tg.int64 and q.tolist() == [i // d for i, d in zip(ints, divisors)]
+    assert (tg.tensor(ints, device=device) % 3).tolist() == [i % 3 for i in ints]
+    assert (7 // tg.tensor([2], device=device)).tolist() == [3] and (7 % tg.tensor([4], device=device)).tolist() == [3]
+    assert tg.floor(tg.tensor([3], device=device)).tolist() == [3]
+    with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+        tg.tensor([1], device=device) // 0
+    with pytest.raises(TypeError, match=r"floor\(\): argument 'input' \(position 1\) must be a Tensor, not float"):
+        tg.floor(1.5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_diag_sign_and_the_in_place_updates_of_hand_written_optimizers(device):
+    v, m = np.arange(1.0, 4.0), np.arange(12.0).reshape(3, 4)
+    for k in (-2, 0, 1, 3):
+        np.testing.assert_array_equal(tg.diag(t(v, device), k).numpy(), np.diag(v, k))
+        np.testing.assert_array_equal(t(m, device).diag(k).numpy(), np.diag(m, k))
+    assert tg.diag(t(m, device), 5).shape == (0,)
+    np.testing.assert_array_equal(t(A, device).sign().numpy(), np.sign(A))
+    p, g = t([1.0, 2.0], device), t([0.5, -1.0], device)
+    avg = tg.zeros(2, device=device, dtype=tg.float64)
+    assert avg.lerp_(g, 0.1) is avg and avg.tolist() == pytest.approx([0.05, -0.1])
+    sq = tg.zeros(2, device=device, dtype=tg.float64).addcmul_(g, g, value=0.5)
+    assert sq.tolist() == [0.125, 0.5]
+    p.addcdiv_(g, sq.sqrt() + 1.0, value=-0.1)
+    np.testing.assert_allclose(p.numpy(), [1.0, 2.0] - 0.1 * np.array([0.5, -1.0]) / (np.sqrt([0.125, 0.5]) + 1))
+    with pytest.raises(ValueError, match=r"diag: expected a 1-D or 2-D tensor, got shape \(1, 2, 3\)"):
+        tg.diag(t(A, device).reshape(1, 2, 3))
+    with pytest.raises(TypeError, match="diag: diagonal must be an int, got 0.5"):
+        tg.diag(t(A, device), 0.5)

@@ -1,10 +1,11 @@
 """Activation modules beyond layers.py's ReLU, Tanh, Sigmoid and GELU, PyTorch's names:
-SiLU, LeakyReLU, ELU and Softplus. Each is a thin Module around its function in
+SiLU, LeakyReLU, PReLU, ELU and Softplus. Each is a thin Module around its function in
 functional.py, a composite of differentiable tensor operations (no kernel of its own);
 its arguments are checked when the module is built, not at its first forward.
 """
+from .. import factories
 from . import functional as F
-from .modules import Module
+from .modules import Module, Parameter
 
 
 class SiLU(Module):
@@ -28,6 +29,26 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}"
+
+
+class PReLU(Module):
+    """x where x > 0, else a * x, with the slope a learned: one for all channels, or one per
+    channel (num_parameters = the input's size in dimension 1), starting at ``init``, as
+    PyTorch's nn.PReLU. Its weight is a parameter like any other (weight decay included)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        if isinstance(num_parameters, bool) or not isinstance(num_parameters, int) or num_parameters < 1:
+            raise ValueError(f"PReLU: num_parameters must be a positive int, got {num_parameters!r}")
+        F._check_number(init, "init", "PReLU")
+        self.num_parameters = num_parameters
+        self.weight = Parameter(factories.full((num_parameters,), float(init), dtype=dtype, device=device))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
 
 
 class ELU(Module):

@@ -55,6 +55,14 @@ class _KeyedContainer(Module):
             raise KeyError(f"{type(self).__name__} has no key {key!r}; its keys are "
                            f"{list(self._items)}") from None
 
+    def __getattr__(self, name):
+        # only for names that are no attribute: an item by its key, as PyTorch registers
+        # each as a sub-module (``transformer.wte`` for ModuleDict(dict(wte=...)))
+        items = vars(self).get("_items")
+        if items is not None and name in items:
+            return items[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute or key {name!r}")
+
     def __delitem__(self, key):
         self[key]                                   # the error above for a missing key
         del self._items[key]

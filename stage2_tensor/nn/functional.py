@@ -20,7 +20,7 @@ from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
                            max_pool1d, max_pool2d, unfold)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
-from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401  (F.l1_loss, ...)
+from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401  (F.l1_loss, ...)
                       l1_loss, smooth_l1_loss)
 from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
@@ -76,6 +76,26 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     _check_number(negative_slope, "negative_slope", "leaky_relu")
     _no_inplace(inplace, "leaky_relu")
     return where(input > 0, input, input * negative_slope)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, with a learned slope per channel (dimension 1; one
+    slope for all when weight has one element, or the input fewer than 2 dimensions), as
+    PyTorch's F.prelu. A composite, so the slope gets its gradient: the sum of x over
+    the negative elements of its channel."""
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(f"prelu: input and weight must be Tensors, got {type(input).__name__} and "
+                        f"{type(weight).__name__}")
+    if weight.ndim > 1:
+        raise ValueError(f"prelu: weight must be 1-D (one slope per channel), got shape {weight.shape}")
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if n != channels:
+            raise ValueError(f"prelu: mismatch of parameter numbers and input channel size: weight has "
+                             f"{n} slopes, the input of shape {input.shape} has {channels} channels")
+        weight = weight.reshape(n, *[1] * (input.ndim - 2))
+    return where(input > 0, input, input * weight)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -335,6 +355,22 @@ class CrossEntropy(GradientFunction):
         return Tensor.from_buffer(out, probs.shape, probs.dtype, probs.device), None
 
 
+def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing):
+    """cross_entropy's second form, a target of class probabilities (checked here)."""
+    _check_number(label_smoothing, "label_smoothing", "cross_entropy")
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    losses.check_reduction(reduction, "cross_entropy")
+    if input.ndim == 1:                               # one sample
+        return _cross_entropy_probabilities(input.unsqueeze(0), target.unsqueeze(0), weight, reduction,
+                                            label_smoothing).reshape(())
+    _check_class_weight(weight, input.shape[1], "cross_entropy")
+    if weight is not None:
+        weight = weight.to(device=input.device)
+    return losses.cross_entropy_probabilities(input, target.to(device=input.device), weight, reduction,
+                                              label_smoothing)
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=None, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """-log softmax(input)[target] per sample, PyTorch's F.cross_entropy, for logits
@@ -355,6 +391,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=No
     if isinstance(weight, str):
         raise TypeError(f"cross_entropy: weight must be a tensor of class weights, got the "
                         f"string {weight!r}; pass reduction={weight!r} by keyword")
+    if isinstance(target, Tensor) and target.dtype.is_floating_point and input.ndim >= 1 and \
+            target.shape == input.shape:              # class probabilities, one row per sample
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     if not isinstance(target, Tensor) or target.dtype not in (dtypes.int64, dtypes.int32):
         got = (f"a {target.dtype.name} tensor of shape {target.shape}" if isinstance(target, Tensor)
                else type(target).__name__)
@@ -488,17 +527,19 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return where((input == padding_idx).unsqueeze(-1), out.detach(), out)
 
 
-def attention_weights(q, k, attn_mask=None, is_causal=False):
+def attention_weights(q, k, attn_mask=None, is_causal=False, scale=None):
     """softmax(q k^T / sqrt(d) + mask) over the keys (thesis, "Self-attention"): for each
     query, how much of each value to take. q: (..., T, d), k: (..., S, d) -> (..., T, S).
     ``attn_mask`` is added to the scores (-inf where a query must not look; a bool mask:
     False there); ``is_causal`` hides key j from query i when j > i (PyTorch's alignment,
-    from the top left)."""
+    from the top left). ``scale`` replaces 1/sqrt(d) when given."""
     d = q.shape[-1]
     # Scaling q (T x d numbers) instead of the scores (T x S) gives the same result with
     # less work. The 1/sqrt(d) keeps the scores' spread independent of d, so the softmax
     # does not saturate and its gradient does not vanish in wide heads.
-    scores = (q * (1.0 / d ** 0.5)) @ k.transpose(-2, -1)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scaled_dot_product_attention: scale must be a number or None, got {type(scale).__name__}")
+    scores = (q * (1.0 / d ** 0.5 if scale is None else float(scale))) @ k.transpose(-2, -1)
     T, S = scores.shape[-2:]
     if is_causal:
         if attn_mask is not None:
@@ -512,10 +553,12 @@ def attention_weights(q, k, attn_mask=None, is_causal=False):
     return scores.softmax(dim=-1)
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, training=True):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, training=True, *,
+                                 scale=None):
     """PyTorch's F.scaled_dot_product_attention: dropout(attention_weights(q, k)) @ v,
-    (..., T, d) queries over (..., S, d) keys and values -> (..., T, d)."""
-    weights = attention_weights(q, k, attn_mask, is_causal)
+    (..., T, d) queries over (..., S, d) keys and values -> (..., T, d); ``scale``, when
+    given, replaces 1/sqrt(d)."""
+    weights = attention_weights(q, k, attn_mask, is_causal, scale)
     return dropout(weights, dropout_p, training) @ v
 
 
@@ -545,9 +588,9 @@ def one_hot(tensor, num_classes=-1):
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "pad",
-           "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "elu", "tanh", "sigmoid", "softmax",
+           "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "prelu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "dropout1d", "dropout2d", "dropout3d", "layer_norm",
            "batch_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss", "huber_loss",
            "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention",
            "pixel_shuffle", "pixel_unshuffle"]

@@ -94,3 +94,19 @@ class SmoothL1Loss(_Loss):
 
     def extra_repr(self):
         return f"reduction={self.reduction!r}, beta={self.beta}"
+
+
+class HuberLoss(_Loss):
+    """F.huber_loss as a module: quadratic below delta, linear (slope delta) above."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(None, None, reduction)
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not delta > 0:
+            raise ValueError(f"HuberLoss: delta must be a positive number, got {delta!r}")
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+    def extra_repr(self):
+        return f"reduction={self.reduction!r}, delta={self.delta}"

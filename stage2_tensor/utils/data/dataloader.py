@@ -1,5 +1,5 @@
-"""Datasets and batches, PyTorch's ``torch.utils.data``: ``Dataset``, ``TensorDataset``,
-``DataLoader`` and ``default_collate``.
+"""Batches, PyTorch's ``torch.utils.data.dataloader``: ``DataLoader`` and ``default_collate``
+(the datasets are dataset.py's, the samplers sampler.py's).
 
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     for xb, yb in loader:           # one pass over the data in random order: an epoch
@@ -13,46 +13,13 @@ not offered; ``num_workers`` is accepted and changes nothing).
 import math
 import numbers
 
-from ..concat import cat
-from ..factories import randperm, tensor
-from ..generators import Generator
-from ..tensor import Tensor
-from .. import dtypes
-
-
-class Dataset:
-    """A map-style dataset: ``dataset[i]`` is sample i, ``len(dataset)`` how many there are.
-    Subclasses define both."""
-
-    def __getitem__(self, index):
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (and __len__)")
-
-
-class TensorDataset(Dataset):
-    """Samples as slices of tensors along their first dimension: sample i is
-    ``tuple(t[i] for t in tensors)``, e.g. (image, label) from TensorDataset(images, labels)."""
-
-    def __init__(self, *tensors):
-        if not tensors:
-            raise ValueError("TensorDataset: expected at least one tensor")
-        for i, t in enumerate(tensors):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"TensorDataset: argument {i} must be a Tensor, got "
-                                f"{type(t).__name__}")
-            if t.ndim == 0:
-                raise ValueError(f"TensorDataset: argument {i} is a 0-d tensor; each tensor "
-                                 f"needs a first dimension to index samples along")
-        sizes = [t.shape[0] for t in tensors]
-        if len(set(sizes)) != 1:
-            raise ValueError(f"TensorDataset: size mismatch between tensors: their first "
-                             f"dimensions must be equal (one per sample), got {sizes}")
-        self.tensors = tensors
-
-    def __getitem__(self, index):
-        return tuple(t[index] for t in self.tensors)
-
-    def __len__(self):
-        return self.tensors[0].shape[0]
+from ...concat import cat
+from ...factories import tensor
+from ...generators import Generator
+from ...tensor import Tensor
+from ... import dtypes
+from .dataset import TensorDataset
+from .sampler import RandomSampler, SequentialSampler
 
 
 def _stack(batch):
@@ -123,10 +90,13 @@ class DataLoader:
     TensorDataset with the default collation is gathered instead, one index tensor per
     tensor (``t[indices]``): the same batch as stacking its samples, at the cost of one
     operation instead of batch_size of them. (``batch_size=None``, PyTorch's unbatched
-    loading, samplers and iterable datasets are not offered.)"""
+    loading and iterable datasets are not offered; ``sampler`` picks the indices.)"""
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, *, drop_last=False, generator=None,
-                 collate_fn=None, num_workers=0, pin_memory=False):
+    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, *, drop_last=False, generator=None,
+                 collate_fn=None, num_workers=0, pin_memory=False, persistent_workers=False,
+                 prefetch_factor=None, worker_init_fn=None):
+        # num_workers, pin_memory, persistent_workers, prefetch_factor and worker_init_fn are
+        # checked as PyTorch does and accepted: batches are made in this process, in order
         if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
             raise TypeError(f"DataLoader: dataset must support dataset[i] and len(dataset) "
                             f"(a map-style Dataset), got {type(dataset).__name__}")
@@ -142,19 +112,30 @@ class DataLoader:
             raise TypeError(f"DataLoader: collate_fn must be callable, got {type(collate_fn).__name__}")
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be a non-negative int, got {num_workers!r}")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+        if prefetch_factor is not None and num_workers == 0:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in "
+                             "multiprocessing; let num_workers > 0 to enable multiprocessing")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise TypeError(f"DataLoader: worker_init_fn must be callable, got {type(worker_init_fn).__name__}")
+        if sampler is not None:
+            if shuffle:
+                raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+            if not hasattr(sampler, "__iter__"):
+                raise TypeError(f"DataLoader: sampler must be iterable (a Sampler), got {type(sampler).__name__}")
+        elif shuffle:
+            sampler = RandomSampler(dataset, generator=generator)
+        else:
+            sampler = SequentialSampler(dataset)
+        self.sampler = sampler
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.drop_last, self.generator, self.num_workers = drop_last, generator, num_workers
         self.collate_fn = default_collate if collate_fn is None else collate_fn
 
     def __len__(self):
-        n = len(self.dataset)
+        n = len(self.sampler)
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
-
-    def _order(self):
-        n = len(self.dataset)
-        if not self.shuffle:
-            return list(range(n))
-        return randperm(n, generator=self.generator).tolist()
 
     def _gathered(self):
         """Whether a batch can be gathered whole: a TensorDataset whose __getitem__ is its
@@ -163,15 +144,20 @@ class DataLoader:
                 and type(self.dataset).__getitem__ is TensorDataset.__getitem__)
 
     def __iter__(self):
-        order, size = self._order(), self.batch_size
-        gathered = self._gathered()
-        for start in range(0, len(self) * size, size):
-            indices = order[start:start + size]
-            if gathered:
-                yield [t[tensor(indices, dtype=dtypes.int64, device=t.device)]
-                       for t in self.dataset.tensors]
-            else:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+        # the sampler's indices are read as batches are made: a sampler may be endless
+        indices = []
+        for i in self.sampler:
+            indices.append(i)
+            if len(indices) == self.batch_size:
+                yield self._batch(indices)
+                indices = []
+        if indices and not self.drop_last:
+            yield self._batch(indices)
+
+    def _batch(self, indices):
+        if self._gathered():
+            return [t[tensor(indices, dtype=dtypes.int64, device=t.device)] for t in self.dataset.tensors]
+        return self.collate_fn([self.dataset[i] for i in indices])
 
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader", "default_collate"]
+__all__ = ["DataLoader", "default_collate"]
