@@ -12,7 +12,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
 differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
-``sorting.py`` (sort, argsort, topk), ``trigonometry.py`` (sin, cos), ``reorder.py`` (flip, roll), ``rounding.py`` (floor, //, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
+``sorting.py`` (sort, argsort, topk), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
@@ -55,8 +55,8 @@ from .elementwise import where
 from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
-from .functions import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, chunk, clamp, diag, erf, exp,  # noqa: A004
-                        flatten, flip, lerp, log, logsumexp, masked_fill, max, maximum, mean, min, minimum, neg,
+from .functions import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ceil, chunk, clamp, cos, diag,  # noqa: A004
+                        erf, exp, expm1, flatten, flip, floor, lerp, log, log1p, logsumexp, sin, trunc, masked_fill, max, maximum, mean, min, minimum, neg,
                         pow, relu, roll, rsqrt, sigmoid, sign, sqrt, square, squeeze, std, sum, tanh, tril, triu,
                         unbind, unsqueeze, var)
 from .generators import Generator
@@ -67,8 +67,7 @@ from .matmul import bmm, matmul, mm, outer
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
-from .trigonometry import cos, sin
-from .rounding import ceil, floor, floor_divide, remainder
+from .rounding import floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
 from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
 from .device_names import accelerator, device
@@ -96,12 +95,12 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
-           "floor", "ceil", "floor_divide", "remainder", "round", "sign", "diag", "lerp", "addcmul", "addcdiv"]
+           "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
 double = float64
 half = float16
 float = float32  # noqa: A001
-from .rounding import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
+from .functions import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
 from .compiler import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)

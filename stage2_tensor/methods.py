@@ -16,7 +16,7 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, statistics, trigonometry, views)
+               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -430,15 +430,18 @@ class TensorMethods:
         self._check_inplace("addcdiv_", tensor1, tensor2)
         return self._write("addcdiv_", self.addcdiv(tensor1, tensor2, value))
 
-    def floor(self): return rounding.floor(self)
-    def ceil(self): return rounding.ceil(self)
-    def round(self): return rounding.round(self)
+    def floor(self): return unary("floor", self)
+    def ceil(self): return unary("ceil", self)
+    def trunc(self): return unary("trunc", self)
+    def round(self): return unary("round", self)
     def floor_divide(self, other): return rounding.floor_divide(self, other)
     def remainder(self, other): return rounding.remainder(self, other)
     def square(self): return binary("mul", self, self)
     def rsqrt(self): return 1 / unary("sqrt", self)
-    def sin(self): return trigonometry.sin(self)
-    def cos(self): return trigonometry.cos(self)
+    def sin(self): return unary("sin", self)
+    def cos(self): return unary("cos", self)
+    def log1p(self): return unary("log1p", self)
+    def expm1(self): return unary("expm1", self)
     def gelu(self, approximate="none"):         # a composite, fused where the device can
         op = composites.gelu_op(approximate)
         return unary(op, self) if op in backends.get(self.device).fused else composites.gelu(self, approximate)

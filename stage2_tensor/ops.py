@@ -101,6 +101,28 @@ def log(x):
     return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 
 
+def log1p(x):                        # log(1 + x), exact for tiny x where 1 + x rounds to 1
+    return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+
+
+def expm1(x):                        # e^x - 1, exact for tiny x
+    try:
+        return math.expm1(x)
+    except OverflowError:
+        return math.inf
+
+
+def periodic(f):
+    """sin or cos on Python numbers: nan at +-inf (and nan), as numpy, not a ValueError."""
+    return lambda x: f(x) if math.isfinite(x) else math.nan
+
+
+def integral(f):
+    """floor, ceil, trunc or round on Python numbers: integers, infinities and nan as they
+    are; a float's result stays a float (math.floor(2.5) is the int 2)."""
+    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else float(f(x))
+
+
 def sigmoid(x):
     """1 / (1 + e^-x), for x < 0 as e^x / (1 + e^x): nothing overflows."""
     if x >= 0:
@@ -211,6 +233,16 @@ PRIMITIVES = (
     # d/dx log(1 + e^x) = sigmoid(x); 1 where the forward is x itself
     unary("softplus", softplus, ("x",), lambda g, x: kernel.where(x > 20, g, g * kernel.sigmoid(x)),
           float_only=True),
+    unary("log1p", log1p, ("x",), lambda g, x: g / (1 + x), float_only=True),
+    unary("expm1", expm1, ("out",), lambda g, out: g * (out + 1), float_only=True),
+    unary("sin", periodic(math.sin), ("x",), lambda g, x: g * kernel.cos(x), float_only=True),
+    unary("cos", periodic(math.cos), ("x",), lambda g, x: -g * kernel.sin(x), float_only=True),
+    # not differentiated (zero almost everywhere, as PyTorch's gradient); an integer is itself;
+    # round takes halves to even, as Python's round, numpy and PyTorch do
+    unary("floor", integral(math.floor)),
+    unary("ceil", integral(math.ceil)),
+    unary("trunc", integral(math.trunc)),
+    unary("round", integral(round)),
     binary("add", operator.add, (), (lambda g: g, lambda g: g)),       # the gradient router
     binary("sub", operator.sub, (), (lambda g: g, lambda g: -g)),
     binary("mul", operator.mul, ("a", "b"), (lambda g, a, b: g * b, lambda g, a, b: g * a)),

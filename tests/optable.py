@@ -509,6 +509,11 @@ PRIMITIVES = {
     "relu": Reference(lambda x: np.maximum(x, 0.0)), "sigmoid": Reference(_sigmoid),
     "erf": Reference(erf, vectorizes=False),
     "tanh": Reference(np.tanh), "sign": Reference(np.sign),
+    "log1p": Reference(np.log1p, positive=True, vectorizes=False),
+    "expm1": Reference(np.expm1, vectorizes=False),
+    "sin": Reference(np.sin, vectorizes=False), "cos": Reference(np.cos, vectorizes=False),
+    "floor": Reference(np.floor), "ceil": Reference(np.ceil), "trunc": Reference(np.trunc),
+    "round": Reference(np.round),
     # x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), as PyTorch and the float64 kernel compute it:
     # for x < 0, 1 + erf cancels (float32's vmath.h computes the tail itself, more accurately)
     "gelu": Reference(lambda x: 0.5 * x * (1 + erf(x / SQRT2)),

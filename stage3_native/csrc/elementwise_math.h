@@ -81,8 +81,25 @@ TG_FN double tg_abs_f64(double x) { return fabs(x); }
 TG_FN int64_t tg_abs_i64(int64_t x) { return x < 0 ? -x : x; }
 TG_FN float tg_erf_f32(float x) { return erff(x); }
 TG_FN double tg_erf_f64(double x) { return erf(x); }
+TG_FN float tg_log1p_f32(float x) { return log1pf(x); }
+TG_FN double tg_log1p_f64(double x) { return log1p(x); }
+TG_FN float tg_expm1_f32(float x) { return expm1f(x); }
+TG_FN double tg_expm1_f64(double x) { return expm1(x); }
+TG_FN float tg_sin_f32(float x) { return sinf(x); }
+TG_FN double tg_sin_f64(double x) { return sin(x); }
+TG_FN float tg_cos_f32(float x) { return cosf(x); }
+TG_FN double tg_cos_f64(double x) { return cos(x); }
 TG_REAL_ON_INTEGERS(exp) TG_REAL_ON_INTEGERS(tanh) TG_REAL_ON_INTEGERS(log) TG_REAL_ON_INTEGERS(sqrt)
-TG_REAL_ON_INTEGERS(erf)
+TG_REAL_ON_INTEGERS(erf) TG_REAL_ON_INTEGERS(log1p) TG_REAL_ON_INTEGERS(expm1)
+TG_REAL_ON_INTEGERS(sin) TG_REAL_ON_INTEGERS(cos)
+
+/* ---- rounding to an integer: exact in every type; an integer is itself. rint rounds halves
+ * to even in the default rounding mode, as PyTorch's round ------------------------------- */
+#define TG_INTEGRAL(name, libm) \
+    TG_FN float tg_##name##_f32(float x) { return libm##f(x); } \
+    TG_FN double tg_##name##_f64(double x) { return libm(x); } \
+    TG_FN int64_t tg_##name##_i64(int64_t x) { return x; }
+TG_INTEGRAL(floor, floor) TG_INTEGRAL(ceil, ceil) TG_INTEGRAL(trunc, trunc) TG_INTEGRAL(round, rint)
 
 /* ---- division and powers --------------------------------------------------------------- */
 TG_FN float tg_div_f32(float a, float b) { return a / b; }
