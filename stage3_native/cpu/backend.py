@@ -171,6 +171,12 @@ def ints(values):
 _KERNELS = {}
 
 
+def _no_memory(name, failed):
+    """The window kernels return 1 when they could not allocate their table of row starts."""
+    if failed:
+        raise MemoryError(f"{name}: no memory for the table of window row starts")
+
+
 # The levels of the element-wise hierarchy and the paths of reductions, by their numbers in
 # csrc/tracegrad.h (TG_PATH_*, TG_REDUCE_*); csrc/elementwise.c and reduce.c explain them.
 PATHS = ("contiguous", "scalar", "lastdim", "strided")
@@ -466,16 +472,16 @@ class CpuBackend(NativeBackend):
     def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
         planes, K, L = numel(view.shape[:2]), numel(kernel_size), numel(out)
         cols = allocate(planes * K * L, dtype)
-        kernel("im2col", dtype)(planes, len(out), view.shape[2:], kernel_size, stride, before, dilation, out,
-                                self._dense(view, dtype), float(fill), cols)
+        _no_memory("im2col", kernel("im2col", dtype)(planes, len(out), view.shape[2:], kernel_size, stride, before,
+                                                     dilation, out, self._dense(view, dtype), float(fill), cols))
         return cols
 
     @float_only
     def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
         planes = numel(cols.shape[:2])
         x = allocate(planes * numel(spatial), dtype)        # the kernel zeroes each plane
-        kernel("col2im", dtype)(planes, len(out), tuple(spatial), kernel_size, stride, before, dilation, out,
-                                self._dense(cols, dtype), x)
+        _no_memory("col2im", kernel("col2im", dtype)(planes, len(out), tuple(spatial), kernel_size, stride, before,
+                                                     dilation, out, self._dense(cols, dtype), x))
         return x
 
     @float_only
@@ -494,8 +500,8 @@ class CpuBackend(NativeBackend):
                                         (dtype, dtypes.int64))
         planes, L = numel(view.shape[:2]), numel(out)
         y, where = allocate(planes * L, dtype), allocate(planes * L, dtypes.int64)
-        kernel("max_pool", dtype)(planes, len(out), view.shape[2:], kernel_size, stride, before, dilation, out,
-                                  self._dense(view, dtype), y, where)
+        _no_memory("max_pool", kernel("max_pool", dtype)(planes, len(out), view.shape[2:], kernel_size, stride,
+                                                         before, dilation, out, self._dense(view, dtype), y, where))
         return y, where
 
     @float_only

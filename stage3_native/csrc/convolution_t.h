@@ -1,11 +1,13 @@
 /* im2col, col2im and the direct convolution for one float type T (included by
  * convolution.c per dtype; see there and windows.h). */
 
-void FN(tg_im2col)(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
-                   const i64 *before, const i64 *dilation, const i64 *out, const T *x, double fill,
-                   T *cols) {
+int FN(tg_im2col)(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+                  const i64 *before, const i64 *dilation, const i64 *out, const T *x, double fill,
+                  T *cols) {
     tg_windows w = tg_windows_of(n, spatial, kernel, stride, before, dilation, out);
     i64 width = spatial[n - 1], count = out[n - 1], s = stride[n - 1];
+    i64 *starts = tg_row_starts(&w);
+    if (!starts) return 1;
     T pad = (T)fill;
     /* one (plane, kernel position) pair per iteration: L consecutive outputs */
     #pragma omp parallel for schedule(static) if (planes * w.K * w.L >= TG_PARALLEL_MIN)
@@ -13,14 +15,14 @@ void FN(tg_im2col)(i64 planes, int n, const i64 *spatial, const i64 *kernel, con
         i64 plane = pk / w.K, k = pk % w.K, shift = tg_last_shift(&w, k), lo, hi;
         tg_inside(width, s, shift, count, &lo, &hi);
         const T *src = x + plane * w.P;
+        const i64 *start = starts + k * w.rows;
         T *dst = cols + pk * w.L;
         for (i64 row = 0; row < w.rows; row++, dst += count) {
-            i64 start = tg_row_start(&w, k, row);
-            if (start < 0) {                              /* the whole row in the padding */
+            if (start[row] < 0) {                         /* the whole row in the padding */
                 for (i64 j = 0; j < count; j++) dst[j] = pad;
                 continue;
             }
-            const T *line = src + start + shift;          /* line[j * s]: position j */
+            const T *line = src + start[row] + shift;     /* line[j * s]: position j */
             for (i64 j = 0; j < lo; j++) dst[j] = pad;
             if (s == 1)
                 memcpy(dst + lo, line + lo, (size_t)(hi - lo) * sizeof(T));
@@ -29,12 +31,16 @@ void FN(tg_im2col)(i64 planes, int n, const i64 *spatial, const i64 *kernel, con
             for (i64 j = hi; j < count; j++) dst[j] = pad;
         }
     }
+    free(starts);
+    return 0;
 }
 
-void FN(tg_col2im)(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
-                   const i64 *before, const i64 *dilation, const i64 *out, const T *cols, T *x) {
+int FN(tg_col2im)(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+                  const i64 *before, const i64 *dilation, const i64 *out, const T *cols, T *x) {
     tg_windows w = tg_windows_of(n, spatial, kernel, stride, before, dilation, out);
     i64 width = spatial[n - 1], count = out[n - 1], s = stride[n - 1];
+    i64 *starts = tg_row_starts(&w);
+    if (!starts) return 1;
     #pragma omp parallel for schedule(static) if (planes * w.K * w.L >= TG_PARALLEL_MIN)
     for (i64 plane = 0; plane < planes; plane++) {
         T *dst = x + plane * w.P;
@@ -42,15 +48,20 @@ void FN(tg_col2im)(i64 planes, int n, const i64 *spatial, const i64 *kernel, con
         for (i64 k = 0; k < w.K; k++) {
             i64 shift = tg_last_shift(&w, k), lo, hi;
             tg_inside(width, s, shift, count, &lo, &hi);
+            const i64 *start = starts + k * w.rows;
             const T *src = cols + (plane * w.K + k) * w.L;
             for (i64 row = 0; row < w.rows; row++, src += count) {
-                i64 start = tg_row_start(&w, k, row);
-                if (start < 0) continue;                  /* read the fill: no gradient */
-                T *line = dst + start + shift;
-                for (i64 j = lo; j < hi; j++) line[j * s] += src[j];
+                if (start[row] < 0) continue;             /* read the fill: no gradient */
+                T *line = dst + start[row] + shift;
+                if (s == 1)                               /* contiguous: vectorized */
+                    for (i64 j = lo; j < hi; j++) line[j] += src[j];
+                else
+                    for (i64 j = lo; j < hi; j++) line[j * s] += src[j];
             }
         }
     }
+    free(starts);
+    return 0;
 }
 
 /* out[b, co, o] = bias[co] + sum over ci of group g(co), kernel position k of

@@ -14,6 +14,7 @@
  * times the output's size before reducing it.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "parallel.h"
 #include "windows.h"

@@ -14,6 +14,7 @@
  */
 #ifndef TG_WINDOWS_H
 #define TG_WINDOWS_H
+#include <stdlib.h>
 #include "tracegrad.h"
 
 typedef struct {
@@ -52,6 +53,16 @@ static inline i64 tg_row_start(const tg_windows *w, i64 k, i64 row) {
         offset += p * step;
     }
     return inside ? offset : -1;
+}
+
+/* tg_row_start for every kernel position and row, k-major (K * rows values): worked out
+ * once per call, so the loops over the planes do no division. NULL when out of memory. */
+static inline i64 *tg_row_starts(const tg_windows *w) {
+    i64 *starts = malloc((size_t)(w->K * w->rows > 0 ? w->K * w->rows : 1) * sizeof(i64));
+    if (starts)
+        for (i64 k = 0; k < w->K; k++)
+            for (i64 row = 0; row < w->rows; row++) starts[k * w->rows + row] = tg_row_start(w, k, row);
+    return starts;
 }
 
 /* Along the last dimension, position x of a row reads input column x * s + shift (shift =
