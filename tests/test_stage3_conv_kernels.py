@@ -21,8 +21,9 @@ from .gradcheck import gradcheck
 from .optable import _conv
 
 KERNEL_DEVICES = [pytest.param("python", marks=pytest.mark.stage2), pytest.param("cpu", marks=pytest.mark.stage3),
-                  pytest.param("cpu:lazy", marks=pytest.mark.stage3)]
-KERNEL_ENGINES = engine_params([e for e in ENGINES if e.device in ("python", "cpu", "cpu:lazy")])
+                  pytest.param("cpu:lazy", marks=pytest.mark.stage3)] + [
+    pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)]) for device in ("cuda-emu", "cuda")]
+KERNEL_ENGINES = engine_params([e for e in ENGINES if e.device is not None])
 DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 
 # (spatial, kernel, stride, before, dilation): 1-d, 2-d and 3-d, with padding, stride and
@@ -230,13 +231,21 @@ def test_which_devices_run_the_kernels():
 
 
 @pytest.mark.stage3
-@pytest.mark.device("cuda-emu")
-def test_a_device_without_the_kernels_takes_the_index_tables():
+def test_a_device_without_the_kernels_takes_the_index_tables(monkeypatch):
+    from stage3_native.cpu.backend import CpuBackend
+    lean = CpuBackend()
+    lean.im2col = lean.col2im = lean.max_pool = None
+    lean.name = "lean"
+    monkeypatch.setitem(backend._BACKENDS, "lean", lean)
     x = np.random.default_rng(7).normal(size=(1, 2, 5, 5))
-    t = on("cuda-emu", x)
+    t, w = on("lean", x, requires_grad=True), on("lean", np.ones((3, 2, 2, 2)))
     assert not convolution.native(t, "im2col") and not convolution.native(t, "max_pool")
-    np.testing.assert_allclose(F.max_pool2d(t, 2, padding=1).numpy(),
-                               F.max_pool2d(on("python", x), 2, padding=1).numpy())
+    calls, gather = [], lean.index_select
+    lean.index_select = lambda *a: calls.append("index_select") or gather(*a)
+    y = F.max_pool2d(F.conv2d(t, w, padding=1), 2, padding=1)
+    assert calls == ["index_select", "index_select"]           # the tables' gathers
+    want = F.max_pool2d(F.conv2d(on("cpu", x), on("cpu", np.ones((3, 2, 2, 2))), padding=1), 2, padding=1)
+    np.testing.assert_allclose(y.detach().numpy(), want.numpy(), rtol=1e-12)
 
 
 # ---- geometries that would reach outside a buffer: refused before any kernel runs ----------

@@ -513,12 +513,3 @@ class CpuBackend(NativeBackend):
         if bad >= 0:
             raise backend.bad_position("max_pool_backward", bad, at[bad], P)
         return dx
-
-    def _pair_on_python(self, name, args, out_dtypes):
-        """The python backend's kernel for outputs of different dtypes (max_pool's values and
-        positions), each brought back as its own dtype."""
-        backend.log_fallback(f"{name} for {args[-1].name}", self.name)
-        py = backend.get("python")
-        moved = [View(py.from_flat(self.to_flat(a), a.dtype), a.shape, make_strides(a.shape), 0, a.dtype)
-                 if isinstance(a, View) else a for a in args]
-        return tuple(self.from_flat(list(r), d) for r, d in zip(getattr(py, name)(*moved), out_dtypes))
