@@ -191,10 +191,14 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
         x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
     c_out, c_group = weight.shape[:2]
     cols, out = _gather(x, kernel, stride, before, after, dilation, 0)
-    N, L = x.shape[0], numel(out)
-    # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
-    cols = cols.reshape(N, groups, c_group * numel(kernel), L)
-    y = weight.reshape(groups, c_out // groups, c_group * numel(kernel)) @ cols
+    N, L, K = x.shape[0], numel(out), numel(kernel)
+    if N * groups == 1:
+        # one product, as a plain 2-D matmul: the lazy device runs it with the bias and
+        # activation that follow as its epilogue (one kernel: lazy/epilogue.py)
+        y = weight.reshape(c_out, c_group * K) @ cols.reshape(c_group * K, L)
+    else:
+        # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
+        y = weight.reshape(groups, c_out // groups, c_group * K) @ cols.reshape(N, groups, c_group * K, L)
     y = y.reshape(N, c_out, *out)
     if bias is not None:
         y = y + bias.reshape(c_out, *(1,) * n)

@@ -306,3 +306,37 @@ def test_conv_direct_argument_errors():
         convolution.conv_direct(tg.zeros(1, 2, 2, 2), w)
     with pytest.raises(TypeError, match="floating-point"):
         convolution.conv_direct(tg.zeros(1, 2, 5, 5, dtype=tg.int64), tg.zeros(3, 2, 3, 3, dtype=tg.int64))
+
+
+# ---- the lazy device: convolution, bias and activation as one GEMM with an epilogue ---------
+
+@pytest.mark.stage3
+@pytest.mark.parametrize("grad", [False, True])
+def test_lazy_conv_bias_relu_is_im2col_and_one_matmul_with_an_epilogue(grad):
+    """One image (as PyTorch's unbatched input, or a batch of one): the convolution is one
+    2-D product, and the bias and ReLU run on each block of it as TinyBLAS finishes it
+    (lazy/epilogue.py): two kernels, im2col and the product, bit for bit the eager result."""
+    from stage3_native import lazy
+    rng = np.random.default_rng(8)
+    x, w, b = (rng.normal(size=s).astype(np.float32) for s in [(3, 10, 9), (8, 3, 3, 3), (8,)])
+    cpu = backend.get("cpu")
+    variant, cpu.matmul_variant = cpu.matmul_variant, "tinyblas"
+    try:
+        with lazy.fusion(min_elements=0):
+            eager = F.conv2d(*[tg.from_numpy(v, device="cpu") for v in (x, w, b)], padding=1).relu().numpy()
+            for image in (x, x[None]):
+                xs = [tg.from_numpy(v, device="cpu:lazy").requires_grad_(grad) for v in (image, w, b)]
+                y = F.conv2d(*xs, padding=1).relu()
+                plan = lazy.plan([y.storage.buffer.node], cpu)
+                kinds = [getattr(getattr(s, "kind", None), "name", None) for s in plan.steps]
+                assert kinds == [None, "matmul+epilogue"] and plan.steps[0].op == "im2col"
+                assert [n.op for n in plan.steps[1].nodes] == ["matmul", "binary", "unary"]
+                lazy.reset_kernel_count()
+                got = y.detach().numpy()
+                assert lazy.kernel_count() == 2 and lazy.launched["matmul+epilogue"] == 1
+                assert got.reshape(eager.shape).tobytes() == eager.tobytes()
+                if grad:
+                    (y * y).sum().backward()
+                    assert xs[0].grad.shape == image.shape and xs[1].grad.shape == w.shape
+    finally:
+        cpu.matmul_variant = variant
