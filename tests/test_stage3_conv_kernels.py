@@ -9,6 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
@@ -91,6 +92,49 @@ def test_im2col_and_col2im_against_numpy(device, dtype, geometry):
     # col2im adds at most K values per element in the dtype: relative rounding ~ K eps
     eps = np.finfo(np_dtype).eps
     np.testing.assert_allclose(got.numpy(), want, rtol=10 * np.prod(kernel) * eps, atol=10 * np.prod(kernel) * eps)
+
+
+@st.composite
+def geometries(draw):
+    """A window geometry of 1 to 3 dimensions with every extent, step and padding small, so
+    that windows reaching past either end, reading padding only, or skipping input
+    positions (stride above the kernel's span) all occur."""
+    n = draw(st.integers(1, 3))
+    dims = [draw(st.tuples(st.integers(1, 6), st.integers(1, 3), st.integers(1, 3), st.integers(0, 3),
+                           st.integers(1, 3), st.integers(0, 3))) for _ in range(n)]
+    spatial, kernel, stride, before, dilation, after = (tuple(d[i] for d in dims) for i in range(6))
+    out = extents(spatial, kernel, stride, before, dilation, after)
+    return spatial, kernel, stride, before, dilation, out
+
+
+@pytest.mark.parametrize("device", [pytest.param("cpu", marks=pytest.mark.stage3), pytest.param(
+    "cuda-emu", marks=[pytest.mark.stage3, pytest.mark.device("cuda-emu")])])
+@given(geometry=geometries(), seed=st.integers(0, 2**32 - 1))
+def test_window_kernels_on_random_geometries(device, geometry, seed):
+    """The native kernels against numpy's definition on geometries hypothesis picks: every
+    column of im2col, col2im's sums, max_pool's maxima and positions."""
+    spatial, kernel, stride, before, dilation, out = geometry
+    be, rng = backend.get(device), np.random.default_rng(seed)
+    x = rng.permutation(2 * 2 * int(np.prod(spatial))).reshape((2, 2) + spatial).astype(np.float64)
+    t = on(device, x)
+    cols = window_kernels.Im2col.apply(t, kernel, stride, before, dilation, out, -1.0)
+    np.testing.assert_array_equal(cols.numpy(), im2col_numpy(x, kernel, stride, before, dilation, out, -1.0))
+    c = rng.normal(size=(2, 2, int(np.prod(kernel)), int(np.prod(out))))
+    got = window_kernels.Col2im.apply(on(device, c), spatial, kernel, stride, before, dilation, out)
+    np.testing.assert_allclose(got.numpy(), col2im_numpy(c, spatial, kernel, stride, before, dilation, out),
+                               rtol=1e-12, atol=1e-12)
+    if 0 in out:
+        return
+    values, where = be.max_pool(t.as_view(), kernel, stride, before, dilation, out, tg.float64)
+    shape = (2, 2) + out
+    values = tg.Tensor.from_buffer(values, shape, tg.float64, device).numpy()
+    where = tg.Tensor.from_buffer(where, shape, tg.int64, device).numpy().reshape(2, 2, -1)
+    want = im2col_numpy(x, kernel, stride, before, dilation, out, -np.inf).max(axis=2)
+    np.testing.assert_array_equal(values.reshape(2, 2, -1), want)
+    inside = want > -np.inf                          # a window in the padding alone has no position
+    np.testing.assert_array_equal(where < 0, ~inside)
+    np.testing.assert_array_equal(np.take_along_axis(x.reshape(2, 2, -1), np.where(inside, where, 0), 2)[inside],
+                                  want[inside])
 
 
 @pytest.mark.parametrize("device", KERNEL_DEVICES)
