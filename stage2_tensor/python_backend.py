@@ -10,6 +10,7 @@ is how a device applies them, and the fused kernels (softmax, cross-entropy, Lay
 written as loops over those formulas.
 """
 import array
+import functools
 import itertools
 import math
 
@@ -329,7 +330,7 @@ class PythonBackend(Backend):
         """Each plane (N * C of them) as its columns: for each kernel position k and output
         position l, what window l reads at k (``fill`` in the padding). (N, C, K, L)."""
         contracts.im2col(view, kernel, stride, before, dilation, out, fill, dtype)
-        table = window_reads(view.shape[2:], kernel, stride, before, dilation, out)
+        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
         values, size, cast = self.to_flat(view), numel(view.shape[2:]), dtype.cast
         cols = []
         for start in range(0, len(values), size):
@@ -341,7 +342,7 @@ class PythonBackend(Backend):
         """im2col's adjoint: zeros (N, C, *spatial), each column element added at the
         position it was read from; those read in the padding are dropped."""
         contracts.col2im(cols, spatial, kernel, stride, before, dilation, out, dtype)
-        table = window_reads(spatial, kernel, stride, before, dilation, out)
+        table = window_reads(*map(tuple, (spatial, kernel, stride, before, dilation, out)))
         values, size, width = self.to_flat(cols), numel(spatial), numel(kernel) * numel(out)
         x = []
         for start in range(0, len(values), width):
@@ -359,7 +360,7 @@ class PythonBackend(Backend):
         kernel positions k of weight[co, ci, k] * x[b, ci, what window l reads at k]."""
         contracts.conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype)
         (batch, c_in), c_out, kernel = x.shape[:2], weight.shape[0], weight.shape[2:]
-        table = window_reads(x.shape[2:], kernel, stride, before, dilation, out)
+        table = window_reads(tuple(x.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
         xs, ws = self.to_flat(x), self.to_flat(weight)
         bs = self.to_flat(bias) if bias is not None else [0.0] * c_out
         P, K, L, cg = numel(x.shape[2:]), numel(kernel), numel(out), c_in // groups
@@ -382,7 +383,7 @@ class PythonBackend(Backend):
         """Each window's largest value and its flat position in the plane (the first of
         equal ones; a NaN wins; the padding is never picked): (values, positions)."""
         contracts.max_pool(view, kernel, stride, before, dilation, out, dtype)
-        table = window_reads(view.shape[2:], kernel, stride, before, dilation, out)
+        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
         values, size = self.to_flat(view), numel(view.shape[2:])
         best, where = [], []
         for start in range(0, len(values), size):
@@ -447,10 +448,12 @@ def _subview(view, dims):
                          strides=tuple(view.strides[d] for d in dims))
 
 
+@functools.lru_cache(maxsize=64)
 def window_reads(spatial, kernel, stride, before, dilation, out):
     """For each kernel position k and each output position l (both row-major), the flat
     position in an input plane of ``spatial`` extents that window l reads at k: o * stride
-    - before + k * dilation in each dimension, or None where that lies in the padding."""
+    - before + k * dilation in each dimension, or None where that lies in the padding.
+    (Cached: a training step asks for the same few; the lists are only read.)"""
     table = []
     for k in itertools.product(*map(range, kernel)):
         reads = []
