@@ -356,31 +356,52 @@ def test_conv_direct_argument_errors():
 
 @pytest.mark.stage3
 @pytest.mark.parametrize("grad", [False, True])
-def test_lazy_conv_bias_relu_is_im2col_and_one_matmul_with_an_epilogue(grad):
-    """One image (as PyTorch's unbatched input, or a batch of one): the convolution is one
-    2-D product, and the bias and ReLU run on each block of it as TinyBLAS finishes it
-    (lazy/epilogue.py): two kernels, im2col and the product, bit for bit the eager result."""
+@pytest.mark.parametrize("x_shape, groups", [((3, 10, 9), 1), ((1, 3, 10, 9), 1), ((4, 3, 10, 9), 1),
+                                             ((2, 4, 7, 6), 2)], ids=["unbatched", "one", "batch", "groups"])
+def test_lazy_conv_bias_relu_is_im2col_and_one_matmul_with_an_epilogue(grad, x_shape, groups, monkeypatch):
+    """The convolution's product, one per image (and group), with the bias and ReLU run on
+    each block of it as TinyBLAS finishes it (lazy/epilogue.py; kernels.MatmulEpilogue):
+    two kernels, im2col and the product, bit for bit the eager result."""
     from stage3_native import lazy
+    from stage3_native.lazy import kernels
+    monkeypatch.setattr(kernels, "BATCHED_MIN", 0)      # these products are small
     rng = np.random.default_rng(8)
-    x, w, b = (rng.normal(size=s).astype(np.float32) for s in [(3, 10, 9), (8, 3, 3, 3), (8,)])
+    c_in = x_shape[-3]
+    x, w, b = (rng.normal(size=s).astype(np.float32) for s in [x_shape, (8, c_in // groups, 3, 3), (8,)])
     cpu = backend.get("cpu")
     variant, cpu.matmul_variant = cpu.matmul_variant, "tinyblas"
     try:
         with lazy.fusion(min_elements=0):
-            eager = F.conv2d(*[tg.from_numpy(v, device="cpu") for v in (x, w, b)], padding=1).relu().numpy()
-            for image in (x, x[None]):
-                xs = [tg.from_numpy(v, device="cpu:lazy").requires_grad_(grad) for v in (image, w, b)]
-                y = F.conv2d(*xs, padding=1).relu()
-                plan = lazy.plan([y.storage.buffer.node], cpu)
-                kinds = [getattr(getattr(s, "kind", None), "name", None) for s in plan.steps]
-                assert kinds == [None, "matmul+epilogue"] and plan.steps[0].op == "im2col"
-                assert [n.op for n in plan.steps[1].nodes] == ["matmul", "binary", "unary"]
-                lazy.reset_kernel_count()
-                got = y.detach().numpy()
-                assert lazy.kernel_count() == 2 and lazy.launched["matmul+epilogue"] == 1
-                assert got.reshape(eager.shape).tobytes() == eager.tobytes()
-                if grad:
-                    (y * y).sum().backward()
-                    assert xs[0].grad.shape == image.shape and xs[1].grad.shape == w.shape
+            ours = [tg.from_numpy(v, device="cpu").requires_grad_(grad) for v in (x, w, b)]
+            eager = F.conv2d(*ours, padding=1, groups=groups).relu()
+            xs = [tg.from_numpy(v, device="cpu:lazy").requires_grad_(grad) for v in (x, w, b)]
+            y = F.conv2d(*xs, padding=1, groups=groups).relu()
+            plan = lazy.plan([y.storage.buffer.node], cpu)
+            kinds = [getattr(getattr(s, "kind", None), "name", None) for s in plan.steps]
+            assert kinds == [None, "matmul+epilogue"] and plan.steps[0].op == "im2col"
+            assert [n.op for n in plan.steps[1].nodes] == ["matmul", "binary", "unary"]
+            lazy.reset_kernel_count()
+            got = y.detach().numpy()
+            assert lazy.kernel_count() == 2 and lazy.launched["matmul+epilogue"] == 1
+            assert got.tobytes() == eager.detach().numpy().tobytes()
+            if grad:
+                for out in (eager, y):
+                    (out * out).sum().backward()
+                for a, c in zip(ours, xs):
+                    np.testing.assert_allclose(c.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-5)
     finally:
         cpu.matmul_variant = variant
+
+
+@pytest.mark.stage3
+def test_lazy_small_batched_products_run_as_one_batched_call():
+    """Below kernels.BATCHED_MIN multiply-adds per product (attention's many small ones), a
+    batched matmul runs alone, as one call, and what follows it apart."""
+    from stage3_native import lazy
+    rng = np.random.default_rng(9)
+    a, b = rng.normal(size=(8, 32, 16)).astype(np.float32), rng.normal(size=(8, 16, 32)).astype(np.float32)
+    with lazy.fusion(min_elements=0):
+        y = (tg.from_numpy(a, device="cpu:lazy") @ tg.from_numpy(b, device="cpu:lazy")).relu()
+        plan = lazy.plan([y.storage.buffer.node], backend.get("cpu"))
+        assert [getattr(s, "op", None) for s in plan.steps] == ["matmul", "unary"]   # two plain nodes
+        np.testing.assert_allclose(y.numpy(), np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
