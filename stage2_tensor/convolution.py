@@ -115,11 +115,13 @@ def native(x, kernel):
     """Whether x's device runs window kernel ``kernel`` ("im2col", which needs "col2im" for
     its gradient and conversely, or "max_pool"), and x's dtype is one of a float: the one
     place where convolution and pooling choose the device's kernels (window_kernels.py)
-    over the index tables every device runs."""
+    over the index tables every device runs. (max_pool's two results, values and int64
+    positions, are not for a half dtype's float32 round trip, which rounds every result:
+    a half max pool takes the tables.)"""
     be = backends.get(x.device)
     if kernel in ("im2col", "col2im"):
         return x.dtype.is_floating_point and be.has("im2col") and be.has("col2im")
-    return x.dtype.is_floating_point and be.has(kernel)
+    return x.dtype.is_floating_point and not getattr(x.dtype, "is_half", False) and be.has(kernel)
 
 
 def _extents(spatial, kernel, stride, before, after, dilation, ceil_mode=False):
