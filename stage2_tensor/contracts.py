@@ -236,9 +236,10 @@ def windows(kernel_name, spatial, kernel, stride, before, dilation, out, max_dim
 
 
 def _plane_sizes(kernel_name, planes, sizes):
-    """Element counts (planes times each of ``sizes``) that fit int64 (and so a buffer)."""
+    """Element counts (planes times each of ``sizes``) that fit int64 (and so a buffer);
+    with no planes, the sizes of one (the kernels compute them whatever the count)."""
     for size in sizes:
-        if planes * size >= LIMIT:
+        if max(planes, 1) * size >= LIMIT:
             raise ValueError(f"{kernel_name}: {planes} planes of {size} elements: too many "
                              "elements for a buffer")
 
@@ -277,13 +278,13 @@ def conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype):
                          f"groups={groups!r}: expected C_in = weight.shape[1] * groups, C_out divisible by groups")
     if bias is not None and tuple(bias.shape) != (c_out,):
         differ("conv_direct", "bias", bias.shape, (c_out,))
-    _plane_sizes("conv_direct", x.shape[0] * max(c_in, c_out), (numel(spatial), numel(out)))
+    _plane_sizes("conv_direct", x.shape[0] * max(c_in, c_out), (numel(spatial), numel(kernel) * numel(out)))
 
 
 def max_pool(view, kernel, stride, before, dilation, out, dtype):
     n = windows("max_pool", tuple(view.shape[2:]), kernel, stride, before, dilation, out)
     planes = _planes("max_pool", "view", view, view.shape[2:2 + n])
-    _plane_sizes("max_pool", planes, (numel(view.shape[2:]), numel(out)))
+    _plane_sizes("max_pool", planes, (numel(view.shape[2:]), numel(kernel) * numel(out)))
 
 
 def max_pool_backward(grad, where, spatial, dtype):

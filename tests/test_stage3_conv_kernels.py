@@ -320,6 +320,9 @@ def test_bad_geometries_raise_before_the_kernel(device):
     # an output that could not be allocated: 2^40 planes' worth of columns
     with pytest.raises(ValueError, match="too many elements"):
         be.im2col(x, (3, 3), (1, 1), (0, 0), (1, 1), (1 << 30, 1 << 30), 0.0, tg.float64)
+    # sizes past int64 even with no planes at all (the kernels multiply them out)
+    with pytest.raises(ValueError, match="too many elements"):
+        be.max_pool(view(device, (0, 2, 5, 5)), (1 << 31, 1 << 31), (1, 1), (0, 0), (1, 1), (1, 1), tg.float64)
     with pytest.raises(ValueError, match="groups"):
         be.conv_direct(x, view(device, (4, 3, 3, 3)), None, (1, 1), (0, 0), (1, 1), 1, (3, 3), tg.float64)
     with pytest.raises(ValueError, match="bias has shape"):
