@@ -1,6 +1,7 @@
-"""Convolution speed of tracegrad (device "cpu", float32, im2col as a gather and one matrix
-product: stage2_tensor/convolution.py) against PyTorch on the CPU (pip install torch), in
-the same process, with the same number of threads.
+"""Convolution speed of tracegrad (device "cpu", float32, im2col and one matrix product:
+stage2_tensor/convolution.py, with the C window kernels of csrc/convolution.c and
+pooling.c) against PyTorch on the CPU (pip install torch), in the same process, with the
+same number of threads.
 
 (a) conv2d forward and forward + backward at the MNIST CNN's two shapes and a U-net's
     (64 channels, 3x3, padding 1): GFLOPS = 2 N C_out H_out W_out C_in K / seconds

@@ -36,6 +36,7 @@ and, optionally, fused kernels (one pass instead of several tensor operations):
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)                   (in place, a whole parameter group)
     adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
+    im2col, col2im, conv_direct, max_pool, max_pool_backward   (convolution's windows)
 
 Broadcasting, views, dtype promotion and autograd stay here, written once. This package
 ships device "python" (``python_backend.py``, ``array.array`` buffers); plugins register

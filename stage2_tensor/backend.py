@@ -105,6 +105,37 @@ kernels, each doing in one pass what would otherwise be several tensor operation
 
 The two update kernels return None: they write into the buffers of the views they get.
 
+Window kernels, for convolution and pooling (window_kernels.py; without them convolution.py
+gathers through index tables). A view x (N, C, *spatial) is N * C planes; kernel, stride,
+before (the padding before each dimension), dilation and out (the output's extents) are
+tuples of n ints, one per spatial dimension; output position o reads the input at
+o * stride - before + k * dilation for kernel position k (each row-major; K = numel(kernel)
+positions, L = numel(out) outputs), in the padding where that is outside the input:
+
+    im2col(view, kernel, stride, before, dilation, out, fill, dtype)
+                                       each plane's windows as columns (N, C, K, L): what
+                                       window l reads at position k, `fill` (0, or -inf for
+                                       a maximum) in the padding
+    col2im(cols, spatial, kernel, stride, before, dilation, out, dtype)
+                                       im2col's adjoint: zeros (N, C, *spatial) with each
+                                       element of cols (N, C, K, L) added at the position it
+                                       was read from (those in the padding dropped)
+    conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype)
+                                       the convolution by its definition (N, C_out, *out):
+                                       weight (C_out, C / groups, *kernel), bias C_out
+                                       values or None; no gradient (a test oracle)
+    max_pool(view, kernel, stride, before, dilation, out, dtype)
+                                       (maxima (N, C, *out), their flat positions in the
+                                       plane as int64): the first of equal values, a NaN
+                                       over any number, never the padding
+    max_pool_backward(grad, where, spatial, dtype)
+                                       zeros (N, C, *spatial) with grad (N, C, *out) added
+                                       at the positions `where` (-1: none; one outside the
+                                       plane raises bad_position(...))
+
+contracts.windows checks a geometry before it reaches a kernel: n from 1 to 16, extents,
+strides and dilations positive, padding non-negative, every position and size below 2^62.
+
 What a kernel may assume, and where each promise is checked (a C kernel that is handed
 less than it assumes reads or writes outside its buffers; nothing downstream checks again):
 
@@ -114,7 +145,7 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    strides, offset)`` and ``Tensor.from_buffer`` (strides.check_view); the views and
    outputs operations make (tensor.py's view_of, _new_tensor) derive from valid ones and
    are not checked again. A backend method called directly is trusted with its Views.
-2. Views that go together have the shapes the table above says: b as a in binary, src as
+2. Views that go together have the shapes the tables above say: b as a in binary, src as
    dst in write, src as index_add's shape with index's length at ``dim``, matmul's inner
    and batch dimensions, a target and a scale per row of cross_entropy's logits, layer_norm's
    weight, bias (n values) and mean, rstd (one per row), an optimizer's gradients and state
@@ -307,6 +338,13 @@ def bad_index(index, dim, size):
     """The error for an index out of range in index_select/index_add (every backend's, and
     the same as basic indexing's)."""
     return IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+
+
+def bad_position(kernel, at, position, size):
+    """The error for a position outside a plane of ``size`` elements (max_pool_backward's
+    ``where``, entry ``at``; -1 stands for none)."""
+    return IndexError(f"{kernel}: position {position} at entry {at} is outside a plane of {size} "
+                      f"elements (expected -1 to {size - 1})")
 
 
 def log_fallback(op, backend_name):

@@ -204,13 +204,108 @@ def adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, deco
         raise ValueError(f"adam_update: steps {list(steps)} must count from 1")
 
 
+# ---- windows (im2col, col2im, conv_direct, max_pool): a geometry of n spatial dimensions ----
+LIMIT = 1 << 62                         # every size and position a window kernel computes fits int64
+
+
+def windows(kernel_name, spatial, kernel, stride, before, dilation, out, max_dims=16):
+    """A geometry the C window kernels (csrc/windows.h) can walk without reading or writing
+    outside their buffers: six tuples of n ints (1 <= n <= max_dims), extents and steps
+    positive, padding and output extents non-negative, and every position, extent and
+    element count they compute below 2^62 (no int64 product overflows). Returns n."""
+    parts = (("spatial", spatial), ("kernel", kernel), ("stride", stride), ("before", before),
+             ("dilation", dilation), ("out", out))
+    n = len(tuple(kernel)) if isinstance(kernel, (tuple, list)) else -1
+    if not 1 <= n <= max_dims:
+        raise ValueError(f"{kernel_name}: kernel must be a tuple of 1 to {max_dims} ints, got {kernel!r}")
+    for what, values in parts:
+        if not (isinstance(values, (tuple, list)) and len(values) == n
+                and all(type(v) is int for v in values)):
+            raise ValueError(f"{kernel_name}: {what} must be a tuple of {n} ints (one per spatial "
+                             f"dimension, as kernel {tuple(kernel)}), got {values!r}")
+        low = 0 if what in ("before", "out") else 1
+        if any(v < low or v >= LIMIT for v in values):
+            raise ValueError(f"{kernel_name}: {what} {tuple(values)} must be "
+                             f"{'non-negative' if low == 0 else 'positive'} and below 2^62")
+    for d in range(n):                  # the farthest position a window reads, either side
+        reach = max(out[d] - 1, 0) * stride[d] + (kernel[d] - 1) * dilation[d] + before[d] + spatial[d]
+        if reach >= LIMIT:
+            raise ValueError(f"{kernel_name}: dimension {d}'s windows reach position {reach}, "
+                             "beyond what int64 positions hold")
+    return n
+
+
+def _plane_sizes(kernel_name, planes, sizes):
+    """Element counts (planes times each of ``sizes``) that fit int64 (and so a buffer);
+    with no planes, the sizes of one (the kernels compute them whatever the count)."""
+    for size in sizes:
+        if max(planes, 1) * size >= LIMIT:
+            raise ValueError(f"{kernel_name}: {planes} planes of {size} elements: too many "
+                             "elements for a buffer")
+
+
+def _planes(kernel_name, what, view, spatial):
+    """A view (N, C, *spatial): returns N * C."""
+    if len(view.shape) != 2 + len(spatial) or tuple(view.shape[2:]) != tuple(spatial):
+        raise ValueError(f"{kernel_name}: {what} has shape {tuple(view.shape)}, expected "
+                         f"(N, C, {', '.join(map(str, spatial))})")
+    return view.shape[0] * view.shape[1]
+
+
+def im2col(view, kernel, stride, before, dilation, out, fill, dtype):
+    n = windows("im2col", tuple(view.shape[2:]), kernel, stride, before, dilation, out)
+    planes = _planes("im2col", "view", view, view.shape[2:2 + n])
+    _plane_sizes("im2col", planes, (numel(view.shape[2:]), numel(kernel) * numel(out)))
+
+
+def col2im(cols, spatial, kernel, stride, before, dilation, out, dtype):
+    windows("col2im", spatial, kernel, stride, before, dilation, out)
+    if len(cols.shape) != 4 or tuple(cols.shape[2:]) != (numel(kernel), numel(out)):
+        raise ValueError(f"col2im: cols has shape {tuple(cols.shape)}, expected (N, C, "
+                         f"{numel(kernel)}, {numel(out)}) (N, C, kernel positions, output positions)")
+    _plane_sizes("col2im", cols.shape[0] * cols.shape[1], (numel(spatial), numel(kernel) * numel(out)))
+
+
+def conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype):
+    spatial, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
+    n = windows("conv_direct", spatial, kernel, stride, before, dilation, out)
+    if len(x.shape) != n + 2 or len(weight.shape) != n + 2:
+        raise ValueError(f"conv_direct: x {tuple(x.shape)} and weight {tuple(weight.shape)} must "
+                         f"both be (N or C_out, C, *{n} spatial extents)")
+    c_in, c_out = x.shape[1], weight.shape[0]
+    if not (type(groups) is int and groups >= 1 and c_out % groups == 0 and weight.shape[1] * groups == c_in):
+        raise ValueError(f"conv_direct: x of {c_in} channels, weight {tuple(weight.shape)} and "
+                         f"groups={groups!r}: expected C_in = weight.shape[1] * groups, C_out divisible by groups")
+    if bias is not None and tuple(bias.shape) != (c_out,):
+        differ("conv_direct", "bias", bias.shape, (c_out,))
+    _plane_sizes("conv_direct", x.shape[0] * max(c_in, c_out), (numel(spatial), numel(kernel) * numel(out)))
+
+
+def max_pool(view, kernel, stride, before, dilation, out, dtype):
+    n = windows("max_pool", tuple(view.shape[2:]), kernel, stride, before, dilation, out)
+    planes = _planes("max_pool", "view", view, view.shape[2:2 + n])
+    _plane_sizes("max_pool", planes, (numel(view.shape[2:]), numel(kernel) * numel(out)))
+
+
+def max_pool_backward(grad, where, spatial, dtype):
+    if tuple(where.shape) != tuple(grad.shape) or len(grad.shape) < 3:
+        raise ValueError(f"max_pool_backward: grad {tuple(grad.shape)} and where {tuple(where.shape)} "
+                         "must be one shape (N, C, *out)")
+    spatial = tuple(spatial)
+    if len(spatial) != len(grad.shape) - 2 or not all(type(s) is int and s >= 0 for s in spatial):
+        raise ValueError(f"max_pool_backward: spatial {spatial!r} must be {len(grad.shape) - 2} "
+                         "non-negative ints, the input's extents")
+    _plane_sizes("max_pool_backward", grad.shape[0] * grad.shape[1], (numel(spatial), numel(grad.shape[2:])))
+
+
 CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "index_select": index_select, "index_add": index_add, "write": write,
           "softmax": softmax, "softmax_backward": softmax_backward,
           "cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
           "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "dropout": dropout,
           "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
-          "sgd_update": sgd_update, "adam_update": adam_update}
+          "sgd_update": sgd_update, "adam_update": adam_update, "im2col": im2col, "col2im": col2im,
+          "conv_direct": conv_direct, "max_pool": max_pool, "max_pool_backward": max_pool_backward}
 
 
 def check(kernel, args):

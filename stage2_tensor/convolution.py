@@ -15,11 +15,18 @@ Pooling gathers the same windows and reduces them (max, mean). Everything here i
 with differentiable tensor operations, so every device runs it and autograd needs no
 gradient of its own: the backward pass is the gather's scatter-add and the matrix
 product's two products, the two convolutions of the thesis.
+
+A device with the optional window kernels (backend.py: im2col, col2im, max_pool) runs those
+instead, which work each window position out arithmetically (window_kernels.py): no table,
+no padded copy, one pass each way. ``native`` is where the choice is made, for every
+function here; the tables stay as the path every device has.
 """
 import functools
 import math
 
+from . import backend as backends
 from . import dtypes
+from . import window_kernels
 from .concat import cat
 from .factories import arange, full
 from .strides import numel
@@ -104,16 +111,38 @@ def _padding(padding, n, kernel, stride, dilation):
     return pad, pad
 
 
-def _gather(x, kernel, stride, before, after, dilation, fill, ceil_mode=False):
-    """x (N, C, *spatial) as its windows (N, C, K, L), the padding reading ``fill``; with
-    the output extents and the table's counts."""
-    spatial = x.shape[2:]
-    key = (spatial, kernel, stride, before, after, dilation, ceil_mode)
-    indices, out, counts = windows(*key)
+def native(x, kernel):
+    """Whether x's device runs window kernel ``kernel`` ("im2col", which needs "col2im" for
+    its gradient and conversely, or "max_pool"), and x's dtype is one of a float: the one
+    place where convolution and pooling choose the device's kernels (window_kernels.py)
+    over the index tables every device runs. (max_pool's two results, values and int64
+    positions, are not for a half dtype's float32 round trip, which rounds every result:
+    a half max pool takes the tables.)"""
+    be = backends.get(x.device)
+    if kernel in ("im2col", "col2im"):
+        return x.dtype.is_floating_point and be.has("im2col") and be.has("col2im")
+    return x.dtype.is_floating_point and not getattr(x.dtype, "is_half", False) and be.has(kernel)
+
+
+def _extents(spatial, kernel, stride, before, after, dilation, ceil_mode=False):
+    """The output extents of windows over ``spatial`` (all positive, else ValueError)."""
+    out = tuple(output_size(spatial[d], kernel[d], stride[d], before[d], after[d], dilation[d], ceil_mode)
+                for d in range(len(spatial)))
     if 0 in out:
         raise ValueError(f"the input's extents {spatial} are smaller than the kernel's "
                          f"{tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))} (with dilation)")
-    return _read(x, indices, key, fill, numel(kernel), numel(out)), out, counts
+    return out
+
+
+def _gather(x, kernel, stride, before, after, dilation, fill, ceil_mode=False):
+    """x (N, C, *spatial) as its windows (N, C, K, L), the padding reading ``fill``; with
+    the output extents."""
+    spatial = x.shape[2:]
+    out = _extents(spatial, kernel, stride, before, after, dilation, ceil_mode)
+    if native(x, "im2col"):
+        return window_kernels.Im2col.apply(x, kernel, stride, before, dilation, out, fill), out
+    key = (spatial, kernel, stride, before, after, dilation, ceil_mode)
+    return _read(x, windows(*key)[0], key, fill, numel(kernel), numel(out)), out
 
 
 def _read(x, indices, key, fill, k, l):
@@ -136,15 +165,13 @@ def _batched(x, n, what):
     return x, False
 
 
-def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
-    """The n-d convolution (PyTorch's conv1d/2d/3d, a cross-correlation): x (N, C_in,
-    *spatial), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None. ``groups``
-    splits the channels into that many independent convolutions (groups = C_in: depthwise)."""
-    what = f"conv{n}d"
+def _conv_args(x, weight, stride, padding, dilation, groups, n, what):
+    """conv's arguments checked: (x batched, unbatched, kernel, stride, before, after,
+    dilation)."""
     x, unbatched = _batched(x, n, what)
-    if weight.ndim != n + 2:
+    if not isinstance(weight, Tensor) or weight.ndim != n + 2:
         raise ValueError(f"{what}: expected a {n + 2}-d weight (C_out, C_in / groups, kernel...), "
-                         f"got shape {weight.shape}")
+                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
     if not isinstance(groups, int) or groups < 1:
         raise ValueError(f"{what}: groups must be a positive int, got {groups!r}")
     c_out, c_group, kernel = weight.shape[0], weight.shape[1], weight.shape[2:]
@@ -155,14 +182,54 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
     if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
         raise ValueError(f"{what}: stride and dilation must be positive, got {stride}, {dilation}")
     before, after = _padding(padding, n, kernel, stride, dilation)
-    cols, out, _ = _gather(x, kernel, stride, before, after, dilation, 0)
-    N, L = x.shape[0], numel(out)
-    # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
-    cols = cols.reshape(N, groups, c_group * numel(kernel), L)
-    y = weight.reshape(groups, c_out // groups, c_group * numel(kernel)) @ cols
+    return x, unbatched, kernel, stride, before, after, dilation
+
+
+def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
+    """The n-d convolution (PyTorch's conv1d/2d/3d, a cross-correlation): x (N, C_in,
+    *spatial), weight (C_out, C_in / groups, *kernel), bias (C_out,) or None. ``groups``
+    splits the channels into that many independent convolutions (groups = C_in: depthwise)."""
+    x, unbatched, kernel, stride, before, after, dilation = _conv_args(
+        x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
+    c_out, c_group = weight.shape[:2]
+    cols, out = _gather(x, kernel, stride, before, after, dilation, 0)
+    N, L, K = x.shape[0], numel(out), numel(kernel)
+    if N * groups == 1:
+        # one product, as a plain 2-D matmul: the lazy device runs it with the bias and
+        # activation that follow as its epilogue (one kernel: lazy/epilogue.py)
+        y = weight.reshape(c_out, c_group * K) @ cols.reshape(c_group * K, L)
+    else:
+        # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
+        y = weight.reshape(groups, c_out // groups, c_group * K) @ cols.reshape(N, groups, c_group * K, L)
     y = y.reshape(N, c_out, *out)
     if bias is not None:
         y = y + bias.reshape(c_out, *(1,) * n)
+    return y[0] if unbatched else y
+
+
+def conv_direct(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """The convolution by its definition, the seven nested loops of the device's
+    ``conv_direct`` kernel (backend.py; csrc/convolution_t.h): conv's arguments and result,
+    n-d from the weight's dimensions, without autograd. The first rung of the chapter's
+    speed ladder, and an oracle for the im2col path."""
+    n = getattr(weight, "ndim", 0) - 2
+    if n < 1:
+        raise ValueError(f"conv_direct: expected a weight (C_out, C_in / groups, kernel...) with at least "
+                         f"one kernel dimension, got {getattr(weight, 'shape', type(weight).__name__)}")
+    x, unbatched, kernel, stride, before, after, dilation = _conv_args(
+        x, weight, stride, padding, dilation, groups, n, "conv_direct")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (weight.shape[0],)):
+        raise ValueError(f"conv_direct: expected a bias of shape ({weight.shape[0]},), "
+                         f"got {getattr(bias, 'shape', type(bias).__name__)}")
+    if len({x.device, weight.device} | ({bias.device} if bias is not None else set())) != 1:
+        raise ValueError("conv_direct: x, weight and bias must be on one device")
+    dtype = dtypes.promote(x.dtype, weight.dtype)
+    if not dtype.is_floating_point:
+        raise TypeError(f"conv_direct: expected floating-point tensors, got {x.dtype} and {weight.dtype}")
+    x, weight = x.to(dtype=dtype), weight.to(dtype=dtype)
+    bias = None if bias is None else bias.to(dtype=dtype)
+    out = _extents(x.shape[2:], kernel, stride, before, after, dilation)
+    y = window_kernels.conv_direct(x, weight, bias, stride, before, dilation, groups, out)
     return y[0] if unbatched else y
 
 
@@ -171,8 +238,12 @@ def _fold(cols, spatial, kernel, stride, before, after, dilation):
     added back at the input position it was read from (the padding's element dropped):
     the transpose of ``_gather``, and so a convolution's gradient with respect to its input."""
     key = (spatial, kernel, stride, before, after, dilation, False)
-    indices, out, _ = windows(*key)
     N, C, P = cols.shape[0], cols.shape[1], numel(spatial)
+    if native(cols, "col2im"):
+        out = tuple(output_size(*a) for a in zip(spatial, kernel, stride, before, after, dilation))
+        cols = cols.reshape(N, C, numel(kernel), numel(out))
+        return window_kernels.Col2im.apply(cols, spatial, kernel, stride, before, dilation, out), out
+    indices, out, _ = windows(*key)
     rows = IndexAdd.apply(cols, (N, C, P + 1), 2, constant_tensor(key, cols.device, indices))
     return rows[:, :, :P].reshape(N, C, *spatial), out
 
@@ -218,7 +289,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise ValueError(f"unfold: expected a 4-d input (N, C, H, W), got shape {x.shape}")
     kernel, stride = _tuple(kernel_size, 2, "kernel_size"), _tuple(stride, 2, "stride")
     dilation, pad = _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding")
-    cols, out, _ = _gather(x, kernel, stride, pad, pad, dilation, 0)
+    cols, out = _gather(x, kernel, stride, pad, pad, dilation, 0)
     return cols.reshape(x.shape[0], x.shape[1] * numel(kernel), numel(out))
 
 
@@ -309,7 +380,13 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False
     what = f"max_pool{n}d"
     x, unbatched = _batched(x, n, what)
     kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, dilation, n, what)
-    cols, out, _ = _gather(x, kernel, stride, pad, pad, dilation, -math.inf, ceil_mode)
+    if native(x, "max_pool"):                       # one pass, the positions kept
+        out = _extents(x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)
+        y, where = window_kernels.max_pool(x, kernel, stride, pad, dilation, out)
+        if not return_indices:
+            return y[0] if unbatched else y
+        return (y[0], where[0]) if unbatched else (y, where)
+    cols, out = _gather(x, kernel, stride, pad, pad, dilation, -math.inf, ceil_mode)
     y = cols.max(dim=2).values.reshape(*x.shape[:2], *out)
     if not return_indices:
         return y[0] if unbatched else y
@@ -328,7 +405,8 @@ def avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_incl
     what = f"avg_pool{n}d"
     x, unbatched = _batched(x, n, what)
     kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, 1, n, what)
-    cols, out, (padded, inside) = _gather(x, kernel, stride, pad, pad, dilation, 0, ceil_mode)
+    cols, out = _gather(x, kernel, stride, pad, pad, dilation, 0, ceil_mode)
+    padded, inside = windows(x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)[2]
     key = ("divisor", count_include_pad, x.shape[2:], kernel, stride, pad, ceil_mode)
     divisor = constant_tensor(key, x.device, padded if count_include_pad else inside, x.dtype)
     y = (cols.sum(dim=2) / divisor).reshape(*x.shape[:2], *out)

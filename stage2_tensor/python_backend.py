@@ -10,10 +10,12 @@ is how a device applies them, and the fused kernels (softmax, cross-entropy, Lay
 written as loops over those formulas.
 """
 import array
+import functools
+import itertools
 import math
 
 from . import contracts, ops
-from .backend import Backend, View, bad_index, bad_target
+from .backend import Backend, View, bad_index, bad_position, bad_target
 from .ops import div as _div, exp as _exp, log as _log
 from .strides import make_strides, numel
 
@@ -324,6 +326,97 @@ class PythonBackend(Backend):
                 denom = math.sqrt(vbuf[vp]) / root_correction + eps
                 pbuf[p] = cast(pbuf[p] - step_size * (mbuf[mp] / denom))
 
+    # ---- windows: convolution and pooling (the definitions the C kernels are tested against) --
+    def im2col(self, view, kernel, stride, before, dilation, out, fill, dtype):
+        """Each plane (N * C of them) as its columns: for each kernel position k and output
+        position l, what window l reads at k (``fill`` in the padding). (N, C, K, L)."""
+        contracts.im2col(view, kernel, stride, before, dilation, out, fill, dtype)
+        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
+        values, size, cast = self.to_flat(view), numel(view.shape[2:]), dtype.cast
+        cols = []
+        for start in range(0, len(values), size):
+            plane = values[start:start + size]
+            cols.extend(cast(fill if p is None else plane[p]) for reads in table for p in reads)
+        return array.array(dtype.typecode, cols)
+
+    def col2im(self, cols, spatial, kernel, stride, before, dilation, out, dtype):
+        """im2col's adjoint: zeros (N, C, *spatial), each column element added at the
+        position it was read from; those read in the padding are dropped."""
+        contracts.col2im(cols, spatial, kernel, stride, before, dilation, out, dtype)
+        table = window_reads(*map(tuple, (spatial, kernel, stride, before, dilation, out)))
+        values, size, width = self.to_flat(cols), numel(spatial), numel(kernel) * numel(out)
+        x = []
+        for start in range(0, len(values), width):
+            plane, column = [0.0] * size, iter(values[start:start + width])
+            for reads in table:
+                for p in reads:
+                    value = next(column)
+                    if p is not None:
+                        plane[p] += value
+            x.extend(plane)
+        return array.array(dtype.typecode, map(dtype.cast, x))
+
+    def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
+        """y[b, co, l] = bias[co] + sum over the input channels ci of co's group and the
+        kernel positions k of weight[co, ci, k] * x[b, ci, what window l reads at k]."""
+        contracts.conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype)
+        (batch, c_in), c_out, kernel = x.shape[:2], weight.shape[0], weight.shape[2:]
+        table = window_reads(tuple(x.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
+        xs, ws = self.to_flat(x), self.to_flat(weight)
+        bs = self.to_flat(bias) if bias is not None else [0.0] * c_out
+        P, K, L, cg = numel(x.shape[2:]), numel(kernel), numel(out), c_in // groups
+        y = []
+        for b in range(batch):
+            for co in range(c_out):
+                g = co // (c_out // groups)
+                for l in range(L):
+                    acc = bs[co]
+                    for ci in range(cg):
+                        plane = (b * c_in + g * cg + ci) * P
+                        for k in range(K):
+                            p = table[k][l]
+                            if p is not None:
+                                acc += ws[(co * cg + ci) * K + k] * xs[plane + p]
+                    y.append(dtype.cast(acc))
+        return array.array(dtype.typecode, y)
+
+    def max_pool(self, view, kernel, stride, before, dilation, out, dtype):
+        """Each window's largest value and its flat position in the plane (the first of
+        equal ones; a NaN wins; the padding is never picked): (values, positions)."""
+        contracts.max_pool(view, kernel, stride, before, dilation, out, dtype)
+        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
+        values, size = self.to_flat(view), numel(view.shape[2:])
+        best, where = [], []
+        for start in range(0, len(values), size):
+            plane = values[start:start + size]
+            for l in range(numel(out)):
+                value, at = -math.inf, -1
+                for reads in table:
+                    p = reads[l]
+                    if p is None:
+                        continue
+                    v = plane[p]
+                    if at < 0 or v > value or (math.isnan(v) and not math.isnan(value)):
+                        value, at = v, p
+                best.append(dtype.cast(value))
+                where.append(at)
+        return array.array(dtype.typecode, best), array.array("q", where)
+
+    def max_pool_backward(self, grad, where, spatial, dtype):
+        """Zeros (N, C, *spatial) with each output's gradient added at its maximum's
+        position (-1: none)."""
+        contracts.max_pool_backward(grad, where, spatial, dtype)
+        g, at, size = self.to_flat(grad), self.to_flat(where), numel(spatial)
+        L = numel(grad.shape[2:])
+        for i, p in enumerate(at):
+            if not -1 <= p < size:
+                raise bad_position("max_pool_backward", i, p, size)
+        dx = [0.0] * (numel(grad.shape[:2]) * size)
+        for i, p in enumerate(at):
+            if p >= 0:
+                dx[i // L * size + p] += g[i]
+        return array.array(dtype.typecode, map(dtype.cast, dx))
+
 
 def _converter(source, target):
     """What turns an element stored as ``source`` into one stored as ``target``: the same
@@ -365,3 +458,25 @@ def _subview(view, dims):
     """The view restricted to some of its dimensions (the others held at index 0)."""
     return view._replace(shape=tuple(view.shape[d] for d in dims),
                          strides=tuple(view.strides[d] for d in dims))
+
+
+@functools.lru_cache(maxsize=64)
+def window_reads(spatial, kernel, stride, before, dilation, out):
+    """For each kernel position k and each output position l (both row-major), the flat
+    position in an input plane of ``spatial`` extents that window l reads at k: o * stride
+    - before + k * dilation in each dimension, or None where that lies in the padding.
+    (Cached: a training step asks for the same few; the lists are only read.)"""
+    table = []
+    for k in itertools.product(*map(range, kernel)):
+        reads = []
+        for o in itertools.product(*map(range, out)):
+            flat = 0
+            for d, size in enumerate(spatial):
+                p = o[d] * stride[d] - before[d] + k[d] * dilation[d]
+                if not 0 <= p < size:
+                    flat = None
+                    break
+                flat = flat * size + p
+            reads.append(flat)
+        table.append(reads)
+    return table

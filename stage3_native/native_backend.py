@@ -12,7 +12,7 @@ so they take no extra call through a shared layer.
 """
 import functools
 
-from stage2_tensor import contracts, dtypes, ops
+from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
 from stage2_tensor.strides import is_contiguous, make_strides
 
@@ -118,3 +118,13 @@ class NativeBackend(GroupUpdates, Backend):
 
     def _dense_or_null(self, view, dtype):
         return self.ffi.NULL if view is None else self._dense(view, dtype)
+
+    def _pair_on_python(self, name, args, out_dtypes):
+        """The python backend's kernel for a dtype the device's does not cover, when its
+        outputs differ in dtype (max_pool's values and int64 positions): each brought back
+        as its own (``_on_python`` would give them all the last argument's)."""
+        backend.log_fallback(f"{name} for {args[-1].name}", self.name)
+        py = backend.get("python")
+        moved = [View(py.from_flat(self.to_flat(a), a.dtype), a.shape, make_strides(a.shape), 0, a.dtype)
+                 if isinstance(a, View) else a for a in args]
+        return tuple(self.from_flat(list(r), d) for r, d in zip(getattr(py, name)(*moved), out_dtypes))

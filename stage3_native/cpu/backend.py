@@ -195,6 +195,12 @@ def ints(values):
 _KERNELS = {}
 
 
+def _no_memory(name, failed):
+    """The window kernels return 1 when they could not allocate their table of row starts."""
+    if failed:
+        raise MemoryError(f"{name}: no memory for the table of window row starts")
+
+
 # The levels of the element-wise hierarchy and the paths of reductions, by their numbers in
 # csrc/tracegrad.h (TG_PATH_*, TG_REDUCE_*); csrc/elementwise.c and reduce.c explain them.
 PATHS = ("contiguous", "scalar", "lastdim", "strided")
@@ -484,3 +490,50 @@ class CpuBackend(NativeBackend):
         if failed:
             raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
         return dx, dweight, dbias
+
+    # ---- windows (convolution.c, pooling.c): contiguous planes, the geometry checked first ----
+    @float_only
+    def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
+        planes, K, L = numel(view.shape[:2]), numel(kernel_size), numel(out)
+        cols = allocate(planes * K * L, dtype)
+        _no_memory("im2col", kernel("im2col", dtype)(planes, len(out), view.shape[2:], kernel_size, stride, before,
+                                                     dilation, out, self._dense(view, dtype), float(fill), cols))
+        return cols
+
+    @float_only
+    def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
+        planes = numel(cols.shape[:2])
+        x = allocate(planes * numel(spatial), dtype)        # the kernel zeroes each plane
+        _no_memory("col2im", kernel("col2im", dtype)(planes, len(out), tuple(spatial), kernel_size, stride, before,
+                                                     dilation, out, self._dense(cols, dtype), x))
+        return x
+
+    @float_only
+    def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
+        (batch, c_in), c_out = x.shape[:2], weight.shape[0]
+        y = allocate(batch * c_out * numel(out), dtype)
+        kernel("conv_direct", dtype)(batch, c_in, c_out, groups, len(out), x.shape[2:], weight.shape[2:],
+                                     stride, before, dilation, out, self._dense(x, dtype),
+                                     self._dense(weight, dtype), self._dense_or_null(bias, dtype), y)
+        return y
+
+    def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
+        contracts.max_pool(view, kernel_size, stride, before, dilation, out, dtype)
+        if dtype not in FLOATS:         # python's loops; its positions stay int64
+            return self._pair_on_python("max_pool", (view, kernel_size, stride, before, dilation, out, dtype),
+                                        (dtype, dtypes.int64))
+        planes, L = numel(view.shape[:2]), numel(out)
+        y, where = allocate(planes * L, dtype), allocate(planes * L, dtypes.int64)
+        _no_memory("max_pool", kernel("max_pool", dtype)(planes, len(out), view.shape[2:], kernel_size, stride,
+                                                         before, dilation, out, self._dense(view, dtype), y, where))
+        return y, where
+
+    @float_only
+    def max_pool_backward(self, grad, where, spatial, dtype):
+        planes, P, L = numel(grad.shape[:2]), numel(spatial), numel(grad.shape[2:])
+        dx = allocate(planes * P, dtype)
+        at = self._dense(where, dtypes.int64)
+        bad = kernel("max_pool_backward", dtype)(planes, P, L, self._dense(grad, dtype), at, dx)
+        if bad >= 0:
+            raise backend.bad_position("max_pool_backward", bad, at[bad], P)
+        return dx

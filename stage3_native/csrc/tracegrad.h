@@ -212,4 +212,36 @@ TG_INDEX_ADD_DENSE(int64_t, i64)
 TG_INDEX_ADD_DENSE(float, f32)
 TG_INDEX_ADD_DENSE(double, f64)
 
+
+/* convolution.c, pooling.c: windows over the n spatial dimensions (1 to TG_MAX_DIMS) of
+ * contiguous planes (one channel of one image each, P = prod(spatial) elements): output
+ * position o reads the input at o * stride - before + k * dilation for kernel position k
+ * (windows.h), K = prod(kernel) positions, L = prod(out) outputs, all checked by
+ * stage2_tensor/contracts.py first (positive extents, non-negative padding, int64 sizes).
+ * im2col: cols (planes, K, L), fill where a window reads the padding; col2im: its adjoint,
+ * x (planes, P) the sum of cols at the positions they were read from (padding dropped);
+ * conv_direct: the naive convolution of x (batch, c_in, *spatial) with weight
+ * (c_out, c_in / groups, *kernel) and bias (c_out values or NULL) into y (batch, c_out,
+ * *out); max_pool: each window's maximum into y (planes, L) and its flat position in the
+ * plane into where (im2col, col2im and max_pool return 1 when out of memory for their
+ * table of row starts, else 0); max_pool_backward: dx (planes, P) with grad (planes, L)
+ * added at where, returning the position of the first entry of where outside -1..P-1
+ * (having done nothing), or -1 */
+#define TG_CONVOLUTION(T, S) \
+    int tg_im2col_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
+                       const i64 *before, const i64 *dilation, const i64 *out, const T *x, double fill, \
+                       T *cols); \
+    int tg_col2im_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
+                       const i64 *before, const i64 *dilation, const i64 *out, const T *cols, T *x); \
+    void tg_conv_direct_##S(i64 batch, i64 c_in, i64 c_out, i64 groups, int n, const i64 *spatial, \
+                            const i64 *kernel, const i64 *stride, const i64 *before, \
+                            const i64 *dilation, const i64 *out, const T *x, const T *weight, \
+                            const T *bias, T *y); \
+    int tg_max_pool_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
+                         const i64 *before, const i64 *dilation, const i64 *out, const T *x, T *y, \
+                         i64 *where); \
+    i64 tg_max_pool_backward_##S(i64 planes, i64 P, i64 L, const T *grad, const i64 *where, T *dx);
+TG_CONVOLUTION(float, f32)
+TG_CONVOLUTION(double, f64)
+
 #endif

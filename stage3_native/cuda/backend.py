@@ -28,7 +28,7 @@ from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
 from .. import cuda_build
-from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, REDUCE_CODE, REDUCTIONS, UNARY_CODE,
+from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS, UNARY_CODE,
                              NativeBackend, float_only, split_dims, stored_dtype)
 
 
@@ -482,3 +482,55 @@ class CudaBackend(NativeBackend):
     def _run_update(self, name, dtype, sizes, arrays, settings):
         """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
         self.check(getattr(self.lib, f"tg_cuda_{name}")(CODE[dtype], len(sizes), sizes, *arrays, *settings), name)
+
+    # ---- windows of convolution and pooling (convolution.cu): contiguous planes -----------
+    @float_only
+    def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
+        planes = numel(view.shape[:2])
+        cols = self.allocate(planes * numel(kernel_size) * numel(out), dtype)
+        self.check(self.lib.tg_cuda_im2col(CODE[dtype], planes, len(out), view.shape[2:], kernel_size, stride,
+                                           before, dilation, out, self._dense(view, dtype), float(fill), cols),
+                   "im2col")
+        return cols
+
+    @float_only
+    def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
+        planes = numel(cols.shape[:2])
+        x = self.allocate(planes * numel(spatial), dtype)           # every element written
+        self.check(self.lib.tg_cuda_col2im(CODE[dtype], planes, len(out), tuple(spatial), kernel_size, stride,
+                                           before, dilation, out, self._dense(cols, dtype), x), "col2im")
+        return x
+
+    @float_only
+    def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
+        (batch, c_in), c_out = x.shape[:2], weight.shape[0]
+        y = self.allocate(batch * c_out * numel(out), dtype)
+        self.check(self.lib.tg_cuda_conv_direct(CODE[dtype], batch, c_in, c_out, groups, len(out), x.shape[2:],
+                                                weight.shape[2:], stride, before, dilation, out,
+                                                self._dense(x, dtype), self._dense(weight, dtype),
+                                                self._dense_or_null(bias, dtype), y), "conv_direct")
+        return y
+
+    def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
+        contracts.max_pool(view, kernel_size, stride, before, dilation, out, dtype)
+        if dtype not in FLOATS:         # python's loops; its positions stay int64
+            return self._pair_on_python("max_pool", (view, kernel_size, stride, before, dilation, out, dtype),
+                                        (dtype, dtypes.int64))
+        planes, L = numel(view.shape[:2]), numel(out)
+        y, where = self.allocate(planes * L, dtype), self.allocate(planes * L, dtypes.int64)
+        self.check(self.lib.tg_cuda_max_pool(CODE[dtype], planes, len(out), view.shape[2:], kernel_size, stride,
+                                             before, dilation, out, self._dense(view, dtype), y, where),
+                   "max_pool")
+        return y, where
+
+    @float_only
+    def max_pool_backward(self, grad, where, spatial, dtype):
+        planes, P, L = numel(grad.shape[:2]), numel(spatial), numel(grad.shape[2:])
+        dx = self.full(planes * P, 0, dtype)                        # the kernel adds into it
+        at, bad = self._dense(where, dtypes.int64), self.ffi.new("i64 *")
+        self.check(self.lib.tg_cuda_max_pool_backward(CODE[dtype], planes, P, L, self._dense(grad, dtype), at,
+                                                      dx, bad), "max_pool_backward")
+        if bad[0] >= 0:                 # the kernel reported the entry; its value is read here
+            position = self.to_flat(View(at, (1,), (1,), bad[0], dtypes.int64))[0]
+            raise backend.bad_position("max_pool_backward", bad[0], position, P)
+        return dx

@@ -116,6 +116,20 @@ int tg_cuda_sgd_update(int dtype, i64 count, const i64 *sizes, void **p, void **
 int tg_cuda_adam_update(int dtype, i64 count, const i64 *sizes, void **p, void **grad, void **m, void **v,
                         double lr, double beta1, double beta2, double eps, double weight_decay, int decoupled,
                         const i64 *step);
+/* convolution.cu: the window kernels of csrc/convolution.c and pooling.c (see
+ * tracegrad.h) on contiguous float32/float64 (dtype 3, 4); max_pool_backward adds into a
+ * zeroed dx and sets *bad_position to -1 or the first entry of where outside -1..P-1 */
+int tg_cuda_im2col(int dtype, i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+                   const i64 *before, const i64 *dilation, const i64 *out, const void *x, double fill, void *cols);
+int tg_cuda_col2im(int dtype, i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+                   const i64 *before, const i64 *dilation, const i64 *out, const void *cols, void *x);
+int tg_cuda_max_pool(int dtype, i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+                     const i64 *before, const i64 *dilation, const i64 *out, const void *x, void *y, i64 *where);
+int tg_cuda_max_pool_backward(int dtype, i64 planes, i64 P, i64 L, const void *grad, const i64 *where,
+                              void *dx, i64 *bad_position);
+int tg_cuda_conv_direct(int dtype, i64 batch, i64 c_in, i64 c_out, i64 groups, int n, const i64 *spatial,
+                        const i64 *kernel, const i64 *stride, const i64 *before, const i64 *dilation,
+                        const i64 *out, const void *x, const void *weight, const void *bias, void *y);
 #ifdef __cplusplus
 }
 #endif

@@ -18,14 +18,17 @@ for the code generators, ``run`` calls the compiled kernel on device "cpu"'s buf
                     a dtype conversion), and reductions over trailing dimensions with their
                     element-wise producers and consumers (softmax, LayerNorm): one pass,
                     or one pass per row for row kernels (codegen.py, rows.py)
-    MatmulEpilogue  a 2-D matmul (TinyBLAS) and the element-wise ops on its result, applied
-                    to each output block while it is in cache (epilogue.py)
+    MatmulEpilogue  a matmul (TinyBLAS; batched: one product per batch element) and the
+                    element-wise ops on its result, applied to each output block while it
+                    is in cache (epilogue.py)
 
 Each op becomes the expression the eager kernel computes, dtype conversions included
 (cpu/backend.py converts operands to the result dtype first; a comparison reads both in
 their own dtype), so a fused kernel gives the eager values.
 """
 from stage2_tensor import dtypes
+from stage2_tensor.backend import View
+from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import numel
 
 from . import codegen
@@ -50,6 +53,10 @@ from .rows import compile_rows
 
 FLOATS = ("float32", "float64")
 ELEMENTWISE = ("unary", "binary", "where", "contiguous")
+# A batched product takes an epilogue only when each of its products has this many
+# multiply-adds: it then runs one TinyBLAS call per product from Python (~20 us each), which
+# a convolution's (64 x 288 x 576 per image) repays and attention's many small ones would not.
+BATCHED_MIN = 1 << 20
 
 
 class NotFusable(Exception):
@@ -151,6 +158,10 @@ class Loop:
 
 
 class MatmulEpilogue:
+    """A matmul and the element-wise ops on its result. A batched matmul (a convolution's:
+    one product per image and group) is one group over (*batch, m, n): each product runs
+    with the same compiled epilogue, its operands, outputs and product offset to its batch
+    element."""
     name = "matmul+epilogue"
 
     def __init__(self, variant):
@@ -160,11 +171,13 @@ class MatmulEpilogue:
         if node.op != "matmul" or self.variant() != "tinyblas":
             return None
         a, b, dtype, *bias = node.args
-        if len(a.shape) != 2 or len(b.shape) != 2 or dtype.name not in FLOATS:
+        if len(a.shape) < 2 or len(b.shape) != len(a.shape) or dtype.name not in FLOATS:
             return None
         if a.dtype is not dtype or b.dtype is not dtype or (bias and bias[0] is not None and bias[0].dtype is not dtype):
             return None
-        return (a.shape[0], b.shape[1])
+        if len(a.shape) > 2 and a.shape[-2] * a.shape[-1] * b.shape[-1] < BATCHED_MIN:
+            return None
+        return tuple(a.shape[:-2]) + (a.shape[-2], b.shape[-1])
 
     def admits(self, group, node, view, producer):
         return elementwise(node) and reads_elementwise(view, producer)
@@ -179,9 +192,13 @@ class MatmulEpilogue:
         b = Builder(group, self.strides)
         product, rest = group.nodes[0], group.nodes[1:]
         outputs = [n for n in rest if id(n) in stored]
-        m, n = group.shape
+        m, n = group.shape[-2:]
         exprs = tuple(b.expr(x) for x in outputs)
-        spec = EpilogueSpec(m, n, product.args[2].name, b.operands(), exprs)
+        operands = b.operands()
+        # over (*batch, m, n): the epilogue reads (m, n); the batch steps become offsets in run
+        group.batch_strides = [o.strides[:-2] for o in operands]
+        operands = tuple(Operand(o.dtype, o.strides[-2:], o.offset) for o in operands)
+        spec = EpilogueSpec(m, n, product.args[2].name, operands, exprs)
         return spec, b.views, outputs
 
     def compile(self, spec):
@@ -202,11 +219,29 @@ class MatmulEpilogue:
                 free = False
             else:
                 outs.append(allocate_for(node))
-        kernel.run(on_cpu(a), on_cpu(b), bias, product, outs, ins)
+        a, b = on_cpu(a), on_cpu(b)
+        if len(group.shape) == 2:
+            kernel.run(a, b, bias, product, outs, ins)
+        else:
+            self._run_batched(kernel, group, a, b, bias, product, outs, ins)
         results = list(zip(out_nodes, outs))
         if id(product_node) in group.stored:
             results.append((product_node, product))
         return results
+
+    @staticmethod
+    def _run_batched(kernel, group, a, b, bias, product, outs, ins):
+        """One product with its epilogue per batch element t (row-major over the batch
+        dimensions): a's and b's matrices at their batch positions, the product and outputs
+        (contiguous (*batch, m, n)) t * m * n elements on, each operand at its own batch
+        position."""
+        batch, (m, n) = group.shape[:-2], group.shape[-2:]
+        starts = [positions(View(None, batch, v.strides[:-2], v.offset, None)) for v in (a, b)]
+        offsets = [positions(View(None, batch, steps, o.offset, None))
+                   for o, steps in zip(kernel.spec.operands, group.batch_strides)]
+        for t in range(numel(batch)):
+            at = [View(v.buffer, v.shape[-2:], v.strides[-2:], start[t], v.dtype) for v, start in zip((a, b), starts)]
+            kernel.run(*at, bias, product + t * m * n, [o + t * m * n for o in outs], ins, [o[t] for o in offsets])
 
 
 class Builder:

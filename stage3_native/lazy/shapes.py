@@ -5,6 +5,7 @@ is flat: the shape is the one its tensor will most likely view it as.
 One rule per method of stage2's backend boundary (stage2_tensor/backend.py explains their
 arguments); an output the method will return as None is None here.
 """
+from stage2_tensor import dtypes
 from stage2_tensor.strides import numel
 
 
@@ -44,6 +45,23 @@ def _layer_norm_backward(grad, x, mean, rstd, weight, dtype):
     return [(tuple(x.shape), dtype)] + ([(n, dtype)] * 2 if weight is not None else [None, None])
 
 
+def _im2col(view, kernel, stride, before, dilation, out, fill, dtype):
+    return [(tuple(view.shape[:2]) + (numel(kernel), numel(out)), dtype)]
+
+
+def _col2im(cols, spatial, kernel, stride, before, dilation, out, dtype):
+    return [(tuple(cols.shape[:2]) + tuple(spatial), dtype)]
+
+
+def _conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype):
+    return [((x.shape[0], weight.shape[0]) + tuple(out), dtype)]
+
+
+def _max_pool(view, kernel, stride, before, dilation, out, dtype):
+    shape = tuple(view.shape[:2]) + tuple(out)
+    return [(shape, dtype), (shape, dtypes.int64)]
+
+
 OUTPUTS = {
     "contiguous": _same(0),
     "unary": _same(1),
@@ -62,8 +80,13 @@ OUTPUTS = {
     "dropout": _same(0),
     "layer_norm": _layer_norm,
     "layer_norm_backward": _layer_norm_backward,
+    "im2col": _im2col,
+    "col2im": _col2im,
+    "conv_direct": _conv_direct,
+    "max_pool": _max_pool,
+    "max_pool_backward": lambda grad, where, spatial, dtype: [(tuple(grad.shape[:2]) + tuple(spatial), dtype)],
 }
-MULTIPLE = {"cross_entropy", "mse_loss", "layer_norm", "layer_norm_backward"}   # return tuples
+MULTIPLE = {"cross_entropy", "mse_loss", "layer_norm", "layer_norm_backward", "max_pool"}   # return tuples
 
 
 def outputs(op, args):

@@ -1,0 +1,66 @@
+/* max_pool and its backward pass for one float type T (included by pooling.c per dtype). */
+
+int FN(tg_max_pool)(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+                    const i64 *before, const i64 *dilation, const i64 *out, const T *x, T *y,
+                    i64 *where) {
+    tg_windows w = tg_windows_of(n, spatial, kernel, stride, before, dilation, out);
+    i64 width = spatial[n - 1], count = out[n - 1], s = stride[n - 1];
+    i64 *starts = tg_row_starts(&w);
+    i64 *edges = malloc((size_t)(3 * w.K) * sizeof(i64));      /* per k: shift, lo, hi */
+    if (!starts || !edges) {
+        free(starts);
+        free(edges);
+        return 1;
+    }
+    for (i64 k = 0; k < w.K; k++) {
+        edges[3 * k] = tg_last_shift(&w, k);
+        tg_inside(width, s, edges[3 * k], count, &edges[3 * k + 1], &edges[3 * k + 2]);
+    }
+    /* each output on its own: its window's positions in turn, the maximum kept in a
+     * register (the kernel is small: a 2x2 pool reads 4) */
+    #pragma omp parallel for schedule(static) if (planes * w.K * w.L >= TG_PARALLEL_MIN)
+    for (i64 plane = 0; plane < planes; plane++) {
+        const T *src = x + plane * w.P;
+        for (i64 row = 0; row < w.rows; row++) {
+            for (i64 j = 0; j < count; j++) {
+                T best = -INFINITY;
+                i64 at = -1;
+                for (i64 k = 0; k < w.K; k++) {
+                    i64 start = starts[k * w.rows + row];
+                    if (start < 0 || j < edges[3 * k + 1] || j >= edges[3 * k + 2]) continue;
+                    i64 p = start + edges[3 * k] + j * s;
+                    T v = src[p];
+                    /* the first value read wins over -inf, a larger one over it, and a
+                     * NaN over a number (so NaN propagates) */
+                    if (v > best || at < 0 || (v != v && best == best)) {
+                        best = v;
+                        at = p;
+                    }
+                }
+                y[(plane * w.rows + row) * count + j] = best;
+                where[(plane * w.rows + row) * count + j] = at;
+            }
+        }
+    }
+    free(starts);
+    free(edges);
+    return 0;
+}
+
+/* dx (planes, P) zeroed, then grad[plane, l] added at where[plane, l] (-1: nowhere).
+ * Returns the flat position in `where` of the first entry outside -1..P-1, having
+ * written nothing past dx's planes, or -1. */
+i64 FN(tg_max_pool_backward)(i64 planes, i64 P, i64 L, const T *grad, const i64 *where, T *dx) {
+    for (i64 i = 0; i < planes * L; i++)
+        if (where[i] < -1 || where[i] >= P) return i;
+    #pragma omp parallel for schedule(static) if (planes * (P + L) >= TG_PARALLEL_MIN)
+    for (i64 plane = 0; plane < planes; plane++) {
+        T *dst = dx + plane * P;
+        memset(dst, 0, (size_t)P * sizeof(T));
+        for (i64 l = 0; l < L; l++) {
+            i64 p = where[plane * L + l];
+            if (p >= 0) dst[p] += grad[plane * L + l];
+        }
+    }
+    return -1;
+}
