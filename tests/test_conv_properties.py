@@ -114,9 +114,10 @@ def conv_cases(draw, n, tiny):
     c_in = groups * draw(st.integers(1, 1 if tiny else 2))
     c_out = groups * draw(st.integers(1, 2))
     batch = draw(st.integers(1, 1 if tiny else 2))
-    kernel = tuple(draw(st.integers(1, 3)) for _ in range(n))
+    padding_kind = draw(st.sampled_from(["same", "int", "tuple", "valid"]))
+    # 'same' with an even kernel and an odd dilation pads one more after than before
+    kernel = tuple(draw(st.integers(2, 4) if padding_kind == "same" else st.integers(1, 3)) for _ in range(n))
     dilation = tuple(draw(st.integers(1, 2)) for _ in range(n))
-    padding_kind = draw(st.sampled_from(["int", "tuple", "same", "valid"]))
     if padding_kind == "same":
         stride = (1,) * n                         # PyTorch refuses 'same' with a stride
         total = [d * (k - 1) for d, k in zip(dilation, kernel)]
