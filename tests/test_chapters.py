@@ -26,6 +26,7 @@ STAGE = {
     "09_gpt": "stage4",
     "10_chatbots": "stage4",
     "11_lazy_fusion": "stage3",
+    "12_convolutions": "stage4",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
@@ -47,6 +48,8 @@ FIGURES = {
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
     "11_lazy_fusion": ["lazy_recorded.svg", "lazy_canonical.svg", "lazy_dead.svg", "lazy_fused.svg",
                        "lazy_speedups.png"],
+    "12_convolutions": ["conv_stride_padding_dilation.png", "pooling_upsampling.png", "mnist_cnn_loss.png",
+                        "cnn_filters.png", "cnn_feature_maps.png", "conv_speed_ladder.png"],
 }
 
 

@@ -412,3 +412,49 @@ def test_cli_train_cnn_then_evaluate_and_predict(mnist, tmp_path, capsys):
     tg.save({"kind": "something else"}, tmp_path / "other.tg")
     assert cli.main(["evaluate", "--checkpoint", str(tmp_path / "other.tg")]) == 2
     assert "neither an MNIST nor an MNIST CNN checkpoint" in capsys.readouterr().err
+
+
+def test_cnn_training_steps_match_pytorchs_example_where_installed():
+    """MnistCNN and its Adadelta steps are PyTorch's example's: from the same weights, on the
+    same batch (eval mode: no dropout), the losses and the updated weights agree to float32
+    rounding over three steps, and fresh layers start with PyTorch's bounds 1/sqrt(fan_in)."""
+    torch = pytest.importorskip("torch")
+    import stage2_tensor.nn.functional as F
+    import stage2_tensor.optim as optim
+    from stage4_models.mnist.cnn import MnistCNN
+    tg.manual_seed(0)
+    ours = MnistCNN(device="cpu")
+    for name, fan_in in (("conv1", 9), ("conv2", 32 * 9), ("fc1", 9216), ("fc2", 128)):
+        for p in (getattr(ours, name).weight, getattr(ours, name).bias):
+            top = np.abs(p.detach().numpy()).max()
+            assert 0.9 / fan_in ** 0.5 < top <= 1 / fan_in ** 0.5, (name, top)
+    tn = torch.nn
+    ref = tn.ModuleDict(dict(conv1=tn.Conv2d(1, 32, 3), conv2=tn.Conv2d(32, 64, 3),
+                             fc1=tn.Linear(9216, 128), fc2=tn.Linear(128, 10)))
+    with torch.no_grad():
+        for name, module in ref.items():
+            module.weight.copy_(torch.from_numpy(getattr(ours, name).weight.detach().numpy()))
+            module.bias.copy_(torch.from_numpy(getattr(ours, name).bias.detach().numpy()))
+
+    def reference(x):
+        tF = torch.nn.functional
+        x = tF.max_pool2d(tF.relu(ref["conv2"](tF.relu(ref["conv1"](x)))), 2)
+        return tF.log_softmax(ref["fc2"](tF.relu(ref["fc1"](torch.flatten(x, 1)))), dim=1)
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(8, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 8)
+    ours.eval()
+    opt, ref_opt = optim.Adadelta(ours.parameters(), lr=1.0), torch.optim.Adadelta(ref.parameters(), lr=1.0)
+    for _ in range(3):
+        loss = F.nll_loss(ours(tg.from_numpy(x, device="cpu")), tg.from_numpy(y, device="cpu"))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        ref_loss = torch.nn.functional.nll_loss(reference(torch.from_numpy(x)), torch.from_numpy(y))
+        ref_opt.zero_grad()
+        ref_loss.backward()
+        ref_opt.step()
+        assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-5)
+        for name, module in ref.items():
+            np.testing.assert_allclose(getattr(ours, name).weight.detach().numpy(), module.weight.detach().numpy(),
+                                       rtol=0, atol=1e-6, err_msg=name)
