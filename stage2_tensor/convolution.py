@@ -271,9 +271,11 @@ def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, 
     # (groups, C_out / groups * K, C_in / groups) rows against (N, groups, C_in / groups, L)
     w = weight.reshape(groups, c_in // groups, c_group * K).transpose(-2, -1)
     cols = (w @ x.reshape(N, groups, c_in // groups, L)).reshape(N, groups * c_group, K * L)
-    # the windows of a convolution of the output (output_padding's extra positions are read
-    # by none of them: they get the bias alone)
-    y, out = _fold(cols, spatial, kernel, stride, pad, pad, dilation)
+    # the windows of a convolution of the output whose padding after is output_padding short
+    # (so exactly the input's extents of them fit): the extra positions are read by none of
+    # them and get the bias alone
+    after = tuple(p - e for p, e in zip(pad, extra))
+    y, out = _fold(cols, spatial, kernel, stride, pad, after, dilation)
     if out != x.shape[2:]:
         raise ValueError(f"{what}: input extents {x.shape[2:]} do not come from an output of {spatial}")
     if bias is not None:
