@@ -385,10 +385,6 @@ TENSOR_OPS = [
               lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([1, -1, 4, -1], device=a.device),
                                                            ignore_index=-1),
               lambda a: -np.log(_softmax(a))[[0, 2], [1, 4]].mean(), (4, 5)),
-    # PyTorch's default ignore_index, -100: padded targets count for nothing
-    tensor_op("cross_entropy_ignore_default",
-              lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([-100, 3, 0], device=a.device)),
-              lambda a: -np.log(_softmax(a))[[1, 2], [3, 0]].mean(), (3, 5)),
     tensor_op("mse_loss", lambda ns, a, b: ns.nn.functional.mse_loss(a, b), lambda a, b: ((a - b) ** 2).mean(),
               (3, 4), (3, 4)),
     tensor_op("mse_loss_sum", lambda ns, a, b: ns.nn.functional.mse_loss(a, b, reduction="sum") / 3,

@@ -371,16 +371,16 @@ def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothi
                                               label_smoothing)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=None, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """-log softmax(input)[target] per sample, PyTorch's F.cross_entropy, for logits
     ``input`` of shape (N, C), (C,) or (N, C, d1, ...) and class indices ``target`` of shape
     (N,), () or (N, d1, ...). (N, C) logits without weight or label smoothing take one
     fused kernel (``CrossEntropy``) where the device has one, else the composite
     (composites.cross_entropy); both subtract the row max, so large logits do not overflow.
-    Samples whose target is ``ignore_index`` (-100 by default, as in PyTorch; None: every
-    target must be a class) count for nothing: they add 0 and the mean is over the others.
-    A batch with no such target takes the fused path as it is.
+    Samples whose target is ``ignore_index`` count for nothing: they add 0 and the mean is
+    over the others (as in PyTorch, where it is -100 by default; here it is off unless
+    given, so the fused path stays the default).
 
     ``weight`` (C,) scales class c's losses by weight[c], and "mean" then divides by the
     sum of the weights of the targets; ``label_smoothing`` s in [0, 1] mixes in the uniform
@@ -420,7 +420,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return losses.cross_entropy_composite(input, target, weight, ignore_index, reduction,
                                               label_smoothing, nll_loss)
     loss = CrossEntropy.apply if backends.get(input.device).has("cross_entropy") else composites.cross_entropy
-    if ignore_index is None or not bool((target == ignore_index).any()):
+    if ignore_index is None:
         return loss(input, target, reduction)
     scored = target != ignore_index
     # Ignored rows are given class 0 (any valid index) and then multiplied by 0.
