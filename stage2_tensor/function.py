@@ -33,6 +33,14 @@ class GradientFunction:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        device = None
+        for a in args:                       # one device per operation: a kernel reads only its own buffers
+            if isinstance(a, Tensor):
+                if device is None:
+                    device = a.storage.device
+                elif a.storage.device != device:
+                    raise RuntimeError(f"{cls.__name__}: expected all tensors on one device, got "
+                                       f"{device!r} and {a.storage.device!r}; move one with .to(device)")
         fn = cls()
         out = fn.forward(*args, **kwargs)
         if thread_state.enabled:             # this thread's grad mode (grad_mode.py)

@@ -126,3 +126,19 @@ def test_nan_on_either_side_of_maximum_and_minimum_wins(device, op):
     x, y = (tg.tensor(v.tolist(), dtype=tg.float64, device=device) for v in (a, b))
     np.testing.assert_array_equal(values(getattr(x, op)(y)), getattr(np, op)(a, b))
     np.testing.assert_array_equal(values(getattr(y, op)(x)), getattr(np, op)(b, a))
+
+
+@pytest.mark.parametrize("op", [
+    lambda a, b: a @ b,
+    lambda a, b: F.linear(a, b),
+    lambda a, b: F.linear(a, b, a[0]),
+    lambda a, b: F.conv2d(a.reshape(1, 1, 2, 2), b.reshape(1, 1, 2, 2)),
+], ids=["matmul", "linear", "linear_bias", "conv2d"])
+def test_tensors_on_two_devices_are_refused_naming_both(op):
+    """A kernel reads only its own device's buffers: an operation on tensors of two devices
+    is refused before any kernel runs (a 0-d host tensor excepted, as a Python number)."""
+    pytest.importorskip("stage3_native")
+    a, b = tg.randn(2, 2, device="cpu"), tg.randn(2, 2)
+    for x, y in ((a, b), (b, a)):
+        with pytest.raises(RuntimeError, match="one device.*'(cpu|python)' and '(cpu|python)'"):
+            op(x, y)
