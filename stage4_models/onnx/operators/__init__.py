@@ -1,0 +1,24 @@
+"""ONNX operators on tracegrad's ops (chapter 13, "13_inference_compiler": operators).
+
+One function per ONNX operator, ``fn(ctx, node, inputs) -> list of outputs``: inputs are
+device Tensors (stage2_tensor, on ``ctx.device``), HostTensors (shape arithmetic, computed
+on the host while a plan is made: host.py) or None for an optional input left out. Each
+reads its attributes as the node's opset defines them (older opsets kept attributes that
+later became inputs: Pad's pads, Clip's bounds, Squeeze's axes...). The families live in
+their own files: elementwise.py, nn.py (convolution, pooling, normalization, products),
+layout.py (reshaping, slicing, concatenating), shape_ops.py (Shape, Cast, Constant...).
+"""
+OPERATORS = {}
+
+
+def register(*op_types):
+    """Decorator: the function implements these ONNX operators."""
+    def add(fn):
+        for op_type in op_types:
+            OPERATORS[op_type] = fn
+        return fn
+    return add
+
+
+from . import elementwise, layout, nn, reduce, shape_ops  # noqa: E402,F401  (imported for their registrations)
+from .context import Context  # noqa: E402,F401

@@ -1,0 +1,71 @@
+"""A plan: the graph made concrete for one set of input shapes (chapter 13,
+"13_inference_compiler").
+
+Making a plan runs the graph once, node by node. What depends only on shapes and constants
+(shape arithmetic on the host, a Transpose of a weight, a Constant) is computed then and
+kept, the plan's ``values``; what depends on the inputs' data becomes a ``step`` the plan
+replays on every run, on the device. Each value is dropped after its last reader, so a run
+holds only the activations still needed.
+"""
+from .operators import OPERATORS
+from .operators.host import HostTensor
+
+
+class Plan:
+    def __init__(self, graph, ctx, constants, feeds):
+        """Build the plan for ``feeds`` (input name -> device Tensor), computing its first run;
+        ``self.first`` holds that run's outputs."""
+        self.ctx = ctx
+        self.steps = []                 # (node, fn) replayed each run
+        self.values = {}                # name -> value fixed for these shapes
+        static = set(constants)
+        env = dict(constants)
+        env.update(feeds)
+        for node in graph.nodes:
+            fn = OPERATORS[node.op_type]
+            outputs = _apply(fn, ctx, node, env)
+            if all(not n or n in static for n in node.inputs) or all(isinstance(v, HostTensor) for v in outputs):
+                static.update(node.outputs)
+                self.values.update((n, v) for n, v in zip(node.outputs, outputs) if n)
+            else:
+                self.steps.append((node, fn))
+        self.outputs = [v.name for v in graph.outputs]
+        self.first = [env[name] for name in self.outputs]
+        self._last_use = self._lifetimes()
+
+    def _lifetimes(self):
+        """For each step, the names no later step (nor the outputs) reads: freed after it."""
+        last = {}
+        for i, (node, _) in enumerate(self.steps):
+            for name in node.inputs:
+                last[name] = i
+        keep = set(self.outputs)
+        free = [[] for _ in self.steps]
+        for name, i in last.items():
+            if name not in keep and name not in self.values:
+                free[i].append(name)
+        return free
+
+    def run(self, feeds):
+        env = dict(self.values)
+        env.update(feeds)
+        for (node, fn), dead in zip(self.steps, self._last_use):
+            _apply(fn, self.ctx, node, env)
+            for name in dead:
+                env.pop(name, None)
+        return [env[name] for name in self.outputs]
+
+
+def _apply(fn, ctx, node, env):
+    """Run one node on the values in env, storing its outputs there."""
+    inputs = [env[name] if name else None for name in node.inputs]
+    while inputs and inputs[-1] is None:       # trailing optional inputs left out
+        inputs.pop()
+    outputs = fn(ctx, node, inputs)
+    wanted = node.outputs
+    if any(n for n in wanted[len(outputs):]):
+        raise ValueError(f"{node.describe()}: output {len(outputs)} and later are not supported")
+    for name, value in zip(wanted, outputs):
+        if name:
+            env[name] = value
+    return outputs
