@@ -45,7 +45,13 @@ def unavailable_reason(device):
 def pytest_collection_modifyitems(config, items):
     """A test marked ``device(name)`` needs that device. Where it cannot run, its tests are
     deselected but one, which is skipped saying why and how many: one skip per device in the
-    summary, not thousands of identical ones."""
+    summary, not thousands of identical ones. A test marked ``slow`` runs only when the -m
+    expression names it (``-m slow``): the default suite keeps its time budget."""
+    if "slow" not in (config.getoption("markexpr") or ""):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
+            config.hook.pytest_deselected(items=slow)
     cannot_run = {}                     # device -> its tests
     for item in items:
         for marker in item.iter_markers("device"):

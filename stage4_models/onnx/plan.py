@@ -17,7 +17,7 @@ class Plan:
         ``self.first`` holds that run's outputs."""
         self.ctx = ctx
         self.steps = []                 # (node, fn) replayed each run
-        self.values = {}                # name -> value fixed for these shapes
+        self.values = dict(constants)   # name -> value fixed for these shapes (constants included)
         static = set(constants)
         env = dict(constants)
         env.update(feeds)
