@@ -52,6 +52,8 @@ def numpy_dtype(elem_type, where):
 def _value(info):
     """A graph input or output's Value: dims are ints, dim names, or None (unknown)."""
     t = info.type
+    if t.WhichOneof("value") is None:           # no type declared: learnt when the graph runs
+        return Value(info.name)
     if t.WhichOneof("value") != "tensor_type":
         raise ValueError(f"graph value {info.name!r} is not a tensor ({t.WhichOneof('value')}); "
                          "only tensor inputs and outputs are supported")
@@ -59,7 +61,8 @@ def _value(info):
     if t.tensor_type.HasField("shape"):
         shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                       for d in t.tensor_type.shape.dim)
-    return Value(info.name, shape, numpy_dtype(t.tensor_type.elem_type, f"graph value {info.name!r}"))
+    elem = t.tensor_type.elem_type
+    return Value(info.name, shape, numpy_dtype(elem, f"graph value {info.name!r}") if elem else None)
 
 
 def _tensor(proto, where):

@@ -1,6 +1,7 @@
 """Element-wise ONNX operators (chapter 13, "13_inference_compiler"): activations,
 arithmetic with broadcasting (and the ``broadcast``/``axis`` attributes of opsets before 7),
 the variadic Sum, Max, Min, Mean. Arithmetic on host values (shapes) stays on the host."""
+import math
 import operator
 
 import stage2_tensor as tg
@@ -66,18 +67,22 @@ def prelu(ctx, node, inputs):
 
 @register("Clip")
 def clip(ctx, node, inputs):
-    """Bounds as attributes min, max before opset 11, as optional inputs from opset 11."""
-    x = ctx.tensor(inputs[0], node)
+    """Bounds as attributes min, max before opset 11, as optional inputs from opset 11 (one
+    value each, a constant or computed from the data: applied with maximum and minimum)."""
     if node.opset < 11:
         count_inputs(node, inputs, 1)
         low, high = node.attr("min"), node.attr("max")
-    else:
-        count_inputs(node, inputs, 1, 3)
-        bounds = [ctx.host(v, node, "a bound").values[0] if v is not None else None for v in inputs[1:]]
-        low, high = (bounds + [None, None])[:2]
-    if low is None and high is None:
-        return [x]
-    return [x.clamp(low, high)]
+        x = ctx.tensor(inputs[0], node)
+        return [x if low is None and high is None else x.clamp(low, high)]
+    count_inputs(node, inputs, 1, 3)
+    x = ctx.tensor(inputs[0], node)
+    for bound, fn in zip(inputs[1:], (tg.maximum, tg.minimum)):
+        if bound is None:
+            continue
+        if math.prod(bound.shape) != 1:
+            raise ValueError(f"{node.describe()}: a bound must hold one value, got shape {tuple(bound.shape)}")
+        x = fn(x, ctx.tensor(bound, node).reshape(()).to(dtype=x.dtype))
+    return [x]
 
 
 def _legacy_broadcast(node, a, b):
