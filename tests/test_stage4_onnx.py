@@ -267,3 +267,26 @@ def test_run_checks_its_feed():
         sess.run(None, {"x": [[0.0] * 3] * 2})
     with pytest.raises(ValueError, match="output names"):
         sess.run(["nope"], {"x": x})
+
+
+def _graph(nodes, inputs, opset=13):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def test_errors_from_the_ops_name_the_node():
+    sess = InferenceSession(_graph([helper.make_node("Gather", ["x", "i"], ["y"], name="lookup")],
+                                   [("x", TensorProto.FLOAT, [3, 2]), ("i", TensorProto.INT64, [2])]))
+    with pytest.raises(ValueError, match=r"Gather \(opset 13\) node 'lookup': index 5 is out of bounds"):
+        sess.run(None, {"x": np.zeros((3, 2), np.float32), "i": np.array([0, 5])})
+    sess = InferenceSession(_graph([helper.make_node("Add", ["x", "z"], ["y"])],
+                                   [("x", TensorProto.FLOAT, [3, 2]), ("z", TensorProto.FLOAT, [4])]))
+    with pytest.raises(ValueError, match=r"Add \(opset 13\).*cannot be broadcast"):
+        sess.run(None, {"x": np.zeros((3, 2), np.float32), "z": np.zeros(4, np.float32)})
+
+
+def test_a_value_with_two_producers():
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["y"])]
+    with pytest.raises(ValueError, match="writes 'y', which is already defined"):
+        InferenceSession(_graph(nodes, [("x", TensorProto.FLOAT, [2])]))

@@ -125,6 +125,9 @@ def import_model(model):
             if name and name not in known:
                 raise ValueError(f"{where} reads {name!r}, which no graph input, initializer or "
                                  "earlier node produces (missing input, or nodes out of order)")
+        for name in node.outputs:
+            if name in known:
+                raise ValueError(f"{where} writes {name!r}, which is already defined (each value has one producer)")
         known.update(n for n in node.outputs if n)
         nodes.append(node)
     for v in outputs:

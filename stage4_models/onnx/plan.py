@@ -61,7 +61,12 @@ def _apply(fn, ctx, node, env):
     inputs = [env[name] if name else None for name in node.inputs]
     while inputs and inputs[-1] is None:       # trailing optional inputs left out
         inputs.pop()
-    outputs = fn(ctx, node, inputs)
+    try:
+        outputs = fn(ctx, node, inputs)
+    except (ValueError, TypeError, RuntimeError, IndexError) as e:    # from tracegrad's ops: say which node
+        if node.describe() in str(e):
+            raise
+        raise ValueError(f"{node.describe()}: {e}") from e
     wanted = node.outputs
     if any(n for n in wanted[len(outputs):]):
         raise ValueError(f"{node.describe()}: output {len(outputs)} and later are not supported")
