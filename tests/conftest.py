@@ -45,13 +45,7 @@ def unavailable_reason(device):
 def pytest_collection_modifyitems(config, items):
     """A test marked ``device(name)`` needs that device. Where it cannot run, its tests are
     deselected but one, which is skipped saying why and how many: one skip per device in the
-    summary, not thousands of identical ones. A test marked ``slow`` runs only when the -m
-    expression names it (``-m slow``): the default suite keeps its time budget."""
-    if "slow" not in (config.getoption("markexpr") or ""):
-        slow = [item for item in items if item.get_closest_marker("slow")]
-        if slow:
-            items[:] = [item for item in items if not item.get_closest_marker("slow")]
-            config.hook.pytest_deselected(items=slow)
+    summary, not thousands of identical ones."""
     cannot_run = {}                     # device -> its tests
     for item in items:
         for marker in item.iter_markers("device"):
@@ -68,6 +62,29 @@ def pytest_collection_modifyitems(config, items):
         deselected = set(set_aside)
         items[:] = [item for item in items if item not in deselected]
         config.hook.pytest_deselected(items=set_aside)
+
+
+class SlowTests:
+    """A test marked ``slow`` runs only when the -m expression names it (``-m slow``): the
+    default suite keeps its time budget (the whole of it within 10 minutes on 2 cores)."""
+
+    @staticmethod
+    def set_aside(markexpr, items):
+        """The slow items, removed from ``items`` unless ``markexpr`` asks for them."""
+        if "slow" in (markexpr or ""):
+            return []
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        return slow
+
+    def pytest_collection_modifyitems(self, config, items):
+        slow = self.set_aside(config.getoption("markexpr"), items)
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SlowTests(), "tracegrad-slow-tests")
 
 
 def _switched(current, use, name):
