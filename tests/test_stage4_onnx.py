@@ -290,3 +290,70 @@ def test_a_value_with_two_producers():
     nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["y"])]
     with pytest.raises(ValueError, match="writes 'y', which is already defined"):
         InferenceSession(_graph(nodes, [("x", TensorProto.FLOAT, [2])]))
+
+
+# ---- the seed's U-nets as PyTorch exports them (73 nodes for the padded one) ---------------------------
+@pytest.fixture(scope="module")
+def torch_unets():
+    """The seed's two U-nets (padding H, W up to even sizes, or not), exported by PyTorch's
+    TorchScript exporter with dynamic H and W: (module, ONNX bytes) for padded and plain."""
+    torch = pytest.importorskip("torch")
+    nn, F = torch.nn, torch.nn.functional
+
+    class UNet(nn.Module):
+        def __init__(self, padded):
+            super().__init__()
+            self.padded = padded
+            self.conv1, self.conv2 = nn.Conv2d(1, 4, 3, padding=1), nn.Conv2d(4, 8, 3, padding=1)
+            self.conv3 = nn.Conv2d(12, 1, 3, padding=1)
+
+        def forward(self, x):
+            H, W = x.size(2), x.size(3)
+            if self.padded:
+                x = F.pad(x, (0, (2 - W % 2) % 2, 0, (2 - H % 2) % 2), mode="replicate")
+            x1 = F.relu(self.conv1(x))
+            x2 = F.relu(self.conv2(F.max_pool2d(x1, 2)))
+            y = self.conv3(torch.cat([x1, F.interpolate(x2, scale_factor=2.0, mode="nearest")], 1))
+            return y[:, :, :H, :W] if self.padded else y
+
+    import io
+    import warnings
+    torch.manual_seed(0)
+    out = {}
+    for padded in (True, False):
+        module, f = UNet(padded).eval(), io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, torch.randn(1, 1, 16, 16), f, input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {2: "H", 3: "W"}, "y": {2: "H", 3: "W"}}, opset_version=17,
+                              dynamo=False)
+        out[padded] = module, f.getvalue()
+    return torch, out
+
+
+def test_torch_exported_padded_unet_runs_at_every_size(torch_unets):
+    torch, unets = torch_unets
+    module, data = unets[True]
+    assert len(onnx.load_from_string(data).graph.node) == 73
+    sess = InferenceSession(data)
+    assert sess.get_inputs()[0].shape == [1, 1, "H", "W"]
+    for hw in [(1, 1), (5, 7), (16, 16), (9, 4)]:
+        x = np.random.default_rng(0).standard_normal((1, 1, *hw)).astype(np.float32)
+        [y] = sess.run(None, {"x": x})
+        with torch.no_grad():
+            expected = module(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(y, expected, rtol=RTOL, atol=ATOL)
+    replayed = {node.op_type for plan in sess._plans.values() for node, _ in plan.steps}
+    assert replayed == {"Pad", "Conv", "Relu", "MaxPool", "Resize", "Concat", "Slice"}   # the shape arithmetic: none
+
+
+def test_torch_exported_plain_unet_fails_on_odd_sizes_naming_the_concat(torch_unets):
+    torch, unets = torch_unets
+    module, data = unets[False]
+    sess = InferenceSession(data)
+    x = np.ones((1, 1, 16, 16), dtype=np.float32)
+    with torch.no_grad():
+        np.testing.assert_allclose(sess.run(None, {"x": x})[0], module(torch.from_numpy(x)).numpy(), rtol=RTOL,
+                                   atol=ATOL)
+    with pytest.raises(ValueError, match=r"Concat \(opset 17\).*\(1, 4, 5, 7\) and \(1, 8, 4, 6\) differ"):
+        sess.run(None, {"x": np.ones((1, 1, 5, 7), dtype=np.float32)})

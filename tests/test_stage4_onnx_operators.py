@@ -262,3 +262,19 @@ def test_pooling_with_a_large_end_pad_against_onnxruntime(op):
     expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     [y] = InferenceSession(model.SerializeToString()).run(None, feeds)
     np.testing.assert_allclose(y, expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_shape_arithmetic_on_small_integer_tensors_runs_on_the_host():
+    """Exporters reshape pads to (n, 2), reverse and transpose them: on the host, any rank."""
+    pairs = np.arange(8, dtype=np.int64).reshape(4, 2)
+    _check("Transpose", {}, 13, consts=[("c", pairs)])
+    _check("Slice", {}, 13, consts=[("c", pairs), ("s", i64(-1)), ("e", i64(-2 ** 63 + 1)), ("a", i64(0)),
+                                    ("t", i64(-1))])
+    _check("Concat", {}, 13, consts=[("a", pairs), ("b", pairs[:, :1])], axis=1)
+    _check("Gather", {}, 13, consts=[("a", pairs), ("i", i64(1, 0))], axis=1)
+    _check("Reshape", {}, 13, consts=[("a", pairs), ("s", i64(-1))])
+    model = _model("Slice", {}, 13, consts=[("c", pairs), ("s", i64(1)), ("e", i64(3)), ("a", i64(0))])
+    sess = InferenceSession(model.SerializeToString())
+    sess.run(None, {})
+    [plan] = sess._plans.values()
+    assert plan.steps == [] and plan.values["y0"].values == [2, 3, 4, 5]      # nothing left to replay

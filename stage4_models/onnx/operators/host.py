@@ -6,6 +6,7 @@ integers that depend only on shapes, so they run here in plain Python when the p
 made, never as device kernels: a ``HostTensor`` is such a value, small (a scalar or a
 vector, a flat list of Python numbers) with a numpy dtype name.
 """
+import itertools
 import math
 
 # which values stay on the host: integer (and bool) tensors this small, shapes' arithmetic
@@ -32,7 +33,7 @@ class HostTensor:
 
 def fits_host(dtype, shape):
     """Whether a value of this dtype and shape is computed on the host."""
-    return dtype in HOST_DTYPES and math.prod(shape) <= HOST_MAX_ELEMENTS and len(shape) <= 1
+    return dtype in HOST_DTYPES and math.prod(shape) <= HOST_MAX_ELEMENTS
 
 
 def cast_values(values, dtype):
@@ -51,3 +52,28 @@ def from_numpy(array):
 def to_numpy(value):
     import numpy as np
     return np.array(value.values, dtype=value.dtype).reshape(value.shape)
+
+
+def _strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+def take(h, indices):
+    """The values at the crossings of ``indices`` (one list of positions per axis): what
+    Slice and Gather read from a host tensor, in row-major order."""
+    strides = _strides(h.shape)
+    values = [h.values[sum(i * s for i, s in zip(at, strides))] for at in itertools.product(*indices)]
+    return HostTensor([len(i) for i in indices], values, h.dtype)
+
+
+def permute(h, perm):
+    """A host tensor with its axes reordered (Transpose)."""
+    strides = _strides(h.shape)
+    shape = [h.shape[p] for p in perm]
+    values = [h.values[sum(i * strides[p] for i, p in zip(at, perm))]
+              for at in itertools.product(*(range(d) for d in shape))]
+    return HostTensor(shape, values, h.dtype)

@@ -11,12 +11,8 @@ from stage2_tensor.broadcast import broadcast_shapes
 
 from . import register
 from .common import axis, count_inputs, ints_attr, number_attr
-from .host import HostTensor
+from .host import HostTensor, permute, take
 from ..shapes import shape_of
-
-
-def _host_vectors(values):
-    return all(isinstance(v, HostTensor) and v.ndim <= 1 for v in values)
 
 
 @register("Identity")
@@ -86,10 +82,13 @@ def flatten(ctx, node, inputs):
 @register("Transpose")
 def transpose(ctx, node, inputs):
     count_inputs(node, inputs, 1)
-    x = ctx.tensor(inputs[0], node)
-    perm = ints_attr(node, "perm", list(range(x.ndim))[::-1])
-    if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"{node.describe()}: perm {perm} is not a permutation of the {x.ndim} dims")
+    x = inputs[0]
+    ndim = len(shape_of(x))
+    perm = ints_attr(node, "perm", list(range(ndim))[::-1])
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"{node.describe()}: perm {perm} is not a permutation of the {ndim} dims")
+    if isinstance(x, HostTensor):
+        return [permute(x, perm)]
     return [x.permute(*perm)]
 
 
@@ -145,9 +144,12 @@ def concat(ctx, node, inputs):
         s = shape_of(v)
         if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != ax):
             raise ValueError(f"{node.describe()}: inputs of shapes {first} and {s} differ outside axis {ax}")
-    if _host_vectors(inputs) and len({v.dtype for v in inputs}) == 1 and len(first) == 1:
-        values = [x for v in inputs for x in v.values]
-        return [HostTensor((len(values),), values, inputs[0].dtype)]
+    if all(isinstance(v, HostTensor) for v in inputs) and len({v.dtype for v in inputs}) == 1:
+        order = [ax] + [d for d in range(len(first)) if d != ax]        # the axis first: row-major blocks
+        parts = [permute(v, order) for v in inputs]
+        values = [x for p in parts for x in p.values]
+        joined = HostTensor([sum(p.shape[0] for p in parts)] + list(parts[0].shape[1:]), values, parts[0].dtype)
+        return [permute(joined, sorted(range(len(first)), key=order.__getitem__))]
     return [tg.cat([ctx.tensor(v, node) for v in inputs], dim=ax)]
 
 
@@ -208,12 +210,12 @@ def slice_(ctx, node, inputs):
     x = inputs[0] if inputs else None
     shape = shape_of(x)
     params = list(_slice_params(ctx, node, inputs, len(shape)))
-    if isinstance(x, HostTensor) and x.ndim == 1:
-        values = x.values
-        for _, start, end, step in params:
-            start, end = _bounds(start, end, step, len(values))
-            values = values[start:end if end >= 0 else None:step]
-        return [HostTensor((len(values),), values, x.dtype)]
+    if isinstance(x, HostTensor):
+        positions = [list(range(d)) for d in shape]
+        for ax, start, end, step in params:
+            start, end = _bounds(start, end, step, shape[ax])
+            positions[ax] = positions[ax][start:end if end >= 0 else None:step]
+        return [take(x, positions)]
     x = ctx.tensor(x, node)
     for ax, start, end, step in params:
         size = x.shape[ax]
@@ -236,8 +238,9 @@ def gather(ctx, node, inputs):
         if any(not 0 <= i < shape[ax] for i in index):
             raise ValueError(f"{node.describe()}: indices {indices.values} out of range for axis {ax} "
                              f"of size {shape[ax]}")
-        if isinstance(data, HostTensor) and data.ndim == 1:
-            return [HostTensor(indices.shape, [data.values[i] for i in index], data.dtype)]
+        if isinstance(data, HostTensor):
+            picked = take(data, [index if d == ax else list(range(n)) for d, n in enumerate(shape)])
+            return [HostTensor(shape[:ax] + tuple(indices.shape) + shape[ax + 1:], picked.values, data.dtype)]
         indices = HostTensor(indices.shape, index, "int64")
     x, idx = ctx.tensor(data, node), ctx.tensor(indices, node)
     if idx.dtype.is_floating_point:
