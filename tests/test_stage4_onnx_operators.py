@@ -278,3 +278,25 @@ def test_shape_arithmetic_on_small_integer_tensors_runs_on_the_host():
     sess.run(None, {})
     [plan] = sess._plans.values()
     assert plan.steps == [] and plan.values["y0"].values == [2, 3, 4, 5]      # nothing left to replay
+
+
+@pytest.mark.parametrize("attrs", [{"pads": [0, 1, 2, 1]}, {"output_shape": [9, 12]},
+                                   {"auto_pad": "SAME_LOWER"}, {"auto_pad": "SAME_UPPER"},
+                                   {"pads": [1, 0, 0, 0], "output_padding": [1, 1]}])
+def test_conv_transpose_unequal_pads(attrs):
+    _check("ConvTranspose", {"x": x(1, 3, 4, 5)}, 11, consts=[("w", x(3, 2, 3, 3)), ("b", x(2))], strides=[2, 2],
+           **attrs)
+
+
+@pytest.mark.parametrize("output_shape", [[8, 9], [7, 8], [10, 12]])
+def test_conv_transpose_output_shape_against_onnxruntime(output_shape):
+    """Smaller than the full result: the larger half of the crop at the start; larger: grown
+    at the end (onnx.reference fails on the first)."""
+    ort = pytest.importorskip("onnxruntime")
+    feeds = {"x": x(1, 3, 4, 5)}
+    model = _model("ConvTranspose", feeds, 11, consts=[("w", x(3, 2, 3, 3)), ("b", x(2))], strides=[2, 2],
+                   output_shape=output_shape)
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    [y] = InferenceSession(model.SerializeToString()).run(None, feeds)
+    np.testing.assert_allclose(y, expected[0], rtol=1e-4, atol=1e-5)

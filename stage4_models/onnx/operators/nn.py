@@ -85,30 +85,46 @@ def conv(ctx, node, inputs):
 
 @register("ConvTranspose")
 def conv_transpose(ctx, node, inputs):
-    """The gradient of a convolution; output_shape, when given, decides the padding."""
+    """The gradient of a convolution. ``output_shape`` (or auto_pad SAME_*: input x stride)
+    decides the pads, the larger half at the end for SAME_UPPER, else at the start, and an
+    output larger than the full result grows at the end (as onnxruntime does it); unequal
+    pads crop the full result
+    with F.pad's negative sizes (or pad it, where output_shape is larger)."""
     count_inputs(node, inputs, 2, 3)
     x, w = ctx.tensor(inputs[0], node), ctx.tensor(inputs[1], node)
     b = ctx.tensor(inputs[2], node) if len(inputs) > 2 else None
     n = w.ndim - 2
+    if n < 1 or x.ndim != n + 2:
+        raise ValueError(f"{node.describe()}: weight {shape_of(w)} and input {shape_of(x)} do not fit")
     kernel = _kernel(node, list(shape_of(w)[2:]))
     group = node.attr("group", 1)
     strides = ints_attr(node, "strides", [1] * n, n)
     dilations = ints_attr(node, "dilations", [1] * n, n)
     out_pad = ints_attr(node, "output_padding", [0] * n, n)
     output_shape = ints_attr(node, "output_shape")
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        output_shape = [i * s for i, s in zip(shape_of(x)[2:], strides)]
     if output_shape is not None:
         output_shape = output_shape[-n:]
         total = [s * (i - 1) + op + (k - 1) * d + 1 - o for s, i, op, k, d, o in
                  zip(strides, shape_of(x)[2:], out_pad, kernel, dilations, output_shape)]
-        upper = node.attr("auto_pad", "NOTSET") != "SAME_LOWER"
-        begin = [t // 2 if upper else t - t // 2 for t in total]
+        upper = auto_pad == "SAME_UPPER"
+        begin = [0 if t < 0 else t // 2 if upper else t - t // 2 for t in total]   # t < 0: grown at the end
         end = [t - bb for t, bb in zip(total, begin)]
+    elif auto_pad == "VALID":
+        begin = end = [0] * n
     else:
         pads = ints_attr(node, "pads", [0] * 2 * n, 2 * n)
         begin, end = pads[:n], pads[n:]
-    if begin != end:
-        raise ValueError(f"{node.describe()}: unequal pads {begin} / {end} are not supported")
-    return [convolution.conv_transpose(x, w, b, strides, begin, out_pad, group, dilations, n=n)]
+    if begin == end and all(p >= 0 for p in begin) and all(op < max(s, d) for op, s, d in
+                                                          zip(out_pad, strides, dilations)):
+        return [convolution.conv_transpose(x, w, b, strides, begin, out_pad, group, dilations, n=n)]
+    y = convolution.conv_transpose(x, w, None, strides, 0, 0, group, dilations, n=n)
+    y = _pad(y, [-p for p in begin], [op - e for op, e in zip(out_pad, end)])
+    if b is not None:
+        y = y + b.reshape(-1, *([1] * n))
+    return [y]
 
 
 def _pool_setup(node, x):
