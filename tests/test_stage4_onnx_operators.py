@@ -19,12 +19,9 @@ _TYPES = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64}
 
 
 def _model(op, feeds, opset, consts=(), outputs=1, **attrs):
-    """One node: ``feeds`` (name -> array) are graph inputs, ``consts`` initializers; an
-    input name "" leaves an optional input out."""
-    names = list(feeds) + [name for name, _ in consts]
-    if "" in attrs.get("_inputs", ()):
-        names = attrs["_inputs"]
-    attrs.pop("_inputs", None)
+    """One node: ``feeds`` (name -> array) are graph inputs, ``consts`` initializers, read in
+    that order unless ``_inputs`` names them (where "" leaves an optional input out)."""
+    names = attrs.pop("_inputs", None) or list(feeds) + [name for name, _ in consts]
     outs = [f"y{i}" for i in range(outputs)]
     node = helper.make_node(op, names, outs, **attrs)
     inputs = [helper.make_tensor_value_info(n, _TYPES[a.dtype.type], list(a.shape)) for n, a in feeds.items()]
@@ -300,3 +297,17 @@ def test_conv_transpose_output_shape_against_onnxruntime(output_shape):
     expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     [y] = InferenceSession(model.SerializeToString()).run(None, feeds)
     np.testing.assert_allclose(y, expected[0], rtol=1e-4, atol=1e-5)
+
+
+def test_comparisons_logic_and_where():
+    a, b = x(3, 4), x(4)
+    for op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
+        _check(op, {"a": a, "b": b}, 16)
+        _check(op, {}, 16, consts=[("a", i64(1, 5, 3)), ("b", i64(3))])            # on the host
+    mask = a > 0
+    _check("Where", {"a": a, "b": b}, 16, consts=[("c", mask)], _inputs=["c", "a", "b"])
+    _check("Where", {}, 16, consts=[("c", np.array([True, False])), ("a", i64(1, 2)), ("b", i64(7))])
+    for op in ("Not", "And", "Or"):
+        feeds = {}
+        consts = [("p", mask), ("q", x(3, 4) > 0)][:1 if op == "Not" else 2]
+        _check(op, feeds, 16, consts=consts)
