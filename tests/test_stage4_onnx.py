@@ -65,7 +65,8 @@ def test_pytorch_operator(name):
     _check_case("pytorch-operator", name)
 
 
-@pytest.mark.parametrize("device", ["python", "cpu:lazy"])
+@pytest.mark.parametrize("device", ["python", "cpu:lazy", pytest.param("cuda-emu", marks=pytest.mark.device("cuda-emu")),
+                                    pytest.param("cuda", marks=pytest.mark.device("cuda"))])
 @pytest.mark.parametrize("name", ["test_Conv2d_groups", "test_BatchNorm2d_eval", "test_GLU_dim"])
 def test_other_devices(name, device):
     _check_case("pytorch-converted", name, device)
