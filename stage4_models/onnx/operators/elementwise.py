@@ -126,16 +126,16 @@ _HOST_BINARY = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "
                 "Mod": None, "Max": max, "Min": min, "Pow": operator.pow}
 
 
-def _host_binary(node, a, b):
+def _host_binary(op_type, a, b, fmod=0):
+    """op_type on two host scalars or vectors, or None where the host does not compute it."""
     shape = _host_broadcast(a, b)
     if shape is None or a.dtype != b.dtype:
         return None
-    integer = a.dtype != "bool" and a.dtype in ("int64", "int32", "int16", "int8", "uint8")
-    fn = _HOST_BINARY[node.op_type]
-    if node.op_type == "Div":
+    integer = a.dtype in ("int64", "int32", "int16", "int8", "uint8")
+    fn = _HOST_BINARY[op_type]
+    if op_type == "Div":
         fn = _int_div if integer else operator.truediv
-    if node.op_type == "Mod":
-        fmod = node.attr("fmod", 0)
+    if op_type == "Mod":
         fn = (lambda x, y: x - _int_div(x, y) * y) if fmod else operator.mod
     n = shape[0] if shape else 1
     av = a.values * n if len(a.values) == 1 else a.values
@@ -143,7 +143,7 @@ def _host_binary(node, a, b):
     try:
         values = [fn(x, y) for x, y in zip(av, bv)]
     except ZeroDivisionError:
-        raise ValueError(f"{node.describe()}: division by zero in shape arithmetic") from None
+        raise ValueError(f"{op_type}: division by zero in shape arithmetic") from None
     return HostTensor(shape, values, a.dtype)
 
 
@@ -157,7 +157,7 @@ def binary(ctx, node, inputs):
     count_inputs(node, inputs, 2)
     a, b = inputs
     if isinstance(a, HostTensor) and isinstance(b, HostTensor):
-        result = _host_binary(node, a, b)
+        result = _host_binary(node.op_type, a, b, node.attr("fmod", 0))
         if result is not None:
             return [result]
     a, b = ctx.tensor(a, node), ctx.tensor(b, node)
@@ -172,10 +172,10 @@ def variadic(ctx, node, inputs):
     if not inputs or any(v is None for v in inputs):
         raise ValueError(f"{node.describe()}: expected one or more inputs, got {node.inputs}")
     if all(isinstance(v, HostTensor) for v in inputs) and node.op_type in ("Sum", "Max", "Min"):
-        fold = node.__class__("Add" if node.op_type == "Sum" else node.op_type, [], [], opset=node.opset)
+        op_type = "Add" if node.op_type == "Sum" else node.op_type
         result = inputs[0]
         for v in inputs[1:]:
-            result = _host_binary(fold, result, v) if result is not None else None
+            result = _host_binary(op_type, result, v) if result is not None else None
         if result is not None:
             return [result]
     tensors = [ctx.tensor(v, node) for v in inputs]
