@@ -18,42 +18,47 @@ class Plan:
         self.ctx = ctx
         self.steps = []                 # (node, fn) replayed each run
         self.values = dict(constants)   # name -> value fixed for these shapes (constants included)
+        self.outputs = [v.name for v in graph.outputs]
         static = set(constants)
         env = dict(constants)
         env.update(feeds)
-        for node in graph.nodes:
+        dead_after = _lifetimes(graph.nodes, self.outputs)
+        for node, dead in zip(graph.nodes, dead_after):
             fn = OPERATORS[node.op_type]
             outputs = _apply(fn, ctx, node, env)
+            # A host value depends on shapes alone: operators make one only from host values
+            # or from a shape (Shape, Size), never from a tensor's data.
             if all(not n or n in static for n in node.inputs) or all(isinstance(v, HostTensor) for v in outputs):
                 static.update(node.outputs)
                 self.values.update((n, v) for n, v in zip(node.outputs, outputs) if n)
             else:
                 self.steps.append((node, fn))
-        self.outputs = [v.name for v in graph.outputs]
+            for name in dead:
+                env.pop(name, None)
         self.first = [env[name] for name in self.outputs]
-        self._last_use = self._lifetimes()
-
-    def _lifetimes(self):
-        """For each step, the names no later step (nor the outputs) reads: freed after it."""
-        last = {}
-        for i, (node, _) in enumerate(self.steps):
-            for name in node.inputs:
-                last[name] = i
-        keep = set(self.outputs)
-        free = [[] for _ in self.steps]
-        for name, i in last.items():
-            if name not in keep and name not in self.values:
-                free[i].append(name)
-        return free
+        self._dead_after = _lifetimes([node for node, _ in self.steps], self.outputs)
 
     def run(self, feeds):
         env = dict(self.values)
         env.update(feeds)
-        for (node, fn), dead in zip(self.steps, self._last_use):
+        for (node, fn), dead in zip(self.steps, self._dead_after):
             _apply(fn, self.ctx, node, env)
             for name in dead:
                 env.pop(name, None)
         return [env[name] for name in self.outputs]
+
+
+def _lifetimes(nodes, outputs):
+    """For each node, the values no later node reads (nor the graph's outputs): freed after it."""
+    last = {}
+    for i, node in enumerate(nodes):
+        for name in node.inputs:
+            last[name] = i
+    free = [[] for _ in nodes]
+    for name, i in last.items():
+        if name not in outputs:
+            free[i].append(name)
+    return free
 
 
 def _apply(fn, ctx, node, env):
