@@ -191,7 +191,7 @@ def test_shape_arithmetic_is_computed_once_on_the_host():
     replayed = [node.op_type for node, _ in plan.steps]
     assert replayed == ["Pad", "Conv", "Relu", "MaxPool", "Resize", "Concat", "Conv", "Slice"]
     assert plan.values["pads"].values == [0, 0, 0, 0, 0, 0, 1, 1]
-    assert plan._dead_after[:2] == [["x"], ["xp"]]                # each activation freed after its last reader
+    assert "x" in plan._dead_after[0] and "xp" in plan._dead_after[1]    # freed after their last reader
     assert "r1" in plan._dead_after[replayed.index("Concat")]     # the skip connection lives until the Concat
     y1 = sess.run(None, {"x": x + 1})[0]                          # replayed: same plan, new data
     assert len(sess._plans) == 1 and y1.shape == (1, 1, 5, 7)
