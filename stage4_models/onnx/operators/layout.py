@@ -1,8 +1,9 @@
 """Operators that move values around without arithmetic (chapter 13, "13_inference_compiler"):
 Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Pad, Tile,
 Expand, DepthToSpace, SpaceToDepth, Resize, Upsample, Identity, Dropout. Their parameters
-(target shapes, axes, bounds, pads) are host values; on host vectors (shapes being
-assembled) Concat, Gather, Slice, Squeeze and Unsqueeze run on the host too."""
+(target shapes, axes, bounds, pads) are host values; on host values (shapes and pads being
+assembled) Reshape, Transpose, Concat, Gather, Slice, Squeeze and Unsqueeze run on the host
+too (host.py's take and permute)."""
 import math
 
 import stage2_tensor as tg
