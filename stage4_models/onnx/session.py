@@ -87,7 +87,7 @@ class InferenceSession:
         with tg.no_grad():
             if key not in self._plans:
                 plan = self._plans[key] = Plan(self.graph, self.ctx, self._constants, feeds)
-                results = plan.first
+                results, plan.first = plan.first, None        # the plan keeps no activations
             else:
                 results = self._plans[key].run(feeds)
         by_name = dict(zip(self._plans[key].outputs, results))
