@@ -10,6 +10,7 @@ import stage2_tensor.nn.functional as F
 from . import register
 from .common import count_inputs, number_attr
 from .host import HostTensor
+from ..shapes import shape_of
 
 _UNARY = {
     "Relu": lambda x: x.relu(), "Sigmoid": lambda x: x.sigmoid(), "Tanh": lambda x: x.tanh(),
@@ -60,8 +61,9 @@ def prelu(ctx, node, inputs):
     per channel (dimension 1); from opset 7 it broadcasts the numpy way, from the right."""
     count_inputs(node, inputs, 2)
     x, slope = ctx.tensor(inputs[0], node), ctx.tensor(inputs[1], node)
-    if slope.ndim == 1 and x.ndim >= 2 and slope.shape[0] == x.shape[1] != x.shape[-1]:
-        slope = slope.reshape(slope.shape[0], *([1] * (x.ndim - 2)))
+    xs, ss = shape_of(x), shape_of(slope)
+    if len(ss) == 1 and len(xs) >= 2 and ss[0] == xs[1] != xs[-1]:
+        slope = slope.reshape(ss[0], *([1] * (len(xs) - 2)))
     return [tg.where(x < 0, x * slope, x)]
 
 
@@ -79,8 +81,8 @@ def clip(ctx, node, inputs):
     for bound, fn in zip(inputs[1:], (tg.maximum, tg.minimum)):
         if bound is None:
             continue
-        if math.prod(bound.shape) != 1:
-            raise ValueError(f"{node.describe()}: a bound must hold one value, got shape {tuple(bound.shape)}")
+        if math.prod(shape_of(bound)) != 1:
+            raise ValueError(f"{node.describe()}: a bound must hold one value, got shape {shape_of(bound)}")
         x = fn(x, ctx.tensor(bound, node).reshape(()).to(dtype=x.dtype))
     return [x]
 
@@ -91,8 +93,8 @@ def _legacy_broadcast(node, a, b):
     if node.opset >= 7:
         return b
     if not node.attr("broadcast", 0):
-        if tuple(a.shape) != tuple(b.shape):
-            raise ValueError(f"{node.describe()}: shapes {tuple(a.shape)} and {tuple(b.shape)} differ and "
+        if shape_of(a) != shape_of(b):
+            raise ValueError(f"{node.describe()}: shapes {shape_of(a)} and {shape_of(b)} differ and "
                              "the node does not set broadcast=1")
         return b
     ax = node.attr("axis")
@@ -101,8 +103,8 @@ def _legacy_broadcast(node, a, b):
     ax %= max(a.ndim, 1)
     if ax + b.ndim > a.ndim:
         raise ValueError(f"{node.describe()}: a {b.ndim}-d operand cannot broadcast at axis {ax} onto shape "
-                         f"{tuple(a.shape)}")
-    return b.reshape(*b.shape, *([1] * (a.ndim - ax - b.ndim)))
+                         f"{shape_of(a)}")
+    return b.reshape(*shape_of(b), *([1] * (a.ndim - ax - b.ndim)))
 
 
 def _host_broadcast(a, b):

@@ -165,14 +165,14 @@ def split(ctx, node, inputs):
     else:
         count_inputs(node, inputs, 1, 2)
         sizes = ctx.ints(inputs[1], node, "split") if len(inputs) > 1 and inputs[1] is not None else None
-    n = len(node.outputs)
+    n, size = len(node.outputs), shape_of(x)[ax]
     if sizes is None:
-        if x.shape[ax] % n and node.opset < 18:
-            raise ValueError(f"{node.describe()}: axis {ax} of size {x.shape[ax]} does not split into {n} parts")
-        part = -(-x.shape[ax] // n)
-        sizes = [min(part, x.shape[ax] - i * part) for i in range(n)]
-    if len(sizes) != n or sum(sizes) != x.shape[ax] or any(s < 0 for s in sizes):
-        raise ValueError(f"{node.describe()}: sizes {sizes} do not split axis {ax} of size {x.shape[ax]} "
+        if size % n and node.opset < 18:
+            raise ValueError(f"{node.describe()}: axis {ax} of size {size} does not split into {n} parts")
+        part = -(-size // n)
+        sizes = [min(part, size - i * part) for i in range(n)]
+    if len(sizes) != n or sum(sizes) != size or any(s < 0 for s in sizes):
+        raise ValueError(f"{node.describe()}: sizes {sizes} do not split axis {ax} of size {size} "
                          f"into {n} outputs")
     return list(x.split(sizes, dim=ax))
 
@@ -219,7 +219,7 @@ def slice_(ctx, node, inputs):
         return [take(x, positions)]
     x = ctx.tensor(x, node)
     for ax, start, end, step in params:
-        size = x.shape[ax]
+        size = shape_of(x)[ax]
         start, end = _bounds(start, end, step, size)
         if step < 0:                         # as a forward slice of the flipped axis
             x, start, end, step = x.flip(ax), size - 1 - start, size - 1 - end, -step
@@ -404,7 +404,7 @@ def upsample(ctx, node, inputs):
 
 def _float_host(t):
     """A small float tensor (scales) read back to the host: a constant folded at plan time."""
-    return HostTensor(t.shape, [float(v) for v in t.reshape(-1).tolist()], "float32")
+    return HostTensor(shape_of(t), [float(v) for v in t.reshape(-1).tolist()], "float32")
 
 
 @register("Resize")

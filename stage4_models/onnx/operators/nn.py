@@ -75,7 +75,8 @@ def conv(ctx, node, inputs):
         raise ValueError(f"{node.describe()}: kernel_shape {kernel} disagrees with the weight's {shape_of(w)}")
     strides, dilations, begin, end = _window(node, x, kernel)
     group = node.attr("group", 1)
-    if not isinstance(group, int) or group < 1 or x.shape[1] != w.shape[1] * group or w.shape[0] % group:
+    if not isinstance(group, int) or group < 1 or shape_of(x)[1] != shape_of(w)[1] * group \
+            or shape_of(w)[0] % group:
         raise ValueError(f"{node.describe()}: group {group!r} does not fit input {shape_of(x)} and weight "
                          f"{shape_of(w)}")
     if begin != end:
@@ -217,7 +218,7 @@ def lrn(ctx, node, inputs):
     bias = number_attr(node, "bias", 1.0)
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
     squares = F.pad(x * x, [0, 0] * (x.ndim - 2) + [before, after])
-    c = x.shape[1]
+    c = shape_of(x)[1]
     window = squares[:, 0:c]
     for i in range(1, size):
         window = window + squares[:, i:i + c]
@@ -234,7 +235,7 @@ def gemm(ctx, node, inputs):
         a = a.t()
     if node.attr("transB", 0):
         b = b.t()
-    if a.shape[1] != b.shape[0]:
+    if shape_of(a)[1] != shape_of(b)[0]:
         raise ValueError(f"{node.describe()}: A {shape_of(a)} and B {shape_of(b)} do not multiply")
     y = a @ b
     alpha, beta = number_attr(node, "alpha", 1.0), number_attr(node, "beta", 1.0)
