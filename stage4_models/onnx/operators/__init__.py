@@ -6,8 +6,9 @@ on the host while a plan is made: host.py) or None for an optional input left ou
 reads its attributes as the node's opset defines them (older opsets kept attributes that
 later became inputs: Pad's pads, Clip's bounds, Squeeze's axes...). The families live in
 their own files: elementwise.py, nn.py (convolution, pooling, normalization, products),
-layout.py (reshaping, slicing, concatenating), shape_ops.py (Shape, Cast, Constant...),
-compare.py (comparisons, logic, Where), reduce.py (ReduceMean, ReduceSum...).
+layout.py (reshaping, concatenating), slicing.py (Slice, Gather, Pad), resize.py,
+blocks.py (DepthToSpace), shape_ops.py (Shape, Cast, Constant...), compare.py (comparisons,
+logic, Where), reduce.py (ReduceMean, ReduceSum...).
 """
 OPERATORS = {}
 
@@ -21,5 +22,5 @@ def register(*op_types):
     return add
 
 
-from . import compare, elementwise, layout, nn, reduce, shape_ops  # noqa: E402,F401  (imported for their registrations)
+from . import blocks, compare, elementwise, layout, nn, reduce, resize, shape_ops, slicing  # noqa: E402,F401  (imported for their registrations)
 from .context import Context  # noqa: E402,F401

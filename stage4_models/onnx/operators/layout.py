@@ -1,18 +1,16 @@
-"""Operators that move values around without arithmetic (chapter 13, "13_inference_compiler"):
-Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Pad, Tile,
-Expand, DepthToSpace, SpaceToDepth, Resize, Upsample, Identity, Dropout. Their parameters
-(target shapes, axes, bounds, pads) are host values; on host values (shapes and pads being
-assembled) Reshape, Transpose, Concat, Gather, Slice, Squeeze and Unsqueeze run on the host
-too (host.py's take and permute)."""
+"""Operators that rearrange values without arithmetic (chapter 13, "13_inference_compiler"):
+Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Tile, Expand, Identity,
+Dropout. Their parameters (target shapes, axes) are host values; on host values (shapes
+and pads being assembled) Reshape, Transpose, Concat, Squeeze and Unsqueeze run on the
+host too (host.py's permute). Slice, Gather and Pad: slicing.py; Resize: resize.py."""
 import math
 
 import stage2_tensor as tg
-import stage2_tensor.nn.functional as F
 from stage2_tensor.broadcast import broadcast_shapes
 
 from . import register
-from .common import axis, count_inputs, ints_attr, number_attr
-from .host import HostTensor, permute, take
+from .common import axis, count_inputs, ints_attr
+from .host import HostTensor, permute
 from ..shapes import shape_of
 
 
@@ -177,115 +175,6 @@ def split(ctx, node, inputs):
     return list(x.split(sizes, dim=ax))
 
 
-def _slice_params(ctx, node, inputs, ndim):
-    if node.opset < 10:
-        count_inputs(node, inputs, 1)
-        starts, ends = ints_attr(node, "starts"), ints_attr(node, "ends")
-        axes, steps = ints_attr(node, "axes"), None
-        if starts is None or ends is None:
-            raise ValueError(f"{node.describe()}: attributes starts and ends are required")
-    else:
-        count_inputs(node, inputs, 3, 5)
-        starts, ends = ctx.ints(inputs[1], node, "starts"), ctx.ints(inputs[2], node, "ends")
-        axes = ctx.ints(inputs[3], node, "axes") if len(inputs) > 3 and inputs[3] is not None else None
-        steps = ctx.ints(inputs[4], node, "steps") if len(inputs) > 4 and inputs[4] is not None else None
-    axes = list(range(len(starts))) if axes is None else [axis(node, a, ndim, "axes entry") for a in axes]
-    steps = [1] * len(starts) if steps is None else steps
-    if not len(starts) == len(ends) == len(axes) == len(steps) or 0 in steps:
-        raise ValueError(f"{node.describe()}: starts {starts}, ends {ends}, axes {axes}, steps {steps} must "
-                         "have one entry per axis and no zero step")
-    return zip(axes, starts, ends, steps)
-
-
-def _bounds(start, end, step, size):
-    """A slice's clamped (start, end) as ONNX defines them."""
-    start += size if start < 0 else 0
-    end += size if end < 0 else 0
-    if step > 0:
-        return min(max(start, 0), size), min(max(end, 0), size)
-    return min(max(start, -1), size - 1), min(max(end, -1), size - 1)
-
-
-@register("Slice")
-def slice_(ctx, node, inputs):
-    x = inputs[0] if inputs else None
-    shape = shape_of(x)
-    params = list(_slice_params(ctx, node, inputs, len(shape)))
-    if isinstance(x, HostTensor):
-        positions = [list(range(d)) for d in shape]
-        for ax, start, end, step in params:
-            start, end = _bounds(start, end, step, shape[ax])
-            positions[ax] = positions[ax][start:end if end >= 0 else None:step]
-        return [take(x, positions)]
-    x = ctx.tensor(x, node)
-    for ax, start, end, step in params:
-        size = shape_of(x)[ax]
-        start, end = _bounds(start, end, step, size)
-        if step < 0:                         # as a forward slice of the flipped axis
-            x, start, end, step = x.flip(ax), size - 1 - start, size - 1 - end, -step
-        index = (slice(None),) * ax + (slice(start, max(end, start), step),)
-        x = x[index]
-    return [x]
-
-
-@register("Gather")
-def gather(ctx, node, inputs):
-    count_inputs(node, inputs, 2)
-    data, indices = inputs
-    shape = shape_of(data)
-    ax = axis(node, node.attr("axis", 0), len(shape))
-    if isinstance(indices, HostTensor):
-        index = [i + shape[ax] if i < 0 else i for i in indices.values]
-        if any(not 0 <= i < shape[ax] for i in index):
-            raise ValueError(f"{node.describe()}: indices {indices.values} out of range for axis {ax} "
-                             f"of size {shape[ax]}")
-        if isinstance(data, HostTensor):
-            picked = take(data, [index if d == ax else list(range(n)) for d, n in enumerate(shape)])
-            return [HostTensor(shape[:ax] + tuple(indices.shape) + shape[ax + 1:], picked.values, data.dtype)]
-        indices = HostTensor(indices.shape, index, "int64")
-    x, idx = ctx.tensor(data, node), ctx.tensor(indices, node)
-    if idx.dtype.is_floating_point:
-        raise ValueError(f"{node.describe()}: indices must be integers, got {idx.dtype}")
-    out = x.index_select(ax, idx.reshape(-1).long())
-    return [out.reshape(*shape[:ax], *shape_of(idx), *shape[ax + 1:])]
-
-
-_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
-
-
-@register("Pad")
-def pad(ctx, node, inputs):
-    """Pads (begin of each dim..., end of each...) and the value as attributes before opset
-    11 (``paddings`` in opset 1), as inputs from 11; opset 18 adds ``axes``."""
-    x = ctx.tensor(inputs[0] if inputs else None, node)
-    mode = node.attr("mode", "constant")
-    if mode not in _PAD_MODES:
-        raise ValueError(f"{node.describe()}: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
-    if node.opset < 11:
-        count_inputs(node, inputs, 1)
-        pads = ints_attr(node, "pads" if node.opset >= 2 else "paddings")
-        value = number_attr(node, "value", 0.0)
-    else:
-        count_inputs(node, inputs, 2, 4)
-        pads = ctx.ints(inputs[1], node, "pads")
-        value = ctx.host(inputs[2], node, "constant_value").values[0] if len(inputs) > 2 and inputs[2] is not None \
-            else 0.0
-    axes = list(range(x.ndim))
-    if len(inputs) > 3 and inputs[3] is not None:
-        axes = [axis(node, a, x.ndim, "axes entry") for a in ctx.ints(inputs[3], node, "axes")]
-    if pads is None or len(pads) != 2 * len(axes):
-        raise ValueError(f"{node.describe()}: pads must hold a begin and an end for each of {len(axes)} axes, "
-                         f"got {pads}")
-    per_dim = {a: (pads[i], pads[i + len(axes)]) for i, a in enumerate(axes)}
-    first = min([a for a, p in per_dim.items() if p != (0, 0)], default=x.ndim)
-    pairs = []
-    for d in range(x.ndim - 1, first - 1, -1):
-        pairs += per_dim.get(d, (0, 0))
-    if not pairs:
-        return [x]
-    return [F.pad(x, pairs, mode=_PAD_MODES[mode], value=value)]
-
-
 @register("Tile")
 def tile(ctx, node, inputs):
     count_inputs(node, inputs, 2)
@@ -307,120 +196,3 @@ def expand(ctx, node, inputs):
     except (ValueError, RuntimeError):
         raise ValueError(f"{node.describe()}: shape {shape_of(x)} does not broadcast to {dims}") from None
     return [x.reshape(*([1] * (len(target) - x.ndim)), *shape_of(x)).expand(*target)]
-
-
-def _blocksize(node, x):
-    b = node.attr("blocksize")
-    if not isinstance(b, int) or b < 1 or x.ndim != 4:
-        raise ValueError(f"{node.describe()}: needs a positive blocksize and an (N, C, H, W) input, got "
-                         f"{b!r}, {shape_of(x)}")
-    return b
-
-
-@register("DepthToSpace")
-def depth_to_space(ctx, node, inputs):
-    """Channels to b x b blocks: mode DCR (depth, column, row; the default) or CRD."""
-    count_inputs(node, inputs, 1)
-    x = ctx.tensor(inputs[0], node)
-    b = _blocksize(node, x)
-    n, c, h, w = shape_of(x)
-    if c % (b * b):
-        raise ValueError(f"{node.describe()}: {c} channels do not divide by blocksize^2 = {b * b}")
-    if node.attr("mode", "DCR") == "CRD":
-        y = x.reshape(n, c // (b * b), b, b, h, w).permute(0, 1, 4, 2, 5, 3)
-    else:
-        y = x.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
-    return [y.reshape(n, c // (b * b), h * b, w * b)]
-
-
-@register("SpaceToDepth")
-def space_to_depth(ctx, node, inputs):
-    count_inputs(node, inputs, 1)
-    x = ctx.tensor(inputs[0], node)
-    b = _blocksize(node, x)
-    n, c, h, w = shape_of(x)
-    if h % b or w % b:
-        raise ValueError(f"{node.describe()}: H, W = {h}, {w} do not divide by blocksize {b}")
-    y = x.reshape(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4)
-    return [y.reshape(n, c * b * b, h // b, w // b)]
-
-
-def _resize_sizes(ctx, node, x, scales, sizes):
-    shape = shape_of(x)
-    if sizes is not None:
-        out = ctx.ints(sizes, node, "sizes")
-    elif scales is not None:
-        if isinstance(scales, list):
-            factors = scales
-        else:
-            factors = [float(v) for v in ctx.host(scales, node, "scales").values]
-        if len(factors) != len(shape) or any(f <= 0 for f in factors):
-            raise ValueError(f"{node.describe()}: scales {factors} must give one positive factor per dim "
-                             f"of {shape}")
-        out = [int(math.floor(d * f)) for d, f in zip(shape, factors)]
-    else:
-        raise ValueError(f"{node.describe()}: give scales or sizes")
-    if len(out) != len(shape) or list(out[:2]) != list(shape[:2]) or any(d < 1 for d in out):
-        raise ValueError(f"{node.describe()}: resizes {shape} to {out}; only the spatial dims of an (N, C, ...) "
-                         "input may change, to positive sizes")
-    return out
-
-
-def _interpolate(node, x, out, mode, transform):
-    spatial = list(out[2:])
-    integer = all(o % i == 0 for o, i in zip(spatial, shape_of(x)[2:]))
-    if mode == "nearest":
-        if transform != "asymmetric" and not integer:
-            raise ValueError(f"{node.describe()}: nearest resizing with {transform!r} coordinates is "
-                             "supported for integer scale factors only")
-        if node.attr("nearest_mode", "round_prefer_floor" if transform != "asymmetric" else "floor") \
-                not in ("floor", "round_prefer_floor") and transform == "asymmetric":
-            raise ValueError(f"{node.describe()}: nearest_mode {node.attr('nearest_mode')!r} is not supported")
-        return F.interpolate(x, size=tuple(spatial), mode="nearest")
-    if mode == "linear" and x.ndim in (3, 4) and transform in ("half_pixel", "pytorch_half_pixel", "align_corners"):
-        return F.interpolate(x, size=tuple(spatial), mode="linear" if x.ndim == 3 else "bilinear",
-                             align_corners=transform == "align_corners")
-    raise ValueError(f"{node.describe()}: mode {mode!r} with coordinate transformation {transform!r} "
-                     f"on a {x.ndim}-d input is not supported (nearest, and linear with half_pixel or "
-                     "align_corners on 3-d/4-d inputs, are)")
-
-
-@register("Upsample")
-def upsample(ctx, node, inputs):
-    """Scales as an attribute before opset 9, an input from 9; coordinates asymmetric."""
-    x = ctx.tensor(inputs[0] if inputs else None, node)
-    if node.opset < 9:
-        count_inputs(node, inputs, 1)
-        scales = node.attr("scales")
-        if not isinstance(scales, list):
-            raise ValueError(f"{node.describe()}: attribute scales is required")
-    else:
-        count_inputs(node, inputs, 2)
-        scales = inputs[1] if isinstance(inputs[1], HostTensor) else _float_host(inputs[1])
-    mode = node.attr("mode", "nearest")
-    out = _resize_sizes(ctx, node, x, scales, None)
-    return [_interpolate(node, x, out, mode, "asymmetric" if mode == "nearest" else "half_pixel")]
-
-
-def _float_host(t):
-    """A small float tensor (scales) read back to the host: a constant folded at plan time."""
-    return HostTensor(shape_of(t), [float(v) for v in t.reshape(-1).tolist()], "float32")
-
-
-@register("Resize")
-def resize(ctx, node, inputs):
-    """Opset 10: X, scales; from 11: X, roi, scales, sizes, with coordinate_transformation_mode."""
-    count_inputs(node, inputs, 1, 4)
-    x = ctx.tensor(inputs[0], node)
-    if node.opset < 11:
-        scales, sizes, transform = (inputs[1] if len(inputs) > 1 else None), None, "asymmetric"
-    else:
-        scales = inputs[2] if len(inputs) > 2 else None
-        sizes = inputs[3] if len(inputs) > 3 else None
-        transform = node.attr("coordinate_transformation_mode", "half_pixel")
-    if scales is not None and not isinstance(scales, HostTensor):
-        scales = _float_host(scales)
-    if scales is not None and not scales.values:
-        scales = None
-    out = _resize_sizes(ctx, node, x, scales, sizes)
-    return [_interpolate(node, x, out, node.attr("mode", "nearest"), transform)]
