@@ -5,7 +5,7 @@ device Tensors (stage2_tensor, on ``ctx.device``), HostTensors (shape arithmetic
 on the host while a plan is made: host.py) or None for an optional input left out. Each
 reads its attributes as the node's opset defines them (older opsets kept attributes that
 later became inputs: Pad's pads, Clip's bounds, Squeeze's axes...). The families live in
-their own files: elementwise.py, nn.py (convolution, pooling, normalization, products),
+their own files: elementwise.py, conv.py, pooling.py, normalization.py, products.py,
 layout.py (reshaping, concatenating), slicing.py (Slice, Gather, Pad), resize.py,
 blocks.py (DepthToSpace), shape_ops.py (Shape, Cast, Constant...), compare.py (comparisons,
 logic, Where), reduce.py (ReduceMean, ReduceSum...).
@@ -22,5 +22,6 @@ def register(*op_types):
     return add
 
 
-from . import blocks, compare, elementwise, layout, nn, reduce, resize, shape_ops, slicing  # noqa: E402,F401  (imported for their registrations)
+from . import (blocks, compare, conv, elementwise, layout, normalization, pooling, products,  # noqa: E402,F401
+               reduce, resize, shape_ops, slicing)  # (imported for their registrations)
 from .context import Context  # noqa: E402,F401
