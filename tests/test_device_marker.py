@@ -1,5 +1,5 @@
 """The suite's own bookkeeping (conftest.py): the tests of a device this machine cannot run
-are deselected but one, which skips saying why and how many."""
+are deselected but one, which skips saying why and how many; slow tests run only when asked."""
 from types import SimpleNamespace
 
 import pytest
@@ -44,3 +44,21 @@ def test_where_every_device_runs_nothing_is_set_aside(monkeypatch):
     kept = list(items)
     assert set_aside(items, monkeypatch) == []
     assert items == kept and all(item.added == [] for item in items)
+
+
+class Marked:
+    def __init__(self, slow):
+        self.slow = slow
+
+    def get_closest_marker(self, name):
+        return pytest.mark.slow.mark if name == "slow" and self.slow else None
+
+
+def test_slow_tests_run_only_when_asked():
+    fast, slow = Marked(False), Marked(True)
+    items = [fast, slow]
+    assert conftest.SlowTests.set_aside("", items) == [slow] and items == [fast]
+    items = [fast, slow]
+    assert conftest.SlowTests.set_aside("stage4", items) == [slow] and items == [fast]
+    items = [fast, slow]
+    assert conftest.SlowTests.set_aside("slow", items) == [] and items == [fast, slow]

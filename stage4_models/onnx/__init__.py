@@ -1,0 +1,10 @@
+"""ONNX models on tracegrad's ops (chapter 13, "13_inference_compiler").
+
+``ir.py`` (the graph), ``importer.py`` (ModelProto -> graph, checked), ``operators/`` (each
+ONNX operator on stage2_tensor's ops; shape arithmetic on the host), ``shapes.py`` (where
+shapes are read), ``plan.py`` (the graph made concrete for the input shapes fed),
+``session.py`` (``InferenceSession``, onnxruntime's API).
+"""
+from .session import InferenceSession, NodeArg
+
+__all__ = ["InferenceSession", "NodeArg"]
