@@ -17,6 +17,9 @@ operation that was *not* recorded carries a ``grad_fn``: it is refused with that
 operation's name rather than silently frozen into a constant. A module whose arithmetic is
 not a fixed sequence of these operations (padding to a multiple of 4 at any size) writes its
 own nodes: a method ``export_onnx(builder, *input_names)`` returning its output name(s).
+(The stand-ins replace module attributes, so code must reach them through their modules,
+``tg.cat``, ``F.relu``, as the layers do; a ``from stage2_tensor import cat`` made before
+export is not seen, and its result is refused by the grad_fn check above.)
 
 Weights are initializers; the opset is 17; ``dynamic_axes`` names the free dims (torch's
 form: {value name: {axis: dim name}} or {value name: [axes]}). The model is exported in
