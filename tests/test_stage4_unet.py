@@ -155,3 +155,12 @@ def test_the_commands_on_mnist(tmp_path, capsys):
     assert "PSNR noisy" in capsys.readouterr().out and (tmp_path / "d.png").stat().st_size > 0
     assert main(["export", "--checkpoint", str(out / "checkpoint.tg"), "--out", str(tmp_path / "u.onnx")]) == 0
     assert "cropped to 27x25" in capsys.readouterr().out
+
+
+def test_from_a_shell_a_damaged_checkpoint_is_one_line_without_traceback(paths):
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-m", "stage4_models.unet", "denoise", "--checkpoint", paths["random"]],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [result.stderr.strip()] and result.stderr.startswith("error: ")
