@@ -1,0 +1,53 @@
+"""Symbolic shapes for the ONNX inference compiler (chapter 13_inference_compiler, "Symbolic
+shapes"): every tensor's extent, and a plan's peak memory, as an integer expression of the
+input's dimensions, and a solver that proves two extents equal for every input, which is
+what a skip connection's Concat needs before a model is accepted.
+
+Three layers, one idea each:
+
+* ``expr.Expr``, layers one and two: an expression is an affine combination
+  ``c1*t1 + ... + c0`` kept in canonical (sorted, merged) form; a term is a product of atoms,
+  an atom a symbol or a non-affine ``A // B``, ``A % B``, ``min``, ``max`` whose operands are
+  canonical too. Equal forms compare and hash equal; rules valid for every integer
+  simplify while building (``(X + 2k) // 2 == X // 2 + k``, ``(E % 16) % 16 == E % 16``).
+* ``solver.Context``, layer three: facts ``e % m == r`` and the modulo solver, which uses
+  them as rewrites and, failing that, splits each symbol into its residues mod the least
+  common multiple of the moduli in sight (X = L*q + r: every ``// n`` and ``% n`` with n | L
+  becomes affine in q). Answers are ``Proof`` objects: proven, disproven (with a
+  counterexample) or unknown, with the steps (``proof.explain()``).
+
+The API the importer uses::
+
+    >>> from stage4_models.onnx.symbolic import Context, Dim, evaluate, free_symbols
+    >>> X, E = Dim("X"), Dim("E")
+    >>> up = ((X - 2) // 2 + 1) * 2        # a 2x2 pool (after a 'valid' 2-conv), then a 2x upsample
+    >>> print(up)                           # canonical: the numerator's -2 left the division
+    2*(X // 2)
+    >>> ctx = Context()
+    >>> ctx.prove_equal(up, X).status       # false for odd X
+    'disproven'
+    >>> ctx.prove_equal(up, X).counterexample
+    {'X': 1}
+    >>> bool(ctx.assume_divisible(X, 2).prove_equal(up, X))
+    True
+    >>> padded = E + (16 - E % 16) % 16    # E rounded up to a multiple of 16
+    >>> [bool(ctx.prove_divisible(padded, m)) for m in (2, 4, 8, 16, 32)]
+    [True, True, True, True, False]
+    >>> evaluate(padded, {"E": 37}), sorted(free_symbols(padded))
+    (48, ['E'])
+
+Semantics: ``//`` and ``%`` are Python's (floor division, remainder with the divisor's
+sign), as ONNX's integer ``Div`` of nonnegative shapes and ``Mod`` with fmod=0; a division
+by zero is undefined (the simplifier may cancel it). Proofs hold for every integer value
+of the symbols satisfying the facts; counterexamples are searched among dimension values
+1, 2, 3, ...
+"""
+from .expr import Dim, Expr, Max, Min, as_expr, evaluate, free_symbols, subs  # noqa: F401
+from .solver import Context, Fact, Proof  # noqa: F401
+
+
+
+def simplify(expr, context=None):
+    """The canonical form of expr (an ``Expr`` is always built canonical, so this only
+    converts ints), rewritten with ``context``'s facts when one is given."""
+    return context.simplify(expr) if context is not None else as_expr(expr)

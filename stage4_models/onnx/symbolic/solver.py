@@ -1,0 +1,278 @@
+"""Layer three of the symbolic shape engine: facts, the modulo solver and proofs (chapter
+13_inference_compiler, "Proving a skip connection").
+
+A ``Context`` records facts ``e % m == r`` (``assume_divisible(X, 2)``: X is even) and
+answers questions about expressions with a ``Proof``: proven, disproven (with a
+counterexample) or unknown. It tries, in order:
+
+1. the canonical forms: ``a - b`` is canonically 0 (layers one and two, always valid);
+2. the facts as rewrites: a remainder ``A % m`` whose residue the facts decide becomes that
+   constant, and ``c * (A // m)`` with m | c becomes ``(c/m) * (A - r)`` when A % m == r
+   (the division is exact): ``2 * (X // 2) == X`` when X is even;
+3. case analysis over residues: with L the least common multiple of every modulus in
+   sight, each symbol X is written ``L*q + r`` for each residue r (those the facts allow),
+   which makes every ``// n`` and ``% n`` with n | L an affine expression of q; if every case
+   simplifies to 0, the identity holds for all integers. This is how
+   ``E + (16 - E % 16) % 16`` is found divisible by 16: 16 cases, each with residue 0;
+4. counterexamples: small values of the symbols (from 1, as a dimension is at least 1)
+   that satisfy the facts and give the two sides different values.
+
+The symbols are never assumed anything but integers in steps 1 to 3, so a proof holds for
+negative values too; only step 4 restricts itself to dimensions' values.
+"""
+import itertools
+import math
+
+from .expr import _DIV, _MOD, Dim, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
+
+PROVEN, DISPROVEN, UNKNOWN = "proven", "disproven", "unknown"
+# Case analysis stops beyond this many cases (L ** symbols), counterexample search beyond
+# this many assignments: the answer is then "unknown", never a wrong one.
+MAX_CASES = 4096
+MAX_TRIES = 4096
+LARGEST_TRIED = 64
+
+
+class Proof:
+    """The answer to a question: ``status`` is "proven", "disproven" or "unknown"; true as a
+    bool only when proven. ``why`` says how (the steps), ``counterexample`` is an assignment
+    of the symbols that refutes the claim when one was found."""
+
+    def __init__(self, claim, status, steps, counterexample=None):
+        self.claim, self.status, self.steps = claim, status, list(steps)
+        self.counterexample = counterexample
+
+    def __bool__(self):
+        return self.status == PROVEN
+
+    @property
+    def proven(self):
+        return self.status == PROVEN
+
+    @property
+    def disproven(self):
+        return self.status == DISPROVEN
+
+    @property
+    def why(self):
+        return "; ".join(self.steps)
+
+    def explain(self):
+        """The proof as lines a chapter can print: the claim, each step, the verdict."""
+        return "\n".join([f"claim: {self.claim}"] + [f"  {s}" for s in self.steps]
+                         + [f"  => {self.status}"])
+
+    def __repr__(self):
+        return f"Proof({self.claim}: {self.status})"
+
+
+class Fact:
+    """``expr % modulus == residue``, with 0 <= residue < modulus."""
+
+    def __init__(self, expr, modulus, residue):
+        self.expr, self.modulus, self.residue = expr, modulus, residue
+        self.symbols = free_symbols(expr)
+
+    def __str__(self):
+        return f"{self.expr.parenthesized()} % {self.modulus} == {self.residue}"
+
+
+def _modulus(m, what):
+    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
+        raise ValueError(f"{what} must be a positive int, got {m!r}")
+    return m
+
+
+def _in_case(expr, mapping):
+    # expr in one case of a case analysis, or None where it divides by zero in every
+    # value of the case (e.g. X // (X % 4) when X = 4q): no claim is made outside a domain.
+    try:
+        return subs(expr, mapping)
+    except ZeroDivisionError:
+        return None
+
+
+class Context:
+    """The facts known about the symbols, and the questions asked under them."""
+
+    def __init__(self):
+        self.facts = []
+
+    # ---- facts --------------------------------------------------------------------------
+    def assume_divisible(self, expr, m):
+        """Record that m divides expr (``assume_divisible(Dim("X"), 2)``: X is even)."""
+        return self.assume_residue(expr, m, 0)
+
+    def assume_residue(self, expr, m, r):
+        """Record that ``expr % m == r``. A fact the canonical form already contradicts is a
+        ValueError; one it already implies is not stored."""
+        expr, m = as_expr(expr), _modulus(m, "the modulus of a fact")
+        if not isinstance(r, int) or isinstance(r, bool) or not 0 <= r < m:
+            raise ValueError(f"the residue of a fact mod {m} must be an int in [0, {m}), "
+                             f"got {r!r}")
+        known = expr % m
+        if known.is_constant():
+            if known.const != r:
+                raise ValueError(f"the fact {expr.parenthesized()} % {m} == {r} contradicts "
+                                 f"{expr.parenthesized()} % {m} == {known.const}, always true")
+            return self
+        self.facts.append(Fact(expr, m, r))
+        return self
+
+    def satisfies(self, values):
+        """Whether an assignment of every symbol the facts name satisfies them all."""
+        return all(evaluate(f.expr, values) % f.modulus == f.residue for f in self.facts
+                   if f.symbols <= set(values))
+
+    # ---- layer three: residues by case analysis ------------------------------------------
+    def _cases(self, exprs, extra=()):
+        """The cases of a case analysis over residues: (L, [(substitution, residues)]) or
+        None when there would be more than MAX_CASES. Each symbol X is ``L*X__q + r``."""
+        names = sorted(set().union(*(free_symbols(e) for e in exprs)))
+        facts = [f for f in self.facts if f.symbols and f.symbols <= set(names)]
+        ms = set(extra) | {f.modulus for f in facts}
+        for e in list(exprs) + [f.expr for f in facts]:
+            ms |= moduli(e)
+        L = math.lcm(1, *ms)
+        if L ** len(names) > MAX_CASES:
+            return None
+        cases = []
+        for residues in itertools.product(range(L), repeat=len(names)):
+            mapping = {x: L * Dim(f"{x}__q") + r for x, r in zip(names, residues)}
+            if all(self._allowed(f, mapping) for f in facts):
+                cases.append((mapping, dict(zip(names, residues))))
+        return L, names, cases
+
+    @staticmethod
+    def _allowed(fact, mapping):
+        # A case the facts rule out has a constant residue other than the fact's; one
+        # whose residue stays symbolic is kept (more cases than needed is still sound).
+        left = _in_case(fact.expr, mapping)
+        if left is None:
+            return False
+        left = left % fact.modulus
+        return not left.is_constant() or left.const == fact.residue
+
+    def residue(self, expr, m):
+        """The int ``expr % m`` equals under the facts for every value of the symbols, or
+        None when the case analysis cannot decide it."""
+        expr, m = as_expr(expr), _modulus(m, "a modulus")
+        known = expr % m
+        if known.is_constant():
+            return known.const
+        found = self._cases([expr], {m})
+        if found is None or not found[2]:
+            return None
+        values = set()
+        for mapping, _ in found[2]:
+            r = _in_case(expr, mapping)
+            if r is None:
+                continue
+            r = r % m
+            if not r.is_constant():
+                return None
+            values.add(r.const)
+        return values.pop() if len(values) == 1 else None
+
+    # ---- layer three: the facts as rewrites ---------------------------------------------
+    def simplify(self, expr):
+        """The canonical form rewritten with the facts: remainders the facts decide become
+        constants, exact divisions leave (2 * (X // 2) == X when X is even)."""
+        expr = as_expr(expr)
+        if not self.facts:
+            return expr
+
+        def on_atom(atom, args):
+            if atom.kind in (_DIV, _MOD):
+                args = tuple(self._exact(a) for a in args)
+            try:
+                return apply_atom(atom, args)
+            except ZeroDivisionError:   # a divisor the facts make 0: undefined, left as is
+                return apply_atom(atom, atom.args)
+        return self._exact(rebuild(expr, on_atom))
+
+    def _exact(self, expr):
+        out = expr
+        for mono, coeff in expr.terms:
+            atom = mono[0] if len(mono) == 1 else None
+            if atom is None or not atom.args[1:] or not atom.args[1].is_constant():
+                continue
+            a, m = atom.args[0], atom.args[1].const
+            if atom.kind == _MOD:      # A % m, decided by the facts: the residue
+                r = self.residue(a, m)
+                if r is not None:
+                    out = out - coeff * (a % m) + r * coeff
+            elif atom.kind == _DIV and coeff % m == 0:     # c * (A // m) = (c/m) * (A - r)
+                r = self.residue(a, m)
+                if r is not None:
+                    out = out - coeff * (a // m) + (coeff // m) * (a - r)
+        return out
+
+    # ---- questions --------------------------------------------------------------------------
+    def prove_equal(self, a, b):
+        """Whether a == b for every value of the symbols that satisfies the facts."""
+        a, b = as_expr(a), as_expr(b)
+        return self._prove_zero(a - b, f"{a} == {b}", free_symbols(a) | free_symbols(b), lambda v: (
+            f"{a} = {evaluate(a, v)} but {b} = {evaluate(b, v)}"))
+
+    def require_equal(self, a, b, where):
+        """The proof that a == b, or a ValueError naming ``where`` (the node asking, e.g. a
+        Concat), both expressions and why the proof failed (a counterexample if found)."""
+        proof = self.prove_equal(a, b)
+        if not proof:
+            raise ValueError(f"{where}: cannot prove the extents {as_expr(a)} and "
+                             f"{as_expr(b)} equal for every input ({proof.status}: "
+                             f"{proof.steps[-1]})")
+        return proof
+
+    def prove_divisible(self, expr, m):
+        """Whether m divides expr for every value of the symbols that satisfies the facts."""
+        expr, m = as_expr(expr), _modulus(m, "a divisor")
+        claim = f"{m} divides {expr}"
+        return self._prove_zero(expr % m, claim, free_symbols(expr), lambda v: (
+            f"{expr} = {evaluate(expr, v)}, remainder {evaluate(expr, v) % m}"))
+
+    def _prove_zero(self, d, claim, names, describe):
+        steps = [f"canonical difference: {d}"] if "==" in claim else [f"remainder: {d}"]
+        if d == 0:
+            return Proof(claim, PROVEN, steps + ["the canonical forms agree"])
+        if self.facts:
+            s = self.simplify(d)
+            steps.append(f"with {', '.join(map(str, self.facts))}: {s}")
+            if s == 0:
+                return Proof(claim, PROVEN, steps)
+        found = self._cases([d])
+        if found is not None and found[2]:
+            L, split, cases = found
+            if all(_in_case(d, mapping) in (0, None) for mapping, _ in cases):
+                over = ", ".join(f"{x} = {L}*{x}__q + r" for x in split)
+                return Proof(claim, PROVEN, steps + [
+                    f"case analysis over {over}: all {len(cases)} cases allowed by the facts "
+                    f"give 0"])
+        values = self.counterexample(d, names)
+        if values is not None:
+            return Proof(claim, DISPROVEN, steps + [
+                f"counterexample {values}: {describe(values)}"], values)
+        return Proof(claim, UNKNOWN, steps + ["neither proven nor refuted by small values"])
+
+    def counterexample(self, d, also=()):
+        """Small dimension values (1, 2, ...) of d's symbols and those in ``also``, satisfying
+        the facts, where d is nonzero (a dict), or None. Facts on other symbols than these
+        are assumed satisfiable."""
+        d = as_expr(d)
+        names = set(free_symbols(d)) | set(also)
+        for f in self.facts:        # symbols tied to d's by a fact take part too
+            if f.symbols & names:
+                names |= f.symbols
+        names = sorted(names)
+        if not names:
+            return {} if d.const != 0 else None
+        top = max(2, min(LARGEST_TRIED, int(MAX_TRIES ** (1 / len(names)))))
+        for values in itertools.product(range(1, top + 1), repeat=len(names)):
+            values = dict(zip(names, values))
+            try:
+                if self.satisfies(values) and evaluate(d, values) != 0:
+                    return values
+            except ZeroDivisionError:   # outside the expression's domain: not a witness
+                continue
+        return None
