@@ -223,10 +223,10 @@ def test_the_simplifier_never_changes_a_value(tree, points):
 
 
 def _random_points(ctx, names, rng, count):
-    """Assignments satisfying ctx's facts, from small and large values (negative too)."""
+    """Assignments of dimensions (>= 1) satisfying ctx's facts, small and large values."""
     points = []
     while len(points) < count:
-        values = {n: rng.randint(-300, 300) for n in names}
+        values = {n: rng.choice([rng.randint(1, 20), rng.randint(1, 1000)]) for n in names}
         if ctx.satisfies(values):
             points.append(values)
     return points
@@ -260,6 +260,27 @@ def test_proven_means_equal_everywhere(left, right, fact, how):
         values = proof.counterexample
         assert ctx.satisfies(values)
         assert evaluate(a, values) != evaluate(b, values)
+
+
+@given(trees, trees, st.sampled_from([None, ("X", 2, 0), ("Y", 3, 1)]))
+def test_proven_order_holds_everywhere(left, right, fact):
+    try:
+        a, b = symbolic.as_expr(build(left)), symbolic.as_expr(build(right))
+    except ZeroDivisionError:
+        return
+    ctx = Context()
+    if fact is not None:
+        ctx.assume_residue(Dim(fact[0]), fact[1], fact[2])
+    for lesser, greater in ((a, b), (a, Max(a, b)), (Min(a, b) - 1, a)):
+        proof = ctx.prove_less_equal(lesser, greater)
+        if proof:
+            for values in _random_points(ctx, NAMES, random.Random(str(left)), 20):
+                try:
+                    assert evaluate(lesser, values) <= evaluate(greater, values)
+                except ZeroDivisionError:
+                    continue
+        elif proof.disproven:
+            assert evaluate(lesser, proof.counterexample) > evaluate(greater, proof.counterexample)
 
 
 @pytest.mark.parametrize("expr", [X, 3 * X + 5, X * Y + 7, X // 2 + Y % 4, align16(X) - 1])
@@ -316,6 +337,18 @@ def test_padded_unet_peak_memory_is_an_expression_of_the_input():
     ph_, pw_ = 48, 64
     assert evaluate(peak, {"H": h, "W": w}) == 4 * sum(
         16 * 2 ** i * (ph_ >> i) * (pw_ >> i) for i in range(5))
+
+
+def test_memory_footprints_are_ordered_for_every_input():
+    big, small = 64 * align16(H) * align16(W), 32 * align16(H) * align16(W)
+    ctx = Context()
+    assert ctx.prove_less_equal(small, big) and ctx.prove_less_equal(H, align16(H))
+    assert ctx.simplify(Max(big, small)) == big and ctx.simplify(Min(big, small + 7)) == small + 7
+    assert Max(big, small) != big           # the canonical form alone knows no signs
+    assert Min(H, align16(H)) == H          # ... except from remainders' bounds
+    refused = ctx.prove_less_equal(H * W, 3 * H)
+    assert refused.disproven and evaluate(H * W - 3 * H, refused.counterexample) > 0
+    assert ctx.prove_less_equal(align16(H), H).disproven
 
 
 def test_unpadded_unet_skip_is_not_provable():

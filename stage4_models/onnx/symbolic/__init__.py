@@ -38,9 +38,9 @@ The API the importer uses::
 
 Semantics: ``//`` and ``%`` are Python's (floor division, remainder with the divisor's
 sign), as ONNX's integer ``Div`` of nonnegative shapes and ``Mod`` with fmod=0; a division
-by zero is undefined (the simplifier may cancel it). Proofs hold for every integer value
-of the symbols satisfying the facts; counterexamples are searched among dimension values
-1, 2, 3, ...
+by zero is undefined (the simplifier may cancel it). The canonical form is valid for every
+integer value of the symbols; proofs hold for every value >= 1 (a dimension) satisfying the
+facts; counterexamples are searched among 1, 2, 3, ...
 """
 from .expr import Dim, Expr, Max, Min, as_expr, evaluate, free_symbols, subs  # noqa: F401
 from .solver import Context, Fact, Proof  # noqa: F401

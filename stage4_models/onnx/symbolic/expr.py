@@ -397,10 +397,12 @@ def Max(a, b):
 
 
 def _extremum(kind, a, b):
-    d = a - b
-    if d.is_constant():
-        a_wins = d.const > 0 if kind == _MAX else d.const < 0
-        return a if a_wins else b
+    # The sign of a - b, when bounds decide it for every integer: min(H, H + (-H) % 16) == H.
+    lo, hi = bounds(a - b)
+    if lo is not None and lo >= 0:
+        return a if kind == _MAX else b
+    if hi is not None and hi <= 0:
+        return b if kind == _MAX else a
     a, b = sorted((a, b), key=lambda e: e.key)
     return _of_atom(Atom(kind, (a, b)))
 

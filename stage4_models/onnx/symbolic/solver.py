@@ -8,7 +8,8 @@ counterexample) or unknown. It tries, in order:
 1. the canonical forms: ``a - b`` is canonically 0 (layers one and two, always valid);
 2. the facts as rewrites: a remainder ``A % m`` whose residue the facts decide becomes that
    constant, and ``c * (A // m)`` with m | c becomes ``(c/m) * (A - r)`` when A % m == r
-   (the division is exact): ``2 * (X // 2) == X`` when X is even;
+   (the division is exact): ``2 * (X // 2) == X`` when X is even; a ``min`` or ``max``
+   whose operands' order holds for every dimension (``dim_bounds``) is decided;
 3. case analysis over residues: with L the least common multiple of every modulus in
    sight, each symbol X is written ``L*q + r`` for each residue r (those the facts allow),
    which makes every ``// n`` and ``% n`` with n | L an affine expression of q; if every case
@@ -17,19 +18,19 @@ counterexample) or unknown. It tries, in order:
 4. counterexamples: small values of the symbols (from 1, as a dimension is at least 1)
    that satisfy the facts and give the two sides different values.
 
-The symbols are never assumed anything but integers in steps 1 to 3, so a proof holds for
-negative values too; only step 4 restricts itself to dimensions' values.
+The symbols are dimensions: integers >= 1. Steps 1 and 3 hold for every integer; step 2's
+min and max rule and ``prove_less_equal`` use the bound, step 4 searches 1, 2, 3, ...
 """
 import itertools
 import math
 
-from .expr import _DIV, _MOD, Dim, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
+from .expr import _DIV, _MAX, _MIN, _MOD, _SYM, Dim, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
 
 PROVEN, DISPROVEN, UNKNOWN = "proven", "disproven", "unknown"
 # Case analysis stops beyond this many cases (L ** symbols), counterexample search beyond
 # this many assignments: the answer is then "unknown", never a wrong one.
 MAX_CASES = 4096
-MAX_TRIES = 4096
+MAX_TRIES = 1024
 LARGEST_TRIED = 64
 
 
@@ -177,14 +178,19 @@ class Context:
     # ---- layer three: the facts as rewrites ---------------------------------------------
     def simplify(self, expr):
         """The canonical form rewritten with the facts: remainders the facts decide become
-        constants, exact divisions leave (2 * (X // 2) == X when X is even)."""
+        constants, exact divisions leave (2 * (X // 2) == X when X is even), and a min or
+        max whose operands' order holds for all dimensions (``dim_bounds``) is decided."""
         expr = as_expr(expr)
-        if not self.facts:
-            return expr
 
         def on_atom(atom, args):
             if atom.kind in (_DIV, _MOD):
                 args = tuple(self._exact(a) for a in args)
+            if atom.kind in (_MIN, _MAX):
+                lo, hi = dim_bounds(args[0] - args[1])
+                if lo is not None and lo >= 0:      # args[0] >= args[1] for all dimensions
+                    return args[0] if atom.kind == _MAX else args[1]
+                if hi is not None and hi <= 0:
+                    return args[1] if atom.kind == _MAX else args[0]
             try:
                 return apply_atom(atom, args)
             except ZeroDivisionError:   # a divisor the facts make 0: undefined, left as is
@@ -193,6 +199,8 @@ class Context:
 
     def _exact(self, expr):
         out = expr
+        if not self.facts:      # the canonical form already decides what no fact does
+            return out
         for mono, coeff in expr.terms:
             atom = mono[0] if len(mono) == 1 else None
             if atom is None or not atom.args[1:] or not atom.args[1].is_constant():
@@ -224,6 +232,23 @@ class Context:
                              f"{as_expr(b)} equal for every input ({proof.status}: "
                              f"{proof.steps[-1]})")
         return proof
+
+    def prove_less_equal(self, a, b):
+        """Whether a <= b for every value of the symbols satisfying the facts, dimensions
+        being at least 1 (``dim_bounds``): how a plan compares two memory footprints."""
+        a, b = as_expr(a), as_expr(b)
+        claim, d = f"{a} <= {b}", self.simplify(b - a)
+        steps = [f"difference: {d}"]
+        lo, _ = dim_bounds(d)
+        if lo is not None and lo >= 0:
+            return Proof(claim, PROVEN, steps + [f"at least {lo} for dimensions >= 1"])
+        names = free_symbols(a) | free_symbols(b)
+        values = self._search(lambda v: evaluate(d, v) < 0, names)
+        if values is not None:
+            return Proof(claim, DISPROVEN, steps + [
+                f"counterexample {values}: {a} = {evaluate(a, values)} but "
+                f"{b} = {evaluate(b, values)}"], values)
+        return Proof(claim, UNKNOWN, steps + ["neither proven nor refuted by small values"])
 
     def prove_divisible(self, expr, m):
         """Whether m divides expr for every value of the symbols that satisfies the facts."""
@@ -257,22 +282,68 @@ class Context:
 
     def counterexample(self, d, also=()):
         """Small dimension values (1, 2, ...) of d's symbols and those in ``also``, satisfying
-        the facts, where d is nonzero (a dict), or None. Facts on other symbols than these
-        are assumed satisfiable."""
+        the facts, where d is nonzero (a dict), or None."""
         d = as_expr(d)
-        names = set(free_symbols(d)) | set(also)
-        for f in self.facts:        # symbols tied to d's by a fact take part too
+        return self._search(lambda v: evaluate(d, v) != 0, free_symbols(d) | set(also))
+
+    def _search(self, refutes, names):
+        # Facts on other symbols than these are assumed satisfiable; symbols tied to these
+        # by a fact take part in the search too.
+        names = set(names)
+        for f in self.facts:
             if f.symbols & names:
                 names |= f.symbols
         names = sorted(names)
-        if not names:
-            return {} if d.const != 0 else None
-        top = max(2, min(LARGEST_TRIED, int(MAX_TRIES ** (1 / len(names)))))
+        top = max(2, min(LARGEST_TRIED, int(MAX_TRIES ** (1 / max(1, len(names))))))
         for values in itertools.product(range(1, top + 1), repeat=len(names)):
             values = dict(zip(names, values))
             try:
-                if self.satisfies(values) and evaluate(d, values) != 0:
+                if self.satisfies(values) and refutes(values):
                     return values
             except ZeroDivisionError:   # outside the expression's domain: not a witness
                 continue
         return None
+
+
+def dim_bounds(expr):
+    """An interval (lo, hi) holding expr's value when every symbol is a dimension (>= 1);
+    None: unbounded on that side. Nonnegative products multiply their bounds, so
+    64*H*W - 32*H*W is known to be at least 32."""
+    lo = hi = expr.const
+    for mono, coeff in expr.terms:
+        tlo, thi = 1, 1
+        for atom in mono:
+            alo, ahi = _dim_atom_bounds(atom)
+            if alo is None or alo < 0 or tlo is None:
+                tlo = thi = None        # only products of nonnegative factors are bounded
+                break
+            tlo *= alo
+            thi = None if thi is None or ahi is None else thi * ahi
+        if tlo is None:
+            tlo = thi = None
+        elif coeff < 0:
+            tlo, thi = (None if thi is None else coeff * thi), coeff * tlo
+        else:
+            tlo, thi = coeff * tlo, (None if thi is None else coeff * thi)
+        lo = None if lo is None or tlo is None else lo + tlo
+        hi = None if hi is None or thi is None else hi + thi
+    return lo, hi
+
+
+def _dim_atom_bounds(atom):
+    if atom.kind == _SYM:
+        return 1, None
+    a, b = atom.args
+    if atom.kind in (_DIV, _MOD) and b.is_constant():
+        if atom.kind == _MOD:
+            return 0, b.const - 1
+        lo, hi = dim_bounds(a)
+        return (None if lo is None else lo // b.const), (None if hi is None else hi // b.const)
+    if atom.kind in (_MIN, _MAX):
+        (alo, ahi), (blo, bhi) = dim_bounds(a), dim_bounds(b)
+        if atom.kind == _MIN:
+            his = [h for h in (ahi, bhi) if h is not None]
+            return (None if alo is None or blo is None else min(alo, blo)), (min(his) if his else None)
+        los = [x for x in (alo, blo) if x is not None]
+        return (max(los) if los else None), (None if ahi is None or bhi is None else max(ahi, bhi))
+    return None, None
