@@ -121,6 +121,14 @@ def test_equal_expressions_written_differently_have_one_canonical_form(left, rig
     assert len({left: 1, right: 2}) == 1
 
 
+def test_ceildiv_is_a_floor_division():
+    assert symbolic.ceildiv(2 * X, 2) == X and symbolic.ceildiv(X + 4, 2) == symbolic.ceildiv(X, 2) + 2
+    # X - X // 2 and (X + 1) // 2: equal, in two canonical forms; the case analysis proves it
+    assert symbolic.ceildiv(X, 2) != (X + 1) // 2
+    assert Context().prove_equal(symbolic.ceildiv(X, 2), (X + 1) // 2)
+    assert [evaluate(symbolic.ceildiv(X - 3, 4), {"X": v}) for v in (1, 3, 4, 7, 8)] == [0, 0, 1, 1, 2]
+
+
 def test_different_expressions_stay_different():
     assert X != Y and X + 1 != X and X // 2 != X // 3 and X % 2 != X // 2 and X * Y != X + Y
 

@@ -42,7 +42,7 @@ by zero is undefined (the simplifier may cancel it). The canonical form is valid
 integer value of the symbols; proofs hold for every value >= 1 (a dimension) satisfying the
 facts; counterexamples are searched among 1, 2, 3, ...
 """
-from .expr import Dim, Expr, Max, Min, as_expr, evaluate, free_symbols, subs  # noqa: F401
+from .expr import Dim, Expr, Max, Min, as_expr, ceildiv, evaluate, free_symbols, subs  # noqa: F401
 from .solver import Context, Fact, Proof  # noqa: F401
 
 

@@ -14,18 +14,31 @@ symbols (``//`` and ``%`` are Python's floor division and its remainder, which h
 divisor's sign, like ONNX's ``Mod`` with fmod=0), so the simplifier never needs to know
 anything about the symbols. What does need facts (``X % 2 == 0``) lives in ``solver.py``.
 Division by zero is undefined: ``(X * Y) // X`` becomes ``Y`` although X could be 0.
+
+Equal canonical forms mean equal expressions; the converse holds only as far as the rules
+reach: ``X - X // 2`` and ``(X + 1) // 2`` are both canonical and always equal, which takes
+the solver's case analysis over X's parity to see.
 """
+import enum
 import math
 from functools import total_ordering
 
-# The order atoms sort in, then by their operands: symbols first, then what they build.
-_SYM, _DIV, _MOD, _MIN, _MAX = range(5)
-_OP_TEXT = {_DIV: "//", _MOD: "%"}
+
+class Op(enum.IntEnum):
+    """What an atom is; the order atoms sort in (then by their operands): symbols first."""
+    SYM = 0     # a named dimension
+    DIV = 1     # floor division A // B
+    MOD = 2     # remainder A % B, with B's sign
+    MIN = 3
+    MAX = 4
+
+
+_OP_TEXT = {Op.DIV: "//", Op.MOD: "%"}
 
 
 @total_ordering
 class Atom:
-    """A symbol (``kind == _SYM``, ``args == (name,)``) or a non-affine operation on two
+    """A symbol (``kind == Op.SYM``, ``args == (name,)``) or a non-affine operation on two
     canonical expressions. Immutable; built only through ``Expr``'s operators."""
 
     __slots__ = ("kind", "args", "key", "_hash")
@@ -33,7 +46,7 @@ class Atom:
     def __init__(self, kind, args):
         self.kind, self.args = kind, args
         # The sort key: the kind, then the operands' keys (a symbol: its name).
-        self.key = (kind, args) if kind == _SYM else (kind, tuple(a.key for a in args))
+        self.key = (kind, args) if kind == Op.SYM else (kind, tuple(a.key for a in args))
         self._hash = hash(self.key)
 
     def __eq__(self, other):
@@ -46,10 +59,10 @@ class Atom:
         return self._hash
 
     def __str__(self):
-        if self.kind == _SYM:
+        if self.kind == Op.SYM:
             return self.args[0]
-        if self.kind in (_MIN, _MAX):
-            return f"{'min' if self.kind == _MIN else 'max'}({self.args[0]}, {self.args[1]})"
+        if self.kind in (Op.MIN, Op.MAX):
+            return f"{'min' if self.kind == Op.MIN else 'max'}({self.args[0]}, {self.args[1]})"
         num, den = self.args
         return f"{num.parenthesized()} {_OP_TEXT[self.kind]} {den.parenthesized()}"
 
@@ -181,7 +194,7 @@ class Expr:
     def parenthesized(self):
         """The text with parentheses unless it is one symbol or a nonnegative constant."""
         if (not self.terms and self.const >= 0) or (
-                self.single_atom() is not None and self.single_atom().kind == _SYM):
+                self.single_atom() is not None and self.single_atom().kind == Op.SYM):
             return str(self)
         return f"({self})"
 
@@ -190,14 +203,14 @@ def _factor_text(atom, in_product):
     # ``2*(X // 2)`` and ``(X // 2) * Y``: a division printed inside a product needs
     # parentheses, Python's precedence would read ``2*X // 2`` as ``(2*X) // 2``.
     text = str(atom)
-    return f"({text})" if in_product and atom.kind in (_DIV, _MOD) else text
+    return f"({text})" if in_product and atom.kind in (Op.DIV, Op.MOD) else text
 
 
 def Dim(name):
     """The expression of one named dimension (a symbol): ``Dim("H")``."""
     if not isinstance(name, str) or not name:
         raise TypeError(f"a dimension's name must be a nonempty str, got {name!r}")
-    return Expr((((Atom(_SYM, (name,)),), 1),))
+    return Expr((((Atom(Op.SYM, (name,)),), 1),))
 
 
 def as_expr(value):
@@ -235,9 +248,9 @@ def bounds(expr):
 
 
 def _atom_bounds(atom):
-    if atom.kind == _MOD and atom.args[1].is_constant():
+    if atom.kind == Op.MOD and atom.args[1].is_constant():
         return 0, atom.args[1].const - 1
-    if atom.kind == _DIV and atom.args[1].is_constant():
+    if atom.kind == Op.DIV and atom.args[1].is_constant():
         lo, hi = bounds(atom.args[0])
         if lo is not None:
             return lo // atom.args[1].const, hi // atom.args[1].const
@@ -281,11 +294,16 @@ def floordiv(num, den):
         lo, hi = bounds(residual)
         if lo is not None and 0 <= lo and hi < m:
             return quotient
-        return quotient + _of_atom(Atom(_DIV, (residual, Expr(const=m))))
+        return quotient + _of_atom(Atom(Op.DIV, (residual, Expr(const=m))))
     quotient, residual = _split_by_monomial(num, den)
     if residual == 0:
         return quotient
-    return quotient + _of_atom(Atom(_DIV, (residual, den)))
+    return quotient + _of_atom(Atom(Op.DIV, (residual, den)))
+
+
+def ceildiv(num, den):
+    """``ceil(num / den)`` as a floor division: ``-((-num) // den)`` (a pool's ceil_mode)."""
+    return -floordiv(-as_expr(num), as_expr(den))
 
 
 def mod(num, den):
@@ -308,11 +326,11 @@ def mod(num, den):
         lo, hi = bounds(residual)
         if lo is not None and 0 <= lo and hi < m:
             return residual
-        return _of_atom(Atom(_MOD, (residual, Expr(const=m))))
+        return _of_atom(Atom(Op.MOD, (residual, Expr(const=m))))
     _, residual = _split_by_monomial(num, den)
     if residual == 0:
         return Expr()
-    return _of_atom(Atom(_MOD, (residual, den)))
+    return _of_atom(Atom(Op.MOD, (residual, den)))
 
 
 def _reduce_mod(num, m):
@@ -321,7 +339,7 @@ def _reduce_mod(num, m):
         terms, changed = [], False
         for mono, c in num.terms:
             atom = mono[0] if len(mono) == 1 else None
-            if (atom is not None and atom.kind == _MOD and atom.args[1].is_constant()
+            if (atom is not None and atom.kind == Op.MOD and atom.args[1].is_constant()
                     and atom.args[1].const % m == 0):
                 terms.extend((mo, c * cc) for mo, cc in atom.args[0].terms)
                 terms.append(((), c * atom.args[0].const))
@@ -342,7 +360,7 @@ def _nested_division(num):
         (mono, coeff), = num.terms
         if coeff == 1 and len(mono) == 1:
             atom = mono[0]
-            if atom.kind == _DIV and atom.args[1].is_constant():
+            if atom.kind == Op.DIV and atom.args[1].is_constant():
                 return atom.args[0], atom.args[1].const, num.const
     return None
 
@@ -388,21 +406,21 @@ def _remove_factors(mono, factors):
 
 def Min(a, b):
     """``min(a, b)``; folded when the difference is a constant."""
-    return _extremum(_MIN, as_expr(a), as_expr(b))
+    return _extremum(Op.MIN, as_expr(a), as_expr(b))
 
 
 def Max(a, b):
     """``max(a, b)``; folded when the difference is a constant."""
-    return _extremum(_MAX, as_expr(a), as_expr(b))
+    return _extremum(Op.MAX, as_expr(a), as_expr(b))
 
 
 def _extremum(kind, a, b):
     # The sign of a - b, when bounds decide it for every integer: min(H, H + (-H) % 16) == H.
     lo, hi = bounds(a - b)
     if lo is not None and lo >= 0:
-        return a if kind == _MAX else b
+        return a if kind == Op.MAX else b
     if hi is not None and hi <= 0:
-        return b if kind == _MAX else a
+        return b if kind == Op.MAX else a
     a, b = sorted((a, b), key=lambda e: e.key)
     return _of_atom(Atom(kind, (a, b)))
 
@@ -413,7 +431,7 @@ def free_symbols(expr):
     expr = as_expr(expr)
     names = set()
     for atom in expr.atoms():
-        if atom.kind == _SYM:
+        if atom.kind == Op.SYM:
             names.add(atom.args[0])
         else:
             for arg in atom.args:
@@ -427,8 +445,8 @@ def moduli(expr):
     operand ((X // 2) % 4 needs X mod 8: X = 8q + r makes X // 2 = 4q + r // 2)."""
     out = set()
     for atom in as_expr(expr).atoms():
-        if atom.kind != _SYM:
-            if atom.kind in (_DIV, _MOD) and atom.args[1].is_constant():
+        if atom.kind != Op.SYM:
+            if atom.kind in (Op.DIV, Op.MOD) and atom.args[1].is_constant():
                 out.add(atom.args[1].const * _scale(atom.args[0]))
             for arg in atom.args:
                 out |= moduli(arg)
@@ -439,7 +457,7 @@ def _scale(expr):
     # The lcm of the divisors of the (nested) constant divisions at the top of expr.
     scale = 1
     for atom in expr.atoms():
-        if atom.kind == _DIV and atom.args[1].is_constant():
+        if atom.kind == Op.DIV and atom.args[1].is_constant():
             scale = math.lcm(scale, atom.args[1].const * _scale(atom.args[0]))
     return scale
 
@@ -451,7 +469,7 @@ def rebuild(expr, on_atom):
     for mono, coeff in expr.terms:
         term = Expr(const=coeff)
         for atom in mono:
-            args = atom.args if atom.kind == _SYM else tuple(
+            args = atom.args if atom.kind == Op.SYM else tuple(
                 rebuild(arg, on_atom) for arg in atom.args)
             term = term * on_atom(atom, args)
         out = out + term
@@ -460,9 +478,9 @@ def rebuild(expr, on_atom):
 
 def apply_atom(atom, args):
     """The atom's operation applied to (possibly new) operands, canonicalized."""
-    if atom.kind == _SYM:
+    if atom.kind == Op.SYM:
         return _of_atom(atom)
-    return {_DIV: floordiv, _MOD: mod, _MIN: Min, _MAX: Max}[atom.kind](*args)
+    return {Op.DIV: floordiv, Op.MOD: mod, Op.MIN: Min, Op.MAX: Max}[atom.kind](*args)
 
 
 def subs(expr, values):
@@ -470,7 +488,7 @@ def subs(expr, values):
     values = {name: as_expr(v) for name, v in values.items()}
 
     def on_atom(atom, args):
-        if atom.kind == _SYM:
+        if atom.kind == Op.SYM:
             return values.get(atom.args[0], _of_atom(atom))
         return apply_atom(atom, args)
     return rebuild(as_expr(expr), on_atom)
@@ -500,11 +518,11 @@ def _value(expr, values):
 
 
 def _atom_value(atom, values):
-    if atom.kind == _SYM:
+    if atom.kind == Op.SYM:
         return values[atom.args[0]]
     a, b = (_value(arg, values) for arg in atom.args)
-    if atom.kind == _DIV:
+    if atom.kind == Op.DIV:
         return a // b
-    if atom.kind == _MOD:
+    if atom.kind == Op.MOD:
         return a % b
-    return min(a, b) if atom.kind == _MIN else max(a, b)
+    return min(a, b) if atom.kind == Op.MIN else max(a, b)

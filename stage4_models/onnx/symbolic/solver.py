@@ -24,7 +24,7 @@ min and max rule and ``prove_less_equal`` use the bound, step 4 searches 1, 2, 3
 import itertools
 import math
 
-from .expr import _DIV, _MAX, _MIN, _MOD, _SYM, Dim, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
+from .expr import Dim, Op, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
 
 PROVEN, DISPROVEN, UNKNOWN = "proven", "disproven", "unknown"
 # Case analysis stops beyond this many cases (L ** symbols), counterexample search beyond
@@ -183,14 +183,14 @@ class Context:
         expr = as_expr(expr)
 
         def on_atom(atom, args):
-            if atom.kind in (_DIV, _MOD):
+            if atom.kind in (Op.DIV, Op.MOD):
                 args = tuple(self._exact(a) for a in args)
-            if atom.kind in (_MIN, _MAX):
+            if atom.kind in (Op.MIN, Op.MAX):
                 lo, hi = dim_bounds(args[0] - args[1])
                 if lo is not None and lo >= 0:      # args[0] >= args[1] for all dimensions
-                    return args[0] if atom.kind == _MAX else args[1]
+                    return args[0] if atom.kind == Op.MAX else args[1]
                 if hi is not None and hi <= 0:
-                    return args[1] if atom.kind == _MAX else args[0]
+                    return args[1] if atom.kind == Op.MAX else args[0]
             try:
                 return apply_atom(atom, args)
             except ZeroDivisionError:   # a divisor the facts make 0: undefined, left as is
@@ -206,11 +206,11 @@ class Context:
             if atom is None or not atom.args[1:] or not atom.args[1].is_constant():
                 continue
             a, m = atom.args[0], atom.args[1].const
-            if atom.kind == _MOD:      # A % m, decided by the facts: the residue
+            if atom.kind == Op.MOD:      # A % m, decided by the facts: the residue
                 r = self.residue(a, m)
                 if r is not None:
                     out = out - coeff * (a % m) + r * coeff
-            elif atom.kind == _DIV and coeff % m == 0:     # c * (A // m) = (c/m) * (A - r)
+            elif atom.kind == Op.DIV and coeff % m == 0:     # c * (A // m) = (c/m) * (A - r)
                 r = self.residue(a, m)
                 if r is not None:
                     out = out - coeff * (a // m) + (coeff // m) * (a - r)
@@ -331,17 +331,17 @@ def dim_bounds(expr):
 
 
 def _dim_atom_bounds(atom):
-    if atom.kind == _SYM:
+    if atom.kind == Op.SYM:
         return 1, None
     a, b = atom.args
-    if atom.kind in (_DIV, _MOD) and b.is_constant():
-        if atom.kind == _MOD:
+    if atom.kind in (Op.DIV, Op.MOD) and b.is_constant():
+        if atom.kind == Op.MOD:
             return 0, b.const - 1
         lo, hi = dim_bounds(a)
         return (None if lo is None else lo // b.const), (None if hi is None else hi // b.const)
-    if atom.kind in (_MIN, _MAX):
+    if atom.kind in (Op.MIN, Op.MAX):
         (alo, ahi), (blo, bhi) = dim_bounds(a), dim_bounds(b)
-        if atom.kind == _MIN:
+        if atom.kind == Op.MIN:
             his = [h for h in (ahi, bhi) if h is not None]
             return (None if alo is None or blo is None else min(alo, blo)), (min(his) if his else None)
         los = [x for x in (alo, blo) if x is not None]
