@@ -76,6 +76,13 @@ def test_divisibility_needs_the_case_analysis():
     assert ctx.residue(X + 2, 6) == 2 and Context().residue(X, 2) is None
 
 
+def test_atoms_no_case_reduces_are_opaque_symbols():
+    for a in (Min(X, Y), X // Y, Max(X, 2 * Y) % (Y + 1)):
+        proof = Context().prove_equal((a // 4) * 4 + a % 4, a)
+        assert proof and "[" in proof.why        # the atom's own symbol, e.g. [min(X, Y)]
+    assert Context().residue(4 * (X // Y) + 2, 4) == 2
+
+
 def test_facts_decide_remainders_and_exact_divisions():
     ctx = Context().assume_divisible(H, 16)
     assert ctx.simplify(align16(H)) == H

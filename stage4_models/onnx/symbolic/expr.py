@@ -440,16 +440,21 @@ def free_symbols(expr):
 
 
 def moduli(expr):
-    """The moduli a case analysis over residues needs so that every constant ``// n`` and
-    ``% n`` inside expr becomes affine: n itself, times the divisors of the divisions in its
-    operand ((X // 2) % 4 needs X mod 8: X = 8q + r makes X // 2 = 4q + r // 2)."""
-    out = set()
+    """For each symbol inside a constant ``// n`` or ``% n``, the modulus a case analysis over
+    its residues needs so that all of them become affine: the lcm of those n, each times the
+    divisors of the divisions in its operand ((X // 2) % 4 needs X mod 8: X = 8q + r makes
+    X // 2 = 4q + r // 2, and 4q + r // 2 leaves % 4 whole). A dict name -> modulus."""
+    out = {}
     for atom in as_expr(expr).atoms():
-        if atom.kind != Op.SYM:
-            if atom.kind in (Op.DIV, Op.MOD) and atom.args[1].is_constant():
-                out.add(atom.args[1].const * _scale(atom.args[0]))
-            for arg in atom.args:
-                out |= moduli(arg)
+        if atom.kind == Op.SYM:
+            continue
+        if atom.kind in (Op.DIV, Op.MOD) and atom.args[1].is_constant():
+            need = atom.args[1].const * _scale(atom.args[0])
+            for name in free_symbols(atom.args[0]):
+                out[name] = math.lcm(out.get(name, 1), need)
+        for arg in atom.args:
+            for name, m in moduli(arg).items():
+                out[name] = math.lcm(out.get(name, 1), m)
     return out
 
 

@@ -10,11 +10,13 @@ counterexample) or unknown. It tries, in order:
    constant, and ``c * (A // m)`` with m | c becomes ``(c/m) * (A - r)`` when A % m == r
    (the division is exact): ``2 * (X // 2) == X`` when X is even; a ``min`` or ``max``
    whose operands' order holds for every dimension (``dim_bounds``) is decided;
-3. case analysis over residues: with L the least common multiple of every modulus in
-   sight, each symbol X is written ``L*q + r`` for each residue r (those the facts allow),
-   which makes every ``// n`` and ``% n`` with n | L an affine expression of q; if every case
-   simplifies to 0, the identity holds for all integers. This is how
-   ``E + (16 - E % 16) % 16`` is found divisible by 16: 16 cases, each with residue 0;
+3. case analysis over residues: each symbol X inside a ``// n`` or ``% n`` is written
+   ``L*q + r``, L a multiple of those n (``moduli``), for each residue r the facts allow,
+   which makes each such division an affine expression of q; if every case simplifies to
+   0, the identity holds for all integers. This is how the padded U-net's
+   ``16 * ((H + (16 - H % 16) % 16) // 16)`` is found equal to the padded H: 16 cases.
+   An atom no case reduces (min, max, a division by an expression) is tried as it is, then
+   as an opaque symbol of its own (``A // 4 * 4 + A % 4 == A`` for any A);
 4. counterexamples: small values of the symbols (from 1, as a dimension is at least 1)
    that satisfy the facts and give the two sides different values.
 
@@ -84,6 +86,18 @@ def _modulus(m, what):
     return m
 
 
+def _opaque(expr):
+    """expr with each atom a case analysis cannot reduce (min, max, a division by an
+    expression) replaced by a symbol named after it, "[min(X, Y)]": what holds for every
+    value of that symbol holds for the atom's, so (A // 4) * 4 + A % 4 == A is proven for
+    A = min(X, Y) as for a symbol."""
+    def on_atom(atom, args):
+        if atom.kind == Op.SYM or (atom.kind in (Op.DIV, Op.MOD) and atom.args[1].is_constant()):
+            return apply_atom(atom, args)
+        return Dim(f"[{atom}]")
+    return rebuild(expr, on_atom)
+
+
 def _in_case(expr, mapping):
     # expr in one case of a case analysis, or None where it divides by zero in every
     # value of the case (e.g. X // (X % 4) when X = 4q): no claim is made outside a domain.
@@ -126,23 +140,25 @@ class Context:
                    if f.symbols <= set(values))
 
     # ---- layer three: residues by case analysis ------------------------------------------
-    def _cases(self, exprs, extra=()):
-        """The cases of a case analysis over residues: (L, [(substitution, residues)]) or
-        None when there would be more than MAX_CASES. Each symbol X is ``L*X__q + r``."""
-        names = sorted(set().union(*(free_symbols(e) for e in exprs)))
-        facts = [f for f in self.facts if f.symbols and f.symbols <= set(names)]
-        ms = set(extra) | {f.modulus for f in facts}
-        for e in list(exprs) + [f.expr for f in facts]:
-            ms |= moduli(e)
-        L = math.lcm(1, *ms)
-        if L ** len(names) > MAX_CASES:
+    def _cases(self, expr):
+        """The cases of a case analysis over residues: ({name: L}, [substitution, ...]), or
+        None when there would be more than MAX_CASES. Each symbol X inside a constant
+        division or remainder is written ``L*X__q + r``, one case per residue r that the
+        facts allow; symbols outside them stay as they are (splitting them decides nothing)."""
+        split = moduli(expr)
+        facts = [f for f in self.facts if f.symbols and f.symbols <= set(split)]
+        for f in facts:         # each case must decide the facts on its symbols
+            for name in f.symbols:
+                split[name] = math.lcm(split[name], f.modulus, moduli(f.expr).get(name, 1))
+        names = sorted(split)
+        if math.prod(split.values()) > MAX_CASES:
             return None
         cases = []
-        for residues in itertools.product(range(L), repeat=len(names)):
-            mapping = {x: L * Dim(f"{x}__q") + r for x, r in zip(names, residues)}
+        for residues in itertools.product(*(range(split[x]) for x in names)):
+            mapping = {x: split[x] * Dim(f"{x}__q") + r for x, r in zip(names, residues)}
             if all(self._allowed(f, mapping) for f in facts):
-                cases.append((mapping, dict(zip(names, residues))))
-        return L, names, cases
+                cases.append(mapping)
+        return split, cases
 
     @staticmethod
     def _allowed(fact, mapping):
@@ -161,15 +177,22 @@ class Context:
         known = expr % m
         if known.is_constant():
             return known.const
-        found = self._cases([expr], {m})
-        if found is None or not found[2]:
+        for form in dict.fromkeys([known, _opaque(known)]):    # as is, then atoms opaque
+            r = self._constant_in_every_case(form)
+            if r is not None:
+                return r
+        return None
+
+    def _constant_in_every_case(self, expr):
+        # The one constant expr is in every case of a case analysis, or None.
+        found = self._cases(expr)
+        if found is None:
             return None
         values = set()
-        for mapping, _ in found[2]:
+        for mapping in found[1]:
             r = _in_case(expr, mapping)
             if r is None:
                 continue
-            r = r % m
             if not r.is_constant():
                 return None
             values.add(r.const)
@@ -266,14 +289,15 @@ class Context:
             steps.append(f"with {', '.join(map(str, self.facts))}: {s}")
             if s == 0:
                 return Proof(claim, PROVEN, steps)
-        found = self._cases([d])
-        if found is not None and found[2]:
-            L, split, cases = found
-            if all(_in_case(d, mapping) in (0, None) for mapping, _ in cases):
-                over = ", ".join(f"{x} = {L}*{x}__q + r" for x in split)
-                return Proof(claim, PROVEN, steps + [
-                    f"case analysis over {over}: all {len(cases)} cases allowed by the facts "
-                    f"give 0"])
+        for form in dict.fromkeys([d, _opaque(d)]):     # as is, then atoms made opaque
+            found = self._cases(form)
+            if found is not None and found[1]:
+                split, cases = found
+                if all(_in_case(form, mapping) in (0, None) for mapping in cases):
+                    over = ", ".join(f"{x} = {m}*{x}__q + r" for x, m in sorted(split.items()))
+                    return Proof(claim, PROVEN, steps + [
+                        f"case analysis over {over}: all {len(cases)} cases allowed by the "
+                        f"facts give 0"])
         values = self.counterexample(d, names)
         if values is not None:
             return Proof(claim, DISPROVEN, steps + [
