@@ -29,8 +29,9 @@ import math
 from .expr import Dim, Op, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
 
 PROVEN, DISPROVEN, UNKNOWN = "proven", "disproven", "unknown"
-# Case analysis stops beyond this many cases (L ** symbols), counterexample search beyond
-# this many assignments: the answer is then "unknown", never a wrong one.
+# Case analysis stops beyond this many cases (the product of the split symbols' moduli),
+# counterexample search beyond this many assignments of values up to LARGEST_TRIED: the
+# answer is then "unknown", never a wrong one.
 MAX_CASES = 4096
 MAX_TRIES = 1024
 LARGEST_TRIED = 64
@@ -81,7 +82,9 @@ class Fact:
 
 
 def _modulus(m, what):
-    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
+    if not isinstance(m, int) or isinstance(m, bool):
+        raise TypeError(f"{what} must be a positive int, got {type(m).__name__} {m!r}")
+    if m < 1:
         raise ValueError(f"{what} must be a positive int, got {m!r}")
     return m
 
@@ -122,7 +125,9 @@ class Context:
         """Record that ``expr % m == r``. A fact the canonical form already contradicts is a
         ValueError; one it already implies is not stored."""
         expr, m = as_expr(expr), _modulus(m, "the modulus of a fact")
-        if not isinstance(r, int) or isinstance(r, bool) or not 0 <= r < m:
+        if not isinstance(r, int) or isinstance(r, bool):
+            raise TypeError(f"the residue of a fact must be an int, got {type(r).__name__} {r!r}")
+        if not 0 <= r < m:
             raise ValueError(f"the residue of a fact mod {m} must be an int in [0, {m}), "
                              f"got {r!r}")
         known = expr % m
@@ -284,9 +289,10 @@ class Context:
         steps = [f"canonical difference: {d}"] if "==" in claim else [f"remainder: {d}"]
         if d == 0:
             return Proof(claim, PROVEN, steps + ["the canonical forms agree"])
-        if self.facts:
-            s = self.simplify(d)
-            steps.append(f"with {', '.join(map(str, self.facts))}: {s}")
+        s = self.simplify(d)
+        if s != d:
+            given = ", ".join(map(str, self.facts)) or "no facts"
+            steps.append(f"rewritten with {given}, for dimensions >= 1: {s}")
             if s == 0:
                 return Proof(claim, PROVEN, steps)
         for form in dict.fromkeys([d, _opaque(d)]):     # as is, then atoms made opaque
