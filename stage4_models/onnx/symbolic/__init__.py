@@ -5,11 +5,13 @@ what a skip connection's Concat needs before a model is accepted.
 
 Three layers, one idea each:
 
-* ``expr.Expr``, layers one and two: an expression is an affine combination
-  ``c1*t1 + ... + c0`` kept in canonical (sorted, merged) form; a term is a product of atoms,
-  an atom a symbol or a non-affine ``A // B``, ``A % B``, ``min``, ``max`` whose operands are
-  canonical too. Equal forms compare and hash equal; rules valid for every integer
-  simplify while building (``(X + 2k) // 2 == X // 2 + k``, ``(E % 16) % 16 == E % 16``).
+* ``expr.py``, layer one: an ``Expr`` is an affine combination ``c1*t1 + ... + c0`` kept
+  in canonical (sorted, merged) form; a term is a product of atoms, an atom a symbol or a
+  non-affine operation. Equal forms compare and hash equal.
+* ``nonaffine.py``, layer two: the atoms ``A // B``, ``A % B``, ``min``, ``max``, whose
+  operands are canonical too, built by rules valid for every integer
+  (``(X + 2k) // 2 == X // 2 + k``, ``(E % 16) % 16 == E % 16``); ``walk.py`` substitutes
+  and evaluates.
 * ``solver.Context``, layer three: facts ``e % m == r`` and the modulo solver, which uses
   them as rewrites and, failing that, splits each symbol into its residues mod the least
   common multiple of the moduli in sight (X = L*q + r: every ``// n`` and ``% n`` with n | L
@@ -42,7 +44,9 @@ by zero is undefined (the simplifier may cancel it). The canonical form is valid
 integer value of the symbols; proofs hold for every value >= 1 (a dimension) satisfying the
 facts; counterexamples are searched among 1, 2, 3, ...
 """
-from .expr import Dim, Expr, Max, Min, as_expr, ceildiv, evaluate, free_symbols, subs  # noqa: F401
+from .expr import Dim, Expr, as_expr  # noqa: F401
+from .nonaffine import Max, Min, ceildiv  # noqa: F401
+from .walk import evaluate, free_symbols, subs  # noqa: F401
 from .solver import Context, Fact, Proof  # noqa: F401
 
 

@@ -26,7 +26,8 @@ min and max rule and ``prove_less_equal`` use the bound, step 4 searches 1, 2, 3
 import itertools
 import math
 
-from .expr import Dim, Op, as_expr, apply_atom, evaluate, free_symbols, moduli, rebuild, subs
+from .expr import Dim, Op, as_expr
+from .walk import apply_atom, evaluate, free_symbols, moduli, rebuild, subs
 
 PROVEN, DISPROVEN, UNKNOWN = "proven", "disproven", "unknown"
 # Case analysis stops beyond this many cases (the product of the split symbols' moduli),
