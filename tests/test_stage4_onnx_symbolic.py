@@ -83,6 +83,12 @@ def test_atoms_no_case_reduces_are_opaque_symbols():
     assert Context().residue(4 * (X // Y) + 2, 4) == 2
 
 
+def test_the_seeds_undefined_behaviour_is_not_assumed():
+    # the seed proves 1 // (X - 1) == 0 by assuming X - 1 > 1; X = 2 gives 1
+    proof = Context().prove_equal(1 // (X - 1), 0)
+    assert proof.disproven and proof.counterexample == {"X": 2}
+
+
 def test_facts_decide_remainders_and_exact_divisions():
     ctx = Context().assume_divisible(H, 16)
     assert ctx.simplify(align16(H)) == H
@@ -102,6 +108,7 @@ def test_facts_decide_remainders_and_exact_divisions():
     (A * B, B * A),
     ((A * B) // A, B),
     ((A * B + 2 * A + 4 * C * A) // A, B + 4 * C + 2),
+    ((B * X + C) // B, X + C // B),
     ((X + 4) // 2, X // 2 + 2),
     ((X - 2) // 2 + 1, X // 2),
     ((2 * X) // 2, X),
@@ -239,6 +246,8 @@ def test_the_simplifier_never_changes_a_value(tree, points):
         except ZeroDivisionError:   # outside the expression's domain
             continue
         assert evaluate(expr, values) == expected, (tree, str(expr), values)
+        # the printed form is Python that computes the same value (precedence, signs)
+        assert eval(str(expr), {"min": min, "max": max}, dict(values)) == expected, str(expr)
 
 
 def _random_points(ctx, names, rng, count):

@@ -181,8 +181,9 @@ class Expr:
     def __str__(self):
         parts = []
         for mono, coeff in self.terms:
-            text = " * ".join(_factor_text(a, len(mono) > 1 or abs(coeff) != 1)
-                              for a in mono)
+            # A leading minus binds tighter than // and %: -(X % 4), not -X % 4.
+            bound = len(mono) > 1 or abs(coeff) != 1 or (coeff < 0 and not parts)
+            text = " * ".join(_factor_text(a, bound) for a in mono)
             if abs(coeff) != 1:
                 text = f"{abs(coeff)}*{text}"
             parts.append(("-" if coeff < 0 else "+", text))
@@ -205,11 +206,11 @@ class Expr:
         return f"({self})"
 
 
-def _factor_text(atom, in_product):
-    # ``2*(X // 2)`` and ``(X // 2) * Y``: a division printed inside a product needs
-    # parentheses, Python's precedence would read ``2*X // 2`` as ``(2*X) // 2``.
+def _factor_text(atom, bound):
+    # ``2*(X // 2)`` and ``(X // 2) * Y``: a division printed inside a product (or after a
+    # leading minus) needs parentheses, Python would read ``2*X // 2`` as ``(2*X) // 2``.
     text = str(atom)
-    return f"({text})" if in_product and atom.kind in (Op.DIV, Op.MOD) else text
+    return f"({text})" if bound and atom.kind in (Op.DIV, Op.MOD) else text
 
 
 def Dim(name):
