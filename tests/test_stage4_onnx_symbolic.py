@@ -35,9 +35,26 @@ def test_docstring_example_runs():
     assert tried > 5 and failures == 0
 
 
+def test_the_engine_uses_only_the_standard_library():
+    import ast
+    import pathlib
+    import sys
+    for path in pathlib.Path(symbolic.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in sys.stdlib_module_names, (path.name, name)
+
+
 # ---- the seed's identities -------------------------------------------------------------------
 def test_pool_then_upsample_is_the_identity_on_even_extents():
     ctx = Context().assume_divisible(X, 2)
+    assert repr(ctx) == "Context(X % 2 == 0)"
     proof = ctx.prove_equal(((X - 2) // 2 + 1) * 2, X)
     assert proof and proof.status == "proven"
     assert "X % 2 == 0" in proof.why

@@ -13,16 +13,16 @@ Three layers, one idea each:
   (``(X + 2k) // 2 == X // 2 + k``, ``(E % 16) % 16 == E % 16``); ``walk.py`` substitutes
   and evaluates.
 * ``solver.Context``, layer three: facts ``e % m == r`` and the modulo solver, which uses
-  them as rewrites and, failing that, splits each symbol into its residues mod the least
-  common multiple of the moduli in sight (X = L*q + r: every ``// n`` and ``% n`` with n | L
-  becomes affine in q). Answers are ``Proof`` objects: proven, disproven (with a
-  counterexample) or unknown, with the steps (``proof.explain()``).
+  them as rewrites and, failing that, splits each symbol into its residues modulo the
+  divisors around it (X = L*q + r: every ``// n`` and ``% n`` with n | L becomes affine in
+  q). Answers are ``Proof`` objects: proven, disproven (with a counterexample) or unknown,
+  with the steps (``proof.explain()``).
 
 The API the importer uses::
 
     >>> from stage4_models.onnx.symbolic import Context, Dim, evaluate, free_symbols
     >>> X, E = Dim("X"), Dim("E")
-    >>> up = ((X - 2) // 2 + 1) * 2        # a 2x2 pool (after a 'valid' 2-conv), then a 2x upsample
+    >>> up = ((X - 2) // 2 + 1) * 2        # a 2x2 max-pool's extent, then a 2x upsample
     >>> print(up)                           # canonical: the numerator's -2 left the division
     2*(X // 2)
     >>> ctx = Context()
@@ -37,6 +37,12 @@ The API the importer uses::
     [True, True, True, True, False]
     >>> evaluate(padded, {"E": 37}), sorted(free_symbols(padded))
     (48, ['E'])
+
+Building: ``Dim(name)``, ints, ``+ - * // %``, ``Min``, ``Max``, ``ceildiv``; ``==`` compares
+canonical forms. Asking (a ``Context``): ``prove_equal``, ``require_equal(a, b, node)`` (a
+ValueError naming the node and both expressions: a Concat's check), ``prove_divisible``,
+``prove_less_equal`` (memory footprints), ``residue``, ``simplify``; telling it:
+``assume_divisible``, ``assume_residue``. Using: ``evaluate``, ``subs``, ``free_symbols``.
 
 Semantics: ``//`` and ``%`` are Python's (floor division, remainder with the divisor's
 sign), as ONNX's integer ``Div`` of nonnegative shapes and ``Mod`` with fmod=0; a division

@@ -134,6 +134,9 @@ class Expr:
 
     __radd__ = __add__
 
+    def __pos__(self):
+        return self
+
     def __neg__(self):
         return Expr(((m, -c) for m, c in self.terms), -self.const)
 

@@ -117,6 +117,9 @@ class Context:
     def __init__(self):
         self.facts = []
 
+    def __repr__(self):
+        return f"Context({', '.join(map(str, self.facts)) or 'no facts'})"
+
     # ---- facts --------------------------------------------------------------------------
     def assume_divisible(self, expr, m):
         """Record that m divides expr (``assume_divisible(Dim("X"), 2)``: X is even)."""
