@@ -132,6 +132,8 @@ def test_facts_decide_remainders_and_exact_divisions():
     ((2 * X + 2) // 4, (X + 1) // 2),
     ((X // 2) // 2, X // 4),
     ((X // 2 + 3) // 5, (X + 6) // 10),
+    ((2 * (Y // 3)) // 4, Y // 6),
+    ((2 * (Y % 3) + 4 * X) % 8, 2 * ((Y % 3 + 2 * X) % 4)),
     ((X + 32) % 16, X % 16),
     ((E % 16) % 16, E % 16),
     ((16 - E % 16) % 16, (-E) % 16),
@@ -257,6 +259,7 @@ def test_the_simplifier_never_changes_a_value(tree, points):
         expr = symbolic.as_expr(build(tree))
     except ZeroDivisionError:       # a constant divisor of 0, as Python's own
         return
+    assert subs(expr, {}) == expr   # canonical forms are fixed points of building again
     for values in points:
         try:
             expected = build(tree, values)

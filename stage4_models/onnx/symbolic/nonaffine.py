@@ -68,9 +68,11 @@ def floordiv(num, den):
             a, n, k = inner
             return floordiv(a + k * n, Expr(const=n * m))
         quotient, residual = _split(num, m)
+        if residual != num:     # built again: the residual may nest, (-(X // 2)) // 2
+            return quotient + floordiv(residual, Expr(const=m))
         g = _gcd(residual, m)
-        if g > 1:
-            residual, m = _divide_exactly(residual, g), m // g
+        if g > 1:   # built again: (2*(Y // 3)) // 4 is (Y // 3) // 2, which nests to Y // 6
+            return quotient + floordiv(_divide_exactly(residual, g), Expr(const=m // g))
         lo, hi = bounds(residual)
         if lo is not None and 0 <= lo and hi < m:
             return quotient
