@@ -161,6 +161,14 @@ def test_nodes_of_constants_fold_and_dead_code_goes():
     assert (record["nodes_imported"], record["nodes"]) == (4, 1)
 
 
+def test_folding_keeps_a_scalar_a_scalar():
+    nodes = [helper.make_node("Constant", [], ["s"], value=numpy_helper.from_array(np.array(3, np.int64))),
+             helper.make_node("Constant", [], ["f"], value=numpy_helper.from_array(np.array(2.0, np.float32))),
+             helper.make_node("Mul", ["x", "f"], ["y"])]
+    graph, _ = fold_constants(import_model(_model(nodes, [("x", [2])], ["y"])))
+    assert graph.constants["s"].shape == () and graph.constants["s"] == 3 and graph.constants["f"].shape == ()
+
+
 # ---- selection: the supergraph's cheapest path ------------------------------------------------------------
 def _conv_relu_model():
     rng = np.random.default_rng(4)

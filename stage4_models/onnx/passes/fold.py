@@ -51,5 +51,5 @@ def _compute(ctx, node, arrays):
         array = to_numpy(value) if isinstance(value, HostTensor) else value.numpy()
         if array.dtype.name == "float16":
             return None                 # constants are stored float32 (Context.constant)
-        result.append(np.ascontiguousarray(array))
+        result.append(np.array(array, order="C"))      # (ascontiguousarray would make a scalar 1-d)
     return result
