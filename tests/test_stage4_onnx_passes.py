@@ -218,7 +218,8 @@ def _check_placement(memory):
 
 def test_memory_plan_reuses_buffers_and_writes_the_concat_in_place():
     x = np.random.default_rng(6).standard_normal((1, 2, 6, 8)).astype(np.float32)
-    plan = _plan(InferenceSession(padded_unet_model().SerializeToString()), {"x": x})
+    sess = InferenceSession(padded_unet_model().SerializeToString())
+    plan = _plan(sess, {"x": x})
     memory = plan.memory
     _check_placement(memory)
     assert "concat_in_place" in plan.schedule.kernels() and len(memory.in_place) == 1
@@ -228,6 +229,9 @@ def test_memory_plan_reuses_buffers_and_writes_the_concat_in_place():
     copied = plan_memory(steps, plan.info, plan.outputs, None)
     _check_placement(copied)
     assert memory.peak_bytes < copied.peak_bytes
+    [entry] = sess.explain()["plans"]
+    assert entry["memory"]["peak_bytes"] == memory.peak_bytes and len(entry["buffers"]) == len(memory.buffers)
+    assert max(offset + size for _, _, _, offset, size in entry["buffers"]) == memory.peak_bytes
     [cat] = [b for b in memory.buffers if b.name == "cat"]
     assert sorted(cat.members) == [("cat", 0), ("r1", 0), ("u1", 3 * 6 * 8 * 4)]
 

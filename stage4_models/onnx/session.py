@@ -117,7 +117,9 @@ class InferenceSession:
     def explain(self):
         """What the passes did, as plain data (the chapter shows it): each graph pass's node
         counts and changes, then for each plan made (one per set of input shapes fed) its
-        kernels, the bytes they move, the memory plan's peak and the nodes widened to float32."""
+        kernels (the supergraph's cheapest path) and the supergraph's edges, the bytes moved,
+        the memory plan (its peak; each buffer's lifetime in steps, offset and size) and the
+        nodes widened to float32."""
         report = {"optimize": self.optimize, "nodes_imported": len(self.imported.nodes),
                   "nodes": len(self.graph.nodes), "passes": [r.as_dict() for r in self.pass_records],
                   "plans": []}
@@ -127,7 +129,9 @@ class InferenceSession:
             if getattr(plan, "schedule", None) is not None:
                 entry["kernels"] = [(c.kernel, c.nodes) for c in plan.schedule.choices]
                 entry["bytes_moved"] = plan.schedule.bytes_moved
+                entry["supergraph"] = list(plan.schedule.edges)         # (from step, to step, kernel, cost)
                 entry["memory"] = plan.memory.summary()
+                entry["buffers"] = [(b.name, b.start, b.end, b.offset, b.size) for b in plan.memory.buffers]
             report["plans"].append(entry)
         return report
 
