@@ -277,6 +277,8 @@ def test_float16_on_light_models(name):
     with open(os.path.join(DATA, "light", f"light_{name}.onnx"), "rb") as f:
         data = f.read()
     p32, p16 = _half_against_single(data, x)
+    _check_placement(p32.memory)
+    assert p32.memory.in_place and p32.memory.peak_bytes < p32.memory.naive_bytes / 4
     assert bool(p16.widened) == (name == "squeezenet")
     assert p16.memory.peak_bytes * 2 == p32.memory.peak_bytes
 

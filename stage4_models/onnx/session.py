@@ -57,7 +57,7 @@ class InferenceSession:
         self.device = device
         if optimize:
             self.graph, self.pass_records, self.specialization = run_passes(
-                self.graph, float_dtype.name if float_dtype is not None else "float32")
+                self.graph, float_dtype.name if float_dtype is not None else "float32", device)
         self.ctx = Context(device, float_dtype)
         self._constants = {name: self.ctx.constant(array) for name, array in self.graph.constants.items()}
         self._plans = {}

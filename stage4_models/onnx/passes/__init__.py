@@ -43,12 +43,12 @@ class PassRecord:
                 "changes": list(self.changes)}
 
 
-def optimize(graph, dtype="float32"):
+def optimize(graph, dtype="float32", device="cpu"):
     """The graph passes in order: (graph, [PassRecord...], the specialization)."""
     records = []
     for name, run in GRAPH_PASSES:
         before = len(graph.nodes)
-        graph, changes = run(graph)
+        graph, changes = run(graph, device) if run is fold_constants else run(graph)
         records.append(PassRecord(name, before, len(graph.nodes), changes))
     spec = specialize(graph, dtype)
     records.append(PassRecord("specialize", len(graph.nodes), len(graph.nodes), spec.summary()))

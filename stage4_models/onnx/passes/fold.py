@@ -1,7 +1,7 @@
 """Constant folding (chapter 13, "13_inference_compiler": passes), before canonicalization.
 
 A node whose inputs are all constants computes the same value on every run: it is computed
-once here, by its own operator on device "cpu", and becomes a constant. Exporters leave
+once here, by its own operator on the session's device, and becomes a constant. Exporters leave
 such nodes (the ONNX "light" models generate every weight with ConstantOfShape; a Constant
 node is one), and the rewrites after need the values: a BatchNormalization folds into a
 Conv only when the Conv's weight is a known array. A node that fails to compute is left
@@ -14,10 +14,10 @@ from ..operators.host import HostTensor, to_numpy
 from .edit import copy_graph, protected
 
 
-def fold_constants(graph):
+def fold_constants(graph, device="cpu"):
     """(graph with its all-constant nodes computed, [a line per folded node])."""
     graph = copy_graph(graph)
-    ctx = Context("cpu")
+    ctx = Context(device)
     keep = protected(graph)
     kept, folded = [], 0
     for node in graph.nodes:
@@ -42,7 +42,7 @@ def _compute(ctx, node, arrays):
         while inputs and inputs[-1] is None:
             inputs.pop()
         outputs = OPERATORS[node.op_type](ctx, node, inputs)
-    except (ValueError, TypeError, RuntimeError, IndexError, KeyError):
+    except (ValueError, TypeError, RuntimeError, IndexError, KeyError, NotImplementedError):
         return None
     if len(outputs) < len([n for n in node.outputs if n]):
         return None
