@@ -20,6 +20,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from stage4_models.onnx import InferenceSession  # noqa: E402
 from stage4_models.onnx.importer import import_model  # noqa: E402
 from stage4_models.onnx.passes import canonicalize, eliminate_dead_code, fold_constants  # noqa: E402
+from stage4_models.onnx.passes.measure import measure_costs  # noqa: E402
 from stage4_models.onnx.passes.memory import plan_memory  # noqa: E402
 from stage4_models.onnx.passes.select import select  # noqa: E402
 from .test_stage4_onnx import padded_unet_model  # noqa: E402
@@ -203,8 +204,23 @@ def test_conv_bias_relu_uses_the_fused_kernel_on_the_lazy_device():
     [y] = lazy.run(None, {"x": x})
     [expected] = InferenceSession(model, optimize=False).run(None, {"x": x})
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
-    with pytest.raises(ValueError, match="non-negative numbers"):
+    with pytest.raises(ValueError, match="non-negative finite numbers"):
         select(steps, plan.info, plan.outputs, "cpu", measured={"conv": -1})
+
+
+def test_a_measured_cost_table_weighs_the_edges():
+    model = _conv_relu_model().SerializeToString()
+    x = np.random.default_rng(9).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    table = measure_costs(InferenceSession(model), {"x": x}, repeats=1)
+    assert set(table) == {"conv", "relu", "pool", "*"} and all(0 < v < 1 for v in table.values())
+    sess = InferenceSession(model, measured_costs=table)
+    plan = _plan(sess, {"x": x})
+    assert plan.schedule.kernels() == ["conv", "relu", "pool"]
+    assert plan.schedule.choices[0].cost == pytest.approx(plan.schedule.choices[0].bytes * table["conv"])
+    [expected] = InferenceSession(model, optimize=False).run(None, {"x": x})
+    assert np.array_equal(sess.run(None, {"x": x})[0], expected)
+    with pytest.raises(ValueError, match="optimize=False"):
+        measure_costs(InferenceSession(model, optimize=False), {"x": x})
 
 
 # ---- memory plan ----------------------------------------------------------------------------------------

@@ -74,5 +74,6 @@ KERNELS = [
     Kernel("concat_in_place", (("Concat",),), fits=_concat_in_place, moves=lambda nodes, where: 0,
            doc="the producers write into slices of one buffer: the concat moves nothing"),
     Kernel("concat", (("Concat",),), doc="copies every input into the output"),
-    Kernel("op", ("*",), doc="the operator's own implementation (operators/)"),
+    Kernel("op", ("*",), doc="the operator's own implementation (operators/), for a step no "
+                             "single-node kernel above covers: last"),
 ]

@@ -4,8 +4,9 @@ The plan's steps, in topological order, are cut points 0..n: between step i and 
 kernel (kernels.py) that matches the chain of steps i..j-1 adds an edge i -> j to the
 supergraph, weighed by the bytes it moves (its cost: read + written; the seed's heuristic,
 memory traffic being what an inference step mostly pays for) or, where a measured-cost
-table gives its kernel a factor, by bytes x factor. Every step has at least the "op"
-kernel's edge, so a path exists; its cheapest path, found by dynamic programming over the
+table gives its kernel a factor, by bytes x factor. Every step has an edge of its own (a
+kernel for its op, or else the "op" fallback: the operator as operators/ runs it), so a path
+exists; its cheapest path, found by dynamic programming over the
 cut points (every edge goes forward: Dijkstra on a DAG needs no heap), is the schedule.
 
 A fused kernel's edge spans several steps and skips writing and reading the values between
@@ -87,11 +88,17 @@ def _matches(kernel, steps, i, where):
 
 def select(steps, info, outputs, device, measured=None, kernels=KERNELS):
     """The cheapest schedule for ``steps`` (Nodes in order) on ``device``; ``measured``:
-    kernel name -> cost factor per byte (a measured-cost table; default 1 for all)."""
+    kernel name -> cost factor per byte (a measured-cost table, measure.py's: seconds per
+    byte), its entry "*" the factor of kernels it lacks (default 1: costs are bytes)."""
+    if measured is not None and not isinstance(measured, dict):
+        raise TypeError(f"measured costs must be a dict of kernel name -> cost per byte, got "
+                        f"{type(measured).__name__}")
     measured = dict(measured or {})
-    bad = [k for k, v in measured.items() if not isinstance(v, (int, float)) or v < 0]
+    bad = [k for k, v in measured.items() if isinstance(v, bool) or not isinstance(v, (int, float))
+           or not v >= 0 or v == float("inf")]
     if bad:
-        raise ValueError(f"measured costs must be non-negative numbers per kernel name, got {bad}")
+        raise ValueError(f"measured costs must be non-negative finite numbers per kernel name, got {bad}")
+    measured.setdefault("*", 1.0)
     where = Where(steps, info, outputs)
     n = len(steps)
     best = [math.inf] * (n + 1)
@@ -99,15 +106,17 @@ def select(steps, info, outputs, device, measured=None, kernels=KERNELS):
     best[0] = 0.0
     edges = []
     for i in range(n):
+        named = False           # a kernel of its own covers step i: the "*" fallback stays out
         for kernel in kernels:
-            if kernel.devices and device not in kernel.devices:
+            if kernel.devices and device not in kernel.devices or (kernel.pattern == ("*",) and named):
                 continue
             nodes = _matches(kernel, steps, i, where)
             if nodes is None:
                 continue
+            named = named or len(nodes) == 1
             moved = (kernel.moves or bytes_moved)(nodes, where)
             label = kernel.label(nodes)
-            cost = moved * measured.get(label, measured.get(kernel.name, 1.0))
+            cost = moved * measured.get(label, measured.get(kernel.name, measured["*"]))
             j = i + len(nodes)
             edges.append((i, j, label, cost))
             if best[i] + cost < best[j]:
@@ -133,5 +142,5 @@ def _one_buffer_each(choices, steps, where, measured):
             held.update(node.inputs)
         else:
             moved = bytes_moved([node], where)
-            choices[k] = Choice("concat", c.nodes, moved, moved * measured.get("concat", 1.0))
+            choices[k] = Choice("concat", c.nodes, moved, moved * measured.get("concat", measured["*"]))
     return choices
