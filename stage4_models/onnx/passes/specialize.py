@@ -41,8 +41,8 @@ class Specialization:
 
 def specialize(graph, dtype="float32"):
     """The storage dtype and, for each activation a spatial op reads, its layout candidates."""
-    if dtype not in ("float16", "float32", "float64"):
-        raise ValueError(f"specialize: dtype must be float16, float32 or float64, got {dtype!r}")
+    if dtype not in ("float16", "bfloat16", "float32", "float64"):
+        raise ValueError(f"specialize: dtype must be float16, bfloat16, float32 or float64, got {dtype!r}")
     layouts = {}
     for node in graph.nodes:
         if node.op_type in SPATIAL_OPS and node.inputs and node.inputs[0] not in graph.constants:
