@@ -299,6 +299,14 @@ def test_float16_on_light_models(name):
     assert p16.memory.peak_bytes * 2 == p32.memory.peak_bytes
 
 
+def test_bfloat16_storage_returns_float32():
+    """bfloat16 keeps 8 significand bits (eps 7.8e-3): a few layers stay within 5e-2 of the scale."""
+    x = np.random.default_rng(10).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    data = _random_conv_net().SerializeToString()
+    [a], [b] = InferenceSession(data).run(None, {"x": x}), InferenceSession(data, dtype="bfloat16").run(None, {"x": x})
+    assert b.dtype == np.float32 and 0 < np.abs(a - b).max() <= 5e-2 * np.abs(a).max()
+
+
 def test_session_options_are_checked():
     data = _conv_relu_model().SerializeToString()
     with pytest.raises(TypeError, match="optimize must be True or False"):

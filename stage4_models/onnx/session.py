@@ -137,6 +137,8 @@ class InferenceSession:
 
     @staticmethod
     def _to_numpy(value, declared):
+        if not isinstance(value, HostTensor) and value.dtype.name == "bfloat16":
+            value = value.float()           # numpy has no bfloat16; float32 holds every bfloat16
         array = to_numpy(value) if isinstance(value, HostTensor) else value.numpy()
         if declared.dtype is not None and array.dtype.name != declared.dtype:
             array = array.astype(declared.dtype)
