@@ -80,6 +80,8 @@ def plan_memory(steps, info, outputs, schedule=None):
     for choice in (schedule.choices if schedule else []):
         if choice.kernel == "concat_in_place":
             node = by_name[choice.nodes[0]]
+            if any(name in parent or name not in start for name in node.inputs):
+                continue        # a view, the caller's input, a value already in a buffer: copied
             offset = 0
             for name in node.inputs:
                 parent[name] = (node.outputs[0], offset)
