@@ -9,6 +9,7 @@ files of their own and are re-exported here: convolution and pooling (``convolut
 pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
 (``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``).
 """
+import operator
 import warnings
 
 from .. import backend as backends
@@ -415,10 +416,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                          f"{label_smoothing}")
-    if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
-        raise TypeError(f"cross_entropy: ignore_index must be an int (the target that counts for "
-                        f"nothing, -100 by default) or None, got {ignore_index!r}")
-    ignore_index = None if ignore_index is None else int(ignore_index)   # an int subclass: a plain int
+    if ignore_index is not None:
+        try:
+            if isinstance(ignore_index, bool):
+                raise TypeError
+            ignore_index = operator.index(ignore_index)    # a plain int (numpy's too), for the kernels
+        except TypeError:
+            raise TypeError(f"cross_entropy: ignore_index must be an int (the target that counts "
+                            f"for nothing, -100 by default) or None, got {ignore_index!r}") from None
     c = input.shape[0 if input.ndim == 1 else 1]
     _check_class_weight(weight, c, "cross_entropy")
     if input.ndim == 1:                               # one sample
