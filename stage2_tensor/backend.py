@@ -162,9 +162,9 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    again where a backend hands views to native code (a native backend's methods and
    optimizer updates; a lazy backend when it records a call; python's write, index_add
    and the updates).
-3. Index values (index_select, index_add) and targets (cross_entropy) are in range: data,
-   so the kernel checks them as it reads them and the backend raises ``bad_index`` or
-   ``bad_target``.
+3. Index values (index_select, index_add) and targets (cross_entropy: a class, or
+   ignore_index) are in range: data, so the kernel checks them as it reads them and the
+   backend raises ``bad_index`` or ``bad_target``.
 4. A parameter's ``.grad`` has its shape, dtype and device (the grad setter in tensor.py,
    as PyTorch's); an optimizer's state tensors have their parameter's shape, dtype and
    device (Optimizer.load_state_dict checks a loaded one; the optimizers make the others).
