@@ -61,15 +61,23 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        output y (both of one shape), per row along `dim`:
                                        softmax dx = y * (g - sum(g * y)), log-softmax
                                        dx = g - e^y * sum(g)
-    cross_entropy(logits, targets, reduction, dtype)
+    cross_entropy(logits, targets, reduction, ignore_index, dtype)
                                        logits (N, C), targets a view of N int64 class
-                                       indices: (losses, probabilities as N * C values),
-                                       loss_i = -log softmax(logits_i)[targets[i]], the N
-                                       losses or ("sum", "mean") their reduction to one
-                                       value; a target out of range raises bad_target(...)
-    cross_entropy_backward(probs, targets, scale, factor, dtype)
+                                       indices: (losses, probabilities as N * C values,
+                                       kept), loss_i = -log softmax(logits_i)[targets[i]],
+                                       0 for a row whose target is ignore_index (an int, or
+                                       None: none ignored), the N losses or ("sum", "mean")
+                                       their reduction to one value, the mean over the kept
+                                       rows (none kept: nan); kept, for "mean" only (else
+                                       None), is their count as one value of dtype (what the
+                                       backward divides by: PyTorch's total_weight); a
+                                       target neither a class nor ignore_index raises
+                                       bad_target(...)
+    cross_entropy_backward(probs, targets, scale, kept, ignore_index, dtype)
                                        its gradient: (probs - onehot(targets)) * scale[i]
-                                       * factor for row i (scale: a view of N values)
+                                       / kept for row i (scale: a view of N values; kept:
+                                       the forward's, a view of shape (), or None: no
+                                       division), 0 for a row whose target is ignore_index
     mse_loss(a, b, reduction, dtype)   a and b views of one shape: (losses, diff), diff =
                                        a - b (n values), the losses (a - b)^2 per element
                                        or ("sum", "mean") their reduction to one value
@@ -154,9 +162,9 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    again where a backend hands views to native code (a native backend's methods and
    optimizer updates; a lazy backend when it records a call; python's write, index_add
    and the updates).
-3. Index values (index_select, index_add) and targets (cross_entropy) are in range: data,
-   so the kernel checks them as it reads them and the backend raises ``bad_index`` or
-   ``bad_target``.
+3. Index values (index_select, index_add) and targets (cross_entropy: a class, or
+   ignore_index) are in range: data, so the kernel checks them as it reads them and the
+   backend raises ``bad_index`` or ``bad_target``.
 4. A parameter's ``.grad`` has its shape, dtype and device (the grad setter in tensor.py,
    as PyTorch's); an optimizer's state tensors have their parameter's shape, dtype and
    device (Optimizer.load_state_dict checks a loaded one; the optimizers make the others).
@@ -332,6 +340,14 @@ def bad_target(position, target, classes):
     """The error for a cross_entropy target that is not a class index (every backend's)."""
     return IndexError(f"cross_entropy: target {target} at position {position} is not a class "
                       f"index: the logits have {classes} classes (0 to {classes - 1})")
+
+
+def ignoring(ignore_index):
+    """cross_entropy's ignore_index as a native kernel takes it, (flag, int64 value): an
+    index no int64 target can equal (None, or beyond int64) ignores nothing."""
+    if ignore_index is None or not -2 ** 63 <= ignore_index < 2 ** 63:
+        return 0, 0
+    return 1, ignore_index
 
 
 def bad_index(index, dim, size):

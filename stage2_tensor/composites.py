@@ -49,16 +49,23 @@ def mse_loss(input, target, reduction):
     return reduced(diff * diff, reduction)
 
 
-def cross_entropy(logits, target, reduction):
+def cross_entropy(logits, target, reduction, ignore_index=None):
     """-log softmax(logits)[target] per row of (N, C) logits, for int64 class indices target
     (N,); their sum or mean as ``reduction`` says. log_softmax subtracts each row's max, so
-    large logits do not overflow."""
+    large logits do not overflow. A row whose target is ``ignore_index`` (None: none is)
+    adds 0, and the mean is over the other rows (none left: 0 / 0, nan, as PyTorch's)."""
     n, c = logits.shape
-    bad = out_of_range(target, c)
+    kept = None if ignore_index is None else target != ignore_index
+    picked = target if kept is None else target.masked_fill(kept == False, 0)  # noqa: E712  (then weighted 0)
+    bad = out_of_range(picked, c)
     if bad:
         raise backend.bad_target(*bad, c)
-    losses = -log_softmax(logits, dim=-1)[arange(n, device=logits.device), target]
-    return reduced(losses, reduction)
+    losses = -log_softmax(logits, dim=-1)[arange(n, device=logits.device), picked]
+    if kept is None:
+        return reduced(losses, reduction)
+    kept = kept.to(dtype=losses.dtype)
+    losses = losses * kept
+    return losses.sum() / kept.sum() if reduction == "mean" else reduced(losses, reduction)
 
 
 def reduced(losses, reduction):

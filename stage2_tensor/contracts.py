@@ -110,22 +110,32 @@ def softmax_backward(grad, out, dim, log, dtype):
         bad_dim("softmax_backward", dim, len(out.shape))
 
 
-def cross_entropy(logits, targets, reduction, dtype):
+def bad_ignore_index(kernel, ignore_index):
+    raise TypeError(f"{kernel}: ignore_index must be an int or None, got {ignore_index!r}")
+
+
+def cross_entropy(logits, targets, reduction, ignore_index, dtype):
     if len(logits.shape) != 2:
         not_rows("cross_entropy", "logits", logits.shape)
     if targets.shape != logits.shape[:1]:
         differ("cross_entropy", "targets", targets.shape, logits.shape[:1])
     if reduction not in REDUCTIONS:
         bad_reduction("cross_entropy", reduction)
+    if ignore_index is not None and type(ignore_index) is not int:
+        bad_ignore_index("cross_entropy", ignore_index)
 
 
-def cross_entropy_backward(probs, targets, scale, factor, dtype):
+def cross_entropy_backward(probs, targets, scale, kept, ignore_index, dtype):
     rows = probs.shape[:1]
     if len(probs.shape) != 2:
         not_rows("cross_entropy_backward", "probs", probs.shape)
     if not targets.shape == scale.shape == rows:
         differ("cross_entropy_backward", "targets", targets.shape, rows)
         differ("cross_entropy_backward", "scale", scale.shape, rows)
+    if kept is not None and tuple(kept.shape) != ():
+        differ("cross_entropy_backward", "kept", kept.shape, ())
+    if ignore_index is not None and type(ignore_index) is not int:
+        bad_ignore_index("cross_entropy_backward", ignore_index)
 
 
 def mse_loss(a, b, reduction, dtype):

@@ -187,32 +187,43 @@ class PythonBackend(Backend):
                 dx[d0 + i * dx_view.strides[dim]] = cast(value)
         return dx
 
-    def cross_entropy(self, logits, targets, reduction, dtype):
+    def cross_entropy(self, logits, targets, reduction, ignore_index, dtype):
         """loss_i = log(sum_j e^(x_ij - m_i)) - (x_i,target_i - m_i), with the row's
-        softmax kept for the gradient; then the reduction ("none", "sum", "mean")."""
+        softmax kept for the gradient; 0 for a row whose target is ignore_index; then the
+        reduction ("none", "sum", "mean": over the rows kept, whose count it returns too)."""
         n, c = logits.shape
         buf, (s_row, s_col), cast = logits.buffer, logits.strides, dtype.cast
         targets = [targets.buffer[p] for p in positions(targets)]
         for i, target in enumerate(targets):
-            if not 0 <= target < c:
+            if not 0 <= target < c and target != ignore_index:
                 raise bad_target(i, target, c)
         losses, probs = [], []
         for i, target in enumerate(targets):
             row = [buf[logits.offset + i * s_row + j * s_col] for j in range(c)]
             logp = _softmax_row(row, log=True)
-            losses.append(cast(-logp[target]))
+            losses.append(0.0 if target == ignore_index else cast(-logp[target]))
             probs.extend(cast(_exp(lp)) for lp in logp)
-        if reduction != "none":
-            losses = [cast(_div(sum(losses), n) if reduction == "mean" else sum(losses))]  # 0 rows: nan
-        return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs)
+        kept = None
+        if reduction == "mean":
+            count = sum(target != ignore_index for target in targets)
+            losses = [cast(_div(sum(losses), count))]                       # none kept: nan
+            kept = array.array(dtype.typecode, [count])
+        elif reduction == "sum":
+            losses = [cast(sum(losses))]
+        return array.array(dtype.typecode, losses), array.array(dtype.typecode, probs), kept
 
-    def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
-        """(probs - onehot(targets)) * scale[i] * factor for each row i."""
+    def cross_entropy_backward(self, probs, targets, scale, kept, ignore_index, dtype):
+        """(probs - onehot(targets)) * scale[i] / kept for each row i (no division when
+        kept is None); 0 for a row whose target is ignore_index."""
         n, c = probs.shape
         pbuf, sbuf, cast = probs.buffer, scale.buffer, dtype.cast
+        factor = 1.0 if kept is None else _div(1.0, kept.buffer[kept.offset])
         out = []
         for i, (tp, sp) in enumerate(zip(positions(targets), positions(scale))):
             target, s = targets.buffer[tp], sbuf[sp] * factor
+            if target == ignore_index:
+                out.extend([0.0] * c)
+                continue
             out.extend(cast((pbuf[probs.offset + i * probs.strides[0] + j * probs.strides[1]]
                              - (j == target)) * s) for j in range(c))
         return array.array(dtype.typecode, out)

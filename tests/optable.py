@@ -385,6 +385,31 @@ TENSOR_OPS = [
               lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([1, -1, 4, -1], device=a.device),
                                                            ignore_index=-1),
               lambda a: -np.log(_softmax(a))[[0, 2], [1, 4]].mean(), (4, 5)),
+    # PyTorch's default ignore_index, -100: those rows add 0 and the mean is over the others
+    # (the fused kernel skips them itself: the targets are never read on the host)
+    tensor_op("cross_entropy_ignore_default",
+              lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([-100, 3, 0, -100, 3], device=a.device)),
+              lambda a: -np.log(_softmax(a))[[1, 2, 4], [3, 0, 3]].mean(), (5, 4)),
+    tensor_op("cross_entropy_ignore_default_sum",
+              lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([2, -100, 1], device=a.device),
+                                                           reduction="sum"),
+              lambda a: -np.log(_softmax(a))[[0, 2], [2, 1]].sum(), (3, 4)),
+    # per row, weighted so that each row's gradient differs; ignored rows' losses are 0
+    tensor_op("cross_entropy_ignore_default_none",
+              lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([1, -100, 0, 2], device=a.device),
+                                                           reduction="none") * ns.tensor(
+                  [1.0, 2.0, 3.0, 4.0], dtype=a.dtype, device=a.device),
+              lambda a: -np.log(_softmax(a))[[0, 1, 2, 3], [1, 0, 0, 2]] * [1.0, 0.0, 3.0, 4.0], (4, 3)),
+    # every row ignored: the sum is 0 and so is its gradient (the mean, nan: test_stage2_norm_losses)
+    tensor_op("cross_entropy_all_ignored_sum",
+              lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([-100, -100], device=a.device),
+                                                           reduction="sum") + a.sum(),
+              lambda a: a.sum(), (2, 3)),
+    # a class as ignore_index: its rows count for nothing, the others as usual
+    tensor_op("cross_entropy_ignore_class",
+              lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([0, 2, 0, 4], device=a.device),
+                                                           ignore_index=0),
+              lambda a: -np.log(_softmax(a))[[1, 3], [2, 4]].mean(), (4, 5)),
     tensor_op("mse_loss", lambda ns, a, b: ns.nn.functional.mse_loss(a, b), lambda a, b: ((a - b) ** 2).mean(),
               (3, 4), (3, 4)),
     tensor_op("mse_loss_sum", lambda ns, a, b: ns.nn.functional.mse_loss(a, b, reduction="sum") / 3,

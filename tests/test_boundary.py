@@ -282,15 +282,19 @@ KERNEL_CASES = {
         lambda be, d: be.softmax_backward(*_views(d, (1,), (100000,)), 0, False, tg.float32),
         r"softmax_backward: grad has shape \(1,\), expected \(100000,\)", False),
     "cross_entropy fewer targets than rows": (
-        lambda be, d: be.cross_entropy(*_views(d, (100000, 3)), _index(d, 2), "mean", tg.float32),
+        lambda be, d: be.cross_entropy(*_views(d, (100000, 3)), _index(d, 2), "mean", -100, tg.float32),
         r"cross_entropy: targets has shape \(2,\), expected \(100000,\)", False),
     "cross_entropy unknown reduction": (
-        lambda be, d: be.cross_entropy(*_views(d, (2, 3)), _index(d, 2), "max", tg.float32),
+        lambda be, d: be.cross_entropy(*_views(d, (2, 3)), _index(d, 2), "max", -100, tg.float32),
         r"cross_entropy: reduction must be one of", False),
     "cross_entropy_backward one scale for many rows": (
         lambda be, d: be.cross_entropy_backward(*_views(d, (100000, 3)), _index(d, 100000),
-                                                *_views(d, (2,)), 1.0, tg.float32),
+                                                *_views(d, (2,)), None, -100, tg.float32),
         r"cross_entropy_backward: scale has shape \(2,\), expected \(100000,\)", False),
+    "cross_entropy_backward a count of several values": (
+        lambda be, d: be.cross_entropy_backward(*_views(d, (100000, 3)), _index(d, 100000),
+                                                *_views(d, (100000,), (100000,)), -100, tg.float32),
+        r"cross_entropy_backward: kept has shape \(100000,\), expected \(\)", False),
     "mse_loss operands of different shapes": (
         lambda be, d: be.mse_loss(*_views(d, (100000,), (1,)), "mean", tg.float32),
         r"mse_loss: b has shape \(1,\), expected \(100000,\)", False),

@@ -20,6 +20,11 @@ def _target(x):
     return tg.tensor(TARGET.tolist(), device=x.device)
 
 
+def _ignoring(x, ignore_index):
+    """TARGET with rows 1 and 3 made ignore_index."""
+    return tg.tensor([1, ignore_index, 4, ignore_index], device=x.device)
+
+
 # name: (the definition, the public call, how many (4, 5) float64 inputs)
 COMPOSITES = {
     "gelu": (lambda x: composites.gelu(x), lambda x: F.gelu(x), 1),
@@ -30,6 +35,11 @@ COMPOSITES = {
     **{f"cross_entropy_{r}": ((lambda r: lambda x: composites.cross_entropy(x, _target(x), r))(r),
                               (lambda r: lambda x: F.cross_entropy(x, _target(x), reduction=r))(r), 1)
        for r in ("none", "sum", "mean")},
+    # ignored rows: PyTorch's default -100, and a class (0) as ignore_index
+    **{f"cross_entropy_ignore_{i}_{r}": (
+        (lambda r, i: lambda x: composites.cross_entropy(x, _ignoring(x, i), r, i))(r, i),
+        (lambda r, i: lambda x: F.cross_entropy(x, _ignoring(x, i), reduction=r, ignore_index=i))(r, i), 1)
+       for r in ("none", "sum", "mean") for i in (-100, 0)},
 }
 
 
@@ -79,3 +89,6 @@ def test_cross_entropy_names_a_target_out_of_range():
         composites.cross_entropy(logits, tg.tensor([1, 0, 7, 2]), "mean")
     with pytest.raises(IndexError, match="target -1 at position 0"):
         composites.cross_entropy(logits, tg.tensor([-1, 0, 3, 2]), "mean")
+    with pytest.raises(IndexError, match="target -1 at position 2"):     # not the ignored -100
+        composites.cross_entropy(logits, tg.tensor([-100, 0, -1, 2]), "mean", -100)
+    assert np.isnan(composites.cross_entropy(logits, tg.tensor([-100] * 4), "mean", -100).item())

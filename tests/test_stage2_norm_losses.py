@@ -271,6 +271,31 @@ def test_unchanged_cross_entropy_paths_still_agree():
                                    F.cross_entropy(logits, target, reduction=r).detach().numpy(), rtol=1e-13)
 
 
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_cross_entropy_of_only_ignored_targets(engine):
+    """Every target ignore_index (-100 by default): the mean is nan (0 / 0) and the sum 0,
+    as in PyTorch, and the gradient is 0 either way (on the fused kernel of each device)."""
+    x = engine.leaf(LOGITS)
+    targets = tg.tensor([-100] * LOGITS.shape[0], device=x.device)
+    loss = F.cross_entropy(x, targets)
+    assert np.isnan(engine.value(loss))
+    engine.backward(loss, np.array(1.0))
+    assert not engine.grad(x).any()
+    assert engine.value(F.cross_entropy(x, targets, reduction="sum")) == 0.0
+    assert not engine.value(F.cross_entropy(x, targets, reduction="none")).any()
+
+
+def test_cross_entropy_takes_the_fused_kernel_with_ignored_targets():
+    """-100 in the targets, or a class as ignore_index, stays one kernel each way: no masked
+    composite (per-sample losses, a mask, a sum and a division)."""
+    x = tg.tensor(LOGITS.tolist(), dtype=tg.float64, requires_grad=True)
+    for target, ignore_index in (([2, -100, 3, 3, 1], -100), ([2, 0, 3, 0, 1], 0)):
+        loss = F.cross_entropy(x, tg.tensor(target), ignore_index=ignore_index)
+        assert type(loss.grad_fn).__name__ == "CrossEntropy"
+        want = np_cross_entropy(LOGITS, np.array(target), None, 0.0, "mean", ignore=ignore_index)
+        np.testing.assert_allclose(loss.item(), want, rtol=1e-13)
+
+
 # ---- bad arguments ------------------------------------------------------------------------
 def _x():
     return tg.tensor(X.tolist(), dtype=tg.float64)
@@ -312,6 +337,12 @@ BAD = [
     (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, 3]), tg.ones(3)), IndexError,
      "target 3 at position 1 is not a class index"),
     (lambda: F.cross_entropy(tg.zeros(2, 3, 2), tg.tensor([0, 1])), ValueError, r"target of shape \(N, d...\)"),
+    (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, 1]), ignore_index=1.0), TypeError,
+     "ignore_index must be an int"),
+    (lambda: F.cross_entropy(tg.zeros(3, 3), tg.tensor([0, -100, -1])), IndexError,
+     "target -1 at position 2 is not a class index"),         # -100 is ignored, -1 is not
+    (lambda: F.cross_entropy(tg.zeros(2, 3), tg.tensor([0, -100]), ignore_index=None), IndexError,
+     "target -100 at position 1 is not a class index"),       # None: nothing ignored
     (lambda: nn.CrossEntropyLoss(label_smoothing=-0.1), ValueError, "label_smoothing must be between"),
     (lambda: nn.SmoothL1Loss(beta=-1), ValueError, "beta must be a non-negative"),
     (lambda: nn.BCELoss(reduction="avg"), ValueError, "reduction must be"),
@@ -354,3 +385,13 @@ def test_pytorch_agrees():
             ce = nn.CrossEntropyLoss(None if weight is None else T(weight), reduction=r, label_smoothing=0.2)
             tce = torch.nn.CrossEntropyLoss(None if weight is None else t(weight), reduction=r, label_smoothing=0.2)
             close(ce(T(LOGITS), tg.tensor(target.tolist())), tce(t(LOGITS), t(target)))
+    # the fused kernel (no weight, no smoothing): -100 by default, a class, all ignored
+    for target, ignore in (([2, -100, 3, 3, 1], -100), ([2, 0, 3, 0, 1], 0), ([-100] * 5, -100)):
+        for r in ("mean", "sum", "none"):
+            x, tx = T(LOGITS).requires_grad_(), t(LOGITS).requires_grad_()
+            ours = F.cross_entropy(x, tg.tensor(target), ignore_index=ignore, reduction=r)
+            theirs = TF.cross_entropy(tx, t(target), ignore_index=ignore, reduction=r)
+            close(ours, theirs)
+            ours.sum().backward()
+            theirs.sum().backward()
+            close(x.grad, tx.grad)

@@ -248,25 +248,34 @@ def test_softmax_of_empty_dimensions(device):
 
 
 # ---- cross-entropy ---------------------------------------------------------------------------
+@pytest.mark.parametrize("ignored", [None, -100, 3], ids=["none_ignored", "ignore_default", "ignore_a_class"])
 @pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("shape", [(300, 10), (70, 300)], ids=["thread_rows", "block_rows"])
 @pytest.mark.parametrize("device", DEVICES)
-def test_cross_entropy_and_its_gradient_match_numpy(device, shape, np_dtype, reduction):
+def test_cross_entropy_and_its_gradient_match_numpy(device, shape, np_dtype, reduction, ignored):
+    """Rows whose target is ignore_index (-100, or a class) have loss and gradient 0, and the
+    mean is over the others: the kernels skip them, as numpy's mask does here."""
     n, c = shape
     a = sample(shape, np_dtype) * 4
     targets = np.random.default_rng(5).integers(0, c, n)
+    if ignored is not None:
+        targets[1::4] = ignored
+    kept = targets != ignored
     x = transposed(device, a).requires_grad_()
-    loss = F.cross_entropy(x, on(device, targets), reduction=reduction)
+    loss = F.cross_entropy(x, on(device, targets), reduction=reduction, ignore_index=ignored)
     log_p = numpy_softmax(a, 1, log=True)
-    losses = -log_p[np.arange(n), targets]
-    want = {"none": losses, "sum": losses.sum(), "mean": losses.mean()}[reduction]
+    losses = np.where(kept, -log_p[np.arange(n), np.where(kept, targets, 0)], 0.0)
+    want = {"none": losses, "sum": losses.sum(), "mean": losses.sum() / kept.sum()}[reduction]
     np.testing.assert_allclose(loss.detach().numpy(), want, **TOLERANCE[np_dtype])
     upstream = sample((n,), np_dtype, seed=2) if reduction == "none" else np.array(1.5, np_dtype)
     loss.backward(on(device, upstream))
-    onehot = np.eye(c)[targets]
-    scale = upstream[:, None] if reduction == "none" else upstream / (n if reduction == "mean" else 1)
-    np.testing.assert_allclose(x.grad.numpy(), (np.exp(log_p) - onehot) * scale, **TOLERANCE[np_dtype])
+    onehot = np.eye(c)[np.where(kept, targets, 0)]
+    scale = upstream[:, None] if reduction == "none" else upstream / (kept.sum() if reduction == "mean" else 1)
+    want_grad = (np.exp(log_p) - onehot) * scale * kept[:, None]
+    np.testing.assert_allclose(x.grad.numpy(), want_grad, **TOLERANCE[np_dtype])
+    if ignored is not None:
+        assert 0 < kept.sum() < n and not x.grad.numpy()[~kept].any()     # exactly 0, not tiny
 
 
 @pytest.mark.parametrize("c", [10, 300], ids=["thread_rows", "block_rows"])
@@ -307,6 +316,19 @@ def test_cross_entropy_of_no_rows(device):
     assert math.isnan(F.cross_entropy(logits, targets).item())
     assert F.cross_entropy(logits, targets, reduction="sum").item() == 0.0
     assert F.cross_entropy(logits, targets, reduction="none").shape == (0,)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cross_entropy_of_only_ignored_rows(device):
+    """Every target ignored: the mean is NaN (0 / 0, as PyTorch's), the sum 0, and the
+    gradient 0 either way."""
+    x = on(device, sample((6, 40), np.float32)).requires_grad_()
+    targets = on(device, np.full(6, -100))
+    loss = F.cross_entropy(x, targets)
+    assert math.isnan(loss.item())
+    loss.backward()
+    assert not x.grad.numpy().any()
+    assert F.cross_entropy(x, targets, reduction="sum").item() == 0.0
 
 
 # ---- layer norm -------------------------------------------------------------------------------

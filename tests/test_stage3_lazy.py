@@ -54,6 +54,24 @@ def test_a_kernel_with_several_outputs_is_one_node():
     assert lazy.launched == {"layer_norm": 1, "cross_entropy": 1}
 
 
+@lazy.fusion(enabled=False)
+def test_ignored_targets_are_skipped_without_a_read():
+    """-100 targets (cross_entropy's default ignore_index) computed on the device: the loss
+    and its backward are recorded, one cross_entropy node each way, and nothing runs until
+    a value is read (the kernels skip the rows and count the others themselves)."""
+    model, x, target = mlp("cpu:lazy")
+    target = target.masked_fill(target == 2, -100)     # on the device: no value known yet
+    loss = F.cross_entropy(model(x), target)
+    loss.backward()
+    ops = [n.op for n in lazy.pending(model[0].weight.grad)]
+    assert lazy.kernel_count() == 0 and ops.count("cross_entropy") == ops.count("cross_entropy_backward") == 1
+    eager_model, eager_x, _ = mlp("cpu")
+    eager = F.cross_entropy(eager_model(eager_x), tg.tensor([0, -100, 1, -100]))
+    eager.backward()
+    assert loss.item() == eager.item()
+    np.testing.assert_array_equal(model[0].weight.grad.numpy(), eager_model[0].weight.grad.numpy())
+
+
 @pytest.mark.parametrize("make_optimizer", [
     lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps, lr=0.01)],
     ids=["sgd", "adam"])

@@ -201,6 +201,12 @@ def test_pad_attribute_then_inputs(mode):
     _check("Pad", {"x": x(1, 2, 4, 5)}, 13, consts=[("p", i64(0, 0, 1, 2, 0, 0, 2, 1))], mode=mode)
 
 
+def test_pad_constant_value_as_a_float_initializer():
+    """From opset 11 the fill is an input: a float constant, kept on the device."""
+    _check("Pad", {"x": x(1, 2, 4, 5)}, 13, consts=[("p", i64(0, 0, 1, 2, 0, 0, 2, 1)),
+                                                    ("v", np.array(2.5, dtype=np.float32))], mode="constant")
+
+
 @pytest.mark.parametrize("mode", ["DCR", "CRD"])
 def test_depth_to_space_and_back(mode):
     _check("DepthToSpace", {"x": x(1, 8, 2, 3)}, 13, blocksize=2, mode=mode)

@@ -9,6 +9,7 @@ files of their own and are re-exported here: convolution and pooling (``convolut
 pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
 (``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``).
 """
+import operator
 import warnings
 
 from .. import backend as backends
@@ -332,27 +333,35 @@ def mse_loss(input, target, reduction="mean"):
 
 class CrossEntropy(GradientFunction):
     """Forward: the device's ``cross_entropy`` kernel gives the loss (per row, or reduced)
-    and each row's softmax p, the row max subtracted first, so large logits do not overflow.
-    Backward: d loss_i / d logits_i = p_i - onehot(target_i), times the upstream gradient
-    of row i (divided by N for the mean): one ``cross_entropy_backward`` kernel."""
+    and each row's softmax p, the row max subtracted first, so large logits do not overflow;
+    a row whose target is ``ignore_index`` adds 0, and for "mean" the kernel also returns
+    how many rows it kept (on the device: nothing is read here, so a lazy device records
+    and a GPU does not wait). Backward: d loss_i / d logits_i = p_i - onehot(target_i),
+    times the upstream gradient of row i (divided by the count kept for the mean; 0 for
+    an ignored row): one ``cross_entropy_backward`` kernel. For a half dtype the count is
+    stored in it, as PyTorch's total_weight is."""
 
-    def forward(self, logits, target, reduction):
+    def forward(self, logits, target, reduction, ignore_index):
         n, c = logits.shape
-        self.reduction, dtype = reduction, logits.dtype
+        self.ignore_index, dtype = ignore_index, logits.dtype
         target = target.to(device=logits.device, dtype=dtypes.int64)
-        losses, probs = backends.launch(logits.device, "cross_entropy", logits.as_view(),
-                                        target.as_view(), reduction, dtype, out_dtype=dtype)
+        losses, probs, kept = backends.launch(logits.device, "cross_entropy", logits.as_view(), target.as_view(),
+                                              reduction, ignore_index, dtype, out_dtype=dtype)
+        # the count ("mean" only) as a bare view: no tensor ever sees it, so nothing can change it
+        self.kept = None if kept is None else backends.View(kept, (), (), 0, dtype)
         self.save_for_backward(Tensor.from_buffer(probs, (n, c), dtype, logits.device), target)
         return Tensor.from_buffer(losses, (n,) if reduction == "none" else (), dtype, logits.device)
 
     def backward(self, grad):
         probs, target = self.saved_tensors
-        n = probs.shape[0]
-        factor = 1 / n if self.reduction == "mean" and n else 1.0   # n = 0: nothing to scale
-        scale = grad.broadcast_view((n,))              # one upstream value per row
-        out = backends.launch(probs.device, "cross_entropy_backward", probs.as_view(),
-                              target.as_view(), scale, factor, probs.dtype, out_dtype=probs.dtype)
+        scale = grad.broadcast_view((probs.shape[0],))      # one upstream value per row
+        out = backends.launch(probs.device, "cross_entropy_backward", probs.as_view(), target.as_view(), scale,
+                              self.kept, self.ignore_index, probs.dtype, out_dtype=probs.dtype)
         return Tensor.from_buffer(out, probs.shape, probs.dtype, probs.device), None
+
+    def release(self):
+        super().release()
+        self.kept = None                                 # freed with the saved tensors
 
 
 def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing):
@@ -371,16 +380,16 @@ def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothi
                                               label_smoothing)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=None, reduce=None,
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """-log softmax(input)[target] per sample, PyTorch's F.cross_entropy, for logits
     ``input`` of shape (N, C), (C,) or (N, C, d1, ...) and class indices ``target`` of shape
     (N,), () or (N, d1, ...). (N, C) logits without weight or label smoothing take one
     fused kernel (``CrossEntropy``) where the device has one, else the composite
-    (composites.cross_entropy); both subtract the row max, so large logits do not overflow.
-    Samples whose target is ``ignore_index`` count for nothing: they add 0 and the mean is
-    over the others (as in PyTorch, where it is -100 by default; here it is off unless
-    given, so the fused path stays the default).
+    (composites.cross_entropy); both subtract the row max, so large logits do not overflow. Samples whose target is ``ignore_index`` (-100 by default, as in PyTorch;
+    None: every target must be a class) count for nothing: they add 0 and the mean is over
+    the others (none left: nan, as in PyTorch). The kernel skips them itself, so the
+    targets are never read on the host.
 
     ``weight`` (C,) scales class c's losses by weight[c], and "mean" then divides by the
     sum of the weights of the targets; ``label_smoothing`` s in [0, 1] mixes in the uniform
@@ -407,6 +416,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=No
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                          f"{label_smoothing}")
+    if ignore_index is not None:
+        try:
+            if isinstance(ignore_index, bool):
+                raise TypeError
+            ignore_index = operator.index(ignore_index)    # a plain int (numpy's too), for the kernels
+        except TypeError:
+            raise TypeError(f"cross_entropy: ignore_index must be an int (the target that counts "
+                            f"for nothing, -100 by default) or None, got {ignore_index!r}") from None
     c = input.shape[0 if input.ndim == 1 else 1]
     _check_class_weight(weight, c, "cross_entropy")
     if input.ndim == 1:                               # one sample
@@ -419,16 +436,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=No
             weight = weight.to(device=input.device)
         return losses.cross_entropy_composite(input, target, weight, ignore_index, reduction,
                                               label_smoothing, nll_loss)
-    loss = CrossEntropy.apply if backends.get(input.device).has("cross_entropy") else composites.cross_entropy
-    if ignore_index is None:
-        return loss(input, target, reduction)
-    scored = target != ignore_index
-    # Ignored rows are given class 0 (any valid index) and then multiplied by 0.
-    per_sample = loss(input, target.masked_fill(scored == False, 0), "none")  # noqa: E712
-    per_sample = per_sample * scored.to(dtype=per_sample.dtype)
-    if reduction == "none":
-        return per_sample
-    return per_sample.sum() / scored.sum().to(dtype=per_sample.dtype) if reduction == "mean" else per_sample.sum()
+    if not backends.get(input.device).has("cross_entropy"):
+        return composites.cross_entropy(input, target, reduction, ignore_index)
+    return CrossEntropy.apply(input, target, reduction, ignore_index)
 
 
 def _check_class_weight(weight, c, fn):

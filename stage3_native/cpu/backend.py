@@ -418,24 +418,28 @@ class CpuBackend(NativeBackend):
         return dx
 
     @float_only
-    def cross_entropy(self, logits, targets, reduction, dtype):
+    def cross_entropy(self, logits, targets, reduction, ignore_index, dtype):
         n, c = logits.shape
         losses, probs = allocate(n if reduction == "none" else 1, dtype), allocate(n * c, dtype)
+        kept = allocate(1, dtype) if reduction == "mean" else None
         target_ids = self._dense(targets, dtypes.int64)
         bad = kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), target_ids,
-                                             REDUCTIONS.index(reduction), losses, probs)
+                                             REDUCTIONS.index(reduction), *backend.ignoring(ignore_index),
+                                             losses, probs, ffi.NULL if kept is None else kept)
         if bad >= 0:
             raise backend.bad_target(bad, target_ids[bad], c)
-        return losses, probs
+        return losses, probs, kept
 
     @float_only
-    def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
+    def cross_entropy_backward(self, probs, targets, scale, kept, ignore_index, dtype):
         n, c = probs.shape
         out = allocate(n * c, dtype)
         scale_step = scale.strides[0] if n > 1 else 0
         kernel("cross_entropy_backward", dtype)(n, c, self._dense(probs, dtype),
                                                 self._dense(targets, dtypes.int64),
-                                                scale.buffer + scale.offset, scale_step, factor, out)
+                                                scale.buffer + scale.offset, scale_step,
+                                                self._dense_or_null(kept, dtype),
+                                                *backend.ignoring(ignore_index), out)
         return out
 
     @float_only

@@ -65,33 +65,46 @@ void FN(tg_softmax_backward)(i64 outer, i64 size, i64 inner, const T *grad, cons
 }
 
 /* logits (n, c), targets n class indices: loss_i = -log softmax(logits_i)[targets[i]],
- * and probs, the softmax of every row (what the backward pass needs: probs - onehot).
- * reduction 0 writes the n losses, 1 their sum, 2 their mean, into losses. Returns the
- * position of the first target that is not a class index (nothing computed), else -1. */
+ * and probs, the softmax of every row (what the backward pass needs: probs - onehot). A row
+ * whose target is ignore_index (when ignoring) has loss 0. reduction 0 writes the n losses,
+ * 1 their sum, 2 their mean over the rows kept (none: nan, 0/0), into losses, and then the
+ * count kept into *kept (the backward's divisor). Returns the position of the first target
+ * that is neither a class index nor ignored (nothing computed), else -1. */
 i64 FN(tg_cross_entropy)(i64 n, i64 c, const T *logits, const i64 *targets, int reduction,
-                         T *losses, T *probs) {
+                         int ignoring, i64 ignore_index, T *losses, T *probs, T *kept) {
     for (i64 i = 0; i < n; i++)
-        if (targets[i] < 0 || targets[i] >= c) return i;
+        if ((targets[i] < 0 || targets[i] >= c) && !(ignoring && targets[i] == ignore_index)) return i;
     double total = 0;
+    i64 count = 0;
     for (i64 i = 0; i < n; i++) {
         const T *row = logits + i * c;
         double m, log_sum;
         FN(row_stats)(row, c, 1, &m, &log_sum);
         for (i64 j = 0; j < c; j++) probs[i * c + j] = (T)exp((double)row[j] - m - log_sum);
-        double loss = log_sum - ((double)row[targets[i]] - m);
+        int skip = ignoring && targets[i] == ignore_index;
+        double loss = skip ? 0.0 : log_sum - ((double)row[targets[i]] - m);
         if (reduction == 0) losses[i] = (T)loss;
         total += (double)(T)loss;            /* the rounded losses, as summing them would */
+        count += !skip;
     }
-    if (reduction != 0) losses[0] = (T)(reduction == 2 ? total / (double)n : total);
+    if (reduction != 0) losses[0] = (T)(reduction == 2 ? total / (double)count : total);
+    if (reduction == 2) *kept = (T)count;
     return -1;
 }
 
 /* The gradient of cross-entropy with respect to the logits: (probs - onehot(targets)) *
- * scale[i * scale_step] * factor for row i (the upstream gradient: one value per row, or
- * one for all with scale_step 0; factor 1/n for the mean, else 1). */
+ * scale[i * scale_step] / *kept for row i (the upstream gradient: one value per row, or
+ * one for all with scale_step 0; kept NULL: no division, for "none" and "sum"), 0 for a
+ * row whose target is ignore_index (when ignoring). */
 void FN(tg_cross_entropy_backward)(i64 n, i64 c, const T *probs, const i64 *targets,
-                                   const T *scale, i64 scale_step, double factor, T *out) {
+                                   const T *scale, i64 scale_step, const T *kept, int ignoring,
+                                   i64 ignore_index, T *out) {
+    double factor = kept ? 1.0 / (double)*kept : 1.0;
     for (i64 i = 0; i < n; i++) {
+        if (ignoring && targets[i] == ignore_index) {
+            for (i64 j = 0; j < c; j++) out[i * c + j] = 0;
+            continue;
+        }
         double s = (double)scale[i * scale_step] * factor;
         for (i64 j = 0; j < c; j++)
             out[i * c + j] = (T)(((double)probs[i * c + j] - (j == targets[i])) * s);

@@ -134,17 +134,21 @@ extern const int *tg_simd_current;
 /* softmax.c: fused softmax (log != 0: log-softmax) of contiguous x viewed as (outer, size,
  * inner), along the middle dimension; its gradient from the upstream grad and the output y
  * (both contiguous, of x's shape); cross-entropy of contiguous logits (n, c) against n
- * class indices: the losses (reduction 0 none, 1 sum, 2 mean) and the softmax probabilities
- * (n * c), returning the position of the first target out of range or -1; and its
- * gradient with respect to the logits, row i scaled by scale[i * scale_step] * factor */
+ * class indices: the losses (reduction 0 none, 1 sum, 2 mean over the rows kept, their count
+ * into *kept) and the softmax probabilities (n * c), rows whose target is ignore_index (when
+ * ignoring) adding 0, returning the position of the first target neither a class nor
+ * ignored, or -1; and its gradient with respect to the logits, row i scaled by
+ * scale[i * scale_step] / *kept (kept NULL: 1), 0 for an ignored row */
 #define TG_SOFTMAX(T, S) \
     void tg_softmax_##S(i64 outer, i64 size, i64 inner, const T *x, int log, T *out); \
     void tg_softmax_backward_##S(i64 outer, i64 size, i64 inner, const T *grad, const T *y, \
                                  int log, T *out); \
     i64 tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
-                             int reduction, T *losses, T *probs); \
+                             int reduction, int ignoring, i64 ignore_index, T *losses, T *probs, \
+                             T *kept); \
     void tg_cross_entropy_backward_##S(i64 n, i64 c, const T *probs, const i64 *targets, \
-                                       const T *scale, i64 scale_step, double factor, T *out);
+                                       const T *scale, i64 scale_step, const T *kept, int ignoring, \
+                                       i64 ignore_index, T *out);
 TG_SOFTMAX(float, f32)
 TG_SOFTMAX(double, f64)
 

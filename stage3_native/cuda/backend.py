@@ -408,27 +408,30 @@ class CudaBackend(NativeBackend):
         return dx
 
     @float_only
-    def cross_entropy(self, logits, targets, reduction, dtype):
+    def cross_entropy(self, logits, targets, reduction, ignore_index, dtype):
         n, c = logits.shape
         losses, probs = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n * c, dtype)
+        kept = self.allocate(1, dtype) if reduction == "mean" else None
         target_ids, bad = self._dense(targets, dtypes.int64), self.ffi.new("i64 *")
         self.check(self.lib.tg_cuda_cross_entropy(CODE[dtype], n, c, self._dense(logits, dtype), target_ids,
-                                                  REDUCTIONS.index(reduction), losses, probs, bad),
+                                                  REDUCTIONS.index(reduction), *backend.ignoring(ignore_index),
+                                                  losses, probs, self.ffi.NULL if kept is None else kept, bad),
                    "cross_entropy")
         if bad[0] >= 0:                 # the kernel reported the row; the target is read here
             target = self.to_flat(View(target_ids, (1,), (1,), bad[0], dtypes.int64))[0]
             raise backend.bad_target(bad[0], target, c)
-        return losses, probs
+        return losses, probs, kept
 
     @float_only
-    def cross_entropy_backward(self, probs, targets, scale, factor, dtype):
+    def cross_entropy_backward(self, probs, targets, scale, kept, ignore_index, dtype):
         n, c = probs.shape
         out = self.allocate(n * c, dtype)
         scale = self._as(scale, dtype)
         scale_step = scale.strides[0] if n > 1 else 0     # 0: one upstream value for every row
         self.check(self.lib.tg_cuda_cross_entropy_backward(
             CODE[dtype], n, c, self._dense(probs, dtype), self._dense(targets, dtypes.int64),
-            scale.buffer + scale.offset, scale_step, float(factor), out), "cross_entropy_backward")
+            scale.buffer + scale.offset, scale_step, self._dense_or_null(kept, dtype),
+            *backend.ignoring(ignore_index), out), "cross_entropy_backward")
         return out
 
     @float_only

@@ -70,11 +70,12 @@ __global__ void softmax_backward_rows(i64 rows, i64 size, i64 inner, const T *gr
 
 /* Cross-entropy over the rows of the (n, c) logits: the row's softmax into probs (the
  * backward pass needs probs - onehot) and loss_i = log sum e^(x - m) - (x_target - m) into
- * row_losses. A target that is not a class index records its row in *bad (the smallest
- * such row wins: the CPU reports the first) and gives no loss. */
+ * row_losses, 0 for a row whose target is ignore_index (when ignoring). A target that is
+ * neither a class index nor ignored records its row in *bad (the smallest such row wins:
+ * the CPU reports the first) and gives no loss. */
 template <typename T, typename Team>
-__global__ void cross_entropy_rows(i64 n, i64 c, const T *logits, const i64 *targets, T *row_losses,
-                                   T *probs, i64 *bad) {
+__global__ void cross_entropy_rows(i64 n, i64 c, const T *logits, const i64 *targets, int ignoring,
+                                   i64 ignore_index, T *row_losses, T *probs, i64 *bad) {
     for_each_team_row(Team, i, n) {
         const T *row = logits + i * c;
         double m = -INFINITY, sum = 0;
@@ -85,7 +86,9 @@ __global__ void cross_entropy_rows(i64 n, i64 c, const T *logits, const i64 *tar
         for_each_lane(Team, j, c) probs[i * c + j] = (T)exp((double)row[j] - m - log_sum);
         if (Team::leader()) {
             i64 t = targets[i];
-            if (t < 0 || t >= c) {
+            if (ignoring && t == ignore_index) {
+                row_losses[i] = 0;
+            } else if (t < 0 || t >= c) {
                 atomicMin((long long *)bad, (long long)i);
                 row_losses[i] = 0;
             } else {
@@ -95,24 +98,39 @@ __global__ void cross_entropy_rows(i64 n, i64 c, const T *logits, const i64 *tar
     }
 }
 
-/* The sum (mean) of the n rounded row losses, as the CPU adds them, into loss[0]. Launched
- * as one block, so the order of the additions is fixed (no atomics: the same bits every
- * run); the losses are few (one per row), so one block is enough. */
+/* The sum (mean over the rows kept, their count into kept[0]) of the n rounded row losses,
+ * as the CPU adds them, into loss[0]. Launched as one block, so the order of the additions
+ * is fixed (no atomics: the same bits every run); the losses are few (one per row), so one
+ * block is enough. */
 template <typename T>
-__global__ void sum_losses(i64 n, const T *row_losses, int mean, T *loss) {
-    double sum = 0;
-    for (i64 i = threadIdx.x; i < n; i += blockDim.x) sum += (double)row_losses[i];
+__global__ void sum_losses(i64 n, const T *row_losses, const i64 *targets, int ignoring, i64 ignore_index,
+                           int mean, T *loss, T *kept) {
+    double sum = 0, count = 0;
+    for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
+        sum += (double)row_losses[i];
+        count += !(ignoring && targets[i] == ignore_index);
+    }
     sum = BlockTeam::sum(sum);
-    if (threadIdx.x == 0) loss[0] = (T)(mean ? sum / (double)n : sum);
+    if (mean) count = BlockTeam::sum(count);                /* exact: integers below 2^53 */
+    if (threadIdx.x == 0) {
+        loss[0] = (T)(mean ? sum / count : sum);              /* none kept: 0/0, nan */
+        if (mean) kept[0] = (T)count;
+    }
 }
 
-/* (probs - onehot(targets)) * scale[i * scale_step] * factor, element by element */
+/* (probs - onehot(targets)) * scale[i * scale_step] / kept[0] (kept NULL: 1), element by
+ * element; 0 for a row whose target is ignore_index (when ignoring) */
 template <typename T>
 __global__ void cross_entropy_backward_kernel(i64 n, i64 c, const T *probs, const i64 *targets,
-                                              const T *scale, i64 scale_step, double factor, T *out) {
+                                              const T *scale, i64 scale_step, const T *kept, int ignoring,
+                                              i64 ignore_index, T *out) {
     for_each_index(k, n * c) {
         i64 i = k / c, j = k % c;
-        double s = (double)scale[i * scale_step] * factor;
+        if (ignoring && targets[i] == ignore_index) {
+            out[k] = 0;
+            continue;
+        }
+        double s = (double)scale[i * scale_step] / (kept ? (double)kept[0] : 1.0);
         out[k] = (T)(((double)probs[k] - (j == targets[i])) * s);
     }
 }
@@ -142,10 +160,11 @@ static int softmax_backward(i64 outer, i64 size, i64 inner, const T *grad, const
     return LAUNCHED();
 }
 
-/* reduction 0: the n losses into losses; 1, 2: their sum, mean into losses[0] */
+/* reduction 0: the n losses into losses; 1, 2: their sum, mean into losses[0] (2: the count
+ * kept into kept[0]) */
 template <typename T>
-static int cross_entropy(i64 n, i64 c, const T *logits, const i64 *targets, int reduction, T *losses,
-                         T *probs, i64 *bad) {
+static int cross_entropy(i64 n, i64 c, const T *logits, const i64 *targets, int reduction, int ignoring,
+                         i64 ignore_index, T *losses, T *probs, T *kept, i64 *bad) {
     int status = 0;
     *bad = -1;
     T *row_losses = losses;
@@ -157,14 +176,15 @@ static int cross_entropy(i64 n, i64 c, const T *logits, const i64 *targets, int 
         i64 *word = bad_index_word();
         if (by_threads(c, 1))
             LAUNCH(blocks_for(n), THREADS, cross_entropy_rows<T, ThreadTeam>)(
-                n, c, logits, targets, row_losses, probs, word);
+                n, c, logits, targets, ignoring, ignore_index, row_losses, probs, word);
         else
             LAUNCH(blocks_for(n, 1), THREADS, cross_entropy_rows<T, BlockTeam>)(
-                n, c, logits, targets, row_losses, probs, word);
+                n, c, logits, targets, ignoring, ignore_index, row_losses, probs, word);
         *bad = read_bad_index(&status);                       /* waits for the kernel */
     }
     if (status == 0 && *bad < 0 && reduction != 0) {          /* a mean of nothing is NaN, as on the CPU */
-        LAUNCH(1, THREADS, sum_losses<T>)(n, row_losses, reduction == 2, losses);
+        LAUNCH(1, THREADS, sum_losses<T>)(n, row_losses, targets, ignoring, ignore_index, reduction == 2,
+                                          losses, kept);
         status = LAUNCHED();
     }
     if (row_losses != losses) tg_cuda_free(row_losses);
@@ -190,17 +210,19 @@ int tg_cuda_softmax_backward(int dtype, i64 outer, i64 size, i64 inner, const vo
 }
 
 int tg_cuda_cross_entropy(int dtype, i64 n, i64 c, const void *logits, const i64 *targets, int reduction,
-                          void *losses, void *probs, i64 *bad) {
-    DISPATCH_FLOAT(dtype, return cross_entropy<T>(n, c, (const T *)logits, targets, reduction, (T *)losses,
-                                                  (T *)probs, bad))
+                          int ignoring, i64 ignore_index, void *losses, void *probs, void *kept, i64 *bad) {
+    DISPATCH_FLOAT(dtype, return cross_entropy<T>(n, c, (const T *)logits, targets, reduction, ignoring,
+                                                  ignore_index, (T *)losses, (T *)probs, (T *)kept, bad))
     return 0;
 }
 
 int tg_cuda_cross_entropy_backward(int dtype, i64 n, i64 c, const void *probs, const i64 *targets,
-                                   const void *scale, i64 scale_step, double factor, void *out) {
+                                   const void *scale, i64 scale_step, const void *kept, int ignoring,
+                                   i64 ignore_index, void *out) {
     if (n * c == 0) return 0;
     DISPATCH_FLOAT(dtype, LAUNCH(blocks_for(n * c), THREADS, cross_entropy_backward_kernel<T>)(
-        n, c, (const T *)probs, targets, (const T *)scale, scale_step, factor, (T *)out))
+        n, c, (const T *)probs, targets, (const T *)scale, scale_step, (const T *)kept, ignoring, ignore_index,
+        (T *)out))
     return LAUNCHED();
 }
 

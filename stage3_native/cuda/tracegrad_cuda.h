@@ -54,18 +54,21 @@ int tg_cuda_reduce(int op, int dtype, int n_outer, const i64 *outer_shape, const
  * softmax: x viewed as (outer, size, inner), each of the outer * inner rows along the middle
  * dimension (log_softmax != 0: log-softmax); its backward from the upstream grad and the
  * output y. cross_entropy: logits (n, c), targets n int64 class indices, reduction 0 (none:
- * n losses), 1 (sum), 2 (mean); probs gets the n * c softmax values; *bad (a host pointer)
- * the first row whose target is out of range, else -1. Its backward: (probs -
- * onehot(targets)) * scale[i * scale_step] * factor for row i. layer_norm: x (rows, n),
+ * n losses), 1 (sum), 2 (mean over the rows kept, their count into kept[0]), a row whose
+ * target is ignore_index (when ignoring) adding 0; probs gets the n * c softmax values;
+ * *bad (a host pointer) the first row whose target is neither a class nor ignored, else -1.
+ * Its backward: (probs - onehot(targets)) * scale[i * scale_step] / kept[0] (kept NULL: 1)
+ * for row i, 0 for an ignored row. layer_norm: x (rows, n),
  * weight and bias n values or NULL; mean and rstd one per row. Its backward: dx, and, when
  * dweight is not NULL, dweight and dbias (sums over the rows, in a fixed order). */
 int tg_cuda_softmax(int dtype, i64 outer, i64 size, i64 inner, const void *x, int log_softmax, void *out);
 int tg_cuda_softmax_backward(int dtype, i64 outer, i64 size, i64 inner, const void *grad, const void *y,
                              int log_softmax, void *dx);
 int tg_cuda_cross_entropy(int dtype, i64 n, i64 c, const void *logits, const i64 *targets, int reduction,
-                          void *losses, void *probs, i64 *bad);
+                          int ignoring, i64 ignore_index, void *losses, void *probs, void *kept, i64 *bad);
 int tg_cuda_cross_entropy_backward(int dtype, i64 n, i64 c, const void *probs, const i64 *targets,
-                                   const void *scale, i64 scale_step, double factor, void *out);
+                                   const void *scale, i64 scale_step, const void *kept, int ignoring,
+                                   i64 ignore_index, void *out);
 int tg_cuda_layer_norm(int dtype, i64 rows, i64 n, const void *x, const void *weight, const void *bias,
                        double eps, void *out, void *mean, void *rstd);
 int tg_cuda_layer_norm_backward(int dtype, i64 rows, i64 n, const void *grad, const void *x, const void *mean,

@@ -26,9 +26,10 @@ def _index_select(view, dim, index):
     return [(view.shape[:dim] + (numel(index.shape),) + view.shape[dim + 1:], view.dtype)]
 
 
-def _cross_entropy(logits, targets, reduction, dtype):
+def _cross_entropy(logits, targets, reduction, ignore_index, dtype):
     n = logits.shape[0]
-    return [((n,) if reduction == "none" else (), dtype), (tuple(logits.shape), dtype)]
+    kept = ((), dtype) if reduction == "mean" else None      # the count of rows kept, for the mean
+    return [((n,) if reduction == "none" else (), dtype), (tuple(logits.shape), dtype), kept]
 
 
 def _mse_loss(a, b, reduction, dtype):

@@ -2,8 +2,9 @@
 
 ``ir.py`` (the graph), ``importer.py`` (ModelProto -> graph, checked), ``operators/`` (each
 ONNX operator on stage2_tensor's ops; shape arithmetic on the host), ``shapes.py`` (where
-shapes are read), ``plan.py`` (the graph made concrete for the input shapes fed),
-``session.py`` (``InferenceSession``, onnxruntime's API).
+shapes are read), ``passes/`` (the compiler: folding, canonicalization, dead code,
+specialization, kernel selection, memory planning), ``plan.py`` (the graph made concrete for
+the input shapes fed), ``session.py`` (``InferenceSession``, onnxruntime's API).
 """
 from .session import InferenceSession, NodeArg
 

@@ -4,8 +4,11 @@
     sess = InferenceSession("model.onnx")                  # device "cpu"; also "python", "cpu:lazy"
     [y] = sess.run(None, {sess.get_inputs()[0].name: x})  # numpy in, numpy out
 
-The model is imported once (importer.py: the checks, the IR); a plan (plan.py) is made the
-first time each set of input shapes is fed and replayed after.
+The model is imported once (importer.py: the checks, the IR) and, with ``optimize=True``
+(the default), rewritten by the graph passes (passes/: canonicalize, dead-code elimination,
+specialize); a plan (plan.py) is made the first time each set of input shapes is fed and
+replayed after, and the shape-dependent passes (passes/select.py, passes/memory.py) choose
+its kernels and plan its memory. ``explain()`` says what each pass did.
 """
 import stage2_tensor as tg
 
@@ -13,6 +16,9 @@ from .importer import import_model, load_model
 from .operators import Context
 from .operators.context import tg_dtype
 from .operators.host import HostTensor, to_numpy
+from .passes import optimize as run_passes
+from .passes.memory import plan_memory
+from .passes.select import select
 from .plan import Plan
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "float16", "bool": "bool"}
@@ -30,10 +36,18 @@ class NodeArg:
 
 
 class InferenceSession:
-    def __init__(self, path_or_bytes, device="cpu", dtype=None):
-        """``dtype``: None keeps the model's float types; "float32" or "float64" stores
-        every float weight and activation in that type."""
-        self.graph = import_model(load_model(path_or_bytes))
+    def __init__(self, path_or_bytes, device="cpu", dtype=None, optimize=True, measured_costs=None):
+        """``dtype``: None keeps the model's float types; "float16", "float32" or "float64"
+        stores every float weight and activation in that type (float16 computes in float32;
+        a node whose float16 result overflows stores float32: passes/specialize.py).
+        ``optimize``: run the passes (False: the graph as imported, node by node).
+        ``measured_costs``: kernel name -> cost per byte, for the selection (passes/select.py)."""
+        if not isinstance(optimize, bool):
+            raise TypeError(f"InferenceSession: optimize must be True or False, got {optimize!r}")
+        self.imported = self.graph = import_model(load_model(path_or_bytes))
+        self.optimize = optimize
+        self.measured_costs = measured_costs
+        self.pass_records, self.specialization = [], None
         float_dtype = None
         if dtype is not None:
             float_dtype = tg_dtype(str(getattr(dtype, "name", dtype)), "InferenceSession")
@@ -41,6 +55,9 @@ class InferenceSession:
                 raise ValueError(f"InferenceSession: dtype must be a float type, got {dtype!r}")
         tg.device(device)           # ValueError for a device that does not exist
         self.device = device
+        if optimize:
+            self.graph, self.pass_records, self.specialization = run_passes(
+                self.graph, float_dtype.name if float_dtype is not None else "float32", device)
         self.ctx = Context(device, float_dtype)
         self._constants = {name: self.ctx.constant(array) for name, array in self.graph.constants.items()}
         self._plans = {}
@@ -88,13 +105,40 @@ class InferenceSession:
             if key not in self._plans:
                 plan = self._plans[key] = Plan(self.graph, self.ctx, self._constants, feeds)
                 results, plan.first = plan.first, None        # the plan keeps no activations
+                if self.optimize:
+                    steps = [node for node, _ in plan.steps]
+                    plan.schedule = select(steps, plan.info, plan.outputs, self.device, self.measured_costs)
+                    plan.memory = plan_memory(steps, plan.info, plan.outputs, plan.schedule)
             else:
                 results = self._plans[key].run(feeds)
         by_name = dict(zip(self._plans[key].outputs, results))
         return [self._to_numpy(by_name[n], outputs[n]) for n in names]
 
+    def explain(self):
+        """What the passes did, as plain data (the chapter shows it): each graph pass's node
+        counts and changes, then for each plan made (one per set of input shapes fed) its
+        kernels (the supergraph's cheapest path) and the supergraph's edges, the bytes moved,
+        the memory plan (its peak; each buffer's lifetime in steps, offset and size) and the
+        nodes widened to float32."""
+        report = {"optimize": self.optimize, "nodes_imported": len(self.imported.nodes),
+                  "nodes": len(self.graph.nodes), "passes": [r.as_dict() for r in self.pass_records],
+                  "plans": []}
+        for key, plan in self._plans.items():
+            entry = {"inputs": {name: list(shape) for name, shape, _ in key}, "steps": len(plan.steps),
+                     "float32_nodes": list(plan.widened)}
+            if getattr(plan, "schedule", None) is not None:
+                entry["kernels"] = [(c.kernel, c.nodes) for c in plan.schedule.choices]
+                entry["bytes_moved"] = plan.schedule.bytes_moved
+                entry["supergraph"] = list(plan.schedule.edges)         # (from step, to step, kernel, cost)
+                entry["memory"] = plan.memory.summary()
+                entry["buffers"] = [(b.name, b.start, b.end, b.offset, b.size) for b in plan.memory.buffers]
+            report["plans"].append(entry)
+        return report
+
     @staticmethod
     def _to_numpy(value, declared):
+        if not isinstance(value, HostTensor) and value.dtype.name == "bfloat16":
+            value = value.float()           # numpy has no bfloat16; float32 holds every bfloat16
         array = to_numpy(value) if isinstance(value, HostTensor) else value.numpy()
         if declared.dtype is not None and array.dtype.name != declared.dtype:
             array = array.astype(declared.dtype)

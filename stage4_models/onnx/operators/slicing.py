@@ -2,6 +2,7 @@
 attributes before opset 10, as inputs from 10; negative steps), Gather, Pad (attributes
 before opset 11, inputs from 11). On host values they run on the host (host.py's take)."""
 import stage2_tensor.nn.functional as F
+from stage2_tensor import Tensor
 
 from . import register
 from .common import axis, count_inputs, ints_attr, number_attr
@@ -100,8 +101,7 @@ def pad(ctx, node, inputs):
     else:
         count_inputs(node, inputs, 2, 4)
         pads = ctx.ints(inputs[1], node, "pads")
-        value = ctx.host(inputs[2], node, "constant_value").values[0] if len(inputs) > 2 and inputs[2] is not None \
-            else 0.0
+        value = _pad_value(ctx, inputs[2], node) if len(inputs) > 2 and inputs[2] is not None else 0.0
     axes = list(range(x.ndim))
     if len(inputs) > 3 and inputs[3] is not None:
         axes = [axis(node, a, x.ndim, "axes entry") for a in ctx.ints(inputs[3], node, "axes")]
@@ -116,3 +116,18 @@ def pad(ctx, node, inputs):
     if not pairs:
         return [x]
     return [F.pad(x, pairs, mode=_PAD_MODES[mode], value=value)]
+
+
+def _pad_value(ctx, value, node):
+    """Pad's constant_value: one number, a host value (shape arithmetic) or a float constant
+    kept on the device (read once here: Pad takes it as a number)."""
+    if isinstance(value, HostTensor):
+        values = value.values
+    elif isinstance(value, Tensor) and value.numel() == 1:
+        values = [value.item()]
+    else:
+        values = ()
+    if len(values) != 1:
+        raise ValueError(f"{node.describe()}: constant_value must be one number, got "
+                         f"{getattr(value, 'shape', type(value).__name__)}")
+    return values[0]

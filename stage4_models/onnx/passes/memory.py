@@ -1,0 +1,120 @@
+"""Memory planning (chapter 13, "13_inference_compiler": the memory plan).
+
+Every device tensor a step writes needs a buffer from the step that writes it to the last
+step that reads it (the graph's outputs: to the end). Two tensors whose lifetimes do not
+overlap may share memory, so the plan places each buffer at an offset in one arena: the
+largest first, each at the lowest offset free of every buffer alive at the same time
+(greedy by size, the usual heuristic; the exact problem is NP-hard). Its peak, the arena's
+size, is reported beside the naive sum (every tensor its own buffer) and the lower bound no
+placement can beat (the most bytes alive at one step).
+
+Two kinds of value need no buffer of their own:
+- a view (kernels.ALIAS_OPS: Reshape, Flatten...) lives in its input's buffer, which then
+  lives as long as the view;
+- the inputs of a Concat the schedule runs in place (select.py): each producer writes into
+  its slice of the Concat's buffer, at the offset of the inputs before it along the axis.
+
+The offsets are this plan's: tracegrad allocates each tensor itself, so the plan reports
+what an arena would need (the number the chapter compares), it does not yet allocate one.
+"""
+import math
+from dataclasses import dataclass, field
+
+from .kernels import ALIAS_OPS
+
+ALIGN = 64          # bytes: a cache line, what vector loads like
+
+
+@dataclass
+class Buffer:
+    name: str           # the value whose buffer it is (the root)
+    size: int
+    start: int          # first step that writes it
+    end: int            # last step that reads it
+    offset: int = 0
+    members: list = field(default_factory=list)     # values living in it: (name, offset inside)
+
+
+@dataclass
+class MemoryPlan:
+    buffers: list
+    peak_bytes: int         # the arena: what the plan needs
+    naive_bytes: int        # every tensor its own buffer, never freed
+    live_peak_bytes: int    # the most bytes alive at one step: no placement does better
+    in_place: list          # the Concats whose inputs are written into their buffer
+
+    def summary(self):
+        return {"peak_bytes": self.peak_bytes, "naive_bytes": self.naive_bytes,
+                "live_peak_bytes": self.live_peak_bytes, "buffers": len(self.buffers),
+                "concats_in_place": list(self.in_place)}
+
+
+def _aligned(n):
+    return -(-n // ALIGN) * ALIGN
+
+
+def plan_memory(steps, info, outputs, schedule=None):
+    """The MemoryPlan of ``steps`` (Nodes in order): ``info`` name -> (shape, itemsize) of
+    the device tensors, ``outputs`` the graph's output names, ``schedule`` select.py's."""
+    nbytes = {name: math.prod(shape) * itemsize for name, (shape, itemsize) in info.items()}
+    start, end = {}, {}
+    for i, node in enumerate(steps):
+        for name in node.outputs:
+            if name in nbytes:
+                start.setdefault(name, i)
+                end[name] = i
+        for name in node.inputs:
+            if name in start:
+                end[name] = i
+    for name in outputs:
+        if name in start:
+            end[name] = len(steps)
+    # parent[name] = (the value whose buffer it lives in, its offset there)
+    parent = {}
+    for node in steps:
+        if node.op_type in ALIAS_OPS and node.inputs and node.inputs[0] in start and node.outputs[0] in start:
+            parent[node.outputs[0]] = (node.inputs[0], 0)
+    views = set(parent)
+    in_place = []
+    by_name = {node.name: node for node in steps}
+    for choice in (schedule.choices if schedule else []):
+        if choice.kernel == "concat_in_place":
+            node = by_name[choice.nodes[0]]
+            if any(name in parent or name not in start for name in node.inputs):
+                continue        # a view, the caller's input, a value already in a buffer: copied
+            offset = 0
+            for name in node.inputs:
+                parent[name] = (node.outputs[0], offset)
+                offset += nbytes[name]
+            in_place.append(node.name)
+
+    def root(name):
+        offset = 0
+        while name in parent:
+            name, extra = parent[name]
+            offset += extra
+        return name, offset
+
+    buffers = {}
+    for name in start:
+        r, offset = root(name)
+        b = buffers.get(r)
+        if b is None:
+            b = buffers[r] = Buffer(r, _aligned(nbytes[r]), start[name], end[name])
+        b.start, b.end = min(b.start, start[name]), max(b.end, end[name])
+        b.members.append((name, offset))
+    placed = []
+    for b in sorted(buffers.values(), key=lambda b: (-b.size, b.start)):
+        busy = sorted((p.offset, p.offset + p.size) for p in placed if p.start <= b.end and b.start <= p.end)
+        offset = 0
+        for lo, hi in busy:
+            if offset + b.size <= lo:
+                break
+            offset = max(offset, hi)
+        b.offset = offset
+        placed.append(b)
+    peak = max((b.offset + b.size for b in placed), default=0)
+    live = max((sum(b.size for b in placed if b.start <= t <= b.end) for t in range(len(steps) + 1)), default=0)
+    naive = sum(_aligned(nbytes[name]) for name in start if name not in views)
+    ordered = sorted(placed, key=lambda b: (b.start, b.name))
+    return MemoryPlan(ordered, peak, naive, live, in_place)
