@@ -22,7 +22,9 @@ in on first use).
 
     python benchmarks/onnx.py [--rounds 7] [--threads 2] [--device cpu] [--profile]
 
-``--profile`` adds the time of our plan's steps by operator type (one run, summed).
+``--profile`` adds the time of our plan's steps by operator type (one run, summed) and the
+memory plan's own peak of activations (passes/memory.py's accounting: weights, im2col's
+columns and other kernel scratch are not in it).
 """
 import argparse
 import json
@@ -124,7 +126,8 @@ def profile(path, x, device):
             _apply(fn, plan.ctx, node, env)
             times[node.op_type] = times.get(node.op_type, 0.0) + time.perf_counter() - start
     total = sum(times.values())
-    return total, sorted(times.items(), key=lambda kv: -kv[1])
+    memory = (getattr(plan, "memory", None) and plan.memory.summary()) or {}
+    return total, sorted(times.items(), key=lambda kv: -kv[1]), memory.get("peak_bytes")
 
 
 def main():
@@ -167,9 +170,11 @@ def main():
                   f"{mem['onnxruntime']:8.1f} {mem['tracegrad'] / mem['onnxruntime']:6.2f}x"
                   f"   (outputs within {diff:.1e})")
             if args.profile:
-                total, by_op = profile(path, x, args.device)
+                total, by_op, planned = profile(path, x, args.device)
                 print(f"    our steps by operator, one run, {total * 1e3:.1f} ms: " +
                       ", ".join(f"{op} {t * 1e3:.1f} ({t / total:.0%})" for op, t in by_op))
+                if planned is not None:
+                    print(f"    the memory plan's activation peak (passes/memory.py): {planned / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":
