@@ -59,7 +59,10 @@ class InferenceSession:
             self.graph, self.pass_records, self.specialization = run_passes(
                 self.graph, float_dtype.name if float_dtype is not None else "float32", device)
         self.ctx = Context(device, float_dtype)
-        self._constants = {name: self.ctx.constant(array) for name, array in self.graph.constants.items()}
+        # The weights move to the device one by one, each numpy copy let go as it goes: the
+        # graphs keep their nodes, not a second copy of the weights
+        constants, self.imported.constants, self.graph.constants = self.graph.constants, {}, {}
+        self._constants = {name: self.ctx.constant(constants.pop(name)) for name in list(constants)}
         self._plans = {}
 
     def get_inputs(self):
