@@ -27,6 +27,7 @@ STAGE = {
     "10_chatbots": "stage4",
     "11_lazy_fusion": "stage3",
     "12_convolutions": "stage4",
+    "13_inference_compiler": "stage4",
 }
 
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
@@ -50,6 +51,8 @@ FIGURES = {
                        "lazy_speedups.png"],
     "12_convolutions": ["conv_stride_padding_dilation.png", "pooling_upsampling.png", "mnist_cnn_loss.png",
                         "cnn_filters.png", "cnn_feature_maps.png", "conv_speed_ladder.png"],
+    "13_inference_compiler": ["onnx_unet_graph.svg", "onnx_pass_fold.svg", "onnx_pass_canonicalize.svg",
+                              "onnx_pass_dce.svg", "onnx_supergraph.svg", "onnx_memory_plan.png"],
 }
 
 
