@@ -10,6 +10,7 @@ first time each set of input shapes is fed and replayed after.
 import stage2_tensor as tg
 
 from .importer import import_model, load_model
+from .inference import infer
 from .operators import Context
 from .operators.context import tg_dtype
 from .operators.host import HostTensor, to_numpy
@@ -34,6 +35,7 @@ class InferenceSession:
         """``dtype``: None keeps the model's float types; "float32" or "float64" stores
         every float weight and activation in that type."""
         self.graph = import_model(load_model(path_or_bytes))
+        self.inference = infer(self.graph)     # symbolic shapes; refuses unprovable Concats
         float_dtype = None
         if dtype is not None:
             float_dtype = tg_dtype(str(getattr(dtype, "name", dtype)), "InferenceSession")
@@ -44,6 +46,10 @@ class InferenceSession:
         self.ctx = Context(device, float_dtype)
         self._constants = {name: self.ctx.constant(array) for name, array in self.graph.constants.items()}
         self._plans = {}
+
+    def shapes(self):
+        """Every value's symbolic shape, one per line (inference/: expressions of the input dims)."""
+        return self.inference.table()
 
     def get_inputs(self):
         return [NodeArg(v) for v in self.graph.inputs]

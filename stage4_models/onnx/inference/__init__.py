@@ -1,0 +1,110 @@
+"""Symbolic shape inference at import (chapter 13, "13_inference_compiler": symbolic shapes).
+
+``infer(graph)`` walks the imported graph once, front to back, and gives every value a
+shape whose dims are expressions (``symbolic.Expr``) of the graph inputs' dims: a dim the
+model names (``dim_param`` "H") is ``Dim("H")``, an unnamed dynamic one is named after its
+input and position (``x_d2``), a static one is an int. Each ONNX operator has a *rule*
+(``rules_spatial.py``: windows, resizing, padding, slicing; ``rules_layout.py``: reshaping,
+concatenating, products, reductions; ``rules_arith.py``: element-wise ops and the shape
+arithmetic itself) that gives its outputs' shapes from its inputs'. Shape arithmetic
+(Shape, Gather, Concat, Mod, Sub... of shapes) is evaluated on symbolic *values*, so a Pad
+or Slice fed by it gets expressions: the padded U-net's ``H + (-H) % 2``.
+
+Where two extents must be equal (a Concat's non-axis dims, a broadcast's dims that are not
+1), the rule asks the solver to prove it for every input; a failed proof refuses the
+model with a ``ShapeRefusal`` (a ValueError) naming the node and both expressions. This is
+how the unpadded U-net is refused at import: ``cannot prove the extents H and
+2*(H // 2) equal``.
+
+The fallback: an operator without a rule, or a rule that meets what it cannot express
+(a Reshape whose target is computed from data, a float scale that is not a short binary
+fraction), gives its outputs an unknown rank, or dims that are fresh symbols named
+``?node#k``; ``Inference.fallbacks`` lists each (node, reason). A proof involving an
+unknown symbol never refuses a model: the check is left to the operators at run time.
+"""
+from ..symbolic import Context, Dim
+from .values import CannotInfer, ShapeRefusal, Sym, format_shape, unknown  # noqa: F401
+
+RULES = {}
+
+
+def rule(*op_types):
+    """Decorator: the function gives the output Syms of these operators,
+    ``fn(inference, node, inputs) -> [Sym, ...]`` (inputs: Syms, None where left out)."""
+    def add(fn):
+        for op_type in op_types:
+            RULES[op_type] = fn
+        return fn
+    return add
+
+
+from . import rules_arith, rules_layout, rules_spatial  # noqa: E402,F401  (their registrations)
+
+
+def input_shape(value):
+    """A graph input's symbolic shape: ints, ``Dim(dim_param)``, or ``Dim("<input>_d<i>")``."""
+    if value.shape is None:
+        return None
+    return tuple(d if isinstance(d, int) and d > 0 else Dim(d if isinstance(d, str) and d else
+                                                              f"{value.name}_d{i}")
+                 for i, d in enumerate(value.shape))
+
+
+class Inference:
+    """The result: ``syms`` (value name -> Sym), ``fallbacks`` ([(node, reason)]), and
+    the solver ``ctx`` every proof was made in."""
+
+    def __init__(self, graph):
+        from .values import from_array
+        self.graph, self.ctx = graph, Context()
+        self.syms, self.fallbacks = {}, []
+        for name, array in graph.constants.items():
+            self.syms[name] = from_array(array)
+        for v in graph.inputs:
+            self.syms[v.name] = Sym(input_shape(v), v.dtype)
+        for node in graph.nodes:
+            self._infer(node)
+
+    def _infer(self, node):
+        inputs = [self.syms.get(name) if name else None for name in node.inputs]
+        fn = RULES.get(node.op_type)
+        try:
+            if fn is None:
+                raise CannotInfer("no rule for this operator")
+            outputs = list(fn(self, node, inputs))
+        except ShapeRefusal:
+            raise
+        except (CannotInfer, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
+            # A rule's failure is no refusal: the operators check their inputs at run time.
+            self.fallbacks.append((node, f"{type(e).__name__}: {e}"))
+            outputs = []
+        for i, name in enumerate(node.outputs):
+            if name:
+                self.syms[name] = outputs[i] if i < len(outputs) else Sym()
+
+    def shape(self, name):
+        return self.syms[name].shape
+
+    def table(self):
+        """Each node's outputs and their shapes, one line each (what ``session.shapes()`` prints)."""
+        lines = [f"{v.name}: {format_shape(self.syms[v.name].shape)}  (input)" for v in self.graph.inputs]
+        for node in self.graph.nodes:
+            for name in node.outputs:
+                if name:
+                    lines.append(f"{name}: {format_shape(self.syms[name].shape)}  ({node.op_type})")
+        return "\n".join(lines)
+
+
+def infer(graph):
+    """Infer every value's symbolic shape; store it on the IR (``graph.symbolic``, and
+    ``Value.sym_shape`` on the inputs and outputs); return the ``Inference``. Raises a
+    ``ShapeRefusal`` (ValueError) for a model whose extents cannot be proven compatible."""
+    result = Inference(graph)
+    graph.symbolic = result
+    for v in graph.inputs + graph.outputs:
+        v.sym_shape = result.syms[v.name].shape if v.name in result.syms else None
+    return result
+
+
+def unknown_dims(label, rank):
+    return tuple(unknown(label) for _ in range(rank))
