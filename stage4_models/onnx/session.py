@@ -105,3 +105,11 @@ class InferenceSession:
         if declared.dtype is not None and array.dtype.name != declared.dtype:
             array = array.astype(declared.dtype)
         return array
+
+    def memory(self):
+        """The plan's live activation bytes per step and their peak, as expressions of the
+        input dims (inference/memory.py): ``(peak, [(node, bytes), ...])``."""
+        from .inference.memory import peak, profile
+        itemsize = self.ctx.float_dtype.itemsize if self.ctx.float_dtype is not None else None
+        per_step = profile(self.graph, self.inference, itemsize)
+        return peak([b for _, b in per_step]), per_step

@@ -23,7 +23,8 @@ fraction), gives its outputs an unknown rank, or dims that are fresh symbols nam
 unknown symbol never refuses a model: the check is left to the operators at run time.
 """
 from ..symbolic import Context, Dim
-from .values import CannotInfer, ShapeRefusal, Sym, format_shape, unknown  # noqa: F401
+from ..symbolic.expr import Op
+from .values import INT_DTYPES, CannotInfer, ShapeRefusal, Sym, format_shape, unknown  # noqa: F401
 
 RULES = {}
 
@@ -85,13 +86,40 @@ class Inference:
     def shape(self, name):
         return self.syms[name].shape
 
-    def table(self):
-        """Each node's outputs and their shapes, one line each (what ``session.shapes()`` prints)."""
-        lines = [f"{v.name}: {format_shape(self.syms[v.name].shape)}  (input)" for v in self.graph.inputs]
-        for node in self.graph.nodes:
-            for name in node.outputs:
+    def bind(self, shapes):
+        """The symbols' values for concrete input shapes (input name -> tuple of ints): each
+        input dim that is a symbol takes the fed extent. ValueError where a static dim, or a
+        symbol two inputs share, disagrees with what is fed."""
+        values = {}
+        for v in self.graph.inputs:
+            dims = self.syms[v.name].shape
+            if dims is None or v.name not in shapes:
+                continue
+            fed = tuple(shapes[v.name])
+            if len(fed) != len(dims):
+                raise ValueError(f"input {v.name!r}: expected {len(dims)} dims, got shape {fed}")
+            for d, n in zip(dims, fed):
+                atom = d.single_atom()
+                name = atom.args[0] if atom is not None and atom.kind == Op.SYM else None
+                expected = values.get(name) if name else (d.const if d.is_constant() else None)
+                if expected is not None and expected != n:
+                    raise ValueError(f"input {v.name!r}: dim {d} is {expected}, got shape {fed}")
                 if name:
-                    lines.append(f"{name}: {format_shape(self.syms[name].shape)}  ({node.op_type})")
+                    values[name] = int(n)
+        return values
+
+    def table(self):
+        """Each value's shape, one line each, with the value of shape arithmetic (what
+        ``session.shapes()`` prints)."""
+        def line(name, origin):
+            sym = self.syms[name]
+            text = f"{name}: {format_shape(sym.shape)}"
+            if sym.value is not None and sym.value.size and sym.dtype in INT_DTYPES:
+                text += " = [" + ", ".join(str(v) for v in sym.value.reshape(-1)) + "]"
+            return f"{text}  ({origin})"
+        lines = [line(v.name, "input") for v in self.graph.inputs]
+        for node in self.graph.nodes:
+            lines += [line(name, node.op_type) for name in node.outputs if name]
         return "\n".join(lines)
 
 

@@ -168,6 +168,8 @@ def expr_equal(ctx, a, b, where):
         return a
     if is_unknown(a) or is_unknown(b):
         return b if is_unknown(a) else a
+    if a.is_constant() and b.is_constant():
+        raise ShapeRefusal(f"{where}: the extents {a} and {b} differ")
     proof = ctx.prove_equal(a, b)
     if not proof:
         raise ShapeRefusal(f"{where}: cannot prove the extents {a} and {b} equal for every input "
