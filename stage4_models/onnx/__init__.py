@@ -3,7 +3,9 @@
 ``ir.py`` (the graph), ``importer.py`` (ModelProto -> graph, checked), ``operators/`` (each
 ONNX operator on stage2_tensor's ops; shape arithmetic on the host), ``shapes.py`` (where
 shapes are read), ``plan.py`` (the graph made concrete for the input shapes fed),
-``session.py`` (``InferenceSession``, onnxruntime's API).
+``session.py`` (``InferenceSession``, onnxruntime's API), ``symbolic/`` (the expression
+engine and its solver), ``inference/`` (every value's symbolic shape at import, the proofs
+a Concat needs, the plan's memory as an expression).
 """
 from .session import InferenceSession, NodeArg
 

@@ -27,6 +27,9 @@ from ..symbolic.expr import Op
 from .values import INT_DTYPES, CannotInfer, ShapeRefusal, Sym, format_shape, unknown  # noqa: F401
 
 RULES = {}
+# operators whose first output has their first input's rank, whatever their attributes
+RANK_KEEPING = ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "Resize", "Upsample", "Pad", "Slice",
+                "Tile", "DepthToSpace", "SpaceToDepth")
 
 
 def rule(*op_types):
@@ -78,10 +81,18 @@ class Inference:
         except (CannotInfer, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
             # A rule's failure is no refusal: the operators check their inputs at run time.
             self.fallbacks.append((node, f"{type(e).__name__}: {e}"))
-            outputs = []
+            outputs = self._unknown(node, inputs)
         for i, name in enumerate(node.outputs):
             if name:
                 self.syms[name] = outputs[i] if i < len(outputs) else Sym()
+
+    def _unknown(self, node, inputs):
+        # The fallback: an operator that keeps its input's rank gets a fresh symbol per dim
+        # (a later Concat or broadcast with it is checked at run time); others, no rank.
+        x = inputs[0] if inputs else None
+        if node.op_type in RANK_KEEPING and x is not None and x.shape is not None:
+            return [Sym(unknown_dims(node.name, len(x.shape)), x.dtype)]
+        return []
 
     def shape(self, name):
         return self.syms[name].shape

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from ..symbolic import as_expr, ceildiv
 from . import rule
-from .values import TO_THE_END, CannotInfer, Sym, const_ints, dmax, dmin, ints, shape, sign
+from .values import TO_THE_END, CannotInfer, Sym, const_ints, dmax, dmin, ints, shape, sign, unknown
 
 
 def _ints_attr(node, key, default):
@@ -124,13 +124,20 @@ def _floats(sym, what):
     return [float(v) if isinstance(v, float) else float(int(v)) for v in sym.value.reshape(-1)]
 
 
-def _resized(x, dtype, scales=None, sizes=None):
+def _resized(inf, node, x, dtype, scales=None, sizes=None):
+    """The resized shape; a dim whose scale has no exact expression becomes a fresh symbol
+    (and a fallback listed), the others stay exact."""
     if sizes is not None:
-        out = sizes
-    else:
-        if len(scales) != len(x):
-            raise CannotInfer("one scale per dim is needed")
-        out = [scaled(d, f) for d, f in zip(x, scales)]
+        return [Sym(sizes, dtype)]
+    if len(scales) != len(x):
+        raise CannotInfer("one scale per dim is needed")
+    out = []
+    for d, f in zip(x, scales):
+        try:
+            out.append(scaled(d, f))
+        except CannotInfer as e:
+            inf.fallbacks.append((node, f"CannotInfer: {e}"))
+            out.append(unknown(node.name))
     return [Sym(out, dtype)]
 
 
@@ -140,20 +147,20 @@ def upsample(inf, node, ins):
     scales = node.attr("scales") if node.opset < 9 else _floats(ins[1], "scales")
     if not isinstance(scales, list):
         raise CannotInfer("scales are missing")
-    return _resized(x, ins[0].dtype, [float(f) for f in scales])
+    return _resized(inf, node, x, ins[0].dtype, [float(f) for f in scales])
 
 
 @rule("Resize")
 def resize(inf, node, ins):
     x = shape(ins[0])
     if node.opset < 11:
-        return _resized(x, ins[0].dtype, _floats(ins[1], "scales"))
+        return _resized(inf, node, x, ins[0].dtype, _floats(ins[1], "scales"))
     scales = ins[2] if len(ins) > 2 else None
     if scales is not None and scales.value is not None and scales.value.size == 0:
         scales = None
     if scales is not None:
-        return _resized(x, ins[0].dtype, _floats(scales, "scales"))
-    return _resized(x, ins[0].dtype, sizes=ints(ins[3] if len(ins) > 3 else None, "sizes"))
+        return _resized(inf, node, x, ins[0].dtype, _floats(scales, "scales"))
+    return _resized(inf, node, x, ins[0].dtype, sizes=ints(ins[3] if len(ins) > 3 else None, "sizes"))
 
 
 @rule("Pad")
