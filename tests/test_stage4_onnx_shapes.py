@@ -111,9 +111,15 @@ def test_torch_exported_unets(torch_unets):  # noqa: F811  (the fixture imported
     assert sess.inference.fallbacks == []
     assert sess.graph.outputs[0].sym_shape == (1, 1, H, W)
     assert sess.inference.shape("/Concat_3_output_0") == (1, 12, H + H % 2, W + W % 2)
+    peak, per_step = sess.memory()
     for hw in [(1, 1), (5, 7), (9, 4)]:
         x = np.random.default_rng(1).standard_normal((1, 1, *hw)).astype(np.float32)
         assert _check_every_value(sess, {"x": x}) > 60
+        sess._plans.clear()
+        replayed, measured = _measured_live_bytes(sess, {"x": x})      # the shape arithmetic: no step
+        assert [node.op_type for node, _ in per_step] == replayed and len(replayed) == 11
+        assert [evaluate(b, {"H": hw[0], "W": hw[1]}) for _, b in per_step] == measured
+        assert evaluate(peak, {"H": hw[0], "W": hw[1]}) == max(measured)
     with pytest.raises(ValueError, match=r"Concat.*'/Concat'.*extents H and 2\*\(H // 2\)"):
         InferenceSession(unets[False][1])
 
