@@ -142,30 +142,31 @@ def size(inf, node, ins):
     return [Sym((), "int64", object_array([product(shape(ins[0]))], ()))]
 
 
+def _cast_entry(v, dtype):
+    """One entry cast to dtype: floats to integers truncate, integers to floats convert, an
+    extent stays an expression (a float holding an integer); None where unknown (an
+    extent's truth value)."""
+    v = _plain(v)
+    if dtype == "bool":
+        return None if isinstance(v, Expr) else as_expr(int(bool(v)))
+    if dtype in INT_DTYPES:
+        return as_expr(int(v)) if isinstance(v, (int, float)) else v
+    return float(v) if isinstance(v, int) else v
+
+
 @rule("Cast")
 def cast(inf, node, ins):
-    """Integer entries stay expressions; floats cast to an integer type are truncated."""
     to = node.attr("to")
-    if isinstance(to, str):
+    if isinstance(to, str):                 # opset 6 and earlier name the type
         from onnx import TensorProto
         to = getattr(TensorProto, to.upper(), None)
     from ..importer import numpy_dtype
     dtype = numpy_dtype(to, node.describe())
     x, value = ins[0], None
     if x.value is not None:
-        entries = []
-        for v in x.value.reshape(-1):
-            v = _plain(v)
-            if dtype == "bool":
-                v = bool(v) if not isinstance(v, Expr) else None
-            if dtype in INT_DTYPES:
-                v = as_expr(int(v)) if isinstance(v, (int, float)) else v
-            elif isinstance(v, int):
-                v = float(v)
-            entries.append(v)
+        entries = [_cast_entry(v, dtype) for v in x.value.reshape(-1)]
         if all(v is not None for v in entries):
-            value = object_array([as_expr(int(v)) if isinstance(v, bool) else v for v in entries],
-                                 x.value.shape)
+            value = object_array(entries, x.value.shape)
     return [Sym(x.shape, dtype, value)]
 
 

@@ -155,10 +155,11 @@ def gather(inf, node, ins):
     ax = _axis(node, "axis", 0, len(data))
     out = data[:ax] + idx + data[ax + 1:]
     value = None
-    if ins[0].value is not None and ins[1].value is not None:
+    indices = None if ins[1].value is None else [as_expr(i) for i in ins[1].value.reshape(-1)]
+    if ins[0].value is not None and indices is not None and all(i.is_constant() for i in indices):
         size = int(data[ax])
-        picks = [int(i) + size if int(i) < 0 else int(i) for i in ins[1].value.reshape(-1)]
-        if all(0 <= i < size for i in picks):
+        picks = [i.const + size if i.const < 0 else i.const for i in indices]
+        if all(0 <= i < size for i in picks):           # (else the operator refuses them at run time)
             value = np.take(ins[0].value, np.array(picks, dtype=np.int64).reshape(ins[1].value.shape), axis=ax)
     return [Sym(out, ins[0].dtype, value)]
 
