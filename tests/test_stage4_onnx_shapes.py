@@ -261,3 +261,23 @@ def test_plan_memory_is_an_expression_of_the_input_dims(hw):
     assert [node.op_type for node, _ in per_step] == replayed
     assert [evaluate(b, at) for _, b in per_step] == measured
     assert evaluate(peak, at) == max(measured)
+
+
+# ---- the backend test models --------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["pytorch-operator", "pytorch-converted"])
+def test_every_value_of_the_backend_models_as_the_run_computes_it(kind):
+    """The 35 + 82 backend test models (the light ones are checked at their outputs in
+    test_stage4_onnx.py): every value's shape and shape-arithmetic value, inferred at
+    import, is the run's; no operator fell back."""
+    import glob
+    import os
+
+    from tests.test_stage4_onnx import DATA, _cases, _tensor
+    checked = 0
+    for name in _cases(kind):
+        folder = os.path.join(DATA, kind, name)
+        sess = InferenceSession(os.path.join(folder, "model.onnx"))
+        assert sess.inference.fallbacks == [], name
+        inputs = [_tensor(p) for p in sorted(glob.glob(os.path.join(folder, "test_data_set_0", "input_*.pb")))]
+        checked += _check_every_value(sess, {a.name: x for a, x in zip(sess.get_inputs(), inputs)})
+    assert checked > 100
