@@ -4,7 +4,9 @@
     sess = InferenceSession("model.onnx")                  # device "cpu"; also "python", "cpu:lazy"
     [y] = sess.run(None, {sess.get_inputs()[0].name: x})  # numpy in, numpy out
 
-The model is imported once (importer.py: the checks, the IR); a plan (plan.py) is made the
+The model is imported once (importer.py: the checks, the IR), its shapes inferred as
+expressions of the input dims (inference/: ``sess.shapes()``, ``sess.memory()``; a Concat
+whose extents cannot be proven equal refuses the model here); a plan (plan.py) is made the
 first time each set of input shapes is fed and replayed after.
 """
 import stage2_tensor as tg

@@ -8,7 +8,8 @@ input and position (``x_d2``), a static one is an int. Each ONNX operator has a 
 concatenating, products, reductions; ``rules_arith.py``: element-wise ops and the shape
 arithmetic itself) that gives its outputs' shapes from its inputs'. Shape arithmetic
 (Shape, Gather, Concat, Mod, Sub... of shapes) is evaluated on symbolic *values*, so a Pad
-or Slice fed by it gets expressions: the padded U-net's ``H + (-H) % 2``.
+or Slice fed by it gets expressions: the padded U-net's pads ``(2 - H % 2) % 2`` are ``H % 2``
+in canonical form, its padded extent ``H + H % 2``.
 
 Where two extents must be equal (a Concat's non-axis dims, a broadcast's dims that are not
 1), the rule asks the solver to prove it for every input; a failed proof refuses the
@@ -17,9 +18,11 @@ how the unpadded U-net is refused at import: ``cannot prove the extents H and
 2*(H // 2) equal``.
 
 The fallback: an operator without a rule, or a rule that meets what it cannot express
-(a Reshape whose target is computed from data, a float scale that is not a short binary
-fraction), gives its outputs an unknown rank, or dims that are fresh symbols named
-``?node#k``; ``Inference.fallbacks`` lists each (node, reason). A proof involving an
+(a Slice bound of unknown sign, a Squeeze of symbolic dims without axes), gives an
+operator that keeps its input's rank (``RANK_KEEPING``) fresh symbols ``?node#k`` as dims,
+and any other an unknown rank (shape None); a Resize dim whose float scale has no exact
+integer expression (1.7: floor(H * 1.7) rounds) alone becomes such a symbol.
+``Inference.fallbacks`` lists each (node, reason): none for the backend test models. A proof involving an
 unknown symbol never refuses a model: the check is left to the operators at run time.
 """
 from ..symbolic import Context, Dim
