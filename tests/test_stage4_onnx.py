@@ -9,6 +9,7 @@ sqrt(K) eps relative to the sum of magnitudes (K up to 4608 here: 512 channels x
 rtol = 1e-4 leaves a margin of ~10x; atol = 1e-5 covers outputs near 0 after cancellation.
 (Measured: at most 1.3e-7 relative on every model.)
 """
+import functools
 import glob
 import os
 
@@ -311,6 +312,11 @@ def test_a_value_with_two_producers():
 def torch_unets():
     """The seed's two U-nets (padding H, W up to even sizes, or not), exported by PyTorch's
     TorchScript exporter with dynamic H and W: (module, ONNX bytes) for padded and plain."""
+    return _export_torch_unets()
+
+
+@functools.cache       # exported once per process: test_stage4_onnx_shapes.py uses them too
+def _export_torch_unets():
     torch = pytest.importorskip("torch")
     nn, F = torch.nn, torch.nn.functional
 

@@ -281,3 +281,43 @@ def test_every_value_of_the_backend_models_as_the_run_computes_it(kind):
         inputs = [_tensor(p) for p in sorted(glob.glob(os.path.join(folder, "test_data_set_0", "input_*.pb")))]
         checked += _check_every_value(sess, {a.name: x for a, x in zip(sess.get_inputs(), inputs)})
     assert checked > 100
+
+
+def _light_dynamic(name, dims="NHW"):
+    """A light model with its input's batch, height and width made symbolic."""
+    import os
+
+    from tests.test_stage4_onnx import DATA
+    model = onnx.load(os.path.join(DATA, "light", f"light_{name}.onnx"))
+    inits = {t.name for t in model.graph.initializer}
+    [x] = [v for v in model.graph.input if v.name not in inits]
+    for axis, param in zip((0, 2, 3), dims):
+        if param != "-":
+            d = x.type.tensor_type.shape.dim[axis]
+            d.Clear()
+            d.dim_param = param
+    return model, x.name
+
+
+def test_light_squeezenet_at_any_size():
+    """Ceil-mode pools, concats of expand branches, global pooling: the output is (N, 1000,
+    1, 1) for every N, H, W, and every value's shape is the run's at a size never stored."""
+    model, name = _light_dynamic("squeezenet")
+    sess = InferenceSession(model.SerializeToString())
+    assert sess.inference.fallbacks == [] and sess.graph.outputs[0].sym_shape == (N, 1000, 1, 1)
+    assert _check_every_value(sess, {name: np.zeros((2, 3, 51, 47), np.float32)}) > 60
+
+
+def test_light_inception_v2_with_dynamic_extents_is_refused_with_the_size_that_breaks_it():
+    """Inception v2's pooled branch ((H + 9) // 16) and its strided convolutions' ((H + 1) // 16)
+    agree at 224 but not for every H: refused at import; onnxruntime (when installed) accepts
+    it and fails at run time on the same node at H = 231, where the two are 15 and 14."""
+    model, name = _light_dynamic("inception_v2", "-HW")
+    with pytest.raises(ValueError, match=r"Concat \(opset 9\) node 'n161', dim 2: cannot prove the extents "
+                                         r"\(H \+ 9\) // 16 and \(H \+ 1\) // 16 equal"):
+        InferenceSession(model.SerializeToString())
+    assert ((231 + 9) // 16, (231 + 1) // 16) == (15, 14)
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match=r"n161.*mismatched dimensions of 14 and 15"):
+        sess.run(None, {name: np.zeros((1, 3, 231, 231), np.float32)})
