@@ -27,7 +27,7 @@ unknown symbol never refuses a model: the check is left to the operators at run 
 """
 from ..symbolic import Context, Dim
 from ..symbolic.expr import Op
-from .values import INT_DTYPES, CannotInfer, ShapeRefusal, Sym, format_shape, unknown  # noqa: F401
+from .values import INT_DTYPES, CannotInfer, ShapeRefusal, Sym, format_shape  # noqa: F401
 
 RULES = {}
 # operators whose first output has their first input's rank, whatever their attributes
@@ -64,7 +64,7 @@ class Inference:
     def __init__(self, graph):
         from .values import from_array
         self.graph, self.ctx = graph, Context()
-        self.syms, self.fallbacks = {}, []
+        self.syms, self.fallbacks, self._fresh = {}, [], 0
         for name, array in graph.constants.items():
             self.syms[name] = from_array(array)
         for v in graph.inputs:
@@ -94,8 +94,13 @@ class Inference:
         # (a later Concat or broadcast with it is checked at run time); others, no rank.
         x = inputs[0] if inputs else None
         if node.op_type in RANK_KEEPING and x is not None and x.shape is not None:
-            return [Sym(unknown_dims(node.name, len(x.shape)), x.dtype)]
+            return [Sym([self.fresh(node.name) for _ in x.shape], x.dtype)]
         return []
+
+    def fresh(self, label):
+        """A fresh symbol for a dim no rule gives: ``?label#k``, k counting in this graph."""
+        self._fresh += 1
+        return Dim(f"?{label}#{self._fresh - 1}")
 
     def shape(self, name):
         return self.syms[name].shape
@@ -146,7 +151,3 @@ def infer(graph):
     for v in graph.inputs + graph.outputs:
         v.sym_shape = result.syms[v.name].shape if v.name in result.syms else None
     return result
-
-
-def unknown_dims(label, rank):
-    return tuple(unknown(label) for _ in range(rank))

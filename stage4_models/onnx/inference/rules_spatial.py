@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from ..symbolic import as_expr, ceildiv
 from . import rule
-from .values import TO_THE_END, CannotInfer, Sym, const_ints, dmax, dmin, ints, shape, sign, unknown
+from .values import TO_THE_END, CannotInfer, Sym, const_ints, dmax, dmin, ints, shape, sign
 
 
 def _ints_attr(node, key, default):
@@ -137,7 +137,7 @@ def _resized(inf, node, x, dtype, scales=None, sizes=None):
             out.append(scaled(d, f))
         except CannotInfer as e:
             inf.fallbacks.append((node, f"CannotInfer: {e}"))
-            out.append(unknown(node.name))
+            out.append(inf.fresh(node.name))
     return [Sym(out, dtype)]
 
 

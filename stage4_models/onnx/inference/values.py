@@ -11,13 +11,11 @@ arithmetic on each entry is the symbolic engine's.
 
 A dim inference could not work out is a fresh symbol named ``?...`` (``unknown``): it
 stands for "some extent, learnt when the graph runs", and a proof that involves one is
-never a reason to refuse a model.
+never a reason to refuse a model (``Inference.fresh`` makes them).
 """
-import itertools
-
 import numpy as np
 
-from ..symbolic import Dim, Expr, Max, Min, as_expr, free_symbols
+from ..symbolic import Max, Min, as_expr, free_symbols
 from ..symbolic.solver import dim_bounds
 
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool")
@@ -55,14 +53,6 @@ class Sym:
 
 def format_shape(shape):
     return "?" if shape is None else "(" + ", ".join(str(d) for d in shape) + ")"
-
-
-_fresh = itertools.count()
-
-
-def unknown(label):
-    """A fresh symbol for a dim no rule gives: ``?label#k``."""
-    return Dim(f"?{label}#{next(_fresh)}")
 
 
 def is_unknown(expr):
@@ -190,7 +180,3 @@ def broadcast(ctx, shapes, where):
             result = expr_equal(ctx, result, d, f"{where}, broadcasting dim {i} (neither equal nor 1)")
         out.append(result)
     return tuple(out)
-
-
-def is_expr(v):
-    return isinstance(v, Expr)
