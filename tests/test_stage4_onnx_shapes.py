@@ -77,6 +77,9 @@ def test_padded_unet_shapes_are_expressions_of_the_input_dims():
     assert inf.shape("p1") == (N, 3, Hp // 2, Wp // 2)
     assert [str(d) for d in inf.shape("u1")] == ["N", "3", "2*((H + H % 2) // 2)", "2*((W + W % 2) // 2)"]
     assert inf.shape("cat") == (N, 6, Hp, Wp)       # the Concat's proof: 2*((H + H % 2) // 2) == H + H % 2
+    (where_h, proof_h), (where_w, _) = inf.proofs                 # the two the canonical forms did not show
+    assert where_h == "Concat (opset 13) node '#12', dim 2" and where_w.endswith("dim 3")
+    assert proof_h.proven and "case analysis over H = 2*H__q + r: all 2 cases" in proof_h.explain()
     assert inf.shape("y") == (N, 1, H, W) and sess.graph.outputs[0].sym_shape == (N, 1, H, W)
     table = sess.shapes()
     assert "cat: (N, 6, H + H % 2, W + W % 2)  (Concat)" in table and "pads: (8) = [0, 0, 0, 0, 0, 0, H % 2" in table

@@ -58,13 +58,15 @@ def input_shape(value):
 
 
 class Inference:
-    """The result: ``syms`` (value name -> Sym), ``fallbacks`` ([(node, reason)]), and
-    the solver ``ctx`` every proof was made in."""
+    """The result: ``syms`` (value name -> Sym), ``fallbacks`` ([(node, reason)]), the
+    ``proofs`` that needed the solver ([(where, Proof)]), and the solver ``ctx`` they were
+    made in."""
 
     def __init__(self, graph):
         from .values import from_array
         self.graph, self.ctx = graph, Context()
         self.syms, self.fallbacks, self._fresh = {}, [], 0
+        self.proofs = []        # (where, Proof) for each equality the canonical forms did not show
         for name, array in graph.constants.items():
             self.syms[name] = from_array(array)
         for v in graph.inputs:

@@ -112,7 +112,7 @@ def elementwise(inf, node, ins):
     if node.opset < 7 and node.op_type in ("Add", "Sub", "Mul", "Div", "Pow") or node.op_type == "PRelu":
         out = shapes[0]
     else:
-        out = broadcast(inf.ctx, shapes, node.describe())
+        out = broadcast(inf, shapes, node.describe())
     logical = node.op_type in _COMPARE or node.op_type in ("And", "Or")
     dtype = "bool" if logical else ins[0].dtype
     return [Sym(out, dtype, _combine(node.op_type, node, ins, out, dtype))]
@@ -120,7 +120,7 @@ def elementwise(inf, node, ins):
 
 @rule("Where")
 def where(inf, node, ins):
-    out = broadcast(inf.ctx, [shape(s) for s in ins], node.describe())
+    out = broadcast(inf, [shape(s) for s in ins], node.describe())
     value = None
     if all(s.value is not None for s in ins) and is_static(out):
         cond, a, b = np.broadcast_arrays(*[s.value for s in ins])

@@ -121,7 +121,7 @@ def concat(inf, node, ins):
             raise CannotInfer("the inputs' ranks differ")
         for i, (a, b) in enumerate(zip(out, s)):
             if i != ax:
-                out[i] = expr_equal(inf.ctx, a, b, f"{node.describe()}, dim {i}")
+                out[i] = expr_equal(inf, a, b, f"{node.describe()}, dim {i}")
         out[ax] = out[ax] + s[ax]
     values = [s.value for s in ins]
     value = np.concatenate(values, axis=ax) if all(v is not None for v in values) else None
@@ -175,7 +175,7 @@ def tile(inf, node, ins):
 def expand(inf, node, ins):
     x = shape(ins[0])
     target = tuple(ints(ins[1], "the shape"))
-    return [Sym(broadcast(inf.ctx, [x, target], node.describe()), ins[0].dtype)]
+    return [Sym(broadcast(inf, [x, target], node.describe()), ins[0].dtype)]
 
 
 @rule("Gemm")
@@ -194,7 +194,7 @@ def matmul(inf, node, ins):
     a, b = list(shape(ins[0])), list(shape(ins[1]))
     if not a or not b:
         raise CannotInfer("scalar operands")
-    batch = broadcast(inf.ctx, [tuple(a[:-2]), tuple(b[:-2])], node.describe())
+    batch = broadcast(inf, [tuple(a[:-2]), tuple(b[:-2])], node.describe())
     out = list(batch)
     if len(a) > 1:
         out.append(a[-2])

@@ -150,9 +150,10 @@ def object_array(entries, shape):
     return out.reshape(shape)
 
 
-def expr_equal(ctx, a, b, where):
+def expr_equal(inf, a, b, where):
     """Require a == b for every input; an unknown symbol on either side defers the check
-    to run time (where the operators check it)."""
+    to run time (where the operators check it). A proof beyond equal canonical forms is
+    kept in ``inf.proofs`` (what the chapter shows for the padded U-net's Concat)."""
     a, b = as_expr(a), as_expr(b)
     if a == b:
         return a
@@ -160,14 +161,15 @@ def expr_equal(ctx, a, b, where):
         return b if is_unknown(a) else a
     if a.is_constant() and b.is_constant():
         raise ShapeRefusal(f"{where}: the extents {a} and {b} differ")
-    proof = ctx.prove_equal(a, b)
+    proof = inf.ctx.prove_equal(a, b)
     if not proof:
         raise ShapeRefusal(f"{where}: cannot prove the extents {a} and {b} equal for every input "
                            f"({proof.status}: {proof.steps[-1]})")
+    inf.proofs.append((where, proof))
     return a
 
 
-def broadcast(ctx, shapes, where):
+def broadcast(inf, shapes, where):
     """The multidirectional (numpy) broadcast of shapes: per dim, equal extents, or one of
     them the constant 1. A pair that is neither provably equal nor 1 refuses the model."""
     rank = max(len(s) for s in shapes)
@@ -177,6 +179,6 @@ def broadcast(ctx, shapes, where):
         dims = [d for d in dims if not (d.is_constant() and d.const == 1)] or [as_expr(1)]
         result = dims[0]
         for d in dims[1:]:
-            result = expr_equal(ctx, result, d, f"{where}, broadcasting dim {i} (neither equal nor 1)")
+            result = expr_equal(inf, result, d, f"{where}, broadcasting dim {i} (neither equal nor 1)")
         out.append(result)
     return tuple(out)
