@@ -324,3 +324,15 @@ def test_light_inception_v2_with_dynamic_extents_is_refused_with_the_size_that_b
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     with pytest.raises(Exception, match=r"n161.*mismatched dimensions of 14 and 15"):
         sess.run(None, {name: np.zeros((1, 3, 231, 231), np.float32)})
+
+
+def test_untrusted_shape_arithmetic_cannot_stall_the_import():
+    """Values are kept up to 64 entries (30 doubling Concats would make 2**30) and an integer
+    Pow only up to exponent 64 (2**(10**9) would take the import's memory)."""
+    nodes = [helper.make_node("Shape", ["x"], ["v0"])]
+    nodes += [helper.make_node("Concat", [f"v{i}", f"v{i}"], [f"v{i + 1}"], axis=0) for i in range(30)]
+    nodes += [helper.make_node("Pow", ["two", "huge"], ["p"]), helper.make_node("Relu", ["x"], ["y"])]
+    sess = _session(nodes, [("x", TensorProto.FLOAT, ["N", 3])], [_i64("two", [2]), _i64("huge", [10 ** 9])])
+    inf = sess.inference
+    assert list(inf.syms["v5"].value) == [N, 3] * 32 and inf.syms["v6"].value is None
+    assert inf.shape("v30") == (2 ** 31,) and inf.shape("p") == (1,) and inf.syms["p"].value is None

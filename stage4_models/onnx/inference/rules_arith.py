@@ -60,8 +60,8 @@ def _binary(op_type, fmod):
             if fmod and symbolic:
                 raise CannotInfer("fmod of an extent")
             return math.fmod(a, b) if fmod else a % b
-        if op_type == "Pow" and not symbolic:
-            return a ** b
+        if op_type == "Pow" and not symbolic and (isinstance(a, float) or isinstance(b, float) or 0 <= b <= 64):
+            return a ** b               # (bounded: an untrusted exponent cannot stall the import)
         if op_type in _COMPARE and not symbolic:
             return int(_COMPARE[op_type](a, b))
         if op_type == "Equal" and as_expr(a) == as_expr(b):
@@ -87,7 +87,7 @@ def _entry(v, dtype):
 def _combine(op_type, node, syms, out_shape, dtype):
     """The value of an element-wise op on values, or None when one is unknown or the rule
     cannot compute it."""
-    if any(s.value is None for s in syms) or not is_static(out_shape):
+    if any(s.value is None for s in syms) or not is_static(out_shape) or op_type == "Mean":
         return None
     fn = np.frompyfunc(_binary(op_type, node.attr("fmod", 0)), 2, 1)
     arrays = np.broadcast_arrays(*[s.value for s in syms])
@@ -95,10 +95,8 @@ def _combine(op_type, node, syms, out_shape, dtype):
     try:
         for a in arrays[1:]:
             result = fn(result, a)
-    except (CannotInfer, ZeroDivisionError, TypeError):
-        return None
-    if op_type == "Mean":
-        return None
+    except (CannotInfer, ZeroDivisionError, OverflowError, TypeError, ValueError):
+        return None         # (ValueError: legacy broadcasting along an axis, not numpy's)
     result = np.asarray(result, dtype=object).reshape(static(out_shape))
     return object_array([_entry(v, dtype) for v in result.reshape(-1)], result.shape)
 

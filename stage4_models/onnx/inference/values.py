@@ -13,6 +13,8 @@ A dim inference could not work out is a fresh symbol named ``?...`` (``unknown``
 stands for "some extent, learnt when the graph runs", and a proof that involves one is
 never a reason to refuse a model (``Inference.fresh`` makes them).
 """
+import math
+
 import numpy as np
 
 from ..symbolic import Max, Min, as_expr, free_symbols
@@ -41,8 +43,9 @@ class Sym:
     def __init__(self, shape=None, dtype=None, value=None):
         self.shape = None if shape is None else tuple(as_expr(d) for d in shape)
         self.dtype = dtype
-        if value is not None and self.shape is not None and not is_static(self.shape):
-            value = None
+        if value is not None and (self.shape is None or not is_static(self.shape)
+                                  or math.prod(static(self.shape)) > VALUE_MAX_ELEMENTS):
+            value = None        # (a chain of Concats cannot grow a value without bound)
         if value is not None:
             value = np.asarray(value, dtype=object).reshape(static(self.shape))
         self.value = value
