@@ -27,7 +27,7 @@ unknown symbol never refuses a model: the check is left to the operators at run 
 """
 from ..symbolic import Context, Dim
 from ..symbolic.expr import Op
-from .values import INT_DTYPES, CannotInfer, ShapeRefusal, Sym, format_shape  # noqa: F401
+from .values import INT_DTYPES, MAX_TERMS, CannotInfer, ShapeRefusal, Sym, format_shape, size  # noqa: F401
 
 RULES = {}
 # operators whose first output has their first input's rank, whatever their attributes
@@ -81,6 +81,8 @@ class Inference:
             if fn is None:
                 raise CannotInfer("no rule for this operator")
             outputs = list(fn(self, node, inputs))
+            if any(s.shape is not None and any(size(d) > MAX_TERMS for d in s.shape) for s in outputs):
+                raise CannotInfer(f"an extent has more than {MAX_TERMS} terms")
         except ShapeRefusal:
             raise
         except (CannotInfer, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:

@@ -20,49 +20,50 @@ def _ints_attr(node, key, default):
     return list(value)
 
 
-def _window(node, spatial, kernel):
-    """(strides, dilations, begin pads, end pads), the pads as expressions (auto_pad SAME:
-    the total (ceil(L/s) - 1) s + (k - 1) d + 1 - L, at least 0, split in halves)."""
+def _extents(node, spatial, kernel, ceil_mode=False):
+    """The output extents of a windowed op. auto_pad SAME_UPPER or SAME_LOWER pads by
+    max((ceil(L/s) - 1) s + (k - 1) d + 1 - L, 0) in all, which makes the extent ceil(L / s)
+    exactly, in floor and in ceil mode (the padded span is then a multiple of s, or the
+    unpadded window count already ceil(L / s)): that short form, not the max, is kept."""
     n = len(kernel)
     strides = _ints_attr(node, "strides", [1] * n)
     dilations = _ints_attr(node, "dilations", [1] * n)
     auto_pad = node.attr("auto_pad", "NOTSET")
-    if auto_pad in ("NOTSET", ""):
-        pads = _ints_attr(node, "pads", [0] * 2 * n)
-        return strides, dilations, [as_expr(p) for p in pads[:n]], [as_expr(p) for p in pads[n:]]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return [ceildiv(size, s) for size, s in zip(spatial, strides)]
     if auto_pad == "VALID":
-        return strides, dilations, [as_expr(0)] * n, [as_expr(0)] * n
-    begin, end = [], []
-    for size, k, s, d in zip(spatial, kernel, strides, dilations):
-        total = dmax((ceildiv(size, s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        small, large = total // 2, total - total // 2
-        begin.append(small if auto_pad == "SAME_UPPER" else large)
-        end.append(large if auto_pad == "SAME_UPPER" else small)
-    return strides, dilations, begin, end
+        pads = [0] * 2 * n
+    elif auto_pad in ("NOTSET", ""):
+        pads = _ints_attr(node, "pads", [0] * 2 * n)
+    else:
+        raise CannotInfer(f"auto_pad {auto_pad!r}")
+    # pooling.py pads first where the pads are unequal or over half the kernel: its windows
+    # then see no padding, and a last window may start in what was the end padding
+    padded_first = pads[:n] != pads[n:] or any(2 * p > k for p, k in zip(pads[:n], kernel))
+    return [window_extent(L, k, s, d, b, e, ceil_mode, padded_first) for L, k, s, d, b, e in
+            zip(spatial, kernel, strides, dilations, pads[:n], pads[n:])]
 
 
-def window_extent(size, k, s, d, begin, end, ceil_mode=False):
+def window_extent(size, k, s, d, begin, end, ceil_mode=False, padded_first=False):
     """A window's output extent: floor or ceil of (L + pads - d (k - 1) - 1) / s, plus 1;
     with ceil_mode a last window that would start in the end padding is dropped, as
-    stage2_tensor.convolution.output_size does."""
+    stage2_tensor.convolution.output_size does (where the input was padded first, its
+    padding is part of the input: only windows starting past L + begin + end are)."""
     span = size + begin + end - d * (k - 1) - 1
     if not ceil_mode:
         return span // s + 1
-    return dmin(ceildiv(span, s) + 1, ceildiv(size + begin, s))
+    return dmin(ceildiv(span, s) + 1, ceildiv(size + begin + (end if padded_first else 0), s))
 
 
 @rule("Conv")
 def conv(inf, node, ins):
     x, w = shape(ins[0]), shape(ins[1])
     kernel = _ints_attr(node, "kernel_shape", [int(k) for k in w[2:]])
-    strides, dilations, begin, end = _window(node, x[2:], kernel)
     group = node.attr("group", 1)
     inf_channels = w[1] * group
     if inf_channels.is_constant() and x[1].is_constant() and inf_channels != x[1]:
         raise CannotInfer("the channels do not match")          # the operator says so at run time
-    out = [window_extent(L, k, s, d, b, e) for L, k, s, d, b, e in
-           zip(x[2:], kernel, strides, dilations, begin, end)]
-    return [Sym((x[0], w[0], *out), ins[0].dtype)]
+    return [Sym((x[0], w[0], *_extents(node, x[2:], kernel)), ins[0].dtype)]
 
 
 @rule("ConvTranspose")
@@ -91,11 +92,7 @@ def conv_transpose(inf, node, ins):
 def pool(inf, node, ins):
     x = shape(ins[0])
     kernel = _ints_attr(node, "kernel_shape", None)
-    strides, dilations, begin, end = _window(node, x[2:], kernel)
-    ceil_mode = bool(node.attr("ceil_mode", 0))
-    out = tuple(window_extent(L, k, s, d, b, e, ceil_mode) for L, k, s, d, b, e in
-                zip(x[2:], kernel, strides, dilations, begin, end))
-    y = Sym((*x[:2], *out), ins[0].dtype)
+    y = Sym((*x[:2], *_extents(node, x[2:], kernel, bool(node.attr("ceil_mode", 0)))), ins[0].dtype)
     return [y, Sym(y.shape, "int64")]            # MaxPool's Indices (refused at run time)
 
 

@@ -27,6 +27,18 @@ VALUE_MAX_ELEMENTS = 64         # as host.py: larger integer tensors are data, n
 TO_THE_END = 2 ** 31
 
 
+# An expression with more terms than this (nested ones counted) is not kept: repeated
+# products of extents would otherwise grow without bound on an untrusted model.
+MAX_TERMS = 64
+
+
+def size(expr):
+    """The number of terms in an expression, those inside its atoms included."""
+    expr = as_expr(expr)
+    return len(expr.terms) + sum(size(arg) for mono, _ in expr.terms for atom in mono
+                                 for arg in atom.args if not isinstance(arg, str))
+
+
 class CannotInfer(Exception):
     """Raised by a rule that cannot express an output symbolically: the driver falls back
     to unknown dims (fresh ``?`` symbols) and records why."""
@@ -48,6 +60,8 @@ class Sym:
             value = None        # (a chain of Concats cannot grow a value without bound)
         if value is not None:
             value = np.asarray(value, dtype=object).reshape(static(self.shape))
+            if any(not isinstance(v, float) and size(v) > MAX_TERMS for v in value.reshape(-1)):
+                value = None
         self.value = value
 
     def __repr__(self):
