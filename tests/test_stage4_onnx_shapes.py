@@ -351,3 +351,25 @@ def test_extents_that_grow_without_bound_fall_back():
     assert list(inf.syms["v1"].value) == [N * N + 2 * N + 1, Dim("C") * Dim("C") + 2 * Dim("C") + 1]
     assert inf.syms["v12"].value is None and [n.name for n, _ in inf.fallbacks] == ["#14"]
     assert all(is_unknown(d) for d in inf.shape("y"))
+
+
+_BOUNDS = st.one_of(st.integers(-12, 12), st.sampled_from([2 ** 63 - 1, -(2 ** 63)]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=_BOUNDS, end=_BOUNDS, step=st.sampled_from([-3, -2, -1, 1, 2, 3]),
+       pads=st.tuples(st.integers(-1, 3), st.integers(0, 3)), sizes=st.lists(st.integers(2, 11), min_size=3,
+                                                                              max_size=3))
+def test_slice_and_pad_formulas_against_the_run(start, end, step, pads, sizes):
+    """ONNX's clamping of Slice bounds (negative, past the end, INT64_MAX, negative steps)
+    and a Pad (negative: cropping), written on a symbolic extent, evaluated at many sizes."""
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"]),
+             helper.make_node("Slice", ["p", "starts", "ends", "axes", "steps"], ["y"])]
+    inits = [_i64("pads", [0, pads[0], 0, pads[1]]), _i64("starts", [start]), _i64("ends", [end]),
+             _i64("axes", [1]), _i64("steps", [step])]
+    sess = _session(nodes, [("x", TensorProto.FLOAT, [2, "H"])], inits)
+    assert sess.inference.fallbacks == []
+    for h in sizes:
+        env = _run_every_node(sess, {"x": np.zeros((2, h), np.float32)})
+        for name in ("p", "y"):
+            assert tuple(evaluate(d, {"H": h}) for d in sess.inference.shape(name)) == tuple(env[name].shape)
