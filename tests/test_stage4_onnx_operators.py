@@ -317,3 +317,19 @@ def test_comparisons_logic_and_where():
         feeds = {}
         consts = [("p", mask), ("q", x(3, 4) > 0)][:1 if op == "Not" else 2]
         _check(op, feeds, 16, consts=consts)
+
+
+def test_integer_powers_on_the_host_wrap_as_int64_in_bounded_time():
+    """Shape arithmetic is untrusted: 2 ** (10 ** 9) would take the host's memory as a Python
+    int; it is computed modulo 2^64, as a runtime's int64 power wraps (2 ** 64 is 0)."""
+    exps = numpy_helper.from_array(np.array([3, 64, 10 ** 9, -2], dtype=np.int64), "e")
+    two = numpy_helper.from_array(np.array([2], dtype=np.int64), "two")
+    graph = helper.make_graph([helper.make_node("Pow", ["two", "e"], ["p"]), helper.make_node("Relu", ["x"], ["y"])],
+                              "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("p", TensorProto.INT64, [4])], [exps, two])
+    for optimize in (True, False):
+        sess = InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                                .SerializeToString(), optimize=optimize)
+        _, p = sess.run(None, {"x": np.ones(2, np.float32)})
+        np.testing.assert_array_equal(p, [8, 0, 0, 0])

@@ -17,6 +17,7 @@ class Value:
     name: str
     shape: tuple | None = None      # ints and dim names (str); None when the model does not say
     dtype: str | None = None        # numpy's dtype name
+    sym_shape: tuple | None = None  # symbolic expressions of the input dims (inference/), set at import
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Graph:
     nodes: list                     # Nodes, topologically ordered
     constants: dict = field(default_factory=dict)   # name -> numpy array (initializers, Constant)
     opsets: dict = field(default_factory=dict)      # domain ("" for ONNX) -> version
+    symbolic: object = None     # inference.Inference: every value's symbolic shape (set at import)
 
     def consumers(self):
         """name -> the nodes that read it (what a fusing pass asks)."""

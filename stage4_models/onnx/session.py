@@ -4,7 +4,9 @@
     sess = InferenceSession("model.onnx")                  # device "cpu"; also "python", "cpu:lazy"
     [y] = sess.run(None, {sess.get_inputs()[0].name: x})  # numpy in, numpy out
 
-The model is imported once (importer.py: the checks, the IR) and, with ``optimize=True``
+The model is imported once (importer.py: the checks, the IR), its shapes inferred as
+expressions of the input dims (inference/: ``sess.shapes()``, ``sess.memory()``; a Concat
+whose extents cannot be proven equal refuses the model here) and, with ``optimize=True``
 (the default), rewritten by the graph passes (passes/: canonicalize, dead-code elimination,
 specialize); a plan (plan.py) is made the first time each set of input shapes is fed and
 replayed after, and the shape-dependent passes (passes/select.py, passes/memory.py) choose
@@ -13,6 +15,7 @@ its kernels and plan its memory. ``explain()`` says what each pass did.
 import stage2_tensor as tg
 
 from .importer import import_model, load_model
+from .inference import infer
 from .operators import Context
 from .operators.context import tg_dtype
 from .operators.host import HostTensor, to_numpy
@@ -45,6 +48,7 @@ class InferenceSession:
         if not isinstance(optimize, bool):
             raise TypeError(f"InferenceSession: optimize must be True or False, got {optimize!r}")
         self.imported = self.graph = import_model(load_model(path_or_bytes))
+        self.inference = infer(self.graph)     # symbolic shapes; refuses unprovable Concats
         self.optimize = optimize
         self.measured_costs = measured_costs
         self.pass_records, self.specialization = [], None
@@ -64,6 +68,10 @@ class InferenceSession:
         constants, self.imported.constants, self.graph.constants = self.graph.constants, {}, {}
         self._constants = {name: self.ctx.constant(constants.pop(name)) for name in list(constants)}
         self._plans = {}
+
+    def shapes(self):
+        """Every value's symbolic shape, one per line (inference/: expressions of the input dims)."""
+        return self.inference.table()
 
     def get_inputs(self):
         return [NodeArg(v) for v in self.graph.inputs]
@@ -146,3 +154,11 @@ class InferenceSession:
         if declared.dtype is not None and array.dtype.name != declared.dtype:
             array = array.astype(declared.dtype)
         return array
+
+    def memory(self):
+        """The plan's live activation bytes per step and their peak, as expressions of the
+        input dims (inference/memory.py): ``(peak, [(node, bytes), ...])``."""
+        from .inference.memory import peak, profile
+        itemsize = self.ctx.float_dtype.itemsize if self.ctx.float_dtype is not None else None
+        per_step = profile(self.graph, self.inference, itemsize)
+        return peak([b for _, b in per_step]), per_step

@@ -1,9 +1,10 @@
 """The one place the engine asks for a value's shape (chapter 13, "13_inference_compiler").
 
-Today every shape is concrete: a tuple of Python ints, read when a plan is made for the
-shapes of the inputs fed. Symbolic shapes (each dim an expression of the input's dim names)
-will replace this function's body, and every operator that works with shapes reads them
-through it.
+Here every shape is concrete: a tuple of Python ints, read when a plan is made for the
+shapes of the inputs fed. The symbolic shapes (each dim an expression of the input's dim
+names) are inferred once at import, by ``inference/``, with the same formulas written on
+expressions; evaluated at the fed sizes they are what this function returns (tested in
+tests/test_stage4_onnx_shapes.py).
 """
 
 

@@ -3,6 +3,7 @@ arithmetic with broadcasting (and the ``broadcast``/``axis`` attributes of opset
 the variadic Sum, Max, Min, Mean. Arithmetic on host values (shapes) stays on the host."""
 import math
 import operator
+from functools import partial
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
@@ -126,6 +127,25 @@ def _int_div(x, y):
 
 _HOST_BINARY = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "Div": None,
                 "Mod": None, "Max": max, "Min": min, "Pow": operator.pow}
+_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
+
+
+def _int_pow(x, y, bits):
+    """x ** y wrapped to ``bits`` as a C integer power would be, in time and memory bounded
+    by the bits (an untrusted exponent of 10**9 costs nothing); a negative exponent gives
+    the integer part of the fraction (0 but for x = 1 or -1)."""
+    if y < 0:
+        if x == 0:
+            raise ZeroDivisionError
+        return 1 if x == 1 else ((-1) ** (y % 2) if x == -1 else 0)
+    return pow(x, y, 1 << bits)
+
+
+def _wrap(value, dtype):
+    """An integer result as the dtype holds it (two's complement), as a runtime's int64 does."""
+    bits = _BITS[dtype]
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if dtype != "uint8" and value >> (bits - 1) else value
 
 
 def _host_binary(op_type, a, b, fmod=0):
@@ -139,6 +159,8 @@ def _host_binary(op_type, a, b, fmod=0):
         fn = _int_div if integer else operator.truediv
     if op_type == "Mod":
         fn = (lambda x, y: x - _int_div(x, y) * y) if fmod else operator.mod
+    if op_type == "Pow" and integer:
+        fn = partial(_int_pow, bits=_BITS[a.dtype])
     n = shape[0] if shape else 1
     av = a.values * n if len(a.values) == 1 else a.values
     bv = b.values * n if len(b.values) == 1 else b.values
@@ -146,6 +168,8 @@ def _host_binary(op_type, a, b, fmod=0):
         values = [fn(x, y) for x, y in zip(av, bv)]
     except ZeroDivisionError:
         raise ValueError(f"{op_type}: division by zero in shape arithmetic") from None
+    if integer:
+        values = [_wrap(v, a.dtype) for v in values]
     return HostTensor(shape, values, a.dtype)
 
 
