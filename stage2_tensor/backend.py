@@ -95,6 +95,18 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat));
                                        dweight, dbias = sums over rows of grad * xhat and
                                        of grad (both None when weight is None)
+    batch_norm(x, weight, bias, eps, dtype)
+                                       batch normalization in training mode: x (N, C, ...)
+                                       normalized per channel with its mean and biased var
+                                       over every dimension but 1, then times weight[c] plus
+                                       bias[c] (views of C values or None). Returns (out,
+                                       mean, var), mean and var C values (normalization.py)
+    batch_norm_backward(grad, x, mean, var, weight, eps, dtype)
+                                       its gradient (dx, dweight, dbias): per channel, with
+                                       rstd = 1 / sqrt(var + eps), xhat = (x - mean) * rstd,
+                                       dbias = sum grad, dweight = sum grad * xhat, dx =
+                                       weight * rstd * (grad - mean(grad) - xhat *
+                                       mean(grad * xhat)), means over the channel's elements
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each

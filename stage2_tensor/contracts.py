@@ -170,6 +170,36 @@ def layer_norm_backward(grad, x, mean, rstd, weight, dtype):
         differ("layer_norm_backward", "weight", weight.shape, x.shape[-1:])
 
 
+def _channels(kernel, x):
+    """x (N, C, *spatial), at least 2-d, its element count within int64: returns C."""
+    if len(x.shape) < 2:
+        raise ValueError(f"{kernel}: x must be (N, C, ...) with at least 2 dimensions, got shape {tuple(x.shape)}")
+    if numel(x.shape) >= LIMIT:
+        raise ValueError(f"{kernel}: {numel(x.shape)} elements: too many for a buffer")
+    return x.shape[1]
+
+
+def _positive_eps(kernel, eps):
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+        raise ValueError(f"{kernel}: eps must be a non-negative number, got {eps!r}")
+
+
+def batch_norm(x, weight, bias, eps, dtype):
+    c = _channels("batch_norm", x)
+    _positive_eps("batch_norm", eps)
+    for what, v in (("weight", weight), ("bias", bias)):
+        if v is not None:
+            differ("batch_norm", what, v.shape, (c,))
+
+
+def batch_norm_backward(grad, x, mean, var, weight, eps, dtype):
+    c = _channels("batch_norm_backward", x)
+    _positive_eps("batch_norm_backward", eps)
+    differ("batch_norm_backward", "grad", grad.shape, x.shape)
+    for what, v in (("mean", mean), ("var", var)) + ((("weight", weight),) if weight is not None else ()):
+        differ("batch_norm_backward", what, v.shape, (c,))
+
+
 def _group(kernel, params, per_parameter):
     """One entry per parameter in every list, each of its parameter's shape (None allowed
     where ``optional``). One list comparison per list; the loop that names the culprit
@@ -304,6 +334,7 @@ CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
           "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "dropout": dropout,
           "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
+          "batch_norm": batch_norm, "batch_norm_backward": batch_norm_backward,
           "sgd_update": sgd_update, "adam_update": adam_update, "im2col": im2col, "col2im": col2im,
           "conv_direct": conv_direct, "max_pool": max_pool, "max_pool_backward": max_pool_backward}
 

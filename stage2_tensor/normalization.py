@@ -9,7 +9,18 @@ element of a channel across the batch, instance_norm every element of a channel 
 one sample, group_norm the channels of one group within one sample. The variance that
 normalizes is the biased one (divide by n); the running variance a training step stores
 is the unbiased one (divide by n - 1), as in PyTorch.
+
+batch_norm in training mode, the convolutional networks' normalization, is also a pair of
+optional backend kernels (backend.py: batch_norm, batch_norm_backward; C in
+stage3_native/csrc/batchnorm.c): one pass over each channel for its statistics and one
+multiply-add per element, and the gradient's two sums per channel, instead of about 10
+tensor operations forward and 20 backward. ``native`` is where the choice is made; the
+composite stays as the path of a device without them, and as the naive version. In
+evaluation mode batch_norm is one scale and one shift per channel, worked out on the C
+values: two operations over the input.
 """
+from . import backend as backends
+from .function import GradientFunction
 from .grad_mode import no_grad
 from .tensor import Tensor
 
@@ -84,6 +95,55 @@ def _update_running(running, value, momentum):
                                                                    device=running.device) * momentum)
 
 
+def native(x, weight, bias):
+    """Whether batch_norm runs the device's fused kernels (BatchNorm) on x: a float x (a
+    half one through float32, as backends.launch does), the device has both kernels, and
+    weight and bias (each optional) are of x's dtype and device (else the composite, whose
+    broadcasting and type promotion handle them). The one place where the choice is made."""
+    be = backends.get(x.device)
+    return (x.dtype.is_floating_point and be.has("batch_norm") and be.has("batch_norm_backward")
+            and all(p is None or (p.dtype is x.dtype and p.device == x.device) for p in (weight, bias)))
+
+
+class BatchNorm(GradientFunction):
+    """Batch normalization in training mode as two kernel calls: the device's
+    ``batch_norm`` normalizes each channel of x (N, C, ...) with its mean and biased
+    variance over every dimension but 1, and keeps them (C values each, also what the
+    running statistics are updated with: put in the list ``stats``);
+    ``batch_norm_backward`` turns them and the upstream gradient g into, per channel with
+    xhat = (x - mean) * rstd and means over the channel's N * S elements,
+
+        dx = weight * rstd * (g - mean(g) - xhat * mean(g * xhat)),
+        dweight = sum g * xhat,  dbias = sum g.
+
+    weight and bias may each be None (then they are not inputs)."""
+
+    def forward(self, x, weight, bias, eps, stats):
+        self.has_weight, self.has_bias, self.eps = weight is not None, bias is not None, eps
+        c, dtype = x.shape[1], x.dtype
+        out, mean, var = backends.launch(
+            x.device, "batch_norm", x.as_view(), None if weight is None else weight.as_view(),
+            None if bias is None else bias.as_view(), eps, dtype, out_dtype=dtype)
+        mean, var = (Tensor.from_buffer(b, (c,), dtype, x.device) for b in (mean, var))
+        stats.extend((mean, var))
+        self.save_for_backward(x, mean, var, *([weight] if self.has_weight else []))
+        return Tensor.from_buffer(out, x.shape, dtype, x.device)
+
+    def backward(self, grad):
+        x, mean, var, *weight = self.saved_tensors
+        weight = weight[0] if weight else None
+        dx, dweight, dbias = backends.launch(
+            x.device, "batch_norm_backward", grad.as_view(), x.as_view(), mean.as_view(), var.as_view(),
+            None if weight is None else weight.as_view(), self.eps, x.dtype, out_dtype=x.dtype)
+        c = (x.shape[1],)
+        grads = [Tensor.from_buffer(dx, x.shape, x.dtype, x.device)]
+        if self.has_weight:
+            grads.append(Tensor.from_buffer(dweight, c, x.dtype, x.device))
+        if self.has_bias:
+            grads.append(Tensor.from_buffer(dbias, c, x.dtype, x.device))
+        return tuple(grads)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Batch normalization of an (N, C, ...) input, PyTorch's F.batch_norm: every channel
@@ -100,19 +160,31 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: training=False normalizes with running_mean and "
                              "running_var, so both must be given (or pass training=True)")
-        shape = (1, c, *([1] * (input.ndim - 2)))
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-        return _affine((input - mean) / (var + eps).sqrt(), weight, bias)
+        # (x - mean) / sqrt(var + eps) * weight + bias = x * scale + shift, the scale and
+        # shift worked out on the C values: two operations over the input, not four
+        scale = 1 / (running_var + eps).sqrt()
+        if weight is not None:
+            scale = scale * weight
+        shift = -running_mean * scale
+        if bias is not None:
+            shift = shift + bias
+        return input * _per_channel(scale, input.ndim) + _per_channel(shift, input.ndim)
     n = input.numel() // c if c else 0
     if n <= 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
                          f"got input of shape {input.shape}")
-    out, mean, var = _standardize(input, dims, eps)
+    if native(input, weight, bias):
+        stats = []
+        out = BatchNorm.apply(input, weight, bias, eps, stats)
+        mean, var = stats
+    else:
+        out, mean, var = _standardize(input, dims, eps)
+        out = _affine(out, weight, bias)
     if running_mean is not None:
         _update_running(running_mean, mean.reshape(c), momentum)
     if running_var is not None:
         _update_running(running_var, var.reshape(c) * (n / (n - 1)), momentum)
-    return _affine(out, weight, bias)
+    return out
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,

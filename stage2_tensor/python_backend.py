@@ -287,6 +287,49 @@ class PythonBackend(Backend):
             return dx, None, None
         return dx, array.array(dtype.typecode, map(cast, dw)), array.array(dtype.typecode, map(cast, db))
 
+    def batch_norm(self, x, weight, bias, eps, dtype):
+        """Per channel c of x (N, C, ...): mean m and biased variance v of its N * S
+        elements (S the spatial size), out = (x - m) / sqrt(v + eps) * weight[c] + bias[c].
+        Returns (out, mean, var)."""
+        contracts.batch_norm(x, weight, bias, eps, dtype)
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        xs = [x.buffer[p] for p in positions(x)]
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else [1.0] * c
+        b = [bias.buffer[p] for p in positions(bias)] if bias is not None else [0.0] * c
+        out, means, variances, cast = [0.0] * len(xs), [], [], dtype.cast
+        for ch in range(c):
+            at = [(n * c + ch) * size + i for n in range(batch) for i in range(size)]
+            m = _div(sum(xs[p] for p in at), len(at))
+            v = _div(sum((xs[p] - m) * (xs[p] - m) for p in at), len(at))
+            s = _div(1.0, math.sqrt(v + eps))
+            for p in at:
+                out[p] = cast((xs[p] - m) * s * w[ch] + b[ch])
+            means.append(cast(m))
+            variances.append(cast(v))
+        return tuple(array.array(dtype.typecode, a) for a in (out, means, variances))
+
+    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
+        """Per channel, with rstd = 1 / sqrt(var + eps) and xhat = (x - mean) * rstd:
+        dbias = sum grad, dweight = sum grad * xhat, dx = weight * rstd * (grad -
+        mean(grad) - xhat * mean(grad * xhat)). Returns (dx, dweight, dbias)."""
+        contracts.batch_norm_backward(grad, x, mean, var, weight, eps, dtype)
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        g, xs = ([v.buffer[p] for p in positions(v)] for v in (grad, x))
+        means, variances = ([v.buffer[p] for p in positions(v)] for v in (mean, var))
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else [1.0] * c
+        dx, dw, db, cast = [0.0] * len(xs), [], [], dtype.cast
+        for ch in range(c):
+            at = [(n * c + ch) * size + i for n in range(batch) for i in range(size)]
+            s = _div(1.0, math.sqrt(variances[ch] + eps))
+            xhat = {p: (xs[p] - means[ch]) * s for p in at}
+            sum_g = sum(g[p] for p in at)
+            sum_gx = sum(g[p] * xhat[p] for p in at)
+            for p in at:
+                dx[p] = cast(w[ch] * s * (g[p] - _div(sum_g, len(at)) - xhat[p] * _div(sum_gx, len(at))))
+            dw.append(cast(sum_gx))
+            db.append(cast(sum_g))
+        return tuple(array.array(dtype.typecode, a) for a in (dx, dw, db))
+
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;

@@ -491,6 +491,24 @@ class CpuBackend(NativeBackend):
             raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
         return dx, dweight, dbias
 
+    # ---- batch normalization (batchnorm.c): contiguous (N, C, S), per channel ----------------
+    @float_only
+    def batch_norm(self, x, weight, bias, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        out, mean, var = allocate(batch * c * size, dtype), allocate(c, dtype), allocate(c, dtype)
+        kernel("batch_norm", dtype)(batch, c, size, self._dense(x, dtype), self._dense_or_null(weight, dtype),
+                                    self._dense_or_null(bias, dtype), float(eps), out, mean, var)
+        return out, mean, var
+
+    @float_only
+    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        dx, dweight, dbias = allocate(batch * c * size, dtype), allocate(c, dtype), allocate(c, dtype)
+        kernel("batch_norm_backward", dtype)(batch, c, size, self._dense(grad, dtype), self._dense(x, dtype),
+                                             self._dense(mean, dtype), self._dense(var, dtype),
+                                             self._dense_or_null(weight, dtype), float(eps), dx, dweight, dbias)
+        return dx, dweight, dbias
+
     # ---- windows (convolution.c, pooling.c): contiguous planes, the geometry checked first ----
     @float_only
     def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):

@@ -192,6 +192,18 @@ TG_OPTIM(double, f64)
 TG_LAYER_NORM(float, f32)
 TG_LAYER_NORM(double, f64)
 
+/* batchnorm.c: batch normalization (training) of contiguous x (batch, channels, size) over
+ * all but its channel dimension, with weight and bias of `channels` values or NULL: out
+ * and each channel's mean and biased var; and its gradient: dx, dweight and dbias */
+#define TG_BATCH_NORM(T, S) \
+    void tg_batch_norm_##S(i64 batch, i64 channels, i64 size, const T *x, const T *weight, \
+                           const T *bias, double eps, T *out, T *mean, T *var); \
+    void tg_batch_norm_backward_##S(i64 batch, i64 channels, i64 size, const T *grad, const T *x, \
+                                    const T *mean, const T *var, const T *weight, double eps, \
+                                    T *dx, T *dweight, T *dbias);
+TG_BATCH_NORM(float, f32)
+TG_BATCH_NORM(double, f64)
+
 /* index.c, bounds-checked: index holds n_index positions along a dimension of `size`, each
  * in -size..size-1 (negative ones count from the end). Each returns the position in index
  * of the first one out of range, having done nothing, or -1.

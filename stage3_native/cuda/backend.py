@@ -453,6 +453,27 @@ class CudaBackend(NativeBackend):
             "layer_norm_backward")
         return dx, dweight, dbias
 
+    # ---- batch normalization (batchnorm.cu): contiguous (N, C, S), a block per channel ---------
+    @float_only
+    def batch_norm(self, x, weight, bias, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        out, mean, var = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
+        self.check(self.lib.tg_cuda_batch_norm(CODE[dtype], batch, c, size, self._dense(x, dtype),
+                                               self._dense_or_null(weight, dtype),
+                                               self._dense_or_null(bias, dtype), float(eps), out, mean, var),
+                   "batch_norm")
+        return out, mean, var
+
+    @float_only
+    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        dx, dweight, dbias = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
+        self.check(self.lib.tg_cuda_batch_norm_backward(
+            CODE[dtype], batch, c, size, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
+            self._dense(var, dtype), self._dense_or_null(weight, dtype), float(eps), dx, dweight, dbias),
+            "batch_norm_backward")
+        return dx, dweight, dbias
+
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
     @float_only
     def mse_loss(self, a, b, reduction, dtype):

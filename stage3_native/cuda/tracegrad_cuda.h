@@ -71,6 +71,15 @@ int tg_cuda_layer_norm(int dtype, i64 rows, i64 n, const void *x, const void *we
 int tg_cuda_layer_norm_backward(int dtype, i64 rows, i64 n, const void *grad, const void *x, const void *mean,
                                 const void *rstd, const void *weight, void *dx, void *dweight, void *dbias);
 
+/* batchnorm.cu: batch normalization (training) of contiguous x (batch, channels, size), as
+ * csrc/tracegrad.h's tg_batch_norm: out, and each channel's mean and biased var; its
+ * backward: dx, dweight and dbias (channels values each, always written). */
+int tg_cuda_batch_norm(int dtype, i64 batch, i64 channels, i64 size, const void *x, const void *weight,
+                       const void *bias, double eps, void *out, void *mean, void *var);
+int tg_cuda_batch_norm_backward(int dtype, i64 batch, i64 channels, i64 size, const void *grad, const void *x,
+                                const void *mean, const void *var, const void *weight, double eps, void *dx,
+                                void *dweight, void *dbias);
+
 /* matmul.cu, cublas.cu: out (batch..., m, n), contiguous, = a (batch..., m, k) @ b (batch...,
  * k, n), plus bias (NULL, or n contiguous values) on every row. The batch_ndim batch
  * dimensions have one shape and a stride per operand (0 where broadcast); within a batch
