@@ -14,24 +14,29 @@ import math
 from .concat import cat
 from .factories import full
 from .tensor import Tensor
+from .sampling_grid import PAD_MODES, interpolation_source, interpolation_step, pad_source
 from .views import IndexSelect, constant_tensor
 
-PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
-
-@functools.lru_cache(maxsize=256)
-def pad_positions(size, before, after, mode):
-    """The input position each output position reads along one padded dimension."""
+def check_pad_sizes(size, before, after, mode):
+    """reflect padding must be smaller than the dimension it pads (a mirror image of the
+    elements after the edge one), circular at most as large (one wrap-around); replicate
+    needs an element to repeat."""
     if mode == "reflect" and max(before, after) >= size:
         raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than the "
                          f"dimension it pads ({size})")
     if mode == "circular" and max(before, after) > size:
         raise ValueError(f"pad: circular padding ({before}, {after}) must be at most the "
                          f"dimension it pads ({size})")
-    read = {"reflect": lambda i: -i if i < 0 else 2 * (size - 1) - i if i >= size else i,
-            "replicate": lambda i: min(max(i, 0), size - 1),
-            "circular": lambda i: i % size}[mode]
-    return tuple(read(i) for i in range(-before, size + after))
+    if mode == "replicate" and size < 1 and max(before, after) > 0:
+        raise ValueError("pad: replicate padding of an empty dimension")
+
+
+@functools.lru_cache(maxsize=256)
+def pad_positions(size, before, after, mode):
+    """The input position each output position reads along one padded dimension."""
+    check_pad_sizes(size, before, after, mode)
+    return tuple(pad_source(i, size, mode) for i in range(-before, size + after))
 
 
 def _gather(x, dim, positions):
@@ -69,20 +74,13 @@ def pad(input, pad, mode="constant", value=0.0):
 
 @functools.lru_cache(maxsize=256)
 def source_positions(size, out, mode, align_corners, scale):
-    """Per output position along one dimension: (first neighbour, second neighbour, the
-    second's weight), as PyTorch maps output to input coordinates."""
+    """Per output position along one dimension: (first neighbours, second neighbours, the
+    seconds' weights), as PyTorch maps output to input coordinates (sampling_grid.py)."""
+    step = interpolation_step(size, out, mode, align_corners, scale)
+    first, second, weights = zip(*(interpolation_source(j, size, step, mode, align_corners) for j in range(out)))
     if mode == "nearest":
-        step = 1 / scale if scale else size / out
-        return tuple(min(int(math.floor(j * step)), size - 1) for j in range(out)), None, None
-    if align_corners:
-        step = (size - 1) / (out - 1) if out > 1 else 0.0
-        coords = [j * step for j in range(out)]
-    else:
-        step = 1 / scale if scale else size / out
-        coords = [max((j + 0.5) * step - 0.5, 0.0) for j in range(out)]
-    first = tuple(min(int(c), size - 1) for c in coords)
-    second = tuple(min(i + 1, size - 1) for i in first)
-    return first, second, tuple(c - i for c, i in zip(coords, first))
+        return first, None, None
+    return first, second, weights
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
