@@ -55,6 +55,16 @@ def _batch_norm_backward(grad, x, mean, var, weight, eps, dtype):
     return [(tuple(x.shape), dtype), (c, dtype), (c, dtype)]
 
 
+def _pad(view, before, after, mode, value, dtype):
+    n = len(before)
+    lead = tuple(view.shape[:len(view.shape) - n])
+    return [(lead + tuple(s + b + a for s, b, a in zip(view.shape[len(view.shape) - n:], before, after)), dtype)]
+
+
+def _pad_backward(grad, spatial, before, after, mode, dtype):
+    return [(tuple(grad.shape[:len(grad.shape) - len(before)]) + tuple(spatial), dtype)]
+
+
 def _im2col(view, kernel, stride, before, dilation, out, fill, dtype):
     return [(tuple(view.shape[:2]) + (numel(kernel), numel(out)), dtype)]
 
@@ -92,6 +102,11 @@ OUTPUTS = {
     "layer_norm_backward": _layer_norm_backward,
     "batch_norm": _batch_norm,
     "batch_norm_backward": _batch_norm_backward,
+    "pad": _pad,
+    "pad_backward": _pad_backward,
+    "interpolate": lambda view, out, steps, mode, align_corners, dtype: [(tuple(view.shape[:2]) + tuple(out), dtype)],
+    "interpolate_backward": lambda grad, spatial, steps, mode, align_corners, dtype: [
+        (tuple(grad.shape[:2]) + tuple(spatial), dtype)],
     "im2col": _im2col,
     "col2im": _col2im,
     "conv_direct": _conv_direct,
