@@ -80,6 +80,18 @@ int tg_cuda_batch_norm_backward(int dtype, i64 batch, i64 channels, i64 size, co
                                 const void *mean, const void *var, const void *weight, double eps, void *dx,
                                 void *dweight, void *dbias);
 
+/* resample.cu: csrc/tracegrad.h's tg_pad, tg_interpolate and their backward passes on
+ * contiguous float32/float64 (dtype 3, 4); the backward passes add into a dx the caller
+ * zeroed. */
+int tg_cuda_pad(int dtype, i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode,
+                double value, const void *x, void *y);
+int tg_cuda_pad_backward(int dtype, i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after,
+                         int mode, const void *grad, void *dx);
+int tg_cuda_interpolate(int dtype, i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w,
+                        int linear, int align_corners, const void *x, void *y);
+int tg_cuda_interpolate_backward(int dtype, i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h,
+                                 double step_w, int linear, int align_corners, const void *grad, void *dx);
+
 /* matmul.cu, cublas.cu: out (batch..., m, n), contiguous, = a (batch..., m, k) @ b (batch...,
  * k, n), plus bias (NULL, or n contiguous values) on every row. The batch_ndim batch
  * dimensions have one shape and a stride per operand (0 where broadcast); within a batch
