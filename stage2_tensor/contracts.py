@@ -181,14 +181,14 @@ def _channels(kernel, x):
     return x.shape[1]
 
 
-def _positive_eps(kernel, eps):
+def _non_negative_eps(kernel, eps):
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
         raise ValueError(f"{kernel}: eps must be a non-negative number, got {eps!r}")
 
 
 def batch_norm(x, weight, bias, eps, dtype):
     c = _channels("batch_norm", x)
-    _positive_eps("batch_norm", eps)
+    _non_negative_eps("batch_norm", eps)
     for what, v in (("weight", weight), ("bias", bias)):
         if v is not None:
             differ("batch_norm", what, v.shape, (c,))
@@ -196,7 +196,7 @@ def batch_norm(x, weight, bias, eps, dtype):
 
 def batch_norm_backward(grad, x, mean, var, weight, eps, dtype):
     c = _channels("batch_norm_backward", x)
-    _positive_eps("batch_norm_backward", eps)
+    _non_negative_eps("batch_norm_backward", eps)
     differ("batch_norm_backward", "grad", grad.shape, x.shape)
     for what, v in (("mean", mean), ("var", var)) + ((("weight", weight),) if weight is not None else ()):
         differ("batch_norm_backward", what, v.shape, (c,))
@@ -238,18 +238,19 @@ def pad(view, before, after, mode, value, dtype):
     n = _padding("pad", tuple(view.shape), before, after, mode)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"pad: value must be a number, got {value!r}")
-    out = numel(view.shape[:len(view.shape) - n]) * numel([s + b + a for s, b, a in
-                                                             zip(view.shape[-n:], before, after)])
-    if out >= LIMIT:
-        raise ValueError(f"pad: {out} output elements: too many for a buffer")
+    padded = numel([s + b + a for s, b, a in zip(view.shape[-n:], before, after)])
+    _plane_sizes("pad", numel(view.shape[:len(view.shape) - n]), (padded,))
 
 
 def pad_backward(grad, spatial, before, after, mode, dtype):
-    spatial = tuple(spatial)
-    n = _padding("pad_backward", spatial, before, after, mode)
-    if len(spatial) != n or not all(type(s) is int and s >= 0 for s in spatial):
-        raise ValueError(f"pad_backward: spatial {spatial!r} must be {len(before)} non-negative ints, "
-                         "the padded input's last extents")
+    spatial = tuple(spatial) if isinstance(spatial, (tuple, list)) else spatial
+    if not (isinstance(spatial, tuple) and len(spatial) == len(before) if isinstance(before, (tuple, list))
+            else False) or not all(type(s) is int and 0 <= s < LIMIT for s in spatial):
+        raise ValueError(f"pad_backward: spatial {spatial!r} must be one non-negative int per padded "
+                         f"dimension (before {before!r}), the padded input's last extents")
+    _padding("pad_backward", spatial, before, after, mode)
+    n = len(spatial)
+    _plane_sizes("pad_backward", numel(grad.shape[:max(len(grad.shape) - n, 0)]), (numel(spatial),))
     expected = tuple(s + b + a for s, b, a in zip(spatial, before, after))
     if len(grad.shape) < n or tuple(grad.shape[len(grad.shape) - n:]) != expected:
         raise ValueError(f"pad_backward: grad has shape {tuple(grad.shape)}, expected (..., "

@@ -376,6 +376,8 @@ class PythonBackend(Backend):
         position o reads the input at sampling_grid.pad_source(o - before, ...) in each
         dimension, ``value`` where one of them is None (constant padding)."""
         contracts.pad(view, before, after, mode, value, dtype)
+        if not numel(view.shape[:len(view.shape) - len(before)]):
+            return array.array(dtype.typecode)         # no planes: no tables to build either
         n, values = len(before), self.to_flat(view)
         spatial = tuple(view.shape[len(view.shape) - n:])
         reads = [[pad_source(i, size, mode) for i in range(-b, size + a)]
@@ -396,6 +398,8 @@ class PythonBackend(Backend):
         """pad's adjoint: zeros (..., *spatial), each gradient element added at the input
         position its output position read (none for constant padding's fill)."""
         contracts.pad_backward(grad, spatial, before, after, mode, dtype)
+        if not numel(grad.shape[:len(grad.shape) - len(before)]):
+            return array.array(dtype.typecode)
         n, g = len(before), self.to_flat(grad)
         reads = [[pad_source(i, size, mode) for i in range(-b, size + a)]
                  for size, b, a in zip(spatial, before, after)]
@@ -417,6 +421,8 @@ class PythonBackend(Backend):
         (1 - wy) ((1 - wx) x[y0, x0] + wx x[y0, x1]) + wy ((1 - wx) x[y1, x0] + wx x[y1, x1])
         (nearest: x[y0, x0] alone)."""
         contracts.interpolate(view, out, steps, mode, align_corners, dtype)
+        if not numel(view.shape[:2]):
+            return array.array(dtype.typecode)
         (h, w), values, cast = view.shape[2:], self.to_flat(view), dtype.cast
         rows = [interpolation_source(i, h, steps[0], mode, align_corners) for i in range(out[0])]
         cols = [interpolation_source(j, w, steps[1], mode, align_corners) for j in range(out[1])]
@@ -437,6 +443,8 @@ class PythonBackend(Backend):
         """interpolate's adjoint: zeros (N, C, H, W), each output's gradient added at the
         four input positions it mixed, times their weights."""
         contracts.interpolate_backward(grad, spatial, steps, mode, align_corners, dtype)
+        if not numel(grad.shape[:2]):
+            return array.array(dtype.typecode)
         (h, w), (oh, ow), g = spatial, grad.shape[2:], self.to_flat(grad)
         rows = [interpolation_source(i, h, steps[0], mode, align_corners) for i in range(oh)]
         cols = [interpolation_source(j, w, steps[1], mode, align_corners) for j in range(ow)]

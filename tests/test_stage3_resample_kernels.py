@@ -357,7 +357,7 @@ def test_half_dtypes_run_through_float32(dtype):
 # ---- bad arguments, refused before C -----------------------------------------------------
 
 def _view(device, shape, dtype=tg.float32):
-    return on(device, np.zeros(shape), dtype).as_view()
+    return tg.zeros(*shape, dtype=dtype, device=device).as_view()
 
 
 BAD = {
@@ -376,6 +376,12 @@ BAD = {
         lambda be, d: be.pad(_view(d, (1, 2, 3)), (1,), (1,), "mirror", 0.0, tg.float32), "mode must be"),
     "more padded dimensions than the view has": (
         lambda be, d: be.pad(_view(d, (3,)), (1, 1), (1, 1), "constant", 0.0, tg.float32), "at most one per"),
+    "pad_backward onto extents past int64": (
+        lambda be, d: be.pad_backward(_view(d, (1, 2, 5)), (1 << 62,), (1,), (2,), "constant", tg.float32),
+        "spatial"),
+    "pad_backward onto extents that are not ints": (
+        lambda be, d: be.pad_backward(_view(d, (1, 2, 5)), ("2",), (1,), (2,), "constant", tg.float32),
+        "spatial"),
     "pad_backward's grad of another shape": (
         lambda be, d: be.pad_backward(_view(d, (1, 2, 5)), (3,), (1,), (2,), "reflect", tg.float32),
         r"expected \(\.\.\., 6\)"),
@@ -416,3 +422,16 @@ def test_bad_arguments_are_refused_before_the_kernel(device, case):
 def test_reflect_padding_too_wide_is_refused_by_F_pad():
     with pytest.raises(ValueError, match="reflect padding"):
         F.pad(on("cpu", np.zeros((1, 2, 3))), (3, 0), mode="reflect")
+
+
+@pytest.mark.parametrize("device", KERNEL_DEVICES)
+def test_no_planes_build_no_tables(device):
+    # an empty batch with padding or an output of 2^31 per dimension: nothing to write, and
+    # no table of that length is built (the kernels return before)
+    be = backend.get(device)
+    y = be.pad(_view(device, (0, 3)), (1 << 40,), (1 << 40,), "constant", 0.0, tg.float32)
+    assert be.size(y, tg.float32) == 0
+    dx = be.pad_backward(_view(device, (0, 5)), (3,), (1 << 0,), (1,), "reflect", tg.float32)
+    assert be.size(dx, tg.float32) == 0
+    y = be.interpolate(_view(device, (0, 2, 3, 3)), (1 << 30, 1 << 30), (0.5, 0.5), "linear", False, tg.float32)
+    assert be.size(y, tg.float32) == 0

@@ -5,6 +5,7 @@
 int FN(tg_pad)(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode,
                double value, const T *x, T *y) {
     i64 outer[TG_MAX_DIMS], P = 1, rows = 1;
+    if (planes == 0) return 0;                 /* nothing to write: no table either */
     for (int d = 0; d < n; d++) {
         outer[d] = spatial[d] + before[d] + after[d];
         P *= spatial[d];
@@ -39,6 +40,7 @@ int FN(tg_pad)(i64 planes, int n, const i64 *spatial, const i64 *before, const i
 int FN(tg_pad_backward)(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode,
                         const T *grad, T *dx) {
     i64 outer[TG_MAX_DIMS], P = 1, rows = 1;
+    if (planes == 0) return 0;                 /* nothing to write: no table either */
     for (int d = 0; d < n; d++) {
         outer[d] = spatial[d] + before[d] + after[d];
         P *= spatial[d];
@@ -86,6 +88,7 @@ static double *FN(interpolation_tables)(i64 h, i64 w, i64 oh, i64 ow, double ste
 int FN(tg_interpolate)(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w, int linear,
                        int align_corners, const T *x, T *y) {
     i64 *at;
+    if (planes == 0) return 0;
     double *weights = FN(interpolation_tables)(h, w, oh, ow, step_h, step_w, linear, align_corners, &at);
     if (!weights) return 1;
     const i64 *y0 = at, *y1 = at + oh, *x0 = at + 2 * oh, *x1 = at + 2 * oh + ow;
@@ -117,6 +120,7 @@ int FN(tg_interpolate)(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, 
 int FN(tg_interpolate_backward)(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w,
                                 int linear, int align_corners, const T *grad, T *dx) {
     i64 *at;
+    if (planes == 0) return 0;
     double *weights = FN(interpolation_tables)(h, w, oh, ow, step_h, step_w, linear, align_corners, &at);
     if (!weights) return 1;
     const i64 *y0 = at, *y1 = at + oh, *x0 = at + 2 * oh, *x1 = at + 2 * oh + ow;
