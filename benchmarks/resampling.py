@@ -5,9 +5,10 @@ normalization: the same functions with ``native`` switched off) and PyTorch on t
 (pip install torch), in the same process, with the same number of threads.
 
 Cases at a small U-net's shapes: reflect and replicate padding by 1 (what a padded 3x3
-convolution's input goes through), nearest and bilinear x2 upsampling (the decoder), and
-batch_norm in training mode; each forward alone and forward + backward (the gradient of
-y.sum()), in milliseconds per call.
+convolution's input goes through), nearest and bilinear x2 upsampling (the decoder),
+batch_norm in training mode and group_norm (the same kernels, per sample and group);
+each forward alone and forward + backward (y.backward(g), g a fixed dense upstream
+gradient), in milliseconds per call.
 
 Each figure is the median over rounds; in each round the engines run one after the
 other, the order rotating, so a busy neighbour slows all of them. Ratio = kernel / PyTorch.
@@ -35,6 +36,7 @@ CASES = {             # name: f(functional module, x)
     "nearest x2": lambda f, x: f.interpolate(x, scale_factor=2, mode="nearest"),
     "bilinear x2": lambda f, x: f.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
     "batch_norm train": lambda f, x: f.batch_norm(x, None, None, training=True),
+    "group_norm 8 groups": lambda f, x: f.group_norm(x, 8),
 }
 NATIVE = (resampling.native, normalization.native)
 
@@ -59,11 +61,15 @@ def engines(torch, case, x, backward):
     ours = tg.from_numpy(x, device="cpu")
     theirs = torch.tensor(x)
     ours.requires_grad = theirs.requires_grad = True
+    # a dense upstream gradient, as a network's next layer gives (y.sum()'s would be a
+    # broadcast 1 that a kernel reading dense arrays copies first)
+    g = np.random.default_rng(1).normal(size=case(torch.nn.functional, theirs).shape).astype(np.float32)
+    upstream = {F: tg.from_numpy(g, device="cpu"), torch.nn.functional: torch.tensor(g)}
 
     def step(f, t):
         y = case(f, t)
         if backward:
-            y.sum().backward()
+            y.backward(upstream[f])
 
     def kernel():
         composite(True)

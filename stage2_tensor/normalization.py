@@ -87,6 +87,21 @@ def _standardize(x, dims, eps):
     return centered / (var + eps).sqrt(), mean, var
 
 
+def _per_sample(x, groups, eps):
+    """x (N, C, ...) standardized per sample and group of C / groups consecutive channels
+    (instance_norm: groups = C; group_norm), with the (N * groups) means and variances.
+    That is batch normalization of x viewed as (1, N * groups, rest): the batch_norm
+    kernels run it where the device has them (``native``), else the composite."""
+    grouped = x.reshape(1, x.shape[0] * groups, -1)
+    if grouped.shape[2] > 0 and native(grouped, None, None):
+        stats = []
+        out = BatchNorm.apply(grouped, None, None, eps, stats)
+        mean, var = stats
+    else:
+        out, mean, var = _standardize(grouped, (0, 2), eps)
+    return out.reshape(x.shape), mean.reshape(-1), var.reshape(-1)
+
+
 def _update_running(running, value, momentum):
     """running <- (1 - momentum) running + momentum value, in place and outside autograd
     (the statistics are state, not part of the graph), converted to running's dtype."""
@@ -205,7 +220,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if n <= 1:
         raise ValueError(f"instance_norm: expected more than 1 spatial element per channel "
                          f"when using input statistics, got input of shape {input.shape}")
-    out, mean, var = _standardize(input, tuple(range(2, input.ndim)), eps)
+    out, mean, var = _per_sample(input, input.shape[1], eps)
     if running_mean is not None:
         _update_running(running_mean, mean.reshape(-1, c).mean(0), momentum)
     if running_var is not None:
@@ -229,9 +244,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                          f"channels {c}, got {num_groups!r}")
     for name, t in (("weight", weight), ("bias", bias)):
         _check_per_channel(t, name, c, fn)
-    grouped = input.reshape(input.shape[0], num_groups, -1)      # (N, G, C/G * spatial)
-    out, _, _ = _standardize(grouped, (2,), eps)
-    return _affine(out.reshape(input.shape), weight, bias)
+    out, _, _ = _per_sample(input, num_groups, eps)
+    return _affine(out, weight, bias)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

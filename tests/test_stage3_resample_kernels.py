@@ -303,7 +303,9 @@ def test_kernels_give_the_composites_numbers(device, monkeypatch):
              lambda t, tw, tb: F.interpolate(t, scale_factor=2, mode="bilinear"),
              lambda t, tw, tb: F.interpolate(t, scale_factor=2, mode="nearest"),
              lambda t, tw, tb: F.batch_norm(t, None, None, tw, tb, training=True),
-             lambda t, tw, tb: F.batch_norm(t, on(device, w), on(device, b * b), tw, tb)]
+             lambda t, tw, tb: F.batch_norm(t, on(device, w), on(device, b * b), tw, tb),
+             lambda t, tw, tb: F.group_norm(t, 3, tw, tb),
+             lambda t, tw, tb: F.instance_norm(t, on(device, w), on(device, b * b), tw, tb)]
 
     def run(fn):
         leaves = [on(device, a, requires_grad=True) for a in (x, w, b)]
@@ -329,6 +331,14 @@ def test_a_device_without_the_kernels_takes_the_composite(monkeypatch):
     assert type(F.pad(t, (1, 1, 1, 1), mode="reflect").grad_fn) is not resampling.Pad
     assert type(F.interpolate(t, scale_factor=2).grad_fn) is not resampling.Interpolate
     assert type(F.batch_norm(t, None, None, training=True).grad_fn) is not normalization.BatchNorm
+
+
+@pytest.mark.parametrize("device", KERNEL_DEVICES[:3])
+def test_group_and_instance_norm_run_the_batch_norm_kernels(device):
+    # per sample and group is batch normalization of (1, N * groups, rest)
+    t = on(device, np.random.default_rng(7).normal(size=(2, 4, 3, 3)), requires_grad=True)
+    for y in (F.group_norm(t, 2), F.instance_norm(t)):
+        assert type(y.grad_fn.inputs[0].grad_fn) is normalization.BatchNorm
 
 
 @pytest.mark.stage3
