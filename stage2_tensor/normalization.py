@@ -15,8 +15,10 @@ optional backend kernels (backend.py: batch_norm, batch_norm_backward; C in
 stage3_native/csrc/batchnorm.c): one pass over each channel for its statistics and one
 multiply-add per element, and the gradient's two sums per channel, instead of about 10
 tensor operations forward and 20 backward. ``native`` is where the choice is made; the
-composite stays as the path of a device without them, and as the naive version. In
-evaluation mode batch_norm is one scale and one shift per channel, worked out on the C
+composite stays as the path of a device without them, and as the naive version.
+instance_norm and group_norm, whose statistics are per sample (and group of channels),
+are the same computation on the input viewed as (1, N * groups, rest) and run the same
+kernels (``_per_sample``). In evaluation mode batch_norm is one scale and one shift per channel, worked out on the C
 values: two operations over the input.
 """
 from . import backend as backends
