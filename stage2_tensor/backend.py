@@ -103,6 +103,18 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat));
                                        dweight, dbias = sums over rows of grad * xhat and
                                        of grad (both None when weight is None)
+    batch_norm(x, weight, bias, eps, dtype)
+                                       batch normalization in training mode: x (N, C, ...)
+                                       normalized per channel with its mean and biased var
+                                       over every dimension but 1, then times weight[c] plus
+                                       bias[c] (views of C values or None). Returns (out,
+                                       mean, var), mean and var C values (normalization.py)
+    batch_norm_backward(grad, x, mean, var, weight, eps, dtype)
+                                       its gradient (dx, dweight, dbias): per channel, with
+                                       rstd = 1 / sqrt(var + eps), xhat = (x - mean) * rstd,
+                                       dbias = sum grad, dweight = sum grad * xhat, dx =
+                                       weight * rstd * (grad - mean(grad) - xhat *
+                                       mean(grad * xhat)), means over the channel's elements
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each
@@ -143,6 +155,33 @@ positions, L = numel(out) outputs), in the padding where that is outside the inp
 
 contracts.windows checks a geometry before it reaches a kernel: n from 1 to 16, extents,
 strides and dilations positive, padding non-negative, every position and size below 2^62.
+
+Resampling kernels, for padding and interpolation (resampling.py; without them it gathers
+through an index table per dimension). Each output position's source is worked out by
+the formulas of sampling_grid.py:
+
+    pad(view, before, after, mode, value, dtype)
+                                       the view's last n = len(before) dimensions grown by
+                                       before[d] and after[d] (non-negative ints): output
+                                       position o reads pad_source(o - before, size, mode)
+                                       in each, `value` where that is the fill (mode
+                                       "constant"; also "reflect", "replicate", "circular")
+    pad_backward(grad, spatial, before, after, mode, dtype)
+                                       pad's adjoint: zeros (..., *spatial) with each
+                                       element of grad added where it was read from
+    interpolate(view, out, steps, mode, align_corners, dtype)
+                                       each (H, W) plane of view (N, C, H, W) resampled to
+                                       out = (H_out, W_out): mode "nearest" reads one
+                                       position, "linear" mixes the four around it, by
+                                       interpolation_source(j, size, step, ...) with
+                                       steps (two floats, interpolation_step's) per dimension
+    interpolate_backward(grad, spatial, steps, mode, align_corners, dtype)
+                                       its adjoint: zeros (N, C, *spatial) with each
+                                       output's gradient added at the positions it mixed,
+                                       times their weights
+
+contracts.pad and contracts.interpolate check them: sizes and paddings ints below 2^62,
+reflect padding smaller than its dimension, circular at most as large, steps finite.
 
 What a kernel may assume, and where each promise is checked (a C kernel that is handed
 less than it assumes reads or writes outside its buffers; nothing downstream checks again):

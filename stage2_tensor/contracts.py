@@ -16,6 +16,8 @@ rather than from a later read. "python" checks write,
 index_add and the optimizer updates, whose loops would otherwise stop at the shorter
 view.
 """
+import math
+
 from .strides import numel
 
 REDUCTIONS = ("none", "sum", "mean")
@@ -180,6 +182,123 @@ def layer_norm_backward(grad, x, mean, rstd, weight, dtype):
         differ("layer_norm_backward", "weight", weight.shape, x.shape[-1:])
 
 
+def _channels(kernel, x):
+    """x (N, C, *spatial), at least 2-d, its element count within int64: returns C."""
+    if len(x.shape) < 2:
+        raise ValueError(f"{kernel}: x must be (N, C, ...) with at least 2 dimensions, got shape {tuple(x.shape)}")
+    if numel(x.shape) >= LIMIT:
+        raise ValueError(f"{kernel}: {numel(x.shape)} elements: too many for a buffer")
+    return x.shape[1]
+
+
+def _non_negative_eps(kernel, eps):
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+        raise ValueError(f"{kernel}: eps must be a non-negative number, got {eps!r}")
+
+
+def batch_norm(x, weight, bias, eps, dtype):
+    c = _channels("batch_norm", x)
+    _non_negative_eps("batch_norm", eps)
+    for what, v in (("weight", weight), ("bias", bias)):
+        if v is not None:
+            differ("batch_norm", what, v.shape, (c,))
+
+
+def batch_norm_backward(grad, x, mean, var, weight, eps, dtype):
+    c = _channels("batch_norm_backward", x)
+    _non_negative_eps("batch_norm_backward", eps)
+    differ("batch_norm_backward", "grad", grad.shape, x.shape)
+    for what, v in (("mean", mean), ("var", var)) + ((("weight", weight),) if weight is not None else ()):
+        differ("batch_norm_backward", what, v.shape, (c,))
+
+
+# ---- resampling (pad, interpolate): the last dimensions of a view, read arithmetically ----
+PAD_CODES = ("constant", "reflect", "replicate", "circular")     # the C kernels' mode numbers
+
+
+def _ints(kernel, what, values, n, low):
+    if not (isinstance(values, (tuple, list)) and len(values) == n and all(type(v) is int for v in values)
+            and all(low <= v < LIMIT for v in values)):
+        raise ValueError(f"{kernel}: {what} must be a tuple of {n} ints from {low} below 2^62, "
+                         f"one per padded dimension, got {values!r}")
+
+
+def _padding(kernel, spatial, before, after, mode):
+    """before and after: n non-negative ints each (the view's last n dimensions), within what
+    ``mode`` can read (sampling_grid.pad_source): reflect smaller than the dimension,
+    circular at most as large, replicate of a non-empty one."""
+    n = len(before) if isinstance(before, (tuple, list)) else -1
+    if not 1 <= n <= 16 or len(spatial) < n:
+        raise ValueError(f"{kernel}: before must be a tuple of 1 to 16 ints, at most one per dimension "
+                         f"of a {len(spatial)}-d view, got {before!r}")
+    _ints(kernel, "before", before, n, 0)
+    _ints(kernel, "after", after, n, 0)
+    if mode not in PAD_CODES:
+        raise ValueError(f"{kernel}: mode must be one of {', '.join(PAD_CODES)}, got {mode!r}")
+    for size, b, a in zip(spatial[-n:], before, after):
+        if (mode == "reflect" and max(a, b) >= size) or (mode == "circular" and max(a, b) > size) \
+                or (mode == "replicate" and size < 1 and max(a, b) > 0):
+            raise ValueError(f"{kernel}: {mode} padding ({b}, {a}) does not fit a dimension of {size}")
+        if size + a + b >= LIMIT:
+            raise ValueError(f"{kernel}: a padded dimension of {size + a + b}, beyond int64 sizes")
+    return n
+
+
+def pad(view, before, after, mode, value, dtype):
+    n = _padding("pad", tuple(view.shape), before, after, mode)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"pad: value must be a number, got {value!r}")
+    padded = numel([s + b + a for s, b, a in zip(view.shape[-n:], before, after)])
+    _plane_sizes("pad", numel(view.shape[:len(view.shape) - n]), (padded,))
+
+
+def pad_backward(grad, spatial, before, after, mode, dtype):
+    spatial = tuple(spatial) if isinstance(spatial, (tuple, list)) else spatial
+    if not (isinstance(spatial, tuple) and len(spatial) == len(before) if isinstance(before, (tuple, list))
+            else False) or not all(type(s) is int and 0 <= s < LIMIT for s in spatial):
+        raise ValueError(f"pad_backward: spatial {spatial!r} must be one non-negative int per padded "
+                         f"dimension (before {before!r}), the padded input's last extents")
+    _padding("pad_backward", spatial, before, after, mode)
+    n = len(spatial)
+    _plane_sizes("pad_backward", numel(grad.shape[:max(len(grad.shape) - n, 0)]), (numel(spatial),))
+    expected = tuple(s + b + a for s, b, a in zip(spatial, before, after))
+    if len(grad.shape) < n or tuple(grad.shape[len(grad.shape) - n:]) != expected:
+        raise ValueError(f"pad_backward: grad has shape {tuple(grad.shape)}, expected (..., "
+                         f"{', '.join(map(str, expected))}) (the padded extents)")
+
+
+INTERPOLATE_MODES = ("nearest", "linear")
+
+
+def _interpolation(kernel, spatial, out, steps, mode, align_corners):
+    """Two spatial extents (H, W) and two output extents, positive; two finite non-negative
+    steps (sampling_grid.interpolation_step) whose positions stay in the input (min(...,
+    size - 1) in the formulas clamps them anyway)."""
+    for what, values, low in (("spatial", spatial, 1), ("out", out, 1)):
+        _ints(kernel, what, values, 2, low)
+    if not (isinstance(steps, (tuple, list)) and len(steps) == 2
+            and all(type(s) is float and math.isfinite(s) and 0 <= s < LIMIT for s in steps)):
+        raise ValueError(f"{kernel}: steps must be 2 finite non-negative floats, got {steps!r}")
+    if mode not in INTERPOLATE_MODES:
+        raise ValueError(f"{kernel}: mode must be 'nearest' or 'linear', got {mode!r}")
+    if type(align_corners) is not bool:
+        raise ValueError(f"{kernel}: align_corners must be a bool, got {align_corners!r}")
+
+
+def interpolate(view, out, steps, mode, align_corners, dtype):
+    if len(view.shape) != 4:
+        raise ValueError(f"interpolate: expected a view (N, C, H, W), got shape {tuple(view.shape)}")
+    _interpolation("interpolate", tuple(view.shape[2:]), out, steps, mode, align_corners)
+    _plane_sizes("interpolate", view.shape[0] * view.shape[1], (numel(view.shape[2:]), numel(out)))
+
+
+def interpolate_backward(grad, spatial, steps, mode, align_corners, dtype):
+    if len(grad.shape) != 4:
+        raise ValueError(f"interpolate_backward: expected grad (N, C, H_out, W_out), got shape {tuple(grad.shape)}")
+    _interpolation("interpolate_backward", spatial, tuple(grad.shape[2:]), steps, mode, align_corners)
+    _plane_sizes("interpolate_backward", grad.shape[0] * grad.shape[1], (numel(spatial), numel(grad.shape[2:])))
+
+
 def _group(kernel, params, per_parameter):
     """One entry per parameter in every list, each of its parameter's shape (None allowed
     where ``optional``). One list comparison per list; the loop that names the culprit
@@ -314,6 +433,9 @@ CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
           "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "dropout": dropout,
           "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
+          "batch_norm": batch_norm, "batch_norm_backward": batch_norm_backward,
+          "pad": pad, "pad_backward": pad_backward, "interpolate": interpolate,
+          "interpolate_backward": interpolate_backward,
           "sgd_update": sgd_update, "adam_update": adam_update, "im2col": im2col, "col2im": col2im,
           "conv_direct": conv_direct, "max_pool": max_pool, "max_pool_backward": max_pool_backward}
 

@@ -9,7 +9,20 @@ element of a channel across the batch, instance_norm every element of a channel 
 one sample, group_norm the channels of one group within one sample. The variance that
 normalizes is the biased one (divide by n); the running variance a training step stores
 is the unbiased one (divide by n - 1), as in PyTorch.
+
+batch_norm in training mode, the convolutional networks' normalization, is also a pair of
+optional backend kernels (backend.py: batch_norm, batch_norm_backward; C in
+stage3_native/csrc/batchnorm.c): one pass over each channel for its statistics and one
+multiply-add per element, and the gradient's two sums per channel, instead of about 10
+tensor operations forward and 20 backward. ``native`` is where the choice is made; the
+composite stays as the path of a device without them, and as the naive version.
+instance_norm and group_norm, whose statistics are per sample (and group of channels),
+are the same computation on the input viewed as (1, N * groups, rest) and run the same
+kernels (``_per_sample``). In evaluation mode batch_norm is one scale and one shift per channel, worked out on the C
+values: two operations over the input.
 """
+from . import backend as backends
+from .function import GradientFunction
 from .grad_mode import no_grad
 from .tensor import Tensor
 
@@ -76,12 +89,76 @@ def _standardize(x, dims, eps):
     return centered / (var + eps).sqrt(), mean, var
 
 
+def _per_sample(x, groups, eps):
+    """x (N, C, ...) standardized per sample and group of C / groups consecutive channels
+    (instance_norm: groups = C; group_norm), with the (N * groups) means and variances.
+    That is batch normalization of x viewed as (1, N * groups, rest): the batch_norm
+    kernels run it where the device has them (``native``), else the composite."""
+    grouped = x.reshape(1, x.shape[0] * groups, -1)
+    if grouped.shape[2] > 0 and native(grouped, None, None):
+        stats = []
+        out = BatchNorm.apply(grouped, None, None, eps, stats)
+        mean, var = stats
+    else:
+        out, mean, var = _standardize(grouped, (0, 2), eps)
+    return out.reshape(x.shape), mean.reshape(-1), var.reshape(-1)
+
+
 def _update_running(running, value, momentum):
     """running <- (1 - momentum) running + momentum value, in place and outside autograd
     (the statistics are state, not part of the graph), converted to running's dtype."""
     with no_grad():
         running.copy_(running * (1 - momentum) + value.detach().to(dtype=running.dtype,
                                                                    device=running.device) * momentum)
+
+
+def native(x, weight, bias):
+    """Whether batch_norm runs the device's fused kernels (BatchNorm) on x: a float x (a
+    half one through float32, as backends.launch does), the device has both kernels, and
+    weight and bias (each optional) are of x's dtype and device (else the composite, whose
+    broadcasting and type promotion handle them). The one place where the choice is made."""
+    be = backends.get(x.device)
+    return (x.dtype.is_floating_point and be.has("batch_norm") and be.has("batch_norm_backward")
+            and all(p is None or (p.dtype is x.dtype and p.device == x.device) for p in (weight, bias)))
+
+
+class BatchNorm(GradientFunction):
+    """Batch normalization in training mode as two kernel calls: the device's
+    ``batch_norm`` normalizes each channel of x (N, C, ...) with its mean and biased
+    variance over every dimension but 1, and keeps them (C values each, also what the
+    running statistics are updated with: put in the list ``stats``);
+    ``batch_norm_backward`` turns them and the upstream gradient g into, per channel with
+    xhat = (x - mean) * rstd and means over the channel's N * S elements,
+
+        dx = weight * rstd * (g - mean(g) - xhat * mean(g * xhat)),
+        dweight = sum g * xhat,  dbias = sum g.
+
+    weight and bias may each be None (then they are not inputs)."""
+
+    def forward(self, x, weight, bias, eps, stats):
+        self.has_weight, self.has_bias, self.eps = weight is not None, bias is not None, eps
+        c, dtype = x.shape[1], x.dtype
+        out, mean, var = backends.launch(
+            x.device, "batch_norm", x.as_view(), None if weight is None else weight.as_view(),
+            None if bias is None else bias.as_view(), eps, dtype, out_dtype=dtype)
+        mean, var = (Tensor.from_buffer(b, (c,), dtype, x.device) for b in (mean, var))
+        stats.extend((mean, var))
+        self.save_for_backward(x, mean, var, *([weight] if self.has_weight else []))
+        return Tensor.from_buffer(out, x.shape, dtype, x.device)
+
+    def backward(self, grad):
+        x, mean, var, *weight = self.saved_tensors
+        weight = weight[0] if weight else None
+        dx, dweight, dbias = backends.launch(
+            x.device, "batch_norm_backward", grad.as_view(), x.as_view(), mean.as_view(), var.as_view(),
+            None if weight is None else weight.as_view(), self.eps, x.dtype, out_dtype=x.dtype)
+        c = (x.shape[1],)
+        grads = [Tensor.from_buffer(dx, x.shape, x.dtype, x.device)]
+        if self.has_weight:
+            grads.append(Tensor.from_buffer(dweight, c, x.dtype, x.device))
+        if self.has_bias:
+            grads.append(Tensor.from_buffer(dbias, c, x.dtype, x.device))
+        return tuple(grads)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -100,19 +177,31 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: training=False normalizes with running_mean and "
                              "running_var, so both must be given (or pass training=True)")
-        shape = (1, c, *([1] * (input.ndim - 2)))
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-        return _affine((input - mean) / (var + eps).sqrt(), weight, bias)
+        # (x - mean) / sqrt(var + eps) * weight + bias = x * scale + shift, the scale and
+        # shift worked out on the C values: two operations over the input, not four
+        scale = 1 / (running_var + eps).sqrt()
+        if weight is not None:
+            scale = scale * weight
+        shift = -running_mean * scale
+        if bias is not None:
+            shift = shift + bias
+        return input * _per_channel(scale, input.ndim) + _per_channel(shift, input.ndim)
     n = input.numel() // c if c else 0
     if n <= 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, "
                          f"got input of shape {input.shape}")
-    out, mean, var = _standardize(input, dims, eps)
+    if native(input, weight, bias):
+        stats = []
+        out = BatchNorm.apply(input, weight, bias, eps, stats)
+        mean, var = stats
+    else:
+        out, mean, var = _standardize(input, dims, eps)
+        out = _affine(out, weight, bias)
     if running_mean is not None:
         _update_running(running_mean, mean.reshape(c), momentum)
     if running_var is not None:
         _update_running(running_var, var.reshape(c) * (n / (n - 1)), momentum)
-    return _affine(out, weight, bias)
+    return out
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -133,7 +222,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if n <= 1:
         raise ValueError(f"instance_norm: expected more than 1 spatial element per channel "
                          f"when using input statistics, got input of shape {input.shape}")
-    out, mean, var = _standardize(input, tuple(range(2, input.ndim)), eps)
+    out, mean, var = _per_sample(input, input.shape[1], eps)
     if running_mean is not None:
         _update_running(running_mean, mean.reshape(-1, c).mean(0), momentum)
     if running_var is not None:
@@ -157,9 +246,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                          f"channels {c}, got {num_groups!r}")
     for name, t in (("weight", weight), ("bias", bias)):
         _check_per_channel(t, name, c, fn)
-    grouped = input.reshape(input.shape[0], num_groups, -1)      # (N, G, C/G * spatial)
-    out, _, _ = _standardize(grouped, (2,), eps)
-    return _affine(out.reshape(input.shape), weight, bias)
+    out, _, _ = _per_sample(input, num_groups, eps)
+    return _affine(out, weight, bias)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

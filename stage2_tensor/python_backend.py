@@ -17,6 +17,7 @@ import math
 from . import contracts, ops
 from .backend import Backend, View, bad_index, bad_position, bad_target
 from .ops import div as _div, exp as _exp, log as _log
+from .sampling_grid import interpolation_source, pad_source
 from .strides import make_strides, numel
 
 
@@ -298,6 +299,49 @@ class PythonBackend(Backend):
             return dx, None, None
         return dx, array.array(dtype.typecode, map(cast, dw)), array.array(dtype.typecode, map(cast, db))
 
+    def batch_norm(self, x, weight, bias, eps, dtype):
+        """Per channel c of x (N, C, ...): mean m and biased variance v of its N * S
+        elements (S the spatial size), out = (x - m) / sqrt(v + eps) * weight[c] + bias[c].
+        Returns (out, mean, var)."""
+        contracts.batch_norm(x, weight, bias, eps, dtype)
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        xs = [x.buffer[p] for p in positions(x)]
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else [1.0] * c
+        b = [bias.buffer[p] for p in positions(bias)] if bias is not None else [0.0] * c
+        out, means, variances, cast = [0.0] * len(xs), [], [], dtype.cast
+        for ch in range(c):
+            at = [(n * c + ch) * size + i for n in range(batch) for i in range(size)]
+            m = _div(sum(xs[p] for p in at), len(at))
+            v = _div(sum((xs[p] - m) * (xs[p] - m) for p in at), len(at))
+            s = _div(1.0, math.sqrt(v + eps))
+            for p in at:
+                out[p] = cast((xs[p] - m) * s * w[ch] + b[ch])
+            means.append(cast(m))
+            variances.append(cast(v))
+        return tuple(array.array(dtype.typecode, a) for a in (out, means, variances))
+
+    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
+        """Per channel, with rstd = 1 / sqrt(var + eps) and xhat = (x - mean) * rstd:
+        dbias = sum grad, dweight = sum grad * xhat, dx = weight * rstd * (grad -
+        mean(grad) - xhat * mean(grad * xhat)). Returns (dx, dweight, dbias)."""
+        contracts.batch_norm_backward(grad, x, mean, var, weight, eps, dtype)
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        g, xs = ([v.buffer[p] for p in positions(v)] for v in (grad, x))
+        means, variances = ([v.buffer[p] for p in positions(v)] for v in (mean, var))
+        w = [weight.buffer[p] for p in positions(weight)] if weight is not None else [1.0] * c
+        dx, dw, db, cast = [0.0] * len(xs), [], [], dtype.cast
+        for ch in range(c):
+            at = [(n * c + ch) * size + i for n in range(batch) for i in range(size)]
+            s = _div(1.0, math.sqrt(variances[ch] + eps))
+            xhat = {p: (xs[p] - means[ch]) * s for p in at}
+            sum_g = sum(g[p] for p in at)
+            sum_gx = sum(g[p] * xhat[p] for p in at)
+            for p in at:
+                dx[p] = cast(w[ch] * s * (g[p] - _div(sum_g, len(at)) - xhat[p] * _div(sum_gx, len(at))))
+            dw.append(cast(sum_gx))
+            db.append(cast(sum_g))
+        return tuple(array.array(dtype.typecode, a) for a in (dx, dw, db))
+
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;
@@ -336,6 +380,100 @@ class PythonBackend(Backend):
                 vbuf[vp] = cast(beta2 * vbuf[vp] + (1 - beta2) * g * g)
                 denom = math.sqrt(vbuf[vp]) / root_correction + eps
                 pbuf[p] = cast(pbuf[p] - step_size * (mbuf[mp] / denom))
+
+    # ---- resampling: padding and interpolation (the definitions resample.c is tested against) --
+    def pad(self, view, before, after, mode, value, dtype):
+        """The view's last n = len(before) dimensions padded by before and after: output
+        position o reads the input at sampling_grid.pad_source(o - before, ...) in each
+        dimension, ``value`` where one of them is None (constant padding)."""
+        contracts.pad(view, before, after, mode, value, dtype)
+        if not numel(view.shape[:len(view.shape) - len(before)]):
+            return array.array(dtype.typecode)         # no planes: no tables to build either
+        n, values = len(before), self.to_flat(view)
+        spatial = tuple(view.shape[len(view.shape) - n:])
+        reads = [[pad_source(i, size, mode) for i in range(-b, size + a)]
+                 for size, b, a in zip(spatial, before, after)]
+        out, size, cast = [], numel(spatial), dtype.cast
+        for start in range(0, numel(view.shape[:len(view.shape) - n]) * size, size) if size else ():
+            for o in itertools.product(*reads):
+                flat = 0
+                for d, p in enumerate(o):
+                    flat = None if flat is None or p is None else flat * spatial[d] + p
+                out.append(cast(value if flat is None else values[start + flat]))
+        if not size:                   # an empty input: constant padding fills everything
+            out = [cast(value)] * (numel(view.shape[:len(view.shape) - n]) *
+                                    numel([len(r) for r in reads]))
+        return array.array(dtype.typecode, out)
+
+    def pad_backward(self, grad, spatial, before, after, mode, dtype):
+        """pad's adjoint: zeros (..., *spatial), each gradient element added at the input
+        position its output position read (none for constant padding's fill)."""
+        contracts.pad_backward(grad, spatial, before, after, mode, dtype)
+        if not numel(grad.shape[:len(grad.shape) - len(before)]):
+            return array.array(dtype.typecode)
+        n, g = len(before), self.to_flat(grad)
+        reads = [[pad_source(i, size, mode) for i in range(-b, size + a)]
+                 for size, b, a in zip(spatial, before, after)]
+        size, padded = numel(spatial), numel([len(r) for r in reads])
+        planes = numel(grad.shape[:len(grad.shape) - n])
+        dx = [0.0] * (planes * size)
+        for plane in range(planes):
+            for i, o in enumerate(itertools.product(*reads)):
+                if None not in o:
+                    flat = 0
+                    for d, p in enumerate(o):
+                        flat = flat * spatial[d] + p
+                    dx[plane * size + flat] += g[plane * padded + i]
+        return array.array(dtype.typecode, map(dtype.cast, dx))
+
+    def interpolate(self, view, out, steps, mode, align_corners, dtype):
+        """Each plane of view (N, C, H, W) resampled to (H_out, W_out): output (i, j) mixes
+        the input's rows y0, y1 and columns x0, x1 (sampling_grid.interpolation_source) as
+        (1 - wy) ((1 - wx) x[y0, x0] + wx x[y0, x1]) + wy ((1 - wx) x[y1, x0] + wx x[y1, x1])
+        (nearest: x[y0, x0] alone)."""
+        contracts.interpolate(view, out, steps, mode, align_corners, dtype)
+        if not numel(view.shape[:2]):
+            return array.array(dtype.typecode)
+        (h, w), values, cast = view.shape[2:], self.to_flat(view), dtype.cast
+        rows = [interpolation_source(i, h, steps[0], mode, align_corners) for i in range(out[0])]
+        cols = [interpolation_source(j, w, steps[1], mode, align_corners) for j in range(out[1])]
+        y = []
+        for start in range(0, len(values), h * w):
+            p = values[start:start + h * w]
+            for y0, y1, wy in rows:
+                for x0, x1, wx in cols:
+                    if mode == "nearest":          # one read: no 0 * inf = nan from a second
+                        y.append(cast(p[y0 * w + x0]))
+                        continue
+                    top = (1 - wx) * p[y0 * w + x0] + wx * p[y0 * w + x1]
+                    bottom = (1 - wx) * p[y1 * w + x0] + wx * p[y1 * w + x1]
+                    y.append(cast((1 - wy) * top + wy * bottom))
+        return array.array(dtype.typecode, y)
+
+    def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
+        """interpolate's adjoint: zeros (N, C, H, W), each output's gradient added at the
+        four input positions it mixed, times their weights."""
+        contracts.interpolate_backward(grad, spatial, steps, mode, align_corners, dtype)
+        if not numel(grad.shape[:2]):
+            return array.array(dtype.typecode)
+        (h, w), (oh, ow), g = spatial, grad.shape[2:], self.to_flat(grad)
+        rows = [interpolation_source(i, h, steps[0], mode, align_corners) for i in range(oh)]
+        cols = [interpolation_source(j, w, steps[1], mode, align_corners) for j in range(ow)]
+        dx = [0.0] * (numel(grad.shape[:2]) * h * w)
+        for plane in range(numel(grad.shape[:2])):
+            d, at = plane * h * w, plane * oh * ow
+            for y0, y1, wy in rows:
+                for x0, x1, wx in cols:
+                    v = g[at]
+                    at += 1
+                    if mode == "nearest":
+                        dx[d + y0 * w + x0] += v
+                        continue
+                    dx[d + y0 * w + x0] += (1 - wy) * (1 - wx) * v
+                    dx[d + y0 * w + x1] += (1 - wy) * wx * v
+                    dx[d + y1 * w + x0] += wy * (1 - wx) * v
+                    dx[d + y1 * w + x1] += wy * wx * v
+        return array.array(dtype.typecode, map(dtype.cast, dx))
 
     # ---- windows: convolution and pooling (the definitions the C kernels are tested against) --
     def im2col(self, view, kernel, stride, before, dilation, out, fill, dtype):

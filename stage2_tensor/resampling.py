@@ -7,31 +7,111 @@ padding by reflecting (``reflect``), repeating the edge (``replicate``) or wrapp
 positions read is worked out once per shape and gathered with ``index_select``, whose
 gradient scatter-adds back; (bi)linear interpolation gathers the two neighbours of each
 position and mixes them with constant weights. Constant padding is a concatenation.
+
+A device with the optional resampling kernels (backend.py: pad, interpolate and their
+backward passes; C in stage3_native/csrc/resample.c) runs those instead: each output
+position's source worked out arithmetically (sampling_grid.py), one pass over the output
+for all the padded dimensions at once, or for both dimensions of a 2-d interpolation, and
+the gradient a scatter-add in one pass. ``native`` is where the choice is made; the
+gathers stay as the path every device has (and for the cases the kernels leave out:
+negative constant padding, which crops, and nearest upsampling of 3 spatial dimensions).
 """
 import functools
 import math
 
+from . import backend as backends
 from .concat import cat
 from .factories import full
+from .function import GradientFunction
 from .tensor import Tensor
+from .sampling_grid import PAD_MODES, interpolation_source, interpolation_step, pad_source
 from .views import IndexSelect, constant_tensor
 
-PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
-
-@functools.lru_cache(maxsize=256)
-def pad_positions(size, before, after, mode):
-    """The input position each output position reads along one padded dimension."""
+def check_pad_sizes(size, before, after, mode):
+    """reflect padding must be smaller than the dimension it pads (a mirror image of the
+    elements after the edge one), circular at most as large (one wrap-around); replicate
+    needs an element to repeat."""
     if mode == "reflect" and max(before, after) >= size:
         raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than the "
                          f"dimension it pads ({size})")
     if mode == "circular" and max(before, after) > size:
         raise ValueError(f"pad: circular padding ({before}, {after}) must be at most the "
                          f"dimension it pads ({size})")
-    read = {"reflect": lambda i: -i if i < 0 else 2 * (size - 1) - i if i >= size else i,
-            "replicate": lambda i: min(max(i, 0), size - 1),
-            "circular": lambda i: i % size}[mode]
-    return tuple(read(i) for i in range(-before, size + after))
+    if mode == "replicate" and size < 1 and max(before, after) > 0:
+        raise ValueError("pad: replicate padding of an empty dimension")
+
+
+@functools.lru_cache(maxsize=256)
+def pad_positions(size, before, after, mode):
+    """The input position each output position reads along one padded dimension."""
+    check_pad_sizes(size, before, after, mode)
+    return tuple(pad_source(i, size, mode) for i in range(-before, size + after))
+
+
+def native(x, kernel):
+    """Whether x's device runs resampling kernel ``kernel`` ("pad" or "interpolate") and
+    its backward pass, on x's dtype (a float; a half one through float32, as
+    backends.launch does): the one place where resampling chooses the kernels over the
+    gathers every device runs."""
+    be = backends.get(x.device)
+    return x.dtype.is_floating_point and be.has(kernel) and be.has(kernel + "_backward")
+
+
+class Pad(GradientFunction):
+    """x's last len(before) dimensions padded (the device's ``pad`` kernel). Gradient:
+    PadBackward of the upstream gradient, the padding's gradient added back where it was
+    read from (dropped for constant padding)."""
+
+    def forward(self, x, before, after, mode, value):
+        self.geometry = (x.shape[x.ndim - len(before):], before, after, mode)
+        shape = x.shape[:x.ndim - len(before)] + tuple(s + b + a for s, b, a in zip(self.geometry[0], before, after))
+        return x.launch("pad", x.as_view(), before, after, mode, value, x.dtype, shape=shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        return (PadBackward.apply(grad, *self.geometry),)
+
+
+class PadBackward(GradientFunction):
+    """pad's adjoint (the device's ``pad_backward``): each element of the padded gradient
+    added at the input position its output position read. Gradient: Pad with 0 as the
+    constant."""
+
+    def forward(self, grad, spatial, before, after, mode):
+        self.geometry = (before, after, mode)
+        shape = grad.shape[:grad.ndim - len(before)] + tuple(spatial)
+        return grad.launch("pad_backward", grad.as_view(), tuple(spatial), before, after, mode, grad.dtype,
+                           shape=shape, dtype=grad.dtype)
+
+    def backward(self, grad):
+        before, after, mode = self.geometry
+        return (Pad.apply(grad, before, after, mode, 0.0),)
+
+
+class Interpolate(GradientFunction):
+    """Each (H, W) plane of x resampled to ``out`` (the device's ``interpolate``: nearest
+    or bilinear, with sampling_grid's steps). Gradient: InterpolateBackward."""
+
+    def forward(self, x, out, steps, mode, align_corners):
+        self.geometry = (x.shape[2:], steps, mode, align_corners)
+        return x.launch("interpolate", x.as_view(), out, steps, mode, align_corners, x.dtype,
+                        shape=x.shape[:2] + tuple(out), dtype=x.dtype)
+
+    def backward(self, grad):
+        return (InterpolateBackward.apply(grad, *self.geometry),)
+
+
+class InterpolateBackward(GradientFunction):
+    """interpolate's adjoint (``interpolate_backward``): each output's gradient added at
+    the input positions it mixed, times their weights. Gradient: Interpolate."""
+
+    def forward(self, grad, spatial, steps, mode, align_corners):
+        self.geometry = (grad.shape[2:], steps, mode, align_corners)
+        return grad.launch("interpolate_backward", grad.as_view(), tuple(spatial), steps, mode, align_corners,
+                           grad.dtype, shape=grad.shape[:2] + tuple(spatial), dtype=grad.dtype)
+
+    def backward(self, grad):
+        return (Interpolate.apply(grad, *self.geometry),)
 
 
 def _gather(x, dim, positions):
@@ -53,8 +133,14 @@ def pad(input, pad, mode="constant", value=0.0):
     if mode != "constant" and (any(p < 0 for p in pad) or len(pad) // 2 > input.ndim - 1):
         raise ValueError(f"pad: {mode} padding takes non-negative sizes and leaves the first "
                          f"dimension alone, got {pad} for a {input.ndim}-d input")
+    n = len(pad) // 2
+    if n and native(input, "pad") and min(pad) >= 0:
+        before, after = tuple(pad[2 * k] for k in reversed(range(n))), tuple(pad[2 * k + 1] for k in reversed(range(n)))
+        for size, b, a in zip(input.shape[input.ndim - n:], before, after):
+            check_pad_sizes(size, b, a, mode)
+        return Pad.apply(input, before, after, mode, float(value))
     x = input
-    for k in range(len(pad) // 2):
+    for k in range(n):
         dim, before, after = x.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
         if mode != "constant":
             x = _gather(x, dim, pad_positions(x.shape[dim], before, after, mode))
@@ -69,20 +155,13 @@ def pad(input, pad, mode="constant", value=0.0):
 
 @functools.lru_cache(maxsize=256)
 def source_positions(size, out, mode, align_corners, scale):
-    """Per output position along one dimension: (first neighbour, second neighbour, the
-    second's weight), as PyTorch maps output to input coordinates."""
+    """Per output position along one dimension: (first neighbours, second neighbours, the
+    seconds' weights), as PyTorch maps output to input coordinates (sampling_grid.py)."""
+    step = interpolation_step(size, out, mode, align_corners, scale)
+    first, second, weights = zip(*(interpolation_source(j, size, step, mode, align_corners) for j in range(out)))
     if mode == "nearest":
-        step = 1 / scale if scale else size / out
-        return tuple(min(int(math.floor(j * step)), size - 1) for j in range(out)), None, None
-    if align_corners:
-        step = (size - 1) / (out - 1) if out > 1 else 0.0
-        coords = [j * step for j in range(out)]
-    else:
-        step = 1 / scale if scale else size / out
-        coords = [max((j + 0.5) * step - 0.5, 0.0) for j in range(out)]
-    first = tuple(min(int(c), size - 1) for c in coords)
-    second = tuple(min(i + 1, size - 1) for i in first)
-    return first, second, tuple(c - i for c, i in zip(coords, first))
+        return first, None, None
+    return first, second, weights
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -108,6 +187,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if len(out) != n or any(o < 1 for o in out):
         raise ValueError(f"interpolate: output size {out} does not fit the {n} spatial dimension(s) "
                          f"of input {input.shape}")
+    if n <= 2 and native(input, "interpolate"):
+        return _interpolate_native(input, out, scales if size is None else (None,) * n, mode, bool(align_corners))
     x = input
     for d in range(n):
         dim = 2 + d
@@ -121,3 +202,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         w = constant_tensor(weights, x.device, list(weights), x.dtype).reshape(*shape)
         x = _gather(x, dim, first) * (1 - w) + _gather(x, dim, second) * w
     return x
+
+
+def _interpolate_native(x, out, scales, mode, align_corners):
+    """interpolate through the device's kernel, which resamples (H, W) planes: a 1-d input
+    (N, C, W) as (N, C, 1, W), its one row read as itself (step 0)."""
+    kind = "nearest" if mode == "nearest" else "linear"
+    steps = tuple(interpolation_step(s, o, kind, align_corners, f) for s, o, f in zip(x.shape[2:], out, scales))
+    if x.ndim == 3:
+        y = Interpolate.apply(x.unsqueeze(2), (1, out[0]), (0.0, steps[0]), kind, align_corners)
+        return y.squeeze(2)
+    return Interpolate.apply(x, tuple(out), steps, kind, align_corners)

@@ -196,9 +196,9 @@ _KERNELS = {}
 
 
 def _no_memory(name, failed):
-    """The window kernels return 1 when they could not allocate their table of row starts."""
+    """The window and resampling kernels return 1 when they could not allocate their tables."""
     if failed:
-        raise MemoryError(f"{name}: no memory for the table of window row starts")
+        raise MemoryError(f"{name}: no memory for the kernel's tables of positions")
 
 
 # The levels of the element-wise hierarchy and the paths of reductions, by their numbers in
@@ -494,6 +494,64 @@ class CpuBackend(NativeBackend):
         if failed:
             raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
         return dx, dweight, dbias
+
+    # ---- batch normalization (batchnorm.c): contiguous (N, C, S), per channel ----------------
+    @float_only
+    def batch_norm(self, x, weight, bias, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        out, mean, var = allocate(batch * c * size, dtype), allocate(c, dtype), allocate(c, dtype)
+        kernel("batch_norm", dtype)(batch, c, size, self._dense(x, dtype), self._dense_or_null(weight, dtype),
+                                    self._dense_or_null(bias, dtype), float(eps), out, mean, var)
+        return out, mean, var
+
+    @float_only
+    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        dx, dweight, dbias = allocate(batch * c * size, dtype), allocate(c, dtype), allocate(c, dtype)
+        kernel("batch_norm_backward", dtype)(batch, c, size, self._dense(grad, dtype), self._dense(x, dtype),
+                                             self._dense(mean, dtype), self._dense(var, dtype),
+                                             self._dense_or_null(weight, dtype), float(eps), dx, dweight, dbias)
+        return dx, dweight, dbias
+
+    # ---- resampling (resample.c): contiguous planes, positions worked out arithmetically -------
+    @float_only
+    def pad(self, view, before, after, mode, value, dtype):
+        n = len(before)
+        spatial = tuple(view.shape[len(view.shape) - n:])
+        planes = numel(view.shape[:len(view.shape) - n])
+        y = allocate(planes * numel([s + b + a for s, b, a in zip(spatial, before, after)]), dtype)
+        _no_memory("pad", kernel("pad", dtype)(planes, n, spatial, tuple(before), tuple(after),
+                                               contracts.PAD_CODES.index(mode), float(value),
+                                               self._dense(view, dtype), y))
+        return y
+
+    @float_only
+    def pad_backward(self, grad, spatial, before, after, mode, dtype):
+        n = len(before)
+        planes = numel(grad.shape[:len(grad.shape) - n])
+        dx = allocate(planes * numel(spatial), dtype)
+        _no_memory("pad_backward", kernel("pad_backward", dtype)(planes, n, tuple(spatial), tuple(before),
+                                                                 tuple(after), contracts.PAD_CODES.index(mode),
+                                                                 self._dense(grad, dtype), dx))
+        return dx
+
+    @float_only
+    def interpolate(self, view, out, steps, mode, align_corners, dtype):
+        planes, (h, w) = numel(view.shape[:2]), view.shape[2:]
+        y = allocate(planes * out[0] * out[1], dtype)
+        _no_memory("interpolate", kernel("interpolate", dtype)(planes, h, w, out[0], out[1], steps[0], steps[1],
+                                                               int(mode == "linear"), int(align_corners),
+                                                               self._dense(view, dtype), y))
+        return y
+
+    @float_only
+    def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
+        planes, (oh, ow), (h, w) = numel(grad.shape[:2]), grad.shape[2:], spatial
+        dx = allocate(planes * h * w, dtype)
+        _no_memory("interpolate_backward", kernel("interpolate_backward", dtype)(
+            planes, h, w, oh, ow, steps[0], steps[1], int(mode == "linear"), int(align_corners),
+            self._dense(grad, dtype), dx))
+        return dx
 
     # ---- windows (convolution.c, pooling.c): contiguous planes, the geometry checked first ----
     @float_only

@@ -196,6 +196,36 @@ TG_OPTIM(double, f64)
 TG_LAYER_NORM(float, f32)
 TG_LAYER_NORM(double, f64)
 
+/* batchnorm.c: batch normalization (training) of contiguous x (batch, channels, size) over
+ * all but its channel dimension, with weight and bias of `channels` values or NULL: out
+ * and each channel's mean and biased var; and its gradient: dx, dweight and dbias */
+#define TG_BATCH_NORM(T, S) \
+    void tg_batch_norm_##S(i64 batch, i64 channels, i64 size, const T *x, const T *weight, \
+                           const T *bias, double eps, T *out, T *mean, T *var); \
+    void tg_batch_norm_backward_##S(i64 batch, i64 channels, i64 size, const T *grad, const T *x, \
+                                    const T *mean, const T *var, const T *weight, double eps, \
+                                    T *dx, T *dweight, T *dbias);
+TG_BATCH_NORM(float, f32)
+TG_BATCH_NORM(double, f64)
+
+/* resample.c: pad the last n (1 to TG_MAX_DIMS) dimensions of contiguous x (planes,
+ * *spatial) by before and after (mode 0 constant with `value`, 1 reflect, 2 replicate, 3
+ * circular; stage2_tensor/contracts.py checks each fits), and its adjoint; interpolate
+ * each (h, w) plane to (oh, ow) (linear 0: nearest, 1: bilinear) with the steps of
+ * stage2_tensor/sampling_grid.py, and its adjoint. Each returns 1 when out of memory for
+ * its tables, else 0. */
+#define TG_RESAMPLE(T, S) \
+    int tg_pad_##S(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode, \
+                   double value, const T *x, T *y); \
+    int tg_pad_backward_##S(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, \
+                            int mode, const T *grad, T *dx); \
+    int tg_interpolate_##S(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w, \
+                           int linear, int align_corners, const T *x, T *y); \
+    int tg_interpolate_backward_##S(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, \
+                                    double step_w, int linear, int align_corners, const T *grad, T *dx);
+TG_RESAMPLE(float, f32)
+TG_RESAMPLE(double, f64)
+
 /* index.c, bounds-checked: index holds n_index positions along a dimension of `size`, each
  * in -size..size-1 (negative ones count from the end). Each returns the position in index
  * of the first one out of range, having done nothing, or -1.

@@ -456,6 +456,67 @@ class CudaBackend(NativeBackend):
             "layer_norm_backward")
         return dx, dweight, dbias
 
+    # ---- batch normalization (batchnorm.cu): contiguous (N, C, S), a block per channel ---------
+    @float_only
+    def batch_norm(self, x, weight, bias, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        out, mean, var = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
+        self.check(self.lib.tg_cuda_batch_norm(CODE[dtype], batch, c, size, self._dense(x, dtype),
+                                               self._dense_or_null(weight, dtype),
+                                               self._dense_or_null(bias, dtype), float(eps), out, mean, var),
+                   "batch_norm")
+        return out, mean, var
+
+    @float_only
+    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
+        (batch, c), size = x.shape[:2], numel(x.shape[2:])
+        dx, dweight, dbias = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
+        self.check(self.lib.tg_cuda_batch_norm_backward(
+            CODE[dtype], batch, c, size, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
+            self._dense(var, dtype), self._dense_or_null(weight, dtype), float(eps), dx, dweight, dbias),
+            "batch_norm_backward")
+        return dx, dweight, dbias
+
+    # ---- resampling (resample.cu): contiguous planes, a thread per output -------------------
+    @float_only
+    def pad(self, view, before, after, mode, value, dtype):
+        n = len(before)
+        spatial = tuple(view.shape[len(view.shape) - n:])
+        planes = numel(view.shape[:len(view.shape) - n])
+        y = self.allocate(planes * numel([s + b + a for s, b, a in zip(spatial, before, after)]), dtype)
+        self.check(self.lib.tg_cuda_pad(CODE[dtype], planes, n, spatial, tuple(before), tuple(after),
+                                        contracts.PAD_CODES.index(mode), float(value), self._dense(view, dtype), y),
+                   "pad")
+        return y
+
+    @float_only
+    def pad_backward(self, grad, spatial, before, after, mode, dtype):
+        n = len(before)
+        planes = numel(grad.shape[:len(grad.shape) - n])
+        dx = self.full(planes * numel(spatial), 0, dtype)             # the kernel adds into it
+        self.check(self.lib.tg_cuda_pad_backward(CODE[dtype], planes, n, tuple(spatial), tuple(before),
+                                                 tuple(after), contracts.PAD_CODES.index(mode),
+                                                 self._dense(grad, dtype), dx), "pad_backward")
+        return dx
+
+    @float_only
+    def interpolate(self, view, out, steps, mode, align_corners, dtype):
+        planes, (h, w) = numel(view.shape[:2]), view.shape[2:]
+        y = self.allocate(planes * out[0] * out[1], dtype)
+        self.check(self.lib.tg_cuda_interpolate(CODE[dtype], planes, h, w, out[0], out[1], steps[0], steps[1],
+                                                int(mode == "linear"), int(align_corners),
+                                                self._dense(view, dtype), y), "interpolate")
+        return y
+
+    @float_only
+    def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
+        planes, (oh, ow), (h, w) = numel(grad.shape[:2]), grad.shape[2:], spatial
+        dx = self.full(planes * h * w, 0, dtype)                      # the kernel adds into it
+        self.check(self.lib.tg_cuda_interpolate_backward(CODE[dtype], planes, h, w, oh, ow, steps[0], steps[1],
+                                                         int(mode == "linear"), int(align_corners),
+                                                         self._dense(grad, dtype), dx), "interpolate_backward")
+        return dx
+
     # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
     @float_only
     def mse_loss(self, a, b, reduction, dtype):

@@ -74,6 +74,27 @@ int tg_cuda_layer_norm(int dtype, i64 rows, i64 n, const void *x, const void *we
 int tg_cuda_layer_norm_backward(int dtype, i64 rows, i64 n, const void *grad, const void *x, const void *mean,
                                 const void *rstd, const void *weight, void *dx, void *dweight, void *dbias);
 
+/* batchnorm.cu: batch normalization (training) of contiguous x (batch, channels, size), as
+ * csrc/tracegrad.h's tg_batch_norm: out, and each channel's mean and biased var; its
+ * backward: dx, dweight and dbias (channels values each, always written). */
+int tg_cuda_batch_norm(int dtype, i64 batch, i64 channels, i64 size, const void *x, const void *weight,
+                       const void *bias, double eps, void *out, void *mean, void *var);
+int tg_cuda_batch_norm_backward(int dtype, i64 batch, i64 channels, i64 size, const void *grad, const void *x,
+                                const void *mean, const void *var, const void *weight, double eps, void *dx,
+                                void *dweight, void *dbias);
+
+/* resample.cu: csrc/tracegrad.h's tg_pad, tg_interpolate and their backward passes on
+ * contiguous float32/float64 (dtype 3, 4); the backward passes add into a dx the caller
+ * zeroed. */
+int tg_cuda_pad(int dtype, i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode,
+                double value, const void *x, void *y);
+int tg_cuda_pad_backward(int dtype, i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after,
+                         int mode, const void *grad, void *dx);
+int tg_cuda_interpolate(int dtype, i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w,
+                        int linear, int align_corners, const void *x, void *y);
+int tg_cuda_interpolate_backward(int dtype, i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h,
+                                 double step_w, int linear, int align_corners, const void *grad, void *dx);
+
 /* matmul.cu, cublas.cu: out (batch..., m, n), contiguous, = a (batch..., m, k) @ b (batch...,
  * k, n), plus bias (NULL, or n contiguous values) on every row. The batch_ndim batch
  * dimensions have one shape and a stride per operand (0 where broadcast); within a batch

@@ -48,6 +48,8 @@ _lock = threading.RLock()           # reentrant: a holder calling in again canno
 RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "matmul", "index_select",
             "index_add", "softmax", "softmax_backward", "cross_entropy", "cross_entropy_backward",
             "mse_loss", "mse_loss_backward", "dropout", "layer_norm", "layer_norm_backward",
+            "batch_norm", "batch_norm_backward", "pad", "pad_backward", "interpolate",
+            "interpolate_backward",
             "im2col", "col2im", "conv_direct", "max_pool", "max_pool_backward")
 IN_PLACE = ("write", "sgd_update", "adam_update")
 

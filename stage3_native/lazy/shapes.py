@@ -46,6 +46,26 @@ def _layer_norm_backward(grad, x, mean, rstd, weight, dtype):
     return [(tuple(x.shape), dtype)] + ([(n, dtype)] * 2 if weight is not None else [None, None])
 
 
+def _batch_norm(x, weight, bias, eps, dtype):
+    c = (x.shape[1],)
+    return [(tuple(x.shape), dtype), (c, dtype), (c, dtype)]
+
+
+def _batch_norm_backward(grad, x, mean, var, weight, eps, dtype):
+    c = (x.shape[1],)
+    return [(tuple(x.shape), dtype), (c, dtype), (c, dtype)]
+
+
+def _pad(view, before, after, mode, value, dtype):
+    n = len(before)
+    lead = tuple(view.shape[:len(view.shape) - n])
+    return [(lead + tuple(s + b + a for s, b, a in zip(view.shape[len(view.shape) - n:], before, after)), dtype)]
+
+
+def _pad_backward(grad, spatial, before, after, mode, dtype):
+    return [(tuple(grad.shape[:len(grad.shape) - len(before)]) + tuple(spatial), dtype)]
+
+
 def _im2col(view, kernel, stride, before, dilation, out, fill, dtype):
     return [(tuple(view.shape[:2]) + (numel(kernel), numel(out)), dtype)]
 
@@ -81,13 +101,21 @@ OUTPUTS = {
     "dropout": _same(0),
     "layer_norm": _layer_norm,
     "layer_norm_backward": _layer_norm_backward,
+    "batch_norm": _batch_norm,
+    "batch_norm_backward": _batch_norm_backward,
+    "pad": _pad,
+    "pad_backward": _pad_backward,
+    "interpolate": lambda view, out, steps, mode, align_corners, dtype: [(tuple(view.shape[:2]) + tuple(out), dtype)],
+    "interpolate_backward": lambda grad, spatial, steps, mode, align_corners, dtype: [
+        (tuple(grad.shape[:2]) + tuple(spatial), dtype)],
     "im2col": _im2col,
     "col2im": _col2im,
     "conv_direct": _conv_direct,
     "max_pool": _max_pool,
     "max_pool_backward": lambda grad, where, spatial, dtype: [(tuple(grad.shape[:2]) + tuple(spatial), dtype)],
 }
-MULTIPLE = {"cross_entropy", "mse_loss", "layer_norm", "layer_norm_backward", "max_pool"}   # return tuples
+MULTIPLE = {"cross_entropy", "mse_loss", "layer_norm", "layer_norm_backward", "max_pool",
+            "batch_norm", "batch_norm_backward"}   # return tuples
 
 
 def outputs(op, args):
