@@ -74,6 +74,7 @@ def session(engine, path, threads, device):
         import onnxruntime
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.log_severity_level = 3     # errors only: not its warnings about the files' unused initializers
         sess = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
     return lambda x: sess.run(None, {name: x})[0]
