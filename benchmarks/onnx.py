@@ -60,7 +60,7 @@ def unet_256(folder):
     dims = {0: "N", 2: "H", 3: "W"}
     export(UNet(16, device="cpu"), tg.zeros(1, 1, 28, 28, device="cpu"), path, input_names=["noisy"],
            output_names=["denoised"], dynamic_axes={"noisy": dims, "denoised": dims})
-    return path, np.random.default_rng(0).random((1, 1, 256, 256), dtype=np.float32)
+    return path, unet_input(256)
 
 
 def session(engine, path, threads, device):
@@ -74,6 +74,7 @@ def session(engine, path, threads, device):
         import onnxruntime
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.log_severity_level = 3     # errors only: not its warnings about the files' unused initializers
         sess = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
     return lambda x: sess.run(None, {name: x})[0]
@@ -86,14 +87,20 @@ def _rss_kib(field):
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
+def unet_input(size):
+    """The U-net's input, 1x1xSIZExSIZE (uniform in [0, 1): the speed does not depend on it)."""
+    return np.random.default_rng(0).random((1, 1, size, size), dtype=np.float32)
+
+
 def child(engine, path, model, threads, device):
-    """In a fresh process: the peak RSS the session adds, in MiB (printed as JSON)."""
+    """In a fresh process: the peak RSS the session adds, in MiB (printed as JSON). ``model``:
+    "resnet50", or "unet" / "unet:SIZE" (input 1x1xSIZExSIZE, default 256)."""
     import onnx  # noqa: F401  (imported in both children: the baseline holds the same libraries)
     import onnxruntime  # noqa: F401
     import stage2_tensor  # noqa: F401
     import stage3_native  # noqa: F401
     from stage4_models.onnx import InferenceSession  # noqa: F401
-    x = light_resnet50()[1] if model == "resnet50" else np.random.default_rng(0).random((1, 1, 256, 256), np.float32)
+    x = light_resnet50()[1] if model == "resnet50" else unet_input(int(model.partition(":")[2] or 256))
     Path("/proc/self/clear_refs").write_text("5")      # VmHWM := the current RSS
     base = _rss_kib("VmRSS")
     run = session(engine, path, threads, device)
@@ -130,6 +137,32 @@ def profile(path, x, device):
     return total, sorted(times.items(), key=lambda kv: -kv[1]), memory.get("peak_bytes")
 
 
+def compare(path, x, model, rounds=7, threads=2, device="cpu", memory=True):
+    """Our InferenceSession (on ``device``) against onnxruntime's CPU provider on the ONNX
+    file ``path`` and input ``x``: {"ours_ms", "ort_ms": median times of ``rounds``
+    interleaved runs after a warm-up; "speed": ort_ms / ours_ms; "diff": the largest
+    |difference| of the outputs; with ``memory``, "ours_mib", "ort_mib": peak memory, each in
+    a fresh process (``model`` names the input there: see child); "memory": ours / ort's}."""
+    runs = {e: session(e, path, threads, device if e == "tracegrad" else "cpu") for e in ("tracegrad", "onnxruntime")}
+    outputs = {e: run(x) for e, run in runs.items()}          # warm-up; the plan made
+    diff = float(np.max(np.abs(outputs["tracegrad"] - outputs["onnxruntime"])))
+    times = {e: [] for e in runs}
+    for r in range(rounds):
+        for e in (("tracegrad", "onnxruntime") if r % 2 == 0 else ("onnxruntime", "tracegrad")):
+            start = time.perf_counter()
+            runs[e](x)
+            times[e].append(time.perf_counter() - start)
+    ours, theirs = (statistics.median(times[e]) * 1e3 for e in ("tracegrad", "onnxruntime"))
+    result = {"ours_ms": ours, "ort_ms": theirs, "speed": theirs / ours, "diff": diff}
+    del runs, outputs
+    if memory:
+        mem = {e: peak_memory(e, path, model, threads, device if e == "tracegrad" else "cpu")
+               for e in ("tracegrad", "onnxruntime")}
+        result.update(ours_mib=mem["tracegrad"], ort_mib=mem["onnxruntime"],
+                      memory=mem["tracegrad"] / mem["onnxruntime"])
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -152,23 +185,9 @@ def main():
         print(f"  {'model':34} {'tracegrad ms':>12} {'ort ms':>8} {'speed':>6} {'tracegrad MiB':>13} "
               f"{'ort MiB':>8} {'memory':>7}")
         for model, (label, path, x) in models.items():
-            runs = {e: session(e, path, args.threads, args.device if e == "tracegrad" else "cpu")
-                    for e in ("tracegrad", "onnxruntime")}
-            outputs = {e: run(x) for e, run in runs.items()}          # warm-up; the plan made
-            diff = float(np.max(np.abs(outputs["tracegrad"] - outputs["onnxruntime"])))
-            times = {e: [] for e in runs}
-            for r in range(args.rounds):
-                for e in (("tracegrad", "onnxruntime") if r % 2 == 0 else ("onnxruntime", "tracegrad")):
-                    start = time.perf_counter()
-                    runs[e](x)
-                    times[e].append(time.perf_counter() - start)
-            ours, theirs = (statistics.median(times[e]) * 1e3 for e in ("tracegrad", "onnxruntime"))
-            del runs, outputs
-            mem = {e: peak_memory(e, path, model, args.threads, args.device if e == "tracegrad" else "cpu")
-                   for e in ("tracegrad", "onnxruntime")}
-            print(f"  {label:34} {ours:12.1f} {theirs:8.1f} {theirs / ours:5.2f}x {mem['tracegrad']:13.1f} "
-                  f"{mem['onnxruntime']:8.1f} {mem['tracegrad'] / mem['onnxruntime']:6.2f}x"
-                  f"   (outputs within {diff:.1e})")
+            r = compare(path, x, model, args.rounds, args.threads, args.device)
+            print(f"  {label:34} {r['ours_ms']:12.1f} {r['ort_ms']:8.1f} {r['speed']:5.2f}x "
+                  f"{r['ours_mib']:13.1f} {r['ort_mib']:8.1f} {r['memory']:6.2f}x   (outputs within {r['diff']:.1e})")
             if args.profile:
                 total, by_op, planned = profile(path, x, args.device)
                 print(f"    our steps by operator, one run, {total * 1e3:.1f} ms: " +

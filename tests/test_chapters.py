@@ -52,7 +52,8 @@ FIGURES = {
     "12_convolutions": ["conv_stride_padding_dilation.png", "pooling_upsampling.png", "mnist_cnn_loss.png",
                         "cnn_filters.png", "cnn_feature_maps.png", "conv_speed_ladder.png"],
     "13_inference_compiler": ["onnx_unet_graph.svg", "onnx_pass_fold.svg", "onnx_pass_canonicalize.svg",
-                              "onnx_pass_dce.svg", "onnx_supergraph.svg", "onnx_memory_plan.png"],
+                              "onnx_pass_dce.svg", "onnx_supergraph.svg", "onnx_memory_plan.png",
+                              "unet_denoised_digits.png"],
 }
 
 
