@@ -241,7 +241,7 @@ def _product(x, weight, cols, groups):
 # (113 MB for a 3x3 convolution of 48 channels at 256x256) never exist whole. Smaller ones
 # (a few activations' worth: ResNet-50's largest are 7.4 MB) are made whole, as each chunk
 # costs a copy of its product into the output and a smaller, less efficient product.
-CHUNK_BYTES = 1 << 21
+CHUNK_BYTES = 1 << 22
 CHUNK_ABOVE = 1 << 24
 
 
