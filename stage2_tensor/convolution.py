@@ -20,6 +20,11 @@ A device with the optional window kernels (backend.py: im2col, col2im, max_pool)
 instead, which work each window position out arithmetically (window_kernels.py): no table,
 no padded copy, one pass each way. ``native`` is where the choice is made, for every
 function here; the tables stay as the path every device has.
+
+Two shortcuts, both general: a 1x1 window with stride 1 and no padding makes no columns
+(the input's planes already are its columns), and inference (no gradient to record) makes
+a large column matrix a band of output rows at a time (``_conv_chunked``), so its memory
+is bounded: the inference engine's U-net (chapter 13) no longer holds a 113 MB one.
 """
 import functools
 import math
@@ -28,7 +33,8 @@ from . import backend as backends
 from . import dtypes
 from . import window_kernels
 from .concat import cat
-from .factories import arange, full
+from .factories import arange, full, zeros
+from .grad_mode import is_grad_enabled
 from .strides import numel
 from .tensor import Tensor
 from .views import IndexAdd, IndexSelect, constant_tensor
@@ -139,10 +145,20 @@ def _gather(x, kernel, stride, before, after, dilation, fill, ceil_mode=False):
     the output extents."""
     spatial = x.shape[2:]
     out = _extents(spatial, kernel, stride, before, after, dilation, ceil_mode)
+    if _identity(kernel, stride, before, after):
+        # a 1x1 window, stride 1, no padding: window l reads position l alone, so the
+        # input's planes are already the columns (a view, no copy: a 1x1 convolution is
+        # one matrix product of the input)
+        return x.reshape(*x.shape[:2], 1, numel(spatial)), out
     if native(x, "im2col"):
         return window_kernels.Im2col.apply(x, kernel, stride, before, dilation, out, fill), out
     key = (spatial, kernel, stride, before, after, dilation, ceil_mode)
     return _read(x, windows(*key)[0], key, fill, numel(kernel), numel(out)), out
+
+
+def _identity(kernel, stride, before, after):
+    """Whether these windows are the input itself: kernel 1, stride 1, no padding."""
+    return all(v == 1 for v in kernel + stride) and not any(before + after)
 
 
 def _read(x, indices, key, fill, k, l):
@@ -192,8 +208,24 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
     x, unbatched, kernel, stride, before, after, dilation = _conv_args(
         x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
     c_out, c_group = weight.shape[:2]
+    if _chunks(x, weight, bias, kernel, stride, before, after, dilation):
+        y = _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups)
+        if bias is not None:
+            y = y + bias.reshape(c_out, *(1,) * n)
+        return y[0] if unbatched else y
     cols, out = _gather(x, kernel, stride, before, after, dilation, 0)
-    N, L, K = x.shape[0], numel(out), numel(kernel)
+    y = _product(x, weight, cols, groups)
+    y = y.reshape(x.shape[0], c_out, *out)
+    if bias is not None:
+        y = y + bias.reshape(c_out, *(1,) * n)
+    return y[0] if unbatched else y
+
+
+def _product(x, weight, cols, groups):
+    """The kernels (C_out, C_in / groups, *kernel) times the columns (N, C_in, K, L) of x:
+    (N, C_out, L), or (C_out, L) when N * groups == 1."""
+    c_out, c_group = weight.shape[:2]
+    N, K, L = x.shape[0], cols.shape[2], cols.shape[3]
     if N * groups == 1:
         # one product, as a plain 2-D matmul: the lazy device runs it with the bias and
         # activation that follow as its epilogue (one kernel: lazy/epilogue.py)
@@ -201,10 +233,56 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
     else:
         # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
         y = weight.reshape(groups, c_out // groups, c_group * K) @ cols.reshape(N, groups, c_group * K, L)
-    y = y.reshape(N, c_out, *out)
-    if bias is not None:
-        y = y + bias.reshape(c_out, *(1,) * n)
-    return y[0] if unbatched else y
+    return y
+
+
+# Inference convolves in chunks of output rows whose columns take about CHUNK_BYTES when
+# the whole column matrix would take more than CHUNK_ABOVE: the columns of a large input
+# (113 MB for a 3x3 convolution of 48 channels at 256x256) never exist whole. Smaller ones
+# (a few activations' worth: ResNet-50's largest are 7.4 MB) are made whole, as each chunk
+# costs a copy of its product into the output and a smaller, less efficient product.
+CHUNK_BYTES = 1 << 22
+CHUNK_ABOVE = 1 << 24
+
+
+def _chunks(x, weight, bias, kernel, stride, before, after, dilation):
+    """Whether conv runs in chunks (``_conv_chunked``): no gradient is recorded (im2col's
+    columns would be saved for the backward pass: whole), the device has the im2col
+    kernel, the windows are not the input itself (no columns to bound) and the columns
+    exceed CHUNK_ABOVE."""
+    if is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias)):
+        return False
+    if _identity(kernel, stride, before, after) or not native(x, "im2col"):
+        return False
+    out = _extents(x.shape[2:], kernel, stride, before, after, dilation)
+    return numel(x.shape[:2]) * numel(kernel) * numel(out) * x.dtype.itemsize > CHUNK_ABOVE
+
+
+def _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups):
+    """conv without a gradient, its columns made and multiplied a few output rows (along
+    the first spatial dimension) at a time, each chunk's product written into its rows of
+    the output: the columns take about CHUNK_BYTES whatever the input's size. A chunk's
+    windows read a band of input rows, which im2col gets as a slice with the padding
+    before it that remains (the rows above the slice are input rows, not padding: the
+    slice starts where the band does, so only true padding is ``before`` it)."""
+    spatial = x.shape[2:]
+    out = _extents(spatial, kernel, stride, before, after, dilation)
+    N, c_out = x.shape[0], weight.shape[0]
+    per_row = numel(x.shape[:2]) * numel(kernel) * numel(out[1:]) * x.dtype.itemsize
+    rows = max(1, CHUNK_BYTES // per_row)
+    y = zeros((N, c_out) + out, dtype=x.dtype, device=x.device)
+    for r0 in range(0, out[0], rows):
+        r1 = min(out[0], r0 + rows)
+        start = r0 * stride[0] - before[0]                             # the band's first row
+        end = (r1 - 1) * stride[0] - before[0] + (kernel[0] - 1) * dilation[0] + 1
+        if end <= 0 or start >= spatial[0]:
+            continue                                    # windows in the padding alone: 0
+        a, b = max(0, start), min(spatial[0], end)
+        band = x[:, :, a:b]
+        chunk = (r1 - r0,) + out[1:]
+        cols = window_kernels.Im2col.apply(band, kernel, stride, (a - start,) + before[1:], dilation, chunk, 0)
+        y[:, :, r0:r1] = _product(x, weight, cols, groups).reshape((N, c_out) + chunk)
+    return y
 
 
 def conv_direct(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -174,6 +174,75 @@ def test_conv_forward_property(engine, n):
 
 
 @pytest.mark.parametrize("engine", TENSOR_ENGINES)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_conv_in_chunks_property(engine, n, monkeypatch):
+    """Inference (no gradient recorded) on a device with the im2col kernel convolves a
+    few output rows at a time (convolution._conv_chunked): here one row per chunk, whatever
+    the size, so every chunk's band of input rows, the padding before it and chunks whose
+    windows read the padding alone are exercised. Values as the whole convolution's."""
+    from stage2_tensor import convolution
+    monkeypatch.setattr(convolution, "CHUNK_BYTES", 1)          # one output row per chunk
+    monkeypatch.setattr(convolution, "CHUNK_ABOVE", 0)          # every convolution in chunks
+    chunked = []
+    whole = convolution._conv_chunked
+    monkeypatch.setattr(convolution, "_conv_chunked", lambda *a: chunked.append(1) or whole(*a))
+    tg = engine.namespace
+    tiny = engine.device == "python"
+
+    @FORWARD
+    @given(case=conv_cases(n, tiny), seed=st.integers(0, 2**32 - 1))
+    def check(case, seed):
+        x_shape, w_shape, bias, kwargs, ref_args = case
+        arrays = _inputs(np.random.default_rng(seed), x_shape, w_shape, bias)
+        chunked.clear()
+        with tg.no_grad():
+            got = engine.value(_conv_fn(tg, n, kwargs)(*[engine.leaf(a) for a in arrays]))
+        stride, before, after = ref_args[:3]
+        identity = all(k == 1 for k in w_shape[2:]) and all(s == 1 for s in stride) and not any(before + after)
+        native = convolution.native(engine.leaf(arrays[0]), "im2col")
+        assert len(chunked) == (native and not identity)
+        want = conv_reference(arrays[0], arrays[1], arrays[2] if bias else None, *ref_args)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    check()
+
+
+@pytest.mark.parametrize("engine", TENSOR_ENGINES)
+def test_conv_with_gradient_is_never_chunked(engine, monkeypatch):
+    """With a gradient to record, the columns are made whole (im2col's backward needs
+    them): the chunked path is for inference alone, so gradients are those of the whole."""
+    from stage2_tensor import convolution
+    monkeypatch.setattr(convolution, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(convolution, "CHUNK_ABOVE", 0)
+    monkeypatch.setattr(convolution, "_conv_chunked", lambda *a: pytest.fail("chunked with a gradient"))
+    rng = np.random.default_rng(3)
+    arrays = _inputs(rng, (1, 2, 4, 5), (2, 2, 3, 3), True)
+    kwargs = dict(stride=1, padding=1, dilation=1, groups=1)
+    value = gradcheck(engine, _conv_fn(engine.namespace, 2, kwargs), arrays, rng)
+    want = conv_reference(*arrays, (1, 1), (1, 1), (1, 1), (1, 1), 1)
+    np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_1x1_convolution_makes_no_columns(monkeypatch):
+    """Kernel 1, stride 1, no padding: the input's planes are the columns, so neither the
+    im2col kernel nor the index table runs (either would copy the input), and the values
+    and gradients are still the convolution's."""
+    import stage2_tensor as tg
+    import stage3_native  # noqa: F401
+    from stage2_tensor import convolution, window_kernels
+    monkeypatch.setattr(window_kernels.Im2col, "apply", lambda *a: pytest.fail("im2col ran"))
+    monkeypatch.setattr(convolution, "_read", lambda *a: pytest.fail("the index table ran"))
+    rng = np.random.default_rng(4)
+    for device in ("python", "cpu"):
+        engine = next(e for e in ENGINES if e.device == device)
+        arrays = _inputs(rng, (2, 4, 3, 5), (6, 2, 1, 1), True)
+        kwargs = dict(stride=1, padding=0, dilation=2, groups=2)
+        value = gradcheck(engine, _conv_fn(tg, 2, kwargs), arrays, rng)
+        want = conv_reference(*arrays, (1, 1), (0, 0), (0, 0), (2, 2), 2)
+        np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", TENSOR_ENGINES)
 @pytest.mark.parametrize("n", [1, 2])
 def test_conv_gradient_property(engine, n):
     @GRADIENT

@@ -557,3 +557,26 @@ def test_a_backend_without_layer_norm_falls_back_to_python(caplog, monkeypatch):
     for lean_grad, python_grad in zip(results["lean"], results["python"]):
         np.testing.assert_allclose(lean_grad, python_grad, rtol=1e-6, atol=1e-6)
     assert "op layer_norm_backward not found in backend lean, falling back to python" in caplog.text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool", "float16"])
+def test_strided_copies_of_contiguous_rows_are_exact(dtype):
+    """tg_copy of one dtype to itself where both sides' rows are contiguous (a slice of
+    rows, a write into one, a broadcast row) copies a row at a time (copy.c's copy_rows):
+    every element lands where numpy's own copy puts it, the others untouched, bit for bit,
+    including shapes with a zero extent and rows broadcast from one."""
+    rng = np.random.default_rng(5)
+    a = (rng.normal(size=(3, 4, 5, 6)) * 100).astype(dtype)
+    if dtype == "int64":
+        a += 2**60                                 # not held exactly by a double
+    t = tg.from_numpy(a.copy(), device="cpu")
+    for index in [(slice(None), slice(None), slice(1, 4)), (slice(None), slice(1, 3), slice(None), slice(2, 5)),
+                  (1, slice(None), slice(0, 5, 2)), (slice(None), slice(None), slice(2, 2))]:
+        np.testing.assert_array_equal(t[index].contiguous().numpy(), a[index])
+        dst = tg.zeros(*a.shape, dtype=t.dtype, device="cpu")
+        dst[index] = t[index]
+        want = np.zeros_like(a)
+        want[index] = a[index]
+        np.testing.assert_array_equal(dst.numpy(), want)
+    row = tg.from_numpy(a[0, 0, 0].copy(), device="cpu")
+    np.testing.assert_array_equal(row.expand(3, 4, 5, 6).contiguous().numpy(), np.broadcast_to(a[0, 0, 0], a.shape))

@@ -33,6 +33,29 @@ static void store(void *out, int dtype, i64 i, double v) {
     }
 }
 
+/* A same-type copy whose rows are contiguous in both views (a slice of rows read, a write
+ * into one: a convolution's band of rows, its chunk written into the output): one memcpy per
+ * row, the dimensions merged first so that rows are as long as they can be. Returns 0
+ * where the innermost stride of either is not 1 (the element loop then does it). */
+static int copy_rows(int ndim, const i64 *shape, const char *x, const i64 *xs, i64 xo,
+                     char *out, const i64 *os, i64 oo, int size) {
+    i64 sh[TG_MAX_DIMS], sx[TG_MAX_DIMS], so[TG_MAX_DIMS], idx[TG_MAX_DIMS] = {0};
+    for (int d = 0; d < ndim; d++) {
+        sh[d] = shape[d];
+        sx[d] = xs[d];
+        so[d] = os[d];
+    }
+    i64 *strides[2] = {sx, so};
+    int kept = tg_collapse(ndim, sh, 2, strides);
+    if (kept == 0 || sx[kept - 1] != 1 || so[kept - 1] != 1) return 0;
+    i64 row = sh[kept - 1], rows = tg_numel(kept - 1, sh), px = xo, po = oo;
+    for (i64 r = 0; r < rows; r++) {
+        memcpy(out + po * size, x + px * size, (size_t)(row * size));
+        tg_step(kept - 1, sh, idx, &px, sx, &po, so, 0, 0);
+    }
+    return 1;
+}
+
 void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *xs, i64 xo,
              void *out, int out_dtype, const i64 *os, i64 oo) {
     i64 n = tg_numel(ndim, shape), idx[TG_MAX_DIMS] = {0}, px = xo, po = oo;
@@ -51,6 +74,9 @@ void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *
             return;
         }
     }
+    if (x_dtype == out_dtype && n > 0 &&
+        copy_rows(ndim, shape, (const char *)x, xs, xo, (char *)out, os, oo, itemsize[x_dtype]))
+        return;
     if (x_dtype == out_dtype && x_dtype >= 5) {      /* half -> same half: the bits */
         for (i64 i = 0; i < n; i++) {
             ((uint16_t *)out)[po] = ((const uint16_t *)x)[px];
