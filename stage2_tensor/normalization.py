@@ -11,8 +11,8 @@ normalizes is the biased one (divide by n); the running variance a training step
 is the unbiased one (divide by n - 1), as in PyTorch.
 
 batch_norm in training mode, the convolutional networks' normalization, is also a pair of
-optional backend kernels (backend.py: batch_norm, batch_norm_backward; C in
-stage3_native/csrc/batchnorm.c): one pass over each channel for its statistics and one
+optional backend kernels (backend.py: batch_norm, batch_norm_backward; the native
+devices' csrc/batchnorm.c): one pass over each channel for its statistics and one
 multiply-add per element, and the gradient's two sums per channel, instead of about 10
 tensor operations forward and 20 backward. ``native`` is where the choice is made; the
 composite stays as the path of a device without them, and as the naive version.

@@ -9,7 +9,7 @@ gradient scatter-adds back; (bi)linear interpolation gathers the two neighbours 
 position and mixes them with constant weights. Constant padding is a concatenation.
 
 A device with the optional resampling kernels (backend.py: pad, interpolate and their
-backward passes; C in stage3_native/csrc/resample.c) runs those instead: each output
+backward passes; the native devices' csrc/resample.c) runs those instead: each output
 position's source worked out arithmetically (sampling_grid.py), one pass over the output
 for all the padded dimensions at once, or for both dimensions of a 2-d interpolation, and
 the gradient a scatter-add in one pass. ``native`` is where the choice is made; the
