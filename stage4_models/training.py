@@ -82,6 +82,12 @@ def write_csv(path, header, rows):
     return path
 
 
+def write_losses(path, losses):
+    """A run's loss per step as a CSV file (step, loss), each loss to 9 significant digits:
+    enough to read a float32 back exactly."""
+    return write_csv(path, ("step", "loss"), [(i, f"{v:.9g}") for i, v in enumerate(losses)])
+
+
 def write_summary(path, summary):
     """A run's summary, a dict, as indented JSON."""
     Path(path).write_text(json.dumps(summary, indent=2) + "\n")

@@ -34,7 +34,7 @@ import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_csv, write_summary
+from ..training import Batches, progress_bar, run_folder, use_device, write_losses, write_summary
 from . import data
 
 MEAN, STD = 0.1307, 0.3081           # of MNIST's training pixels in [0, 1]
@@ -131,7 +131,7 @@ def evaluate_cnn(model, images, labels, chunk=200):
 def save_cnn_run(result, config, out):
     """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
     out = run_folder(out)
-    write_csv(out / "loss.csv", ("step", "loss"), [(i, f"{v:.9g}") for i, v in enumerate(result.losses)])
+    write_losses(out / "loss.csv", result.losses)
     CHECKPOINT.save(out / "checkpoint.tg", config, result.model)
     write_summary(out / "summary.json", {
         "accuracy": result.accuracy, "epochs": config.epochs, "steps": len(result.losses),

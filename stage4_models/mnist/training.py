@@ -11,7 +11,7 @@ import stage2_tensor as tg
 import stage2_tensor.optim as optim
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_csv, write_summary
+from ..training import Batches, progress_bar, run_folder, use_device, write_losses, write_summary
 from . import data
 from .model import CLASSES, LOSSES, MnistNet, cross_entropy_loss, thesis_loss
 
@@ -133,7 +133,7 @@ def evaluate(model, images, labels, chunk=10000):
 def save_run(result, config, out):
     """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
     out = run_folder(out)
-    write_csv(out / "loss.csv", ("step", "loss"), [(i, f"{l:.9g}") for i, l in enumerate(result.losses)])
+    write_losses(out / "loss.csv", result.losses)
     save_checkpoint(result.model, config, out / "checkpoint.tg")
     write_summary(out / "summary.json", {**summary(result, config), "config": asdict(config)})
 

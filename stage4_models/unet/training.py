@@ -18,7 +18,7 @@ import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_csv, write_summary
+from ..training import Batches, progress_bar, run_folder, use_device, write_losses, write_summary
 from . import data
 from .model import UNet
 
@@ -97,7 +97,7 @@ def denoise(model, noisy, chunk=200):
 def save_unet_run(result, config, out):
     """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
     out = run_folder(out)
-    write_csv(out / "loss.csv", ("step", "loss"), [(i, f"{v:.9g}") for i, v in enumerate(result.losses)])
+    write_losses(out / "loss.csv", result.losses)
     CHECKPOINT.save(out / "checkpoint.tg", config, result.model)
     write_summary(out / "summary.json", {
         "psnr_noisy_db": round(result.psnr_noisy, 3), "psnr_denoised_db": round(result.psnr_denoised, 3),
