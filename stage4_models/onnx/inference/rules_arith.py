@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from ..operators.shape_ops import constant_array
 from ..symbolic import Expr, as_expr
 from . import rule
 from .values import (INT_DTYPES, VALUE_MAX_ELEMENTS, CannotInfer, Sym, broadcast, dmax, dmin, from_array, ints,
@@ -170,16 +171,11 @@ def cast(inf, node, ins):
 
 @rule("Constant")
 def constant(inf, node, ins):
-    attrs = node.attributes
-    if "value" in attrs:
-        array = attrs["value"]
-    elif "value_float" in attrs or "value_floats" in attrs:
-        array = np.array(attrs.get("value_float", attrs.get("value_floats")), dtype=np.float32)
-    elif "value_int" in attrs or "value_ints" in attrs:
-        array = np.array(attrs.get("value_int", attrs.get("value_ints")), dtype=np.int64)
-    else:
-        raise CannotInfer("no value attribute")
-    return [from_array(np.asarray(array))]
+    try:
+        array = constant_array(node)        # the operator's reading of the attributes
+    except ValueError as e:
+        raise CannotInfer(str(e)) from None
+    return [from_array(array)]
 
 
 @rule("ConstantOfShape")

@@ -56,6 +56,11 @@ def cast(ctx, node, inputs):
 @register("Constant")
 def constant(ctx, node, inputs):
     count_inputs(node, inputs, 0)
+    return [ctx.constant(constant_array(node))]
+
+
+def constant_array(node):
+    """A Constant node's value as a numpy array, from whichever attribute holds it."""
     attrs = node.attributes
     if "value" in attrs:
         array = attrs["value"]
@@ -68,7 +73,7 @@ def constant(ctx, node, inputs):
                          f"got {sorted(attrs)}")
     if not isinstance(array, np.ndarray):
         raise ValueError(f"{node.describe()}: attribute value must be a tensor")
-    return [ctx.constant(array)]
+    return array
 
 
 @register("ConstantOfShape")
