@@ -27,9 +27,10 @@ Exactness. The fused kernel computes what the eager kernels compute, bit for bit
   A value that several ops read reaches each reader after the first through a keep of
   its own zero, so gcc does not merge what the readers compute alike (gelu and gelu_grad
   of one x both compute Phi(x)): merged code contracts differently. The value a sum
-  reads is kept as well: it goes through a buffer on the stack, but gcc unrolls a short
-  row whole, forwards the buffer to the sum and would contract a last multiply into the
-  lanes' additions (LayerNorm's variance over rows of 128 did).
+  reads is kept as well: it goes through a buffer on the stack, but gcc sees through the
+  buffer when a row is short (its length is a constant) and would contract a last multiply
+  into the lanes' additions (LayerNorm's variance over rows of 128 did; with
+  -ffp-contract=off it did not).
 
 What stays open: a NaN's sign and payload (which operand an instruction passes on; the
 tests compare NaNs as NaNs). And gcc contracts a vectorized loop (conditions turned into
