@@ -216,6 +216,25 @@ def test_only_stored_reductions():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("length", [16, 64, 128])
+def test_sum_of_a_product_over_short_rows(dtype, length):
+    """sum(x * y) over rows whose length is a small constant: gcc then unrolls the row whole,
+    and without a keep on the value it stores for the sum it would contract the multiply
+    into the lanes' additions (one FMA, one rounding instead of two), where the eager mul
+    stored its rounded product first (LayerNorm's variance, rows of 128, differed so)."""
+    shape = (64, length)
+    x, y = dense(dtype, shape, 10), dense(dtype, shape, 11)
+    X, Y = Input(0, dtype), Input(1, dtype)
+    spec = RowSpec(shape, (x.operand, y.operand), (RowReduce(op("mul", X, Y), "sum", dtype),), (),
+                   stored=(0,))
+    (got,) = fused(spec, [x, y])
+    product = BE.binary("mul", x.view, y.view, DT[dtype])
+    want = eager(BE.reduce("sum", tensor(product, dtype, shape), (1,), DT[dtype]), dtype, 64)
+    same_bits(got, want, f"sum(x * y) over rows of {length}, {dtype}")
+    assert np.isfinite(got).sum() > 32
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_max_and_min_with_nans_in_rows(dtype):
     """NaN wins a row's max and min (wherever it is in the row); -0 and 0 tie as eagerly;
     and a reduction reads the ones before it: min(x - max) then (x - max) / (max - min)."""

@@ -26,7 +26,11 @@ Exactness. The fused kernel computes what the eager kernels compute, bit for bit
   instruction, which the contraction cannot look through. The loop still vectorizes.
   A value that several ops read reaches each reader after the first through a keep of
   its own zero, so gcc does not merge what the readers compute alike (gelu and gelu_grad
-  of one x both compute Phi(x)): merged code contracts differently.
+  of one x both compute Phi(x)): merged code contracts differently. The value a sum
+  reads is kept as well: it goes through a buffer on the stack, but gcc sees through the
+  buffer when a row is short (its length is a constant) and would contract a last multiply
+  into the lanes' additions (LayerNorm's variance over rows of 128 did; with
+  -ffp-contract=off it did not).
 
 What stays open: a NaN's sign and payload (which operand an instruction passes on; the
 tests compare NaNs as NaNs). And gcc contracts a vectorized loop (conditions turned into
@@ -484,6 +488,8 @@ def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
     lines.append(f"        const i64 len = {m} - start < {SUM_BLOCK} ? {m} - start : {SUM_BLOCK};")
     lines.append("        for (i64 j = 0; j < len; j++) {")
     lines += body
+    if op == "sum" and t in FLOATS:     # see below: no multiply contracted into the lanes' adds
+        result = f"{'tg_keep_f' if t == 'float32' else 'tg_keep_d'}({result}, z[0])"
     lines.append(f"            buf[j] = {result};")
     lines.append("        }")
     if op == "sum":

@@ -53,7 +53,7 @@ and the C this module writes for it (abridged):
                 float t2 = t0 - t1;  /* sub */
                 ...
                 float t3 = tg_expf(t2);  /* exp */
-                buf[j] = t3;
+                buf[j] = tg_keep_f(t3, z[0]);     /* not contracted into the sum (codegen.py) */
             }
             ... the 16 lanes of reduce_t.h's sum_row over buf, added in double ...
         }
