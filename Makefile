@@ -47,11 +47,15 @@ demo: setup
 	@echo "== files written by the tour:"
 	@find $(DEMO) -type f -newer $(DEMO)/.start | sort
 
+# chapters/freshness.py warns (never fails) about notebooks whose saved outputs predate
+# changes to the package sources they load, as `make chapters` recorded them.
 test: setup
 	$(VENV)/bin/ruff check .
+	$(PY) chapters/freshness.py
 	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
 
-# Runs every chapter notebook in full mode, rewriting its figures/ and chapters/logs/.
+# Runs every chapter notebook in full mode, rewriting its figures/ and chapters/logs/, and
+# records in each notebook the commit and the hashes of the sources it loaded (freshness).
 chapters: setup
 	$(PY) chapters/run.py
 
