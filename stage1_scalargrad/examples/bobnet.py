@@ -10,7 +10,7 @@ Both numbers are printed.
 import argparse
 import random
 
-from tqdm import tqdm
+from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage1_scalargrad import Value, nn, optim
 from stage1_scalargrad.plots import loss_plot
