@@ -1,5 +1,5 @@
 """The chapters' infrastructure: the freshness record that `make chapters` writes and `make
-test` checks (chapters/freshness.py, chapters/run.py).
+test` checks (chapters/freshness.py, chapters/run.py), and the `make lab` target.
 
 The freshness logic is tested on a temporary repository and notebook; one test starts a
 kernel to check that the record names what the notebook really loaded.
@@ -146,6 +146,12 @@ def test_a_full_run_records_what_the_kernel_loaded(tmp_path):
     assert "stage1_scalargrad/value.py" in record["sources"]
     assert not any(name.startswith("stage4_models") for name in record["sources"])     # never imported
     assert freshness.report([path]) == []
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_lab_opens_the_chapters_in_jupyterlab_on_the_venv():
+    result = subprocess.run(["make", "-n", "lab"], cwd=REPO, capture_output=True, text=True, check=True)
+    assert ".venv/bin/jupyter lab --notebook-dir=chapters" in result.stdout
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
