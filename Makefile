@@ -1,6 +1,7 @@
-# The whole set-up is two commands: `make demo` and `make test` (see README.md).
-# Both create .venv when missing, install the project into it, make sure graphviz's `dot`
-# exists and point TRACEGRAD_DATA at ../shared/data when that folder is there.
+# The whole set-up is two commands: `make demo` and `make test` (see README.md); `make lab`
+# opens the chapter notebooks. Each creates .venv when missing, installs the project into it,
+# makes sure graphviz's `dot` exists and points TRACEGRAD_DATA at ../shared/data when that
+# folder is there.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -11,6 +12,8 @@ STAGE  ?=
 PYTEST_ARGS ?=
 DEMO_GPT_STEPS ?= 200
 DEMO_CHAT_STEPS ?= 1000
+# `make lab LAB_ARGS="--no-browser --port 8890"`: JupyterLab's own options.
+LAB_ARGS ?=
 
 ifneq ($(wildcard ../shared/data),)
 export TRACEGRAD_DATA ?= $(abspath ../shared/data)
@@ -18,7 +21,7 @@ endif
 # Matplotlib must never try to open a window in a test or a headless demo.
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test chapters bench sanitize setup dot clean
+.PHONY: demo test lab chapters bench sanitize setup dot clean
 
 # The tour: every stage once, each through the command a reader would type, into runs/demo/
 # (the committed figures/ and chapters/logs/ stay as they are); it ends with the files written.
@@ -47,11 +50,22 @@ demo: setup
 	@echo "== files written by the tour:"
 	@find $(DEMO) -type f -newer $(DEMO)/.start | sort
 
+# chapters/freshness.py warns (never fails) about notebooks whose saved outputs predate
+# changes to the package sources they load, as `make chapters` recorded them.
 test: setup
 	$(VENV)/bin/ruff check .
+	$(PY) chapters/freshness.py
 	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
 
-# Runs every chapter notebook in full mode, rewriting its figures/ and chapters/logs/.
+# The chapter notebooks in JupyterLab, on this venv: its python3 kernel is the venv's Python
+# (ipykernel is installed there, with the project; JUPYTER_PATH puts the venv's kernel spec
+# before one a user may have installed), and it inherits TRACEGRAD_DATA from here.
+lab: setup
+	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH} \
+	    $(VENV)/bin/jupyter lab --notebook-dir=chapters $(LAB_ARGS)
+
+# Runs every chapter notebook in full mode, rewriting its figures/ and chapters/logs/, and
+# records in each notebook the commit and the hashes of the sources it loaded (freshness).
 chapters: setup
 	$(PY) chapters/run.py
 

@@ -7,7 +7,9 @@ Runs every ``chapters/*.ipynb`` (or only the NAMES given, with or without ``.ipy
 
 * Full mode (the default) writes each executed notebook back in place, outputs included,
   so that GitHub shows them; the notebooks' own code rewrites ``figures/`` and
-  ``chapters/logs/``.
+  ``chapters/logs/``. It also records in the notebook's metadata the commit it ran on and
+  a hash of each package source the kernel loaded (chapters/freshness.py, which ``make
+  test`` runs to say which saved outputs predate changes to the code).
 * ``--quick`` sets ``TRACEGRAD_QUICK=1`` (the notebooks then train for a few steps only)
   and never writes a notebook back. Unless ``TRACEGRAD_FIGURES`` / ``TRACEGRAD_LOGS`` are
   set, its figures and logs go to a temporary folder that is deleted afterwards, so a
@@ -19,6 +21,7 @@ by its path).
 """
 import argparse
 import contextlib
+import importlib.util
 import os
 import re
 import sys
@@ -32,6 +35,18 @@ from nbclient.exceptions import CellExecutionError
 CHAPTERS = Path(__file__).resolve().parent
 KERNEL = "python3"
 CELL_TIMEOUT = 600          # seconds per cell; full-mode BobNet needs a few
+
+
+def _load_freshness():
+    """chapters/freshness.py, by its path (this is a script, not a package: tests import it
+    by path too, so "import freshness" would depend on sys.path)."""
+    spec = importlib.util.spec_from_file_location("chapters_freshness", CHAPTERS / "freshness.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+freshness = _load_freshness()
 
 
 class NotebookError(RuntimeError):
@@ -74,16 +89,21 @@ def _error_text(cell, exc):
     return f"{type(exc).__name__}: {exc}"
 
 
-def execute(path, quick, env=None, write_back=False, timeout=CELL_TIMEOUT):
+def execute(path, quick, env=None, write_back=False, timeout=CELL_TIMEOUT, commit=None):
     """Run the notebook at ``path`` from top to bottom; raise NotebookError on a cell error.
 
     ``quick`` sets TRACEGRAD_QUICK=1 (otherwise it is removed); ``env`` adds or overrides
     environment variables for the kernel (TRACEGRAD_FIGURES, TRACEGRAD_LOGS, MPLBACKEND...).
-    ``write_back`` saves the executed notebook, outputs included, over ``path``; it is only
-    done when every cell succeeded. Returns the executed notebook.
+    ``commit``: (HEAD's commit, dirty) to record with the hashes of the package sources the
+    kernel loaded in the notebook's metadata (freshness.record); the question is asked in
+    one more cell after the last, removed again before anything is saved. ``write_back``
+    saves the executed notebook, outputs included, over ``path``; it is only done when every
+    cell succeeded. Returns the executed notebook.
     """
     path = Path(path).resolve()
     nb = nbformat.read(path, as_version=4)
+    if commit is not None:
+        nb.cells.append(nbformat.v4.new_code_cell(freshness.PROBE))
     values = {"TRACEGRAD_QUICK": "1" if quick else None, "MPLBACKEND": "Agg",
               "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     values.update(env or {})
@@ -115,6 +135,10 @@ def execute(path, quick, env=None, write_back=False, timeout=CELL_TIMEOUT):
             source = cell.source if cell is not None else "(cell not found)"
             raise NotebookError(path.name, index, source,
                                 _error_text(cell or {}, exc)) from None
+    if commit is not None:
+        probe = nb.cells.pop()
+        answer = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
+        freshness.record(nb.metadata, freshness.parse_probe(answer), *commit)
     if write_back:
         nbformat.write(nb, path)
     return nb
@@ -146,10 +170,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     mode = "quick" if args.quick else "full"
+    # the commit before the first notebook is written back (which makes the tree dirty)
+    commit = None if args.quick else freshness.commit()
     for path in _resolve(args.names):
         print(f"[{mode}] {path.name} ...", flush=True)
         try:
-            execute(path, quick=args.quick, write_back=not args.quick, timeout=args.timeout)
+            execute(path, quick=args.quick, write_back=not args.quick, timeout=args.timeout, commit=commit)
         except NotebookError as err:
             print(f"FAILED: {err}", file=sys.stderr)
             return 1

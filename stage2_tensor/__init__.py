@@ -70,7 +70,7 @@ from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from .rounding import floor_divide, remainder
-from . import nn, optim, utils, viz  # viz: to_dot, draw, print_dag; utils.data
+from . import nn, optim, utils, viz  # viz: draw, save, print_dag; utils.data
 from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
 from .device_names import accelerator, device
 from .factories import seed as manual_seed  # PyTorch's name

@@ -4,21 +4,22 @@ The graph below a tensor ``t`` is what the backward pass walks: ``t.grad_fn`` (t
 GradientFunction that produced it) and that function's ``inputs``, and so on down to the
 leaves (``grad_fn is None``). Here every tensor and every function is one node:
 
-* ``to_dot(t)`` returns Graphviz DOT text (needs nothing installed): a record per tensor
-  (optional name, shape, dtype, and the shape of ``.grad`` once backward has set it) and an
-  ellipse per GradientFunction (its name, e.g. ``MatMul``). Leaves that require grad are
-  shaded; tensors that do not require grad (constants) hang on dashed edges, because no
-  gradient is ever sent along them.
-* ``draw(t, path)`` renders that text to an .svg or .png with stage1's ``render``.
+* ``draw(t)`` returns a ``graphviz.Digraph`` (Jupyter shows it inline, ``.source`` is its
+  DOT text): a record per tensor (optional name, shape, dtype, and the shape of ``.grad``
+  once backward has set it) and an ellipse per GradientFunction (its name, e.g.
+  ``MatMul``). Leaves that require grad are shaded; tensors that do not require grad
+  (constants) hang on dashed edges, because no gradient is ever sent along them.
+* ``save(graph, path)`` (stage1's) writes it as an .svg or .png, by the path's suffix.
 * ``print_dag(t)`` prints the same graph as an indented text tree.
 
-Node numbers come from the traversal, never from ``id()``, so the same graph gives the same
-text every time. Both traversals use an explicit stack: a chain of thousands of operations
+graphviz is imported only when a graph is drawn (stage1's ``digraph``): ``import
+stage2_tensor`` stays standard library only. Node numbers come from the traversal, never
+from ``id()``, so the same graph gives the same source every time. Both traversals use an explicit stack: a chain of thousands of operations
 does not hit Python's recursion limit.
 """
-from stage1_scalargrad.viz import escape, render
+from stage1_scalargrad.viz import digraph, escape, save
 
-__all__ = ["to_dot", "draw", "print_dag", "format_dag"]
+__all__ = ["draw", "save", "print_dag", "format_dag"]
 
 
 def _fmt_shape(shape):
@@ -76,40 +77,32 @@ def _tensor_label(t, name):
     return " | ".join(escape(p) for p in parts)
 
 
-def to_dot(t, names=None, rankdir="LR"):
-    """DOT text of the graph below tensor ``t``: record nodes ``t0, t1, ...`` for tensors
-    (inputs before outputs) and ellipses ``f0, f1, ...`` for GradientFunctions."""
+def draw(t, names=None, rankdir="LR"):
+    """The graph below tensor ``t`` as a graphviz.Digraph: record nodes ``t0, t1, ...`` for
+    tensors (inputs before outputs) and ellipses ``f0, f1, ...`` for GradientFunctions."""
     names = _name_lookup(names)
-    lines = ["digraph G {", f"  rankdir={rankdir};",
-             '  node [fontname="Helvetica", fontsize=11];']
+    g = digraph(rankdir)
     number = {}
     fn_count = 0
     for t_ in topological_tensors(t):
         i = number[id(t_)] = len(number)
         shaded = t_.grad_fn is None and t_.requires_grad          # a leaf we want .grad of
-        style = ', style=filled, fillcolor="#fdf2d0"' if shaded else ""
+        style = {"style": "filled", "fillcolor": "#fdf2d0"} if shaded else {}
         label = _tensor_label(t_, names.get(id(t_)))
         if rankdir not in ("LR", "RL"):      # fields stack across the rank direction
             label = f"{{ {label} }}"
-        lines.append(f'  t{i} [shape=record, label="{label}"{style}];')
+        g.node(f"t{i}", label=label, shape="record", **style)
         fn = t_.grad_fn
         if fn is None:
             continue
         f = fn_count
         fn_count += 1
-        lines.append(f'  f{f} [label="{escape(fn.name)}", shape=ellipse, style=filled, '
-                     f'fillcolor="#eef3fb"];')
+        g.node(f"f{f}", label=escape(fn.name), shape="ellipse", style="filled", fillcolor="#eef3fb")
         for x in fn.inputs:
-            dashed = "" if x.requires_grad else " [style=dashed, color=gray50]"
-            lines.append(f"  t{number[id(x)]} -> f{f}{dashed};")
-        lines.append(f"  f{f} -> t{i};")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def draw(t, path, names=None):
-    """Render the graph below ``t`` to ``path`` (.svg or .png, by its suffix)."""
-    return render(to_dot(t, names), path)
+            dashed = {} if x.requires_grad else {"style": "dashed", "color": "gray50"}
+            g.edge(f"t{number[id(x)]}", f"f{f}", **dashed)
+        g.edge(f"f{f}", f"t{i}")
+    return g
 
 
 def _tensor_text(t, name):

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
+from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage2_tensor import backend
 

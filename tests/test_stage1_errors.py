@@ -2,7 +2,6 @@
 import pytest
 
 from stage1_scalargrad import Value, nn, optim
-from stage1_scalargrad.viz import render
 
 pytestmark = pytest.mark.stage1
 
@@ -67,13 +66,3 @@ def test_optimizer_without_parameters_or_with_bad_lr():
     with pytest.raises(ValueError, match="Adam: learning rate must be positive, got -1"):
         optim.Adam([Value(1.0)], lr=-1)
 
-
-def test_render_needs_svg_or_png(tmp_path):
-    with pytest.raises(ValueError, match=r"\.svg or \.png, got 'g.pdf'"):
-        render("digraph {}", tmp_path / "g.pdf")
-
-
-def test_render_without_graphviz(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))          # no `dot` anywhere on PATH
-    with pytest.raises(RuntimeError, match="Graphviz's `dot` program was not found.*apt-get install graphviz"):
-        render("digraph {}", tmp_path / "g.svg")

@@ -38,6 +38,14 @@ def test_bobnet_full_run_reaches_the_thesis_result(workspace, capsys):
     assert lines[0] == "step,loss" and len(lines) == 4001
 
 
+def test_bobnet_graph_names_its_parameters():
+    model, _ = bobnet.train(steps=3, show=False)
+    graph = bobnet.draw_graph(model)
+    for name in ("x", "yHat", "w1", "b1", "w2", "b2"):
+        assert f"{{ {name} | data " in graph.source
+    assert "grad 1 }" in graph.source                   # d yHat / d yHat, the training grads cleared
+
+
 def test_bobnet_loss_falls():
     _, losses = bobnet.train(steps=600, show=False)
     assert sum(losses[-50:]) < 0.35 * sum(losses[:50])      # measured: about 0.21

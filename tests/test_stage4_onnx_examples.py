@@ -3,6 +3,7 @@ compiler's graphs (stage4_models/onnx/draw.py), both used by chapter 13.
 
 Tolerances as in test_stage4_onnx.py: float32 convolutions of at most 12 x 9 = 108 products
 against a float64 reference, rtol 1e-4 and atol 1e-5 (measured: below 1e-6)."""
+import graphviz
 import numpy as np
 import pytest
 
@@ -74,7 +75,9 @@ def test_unet_model_checks_its_argument():
 
 def test_graph_drawing_marks_what_a_pass_changed():
     g = import_model(load_model(unet_model(padded=True).SerializeToString()))
-    text = draw.graph(g, host={"Shape_0"}).source
+    drawing = draw.graph(g, host={"Shape_0"})
+    assert isinstance(drawing, graphviz.Digraph)
+    text = drawing.source
     assert text.count("->") >= len(g.nodes) and all(f"\\n{n.name}\"" in text for n in g.nodes)
     assert "#e6e6e6" in text                        # the host node's fill
     folded, _ = fold_constants(g, "cpu")

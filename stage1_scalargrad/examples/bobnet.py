@@ -10,11 +10,11 @@ Both numbers are printed.
 import argparse
 import random
 
-from tqdm import tqdm
+from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage1_scalargrad import Value, nn, optim
 from stage1_scalargrad.plots import loss_plot
-from stage1_scalargrad.viz import draw
+from stage1_scalargrad.viz import draw, save
 from stage1_scalargrad.workspace import figures_dir, quick, write_loss_log
 
 THESIS_EXPECTED = 0.5169    # what the thesis printed as "expected" (0.13^2 + 0.5)
@@ -54,16 +54,16 @@ def train(steps=4000, batch=32, lr=0.1, seed=0, log_every=100, show=True):
     return model, losses
 
 
-def draw_graph(model, path, x=0.13):
-    """The graph of yHat(x) with its parameters named; grads are d yHat / d v (the training
-    gradients are cleared first)."""
+def draw_graph(model, x=0.13):
+    """The graph of yHat(x) with its parameters named, as a graphviz.Digraph; grads are
+    d yHat / d v (the training gradients are cleared first)."""
     model.zero_grad()
     x_in = Value(x)
     y_hat = model([x_in])[0]
     y_hat.backward()
     names = {x_in: "x", y_hat: "yHat", model.fc1.weight[0][0]: "w1", model.fc1.bias[0]: "b1",
              model.fc2.weight[0][0]: "w2", model.fc2.bias[0]: "b2"}
-    return draw(y_hat, path, names=names)
+    return draw(y_hat, names=names)
 
 
 def main(argv=None):
@@ -81,7 +81,7 @@ def main(argv=None):
                      f"BobNet: batch MSE, SGD lr 0.1 ({args.steps} steps)")
     print(f"log: {log}\nloss plot: {plot}")
     try:
-        print(f"graph of yHat(0.13): {draw_graph(model, figures_dir() / 'bobnet_graph.svg')}")
+        print(f"graph of yHat(0.13): {save(draw_graph(model), figures_dir() / 'bobnet_graph.svg')}")
     except RuntimeError as err:
         print(f"graph not drawn: {err}")
     return y_hat

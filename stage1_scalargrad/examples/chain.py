@@ -3,7 +3,7 @@
     python -m stage1_scalargrad.examples.chain
 """
 from stage1_scalargrad import Value
-from stage1_scalargrad.viz import draw
+from stage1_scalargrad.viz import draw, save
 from stage1_scalargrad.workspace import figures_dir
 
 # What the thesis's Java engine printed.
@@ -24,8 +24,8 @@ def main():
     for name, v in values.items():
         print(f"{name} = {v}   (thesis: grad={THESIS_GRADS[name]!r})")
     try:
-        path = draw(values["e"], figures_dir() / "chain_graph.svg",
-                    names={v: n for n, v in values.items()})
+        graph = draw(values["e"], names={v: n for n, v in values.items()})
+        path = save(graph, figures_dir() / "chain_graph.svg")
         print(f"graph written to {path}")
     except RuntimeError as err:          # no Graphviz: the numbers above still stand
         print(f"graph not drawn: {err}")

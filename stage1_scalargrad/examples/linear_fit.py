@@ -10,7 +10,7 @@ batch's noise, and the weights jitter around the answer by more than the 0.01 we
 import argparse
 import random
 
-from tqdm import tqdm
+from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage1_scalargrad import nn, optim
 from stage1_scalargrad.plots import loss_plot

@@ -15,7 +15,7 @@ import argparse
 import math
 import random
 
-from tqdm import tqdm
+from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage1_scalargrad import nn, optim
 from stage1_scalargrad.plots import loss_plot, save

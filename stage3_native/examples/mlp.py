@@ -7,7 +7,7 @@ import argparse
 import math
 import time
 
-from tqdm import tqdm
+from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 import stage2_tensor as tg
 import stage2_tensor.nn as nn

@@ -1,5 +1,5 @@
 """Drawing what the graph compiler's passes do to a graph (chapter 11, lazy execution and
-kernel fusion), with Graphviz, in stage2_tensor/viz.py's style: DOT text rendered by `dot`.
+kernel fusion), with the graphviz package, in stage2_tensor/viz.py's style.
 
     before = draw.snapshot(y, m)             # the graph as recorded, before any pass
     p = lazy.plan(draw.roots(y, m), cpu)     # canonicalize, dce, fuse, schedule
@@ -15,13 +15,10 @@ LazyBuffers to tell which values the program still holds, and a snapshot must no
 like a holder. A node the snapshot holds but the read does not need (the argmax beside
 x.max(dim)'s values) is drawn dead: this read never runs it.
 
-``draw`` returns a Drawing: ``.source`` is the DOT text (as a graphviz.Digraph's), Jupyter
-shows it as SVG, and ``.render(path)`` writes an .svg or .png (stage1's render).
+``draw`` returns a graphviz.Digraph: ``.source`` is the DOT text, Jupyter shows it inline,
+and stage1_scalargrad.viz.save(graph, path) writes an .svg or .png.
 """
-import shutil
-import subprocess
-
-from stage1_scalargrad.viz import escape, render
+from stage1_scalargrad.viz import digraph, escape
 
 from .graph import buffers_in
 from .show import _node_of
@@ -49,27 +46,6 @@ def roots(*tensors):
     return [_node_of(t) for t in tensors]
 
 
-class Drawing:
-    def __init__(self, source):
-        self.source = source
-
-    def __str__(self):
-        return self.source
-
-    def pipe(self, format="svg"):
-        dot = shutil.which("dot")
-        if dot is None:
-            raise RuntimeError("draw: Graphviz's `dot` program was not found on PATH")
-        return subprocess.run([dot, f"-T{format}"], input=self.source.encode(),
-                              capture_output=True, check=True).stdout
-
-    def _repr_svg_(self):
-        return self.pipe("svg").decode()
-
-    def render(self, path):
-        return render(self.source, path)
-
-
 def _label(node):
     name = f"{node.op} {node.args[0]}" if node.args and node.op in ("unary", "binary", "reduce") else node.op
     shape, dtype = node.outputs[0] if node.outputs and node.outputs[0] else ((), None)
@@ -95,47 +71,45 @@ def draw(plan, stage="fused", before=None):
         return [b.node for b in buffers_in(node.args)]
 
     shown = [n for n in nodes if not (stage == "fused" and id(n) in dead)]
-    lines = ["digraph G {", "  rankdir=TB;",
-             '  node [fontname="Helvetica", fontsize=10, shape=box, style="rounded,filled"];',
-             '  edge [color="#555555", arrowsize=0.6];']
+    g = digraph("TB", fontsize=10)
+    g.attr("node", shape="box", style="rounded,filled")
+    g.attr("edge", color="#555555", arrowsize="0.6")
     drawn = {id(n) for n in shown}
 
-    def node_line(n, fill, extra=""):
-        return f'  n{n.number} [label="{_label(n)}", fillcolor="{fill}"{extra}];'
+    def add_node(graph, n, fill, **extra):
+        graph.node(f"n{n.number}", label=_label(n), fillcolor=fill, **extra)
 
+    faded_node = {"color": "gray50", "fontcolor": "gray40"}
     clustered = set()
     if stage == "fused":
         for i, step in enumerate(s for s in plan.steps if hasattr(s, "nodes")):
-            lines.append(f"  subgraph cluster_{i} {{")
-            lines.append(f'    label="kernel {i + 1}: {step.kind.name} {step.shape}, {len(step.stored)} of '
-                         f'{len(step.nodes)} stored"; style="rounded,dashed"; color="#c05000"; fontsize=10;')
-            for n in step.nodes:
-                fill = FILL["stored"] if id(n) in step.stored else FILL["register"]
-                lines.append("  " + node_line(n, fill))
-                clustered.add(id(n))
-            lines.append("  }")
+            with g.subgraph(name=f"cluster_{i}") as cluster:
+                cluster.attr(label=f"kernel {i + 1}: {step.kind.name} {step.shape}, {len(step.stored)} of "
+                                   f"{len(step.nodes)} stored", style="rounded,dashed", color="#c05000", fontsize="10")
+                for n in step.nodes:
+                    add_node(cluster, n, FILL["stored"] if id(n) in step.stored else FILL["register"])
+                    clustered.add(id(n))
     for n in shown:
         if id(n) in clustered:
             continue
         if stage in ("canonical", "dead") and id(n) in bypassed:
-            lines.append(node_line(n, FILL["dead"], ', style="rounded,dashed,filled", color=gray50, fontcolor=gray40'))
+            add_node(g, n, FILL["dead"], style="rounded,dashed,filled", **faded_node)
         elif stage == "dead" and id(n) in dead:
-            lines.append(node_line(n, FILL["dead"], ", color=gray50, fontcolor=gray40"))
+            add_node(g, n, FILL["dead"], **faded_node)
         else:
-            lines.append(node_line(n, FILL["node"]))
+            add_node(g, n, FILL["node"])
     buffers = {}
     for n in shown:
         for src in inputs(n):
             if src.realized and id(src) not in drawn:
                 buffers.setdefault(src.number, src)
             faded = id(src) in bypassed and stage != "recorded" or (stage == "dead" and id(n) in dead)
-            lines.append(f"  n{src.number} -> n{n.number}" + (" [style=dashed, color=gray60];" if faded else ";"))
+            g.edge(f"n{src.number}", f"n{n.number}", **({"style": "dashed", "color": "gray60"} if faded else {}))
     for number, src in buffers.items():
         shape, dtype = src.outputs[0]
-        lines.append(f'  n{number} [label="buffer\\n{shape} {dtype.name}", shape=box, style=filled, '
-                     f'fillcolor="{FILL["buffer"]}"];')
-    lines.append("}")
-    return Drawing("\n".join(lines) + "\n")
+        g.node(f"n{number}", label=f"buffer\\n{shape} {dtype.name}", shape="box", style="filled",
+               fillcolor=FILL["buffer"])
+    return g
 
 
-__all__ = ["STAGES", "Drawing", "Snapshot", "draw", "roots", "snapshot"]
+__all__ = ["STAGES", "Snapshot", "draw", "roots", "snapshot"]

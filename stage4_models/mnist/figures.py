@@ -4,19 +4,20 @@ import numpy as np
 
 import stage2_tensor as tg
 from stage1_scalargrad.plots import save
-from stage2_tensor.viz import draw
+from stage2_tensor import viz
 
 from .data import as_inputs
 from .model import thesis_loss
 
 
 def net_graph(model, images, labels, path):
-    """Render the graph of MnistNet's forward pass and the thesis's loss on a batch."""
+    """Write the graph of MnistNet's forward pass and the thesis's loss on a batch to
+    ``path`` (.svg or .png); returns the path."""
     x = tg.from_numpy(as_inputs(images), device=model.fc1.weight.device)
     onehot = tg.from_numpy(np.eye(10, dtype=np.float32)[labels], device=x.device)
     loss = thesis_loss(model(x), onehot)
     names = {"x": x, "onehot": onehot, "loss": loss, **dict(model.named_parameters())}
-    return draw(loss, path, names=names)
+    return viz.save(viz.draw(loss, names=names), path)
 
 
 def moving_average(values, window):

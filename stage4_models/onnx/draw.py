@@ -1,5 +1,5 @@
-"""Drawing the inference compiler's graphs (chapter 13, "13_inference_compiler"), with Graphviz
-in the style of stage3_native/lazy/draw.py: DOT text that ``dot`` renders.
+"""Drawing the inference compiler's graphs (chapter 13, "13_inference_compiler"), with the
+graphviz package, in the style of stage3_native/lazy/draw.py.
 
     graph(g)                            # an ir.Graph: operations, values, constants
     graph(g, host={...})                # shape arithmetic (run on the host once per plan): grey
@@ -7,16 +7,23 @@ in the style of stage3_native/lazy/draw.py: DOT text that ``dot`` renders.
     supergraph(entry)                   # one plan of session.explain(): cut points, one edge
                                         # per kernel match, the cheapest path in red
 
-Each returns a stage3_native.lazy.draw.Drawing: ``.source`` is the DOT text, Jupyter shows it
-as SVG, ``.render(path)`` writes an .svg or .png.
+Each returns a graphviz.Digraph: ``.source`` is the DOT text, Jupyter shows it inline,
+stage1_scalargrad.viz.save(graph, path) writes an .svg or .png.
 """
-from stage1_scalargrad.viz import escape
-from stage3_native.lazy.draw import Drawing
+from stage1_scalargrad.viz import digraph, escape
 
 FILL = {"op": "#eef3fb", "host": "#e6e6e6", "constant": "#fdf2d0", "value": "#ffffff",
         "removed": "#e0e0e0", "rewritten": "#f6c28b", "added": "#d5ecd4"}
-HEAD = ['  node [fontname="Helvetica", fontsize=10, shape=box, style="rounded,filled"];',
-        '  edge [color="#555555", arrowsize=0.6, fontname="Helvetica", fontsize=8];']
+FADED = {"color": "gray50", "fontcolor": "gray40"}
+DASHED_EDGE = {"style": "dashed", "color": "gray60"}
+
+
+def _new(rankdir):
+    """An empty Digraph with this module's node and edge style."""
+    g = digraph(rankdir, fontsize=10)
+    g.attr("node", shape="box", style="rounded,filled")
+    g.attr("edge", color="#555555", arrowsize="0.6", fontname="Helvetica", fontsize="8")
+    return g
 
 
 def _shape(shape):
@@ -51,15 +58,15 @@ def graph(g, after=None, host=(), constants=True, rankdir="TB"):
         shown += added
         state.update((n.name, "added") for n in added)
         consts.update((k, v) for k, v in after.constants.items() if k not in consts)
-    lines = ["digraph G {", f"  rankdir={rankdir};"] + HEAD
+    g_out = _new(rankdir)
     ids = {}
 
     def ident(kind, name):
         return ids.setdefault((kind, name), f"{kind[0]}{len(ids)}")
 
     for v in g.inputs:
-        lines.append(f'  {ident("value", v.name)} [label="{escape(v.name)}\\n{escape(_shape(v.shape or ()))}", '
-                     f'shape=ellipse, style=filled, fillcolor="{FILL["value"]}"];')
+        g_out.node(ident("value", v.name), label=f"{escape(v.name)}\\n{escape(_shape(v.shape or ()))}",
+                   shape="ellipse", style="filled", fillcolor=FILL["value"])
     producer = {v.name: ident("value", v.name) for v in g.inputs}
     const_state = {}
     if after is not None:
@@ -70,10 +77,8 @@ def graph(g, after=None, host=(), constants=True, rankdir="TB"):
                 const_state[k] = "added"
     for n in shown:
         fill = FILL.get(state.get(n.name), FILL["host"] if n.name in host else FILL["op"])
-        style = ', style="rounded,dashed,filled", color=gray50, fontcolor=gray40' \
-            if state.get(n.name) == "removed" else ""
-        lines.append(f'  {ident("node", n.name)} [label="{escape(n.op_type)}\\n{escape(n.name)}", '
-                     f'fillcolor="{fill}"{style}];')
+        style = {"style": "rounded,dashed,filled", **FADED} if state.get(n.name) == "removed" else {}
+        g_out.node(ident("node", n.name), label=f"{escape(n.op_type)}\\n{escape(n.name)}", fillcolor=fill, **style)
         for out in n.outputs:
             if out:
                 producer.setdefault(out, ident("node", n.name))
@@ -92,11 +97,10 @@ def graph(g, after=None, host=(), constants=True, rankdir="TB"):
                 if name not in used:
                     used.add(name)
                     status = const_state.get(name)
-                    style = ', style="filled,dashed", color=gray50, fontcolor=gray40' if status == "removed" else ""
+                    style = {"style": "filled,dashed", **FADED} if status == "removed" else {"style": "filled"}
                     fill = FILL["added"] if status == "added" else FILL["constant"]
-                    lines.append(f'  {ident("const", name)} [label="{escape(name)}\\n'
-                                 f'{escape(_shape(consts[name].shape))}", shape=box, style=filled, '
-                                 f'fontsize=8, fillcolor="{fill}"{style}];')
+                    g_out.node(ident("const", name), label=f"{escape(name)}\\n{escape(_shape(consts[name].shape))}",
+                               shape="box", fontsize="8", fillcolor=fill, **style)
                 src = ident("const", name)
             elif name in producer:
                 src = producer[name]
@@ -104,15 +108,14 @@ def graph(g, after=None, host=(), constants=True, rankdir="TB"):
                 continue
             faded = (state.get(n.name) == "removed" or src in removed_ids or const_state.get(name) == "removed"
                      or state.get(n.name) == "rewritten" and name not in after_nodes[n.name].inputs)
-            lines.append(f"  {src} -> {ident('node', n.name)}" + (" [style=dashed, color=gray60];" if faded else ";"))
+            g_out.edge(src, ident("node", n.name), **(DASHED_EDGE if faded else {}))
     for v in g.outputs:
         out = ident("output", v.name)
-        lines.append(f'  {out} [label="{escape(v.name)}\\n{escape(_shape(v.shape or ()))}", shape=ellipse, '
-                     f'style=filled, fillcolor="{FILL["value"]}"];')
+        g_out.node(out, label=f"{escape(v.name)}\\n{escape(_shape(v.shape or ()))}", shape="ellipse",
+                   style="filled", fillcolor=FILL["value"])
         if v.name in producer:
-            lines.append(f"  {producer[v.name]} -> {out};")
-    lines.append("}")
-    return Drawing("\n".join(lines) + "\n")
+            g_out.edge(producer[v.name], out)
+    return g_out
 
 
 def chosen_edges(entry):
@@ -134,17 +137,15 @@ def supergraph(entry, step_names=None):
         raise ValueError("draw.supergraph: this plan has no supergraph (the session was made with optimize=False)")
     chosen = {(i, j, k) for i, j, k in chosen_edges(entry)}
     n = entry["steps"]
-    lines = ["digraph G {", "  rankdir=LR;", "  nodesep=0.3;"] + HEAD
+    g = _new("LR")
+    g.attr(nodesep="0.3")
     for i in range(n + 1):
         label = str(i) if not step_names or i >= len(step_names) else f"{i}\\n{escape(step_names[i])}"
-        lines.append(f'  c{i} [label="{label}", shape=circle, style=filled, fillcolor="#eef3fb", '
-                     f'fontsize=9, width=0.5];')
+        g.node(f"c{i}", label=label, shape="circle", style="filled", fillcolor="#eef3fb", fontsize="9", width="0.5")
     for i, j, kernel, cost in entry["supergraph"]:
-        bold = (i, j, kernel) in chosen
-        colour = ', color="#c03000", fontcolor="#c03000", penwidth=2.2' if bold else ""
-        lines.append(f'  c{i} -> c{j} [label="{escape(kernel)}\\n{cost:,.0f}"{colour}];')
-    lines.append("}")
-    return Drawing("\n".join(lines) + "\n")
+        bold = {"color": "#c03000", "fontcolor": "#c03000", "penwidth": "2.2"} if (i, j, kernel) in chosen else {}
+        g.edge(f"c{i}", f"c{j}", label=f"{escape(kernel)}\\n{cost:,.0f}", **bold)
+    return g
 
 
 __all__ = ["chosen_edges", "graph", "supergraph"]
