@@ -597,21 +597,21 @@ class CpuBackend(NativeBackend):
         return y
 
     def _apart(self, name, dst, views):
-        """A destination must share no byte with what the kernel reads: it would read values
-        it has already overwritten."""
-        def span(v):
-            if any(s == 0 for s in v.shape):
-                return 0, 0
-            size = v.dtype.itemsize
-            lo = self.address(v.buffer) + v.offset * size
-            return lo, lo + (sum((n - 1) * st for n, st in zip(v.shape, v.strides)) + 1) * size
-        lo, hi = span(dst)
+        """A destination must share no element with what the kernel reads in place (a
+        contiguous input: any other is copied by _dense first), or it would read values it
+        has already overwritten: each of dst's row-major planes against that input's span."""
+        plane = numel(dst.shape[2:])
         for v in views:
-            if v is not None:
-                a, b = span(v)
-                if a < hi and lo < b:
-                    raise ValueError(f"{name}: the destination overlaps an input; write into a "
-                                     "buffer of its own")
+            if v is None or v.buffer is not dst.buffer or not is_contiguous(v.shape, v.strides) \
+                    or v.dtype is not dst.dtype or not plane:
+                continue
+            lo, hi = v.offset, v.offset + numel(v.shape)
+            for n in range(dst.shape[0]):
+                for c in range(dst.shape[1]):
+                    start = dst.offset + n * dst.strides[0] + c * dst.strides[1]
+                    if start < hi and lo < start + plane:
+                        raise ValueError(f"{name}: the destination overlaps an input; write into a "
+                                         "buffer of its own")
 
     def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
         contracts.max_pool(view, kernel_size, stride, before, dilation, out, dtype)

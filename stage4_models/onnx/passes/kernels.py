@@ -66,9 +66,18 @@ def _concat_in_place(nodes, where):
         and where.producer[name].op_type not in ALIAS_OPS for name in node.inputs)
 
 
+def _conv_of_a_tensor(nodes, where):
+    """A convolution of a device tensor (conv_bands computes float32 and float64; a plan
+    storing float16 runs the two nodes, plan.py's compile)."""
+    return where.shape(nodes[0].inputs[0]) is not None
+
+
 KERNELS = [
     Kernel("conv_bias_relu", (("Conv",), ("Relu",)), devices=("cpu:lazy",), fits=_one_gemm,
            doc="im2col GEMM with bias and ReLU in its epilogue (stage3_native/lazy/epilogue.py)"),
+    Kernel("conv_bias_relu", (("Conv",), ("Relu",)), devices=("cpu",), fits=_conv_of_a_tensor,
+           doc="conv_bands: im2col and GEMM a band of rows at a time, bias and ReLU as it stores "
+               "(csrc/convolution_t.h), into a Concat's slice where passes/writes.py says"),
     Kernel("conv", (("Conv",),), doc="im2col and one GEMM, bias added after"),
     Kernel("pool", (POOLS,), doc="windowed max or mean"),
     Kernel("concat_in_place", (("Concat",),), fits=_concat_in_place, moves=lambda nodes, where: 0,
