@@ -276,11 +276,17 @@ def _banded(x, weight, bias):
     return all(t is None or (t.dtype is x.dtype and t.device == x.device) for t in (weight, bias))
 
 
+# ... and at least BAND_POSITIONS wide: the product's micro-tiles are 32 columns wide
+# (AVX-512), and a narrower band would leave part of each empty.
+BAND_POSITIONS = 256
+
+
 def band_rows(x, weight, out):
     """How many output rows (all but the last spatial dimension) a band of conv_bands
-    holds: its columns (C_in / groups * K rows of the band's positions) about BAND_BYTES."""
+    holds: its columns (C_in / groups * K rows of the band's positions) about BAND_BYTES,
+    at least BAND_POSITIONS positions."""
     per_row = weight.shape[1] * numel(weight.shape[2:]) * out[-1] * x.dtype.itemsize
-    return max(1, BAND_BYTES // per_row)
+    return max(1, BAND_BYTES // per_row, -(-BAND_POSITIONS // out[-1]))
 
 
 def conv_into(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False, out=None, n=2):

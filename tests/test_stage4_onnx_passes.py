@@ -171,12 +171,12 @@ def test_folding_keeps_a_scalar_a_scalar():
 
 
 # ---- selection: the supergraph's cheapest path ------------------------------------------------------------
-def _conv_relu_model():
+def _conv_relu_model(hw=(8, 8)):
     rng = np.random.default_rng(4)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
              helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
     inits = [("w", rng.standard_normal((8, 3, 3, 3)).astype(np.float32)), ("b", rng.standard_normal(8).astype(np.float32))]
-    return _model(nodes, [("x", [1, 3, 8, 8])], ["y"], inits)
+    return _model(nodes, [("x", [1, 3, *hw])], ["y"], inits)
 
 
 def _plan(sess, feeds):
@@ -186,14 +186,21 @@ def _plan(sess, feeds):
 
 
 def test_conv_bias_relu_uses_the_fused_kernel_on_the_lazy_device_and_cpu():
-    """The lazy device's epilogue and device cpu's conv_bands fuse them; the python device
-    has neither."""
+    """The lazy device's epilogue fuses them; device cpu's conv_bands where its bands are
+    wide (FUSE_MIN_POSITIONS output positions: 32 x 32 is, 8 x 8 is not); the python
+    device has neither."""
     model = _conv_relu_model().SerializeToString()
     x = np.random.default_rng(5).standard_normal((1, 3, 8, 8)).astype(np.float32)
     lazy = InferenceSession(model, device="cpu:lazy")
     plan = _plan(lazy, {"x": x})
     assert plan.schedule.kernels() == ["conv_bias_relu", "pool"]
-    assert _plan(InferenceSession(model), {"x": x}).schedule.kernels() == ["conv_bias_relu", "pool"]
+    assert _plan(InferenceSession(model), {"x": x}).schedule.kernels() == ["conv", "relu", "pool"]
+    large = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    large_model = _conv_relu_model((32, 32)).SerializeToString()
+    cpu = InferenceSession(large_model)
+    assert _plan(cpu, {"x": large}).schedule.kernels() == ["conv_bias_relu", "pool"]
+    [expected] = InferenceSession(large_model, optimize=False).run(None, {"x": large})
+    assert np.array_equal(cpu.run(None, {"x": large})[0], expected)          # conv_bands: the same bits
     eager = _plan(InferenceSession(model, device="python"), {"x": x})
     assert eager.schedule.kernels() == ["conv", "relu", "pool"]
     # the fused edge skips writing the conv's output and reading it back: 2 x 8 x 8 x 8 floats
@@ -215,13 +222,13 @@ def test_a_measured_cost_table_weighs_the_edges():
     model = _conv_relu_model().SerializeToString()
     x = np.random.default_rng(9).standard_normal((1, 3, 8, 8)).astype(np.float32)
     table = measure_costs(InferenceSession(model), {"x": x}, repeats=1)
-    assert set(table) == {"conv_bias_relu", "pool", "*"} and all(0 < v < 1 for v in table.values())
+    assert set(table) == {"conv", "relu", "pool", "*"} and all(0 < v < 1 for v in table.values())
     sess = InferenceSession(model, measured_costs=table)
     plan = _plan(sess, {"x": x})
-    assert plan.schedule.kernels() == ["conv_bias_relu", "pool"]
-    assert plan.schedule.choices[0].cost == pytest.approx(plan.schedule.choices[0].bytes * table["conv_bias_relu"])
+    assert plan.schedule.kernels() == ["conv", "relu", "pool"]
+    assert plan.schedule.choices[0].cost == pytest.approx(plan.schedule.choices[0].bytes * table["conv"])
     [expected] = InferenceSession(model, optimize=False).run(None, {"x": x})
-    assert np.array_equal(sess.run(None, {"x": x})[0], expected)           # conv_bands: the same bits
+    assert np.array_equal(sess.run(None, {"x": x})[0], expected)
     with pytest.raises(ValueError, match="optimize=False"):
         measure_costs(InferenceSession(model, optimize=False), {"x": x})
 
