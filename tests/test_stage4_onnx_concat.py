@@ -249,3 +249,49 @@ def test_on_the_python_device_the_concat_copies():
     np.testing.assert_array_equal(sess.run(None, {"x": x})[0], first)
     assert sess.explain()["plans"][0]["concats"]["cat"] == [
         f"{v}: copied: Relu (relu) computes into a buffer of its own" for v in "ab"]
+
+
+# ---- the backend test models with a Concat ----------------------------------------------------------
+def _stored(path):
+    t = TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def test_the_backend_concat_model_copies_its_graph_inputs():
+    """pytorch-operator's test_operator_concat2 concatenates the graph's inputs: nothing
+    produces them into a buffer of ours, so the Concat copies them, as explain() says."""
+    import glob
+    import os
+    folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "pytorch-operator",
+                          "test_operator_concat2")
+    sess = InferenceSession(os.path.join(folder, "model.onnx"))
+    inputs = [_stored(p) for p in sorted(glob.glob(os.path.join(folder, "test_data_set_0", "input_*.pb")))]
+    [expected] = [_stored(p) for p in glob.glob(os.path.join(folder, "test_data_set_0", "output_*.pb"))]
+    feeds = {arg.name: x for arg, x in zip(sess.get_inputs(), inputs)}
+    for _ in range(2):
+        np.testing.assert_array_equal(sess.run(None, feeds)[0], expected)
+    [lines] = sess.explain()["plans"][0]["concats"].values()
+    assert lines == [f"{arg.name}: copied: a graph input or a constant" for arg in sess.get_inputs()]
+
+
+@pytest.mark.parametrize("name, in_place", [("squeezenet", 8), ("inception_v1", 9)])
+def test_light_models_write_their_concats_in_place(name, in_place):
+    """squeezenet's Fire modules and inception's branches end in Conv+Relu: every Concat is
+    written in place, the replay gives the stored output, and the same bits as optimize=False
+    (no BatchNorm to fold, conv_bands computing what conv's GEMM does)."""
+    import os
+    folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    path = os.path.join(folder, f"light_{name}.onnx")
+    expected = _stored(os.path.join(folder, f"light_{name}_output_0.pb"))
+    sess = InferenceSession(path)
+    [arg] = sess.get_inputs()
+    n = int(np.prod(arg.shape))
+    x = (np.arange(n, dtype=np.float32) / n).reshape(arg.shape)
+    [first] = sess.run(None, {arg.name: x})
+    [second] = sess.run(None, {arg.name: x})
+    np.testing.assert_allclose(second, expected, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_array_equal(second, InferenceSession(path, optimize=False).run(None, {arg.name: x})[0])
+    assert len(_plan(sess).memory.in_place) == in_place == len(sess.explain()["plans"][0]["concats"])
