@@ -148,6 +148,26 @@ def test_inputs_that_cannot_be_written_are_copied_and_explained(monkeypatch):
     assert _plan(sess).memory.in_place == [] and "concat" in _plan(sess).schedule.kernels()
 
 
+def test_a_value_two_concats_read_lives_in_the_first():
+    """a and b feed the Concat cat (written in place there) and a second Concat, cat2,
+    which copies them out of cat's buffer: a value lives in one buffer."""
+    model = _twin_model()
+    graph = model.graph
+    graph.node.append(helper.make_node("Concat", ["b", "a"], ["cat2"], axis=1, name="cat2"))
+    graph.output.append(helper.make_tensor_value_info("cat2", TensorProto.FLOAT, None))
+    data = model.SerializeToString()
+    x = _x(6, 7, batch=2)
+    sess = InferenceSession(data)
+    expected = InferenceSession(data, optimize=False).run(None, {"x": x})
+    for _ in range(2):
+        for got, want in zip(sess.run(None, {"x": x}), expected):
+            np.testing.assert_array_equal(got, want)
+    report = sess.explain()["plans"][0]["concats"]
+    assert report["cat"] == ["a: written in place by conv_bias_relu (relu1)",
+                             "b: written in place by conv_bias_relu (relu2)"]
+    assert report["cat2"] == ["b: copied: it already lives in cat's buffer", "a: copied: it already lives in cat's buffer"]
+
+
 def test_a_concat_along_the_batch_and_within_a_plane():
     """Along axis 0 the slices are whole images: written in place. Along axis 2 (H) they
     cut inside each plane, which conv_bands writes whole: copied, and said so."""

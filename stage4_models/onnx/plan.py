@@ -114,7 +114,7 @@ class Plan:
                             for node in nodes]
                 name = last.outputs[0]
                 program.append(Step([name], [name], _place_step(name, concats[target], writes.into[name])))
-            elif last.name in concats and any(n in writes.into for n in last.inputs):
+            elif last.name in concats and any(writes.into.get(n, ("",))[0] == last.name for n in last.inputs):
                 program.append(Step(last.inputs, last.outputs, _concat_step(concats[last.name], writes)))
             else:
                 program += [Step(node.inputs, node.outputs, _node_step(self.ctx, node, fns[node.name][1]))
@@ -195,7 +195,7 @@ def _concat_step(concat, writes):
         start = 0
         for name in node.inputs:
             value = env[name]
-            if name not in writes.into:
+            if writes.into.get(name, ("",))[0] != node.name:      # not written here by its producer
                 _slice(env, (concat, axis), start, value.shape[axis]).copy_(value)
             start += value.shape[axis]
     return run
