@@ -18,7 +18,11 @@ input of every Concat step, with the reason where it cannot:
   a pool or a Resize computes into a buffer of its own), or it writes planes row-major and
   the Concat's axis cuts inside a plane (axis 2 or more);
 
-The inputs not written in place are copied by the Concat step, into the same buffer. Only
+The buffer is made when the first producer runs, so whatever reads an input before the
+Concat (the U-net's max pool reads the skip connection) reads its slice: contiguous for
+batch 1 along the channels, strided otherwise, which every kernel takes (one that wants
+contiguous planes copies them first, as for any view). The inputs not written in place
+are copied by the Concat step, into the same buffer. Only
 device "cpu" has conv_bands, in float32 and float64; elsewhere (another device, float16
 storage) the producer computes into a buffer of its own and copies it into its slice at
 once, which the report says: the plan's memory is the same, the copy is not saved.
