@@ -168,6 +168,28 @@ def test_a_value_two_concats_read_lives_in_the_first():
     assert report["cat2"] == ["b: copied: it already lives in cat's buffer", "a: copied: it already lives in cat's buffer"]
 
 
+def test_a_convolution_without_relu_writes_its_slice(monkeypatch):
+    """The deeper path without its ReLU: the plain Conv writes into its slice (conv_bands
+    with no activation), the Conv+Relu into the other; nothing is copied."""
+    model = _twin_model()
+    graph = model.graph
+    for node in graph.node:
+        if node.name == "cat":
+            node.input[1] = "c2"
+    relu2 = [i for i, node in enumerate(graph.node) if node.name == "relu2"][0]
+    del graph.node[relu2]
+    data = model.SerializeToString()
+    x = _x(9, 8)
+    sess = InferenceSession(data)
+    [expected] = InferenceSession(data, optimize=False).run(None, {"x": x})
+    sess.run(None, {"x": x})
+    copies = _Copies(monkeypatch)
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], expected)
+    assert copies.concat == copies.write == 0
+    assert sess.explain()["plans"][0]["concats"]["cat"] == ["a: written in place by conv_bias_relu (relu1)",
+                                                            "c2: written in place by conv (conv2)"]
+
+
 def test_a_concat_along_the_batch_and_within_a_plane():
     """Along axis 0 the slices are whole images: written in place. Along axis 2 (H) they
     cut inside each plane, which conv_bands writes whole: copied, and said so."""
