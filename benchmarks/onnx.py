@@ -22,7 +22,7 @@ in on first use).
 
     python benchmarks/onnx.py [--rounds 7] [--threads 2] [--device cpu] [--profile]
 
-``--profile`` adds the time of our plan's steps by operator type (one run, summed) and the
+``--profile`` adds the time of our plan's steps by kernel (one run of the compiled replay) and the
 memory plan's own peak of activations (passes/memory.py's accounting: weights, im2col's
 columns and other kernel scratch are not in it).
 """
@@ -116,10 +116,10 @@ def peak_memory(engine, path, model, threads, device):
 
 
 def profile(path, x, device):
-    """Our plan's step times by operator type, one run (the plan already made)."""
+    """Our plan's step times by kernel (the schedule's: conv_bias_relu is a Conv and its
+    Relu in one conv_bands call), one run of the compiled replay (the plan already made)."""
     import stage2_tensor as tg
     from stage4_models.onnx import InferenceSession
-    from stage4_models.onnx.plan import _apply
     sess = InferenceSession(path, device=device)
     name = sess.get_inputs()[0].name
     sess.run(None, {name: x})
@@ -128,10 +128,11 @@ def profile(path, x, device):
     env[name] = tg.from_numpy(x, device=device)
     times = {}
     with tg.no_grad():
-        for node, fn in plan.steps:
+        for choice, steps in zip(plan.schedule.choices, plan.choice_steps):
             start = time.perf_counter()
-            _apply(fn, plan.ctx, node, env)
-            times[node.op_type] = times.get(node.op_type, 0.0) + time.perf_counter() - start
+            for step in steps:
+                step.run(env)
+            times[choice.kernel] = times.get(choice.kernel, 0.0) + time.perf_counter() - start
     total = sum(times.values())
     memory = (getattr(plan, "memory", None) and plan.memory.summary()) or {}
     return total, sorted(times.items(), key=lambda kv: -kv[1]), memory.get("peak_bytes")
@@ -190,7 +191,7 @@ def main():
                   f"{r['ours_mib']:13.1f} {r['ort_mib']:8.1f} {r['memory']:6.2f}x   (outputs within {r['diff']:.1e})")
             if args.profile:
                 total, by_op, planned = profile(path, x, args.device)
-                print(f"    our steps by operator, one run, {total * 1e3:.1f} ms: " +
+                print(f"    our steps by kernel, one run, {total * 1e3:.1f} ms: " +
                       ", ".join(f"{op} {t * 1e3:.1f} ({t / total:.0%})" for op, t in by_op))
                 if planned is not None:
                     print(f"    the memory plan's activation peak (passes/memory.py): {planned / 2**20:.1f} MiB")

@@ -144,6 +144,15 @@ positions, L = numel(out) outputs), in the padding where that is outside the inp
                                        the convolution by its definition (N, C_out, *out):
                                        weight (C_out, C / groups, *kernel), bias C_out
                                        values or None; no gradient (a test oracle)
+    conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, band_rows,
+               dst, dtype)             conv_direct's result (float32, float64; no gradient),
+                                       ReLU'd when `relu`, computed as im2col and a matrix
+                                       product band_rows output rows (all dims but the
+                                       last) at a time inside one kernel: the columns never
+                                       exist whole. Into `dst` (a view of the result's
+                                       shape, each plane row-major, planes apart, sharing
+                                       no byte with the inputs; returns None) or a new
+                                       buffer (returned)
     max_pool(view, kernel, stride, before, dilation, out, dtype)
                                        (maxima (N, C, *out), their flat positions in the
                                        plane as int64): the first of equal values, a NaN

@@ -18,7 +18,8 @@ view.
 """
 import math
 
-from .strides import numel
+from . import dtypes
+from .strides import make_strides, numel
 
 REDUCTIONS = ("none", "sum", "mean")
 
@@ -410,6 +411,31 @@ def conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype):
     _plane_sizes("conv_direct", x.shape[0] * max(c_in, c_out), (numel(spatial), numel(kernel) * numel(out)))
 
 
+def conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype):
+    """conv_direct's geometry, a float dtype the kernels have, a positive band of rows,
+    and a destination (or None) of the result's shape whose planes are row-major and
+    whose planes never share an element (a slice of a larger buffer along its channels
+    or images is one)."""
+    conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype)
+    if dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"conv_bands: expected float32 or float64, got {dtype}")
+    if type(relu) is not bool or type(band_rows) is not int or not 1 <= band_rows < LIMIT:
+        raise ValueError(f"conv_bands: relu must be a bool and band_rows a positive int, got "
+                         f"{relu!r}, {band_rows!r}")
+    if dst is None:
+        return
+    shape = (x.shape[0], weight.shape[0]) + tuple(out)
+    if tuple(dst.shape) != shape or dst.dtype is not dtype:
+        raise ValueError(f"conv_bands: the destination is {tuple(dst.shape)} {dst.dtype}, expected "
+                         f"{shape} {dtype}")
+    plane = numel(out)
+    image, channel = dst.strides[0], dst.strides[1]
+    if tuple(dst.strides[2:]) != tuple(make_strides(tuple(out))) or (shape[1] > 1 and channel < plane) \
+            or (shape[0] > 1 and image < (shape[1] - 1) * channel + plane) or min(image, channel) < 0:
+        raise ValueError(f"conv_bands: the destination's strides {tuple(dst.strides)} must keep each "
+                         f"plane row-major ({tuple(make_strides(tuple(out)))}) and the planes apart")
+
+
 def max_pool(view, kernel, stride, before, dilation, out, dtype):
     n = windows("max_pool", tuple(view.shape[2:]), kernel, stride, before, dilation, out)
     planes = _planes("max_pool", "view", view, view.shape[2:2 + n])
@@ -437,7 +463,7 @@ CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "pad": pad, "pad_backward": pad_backward, "interpolate": interpolate,
           "interpolate_backward": interpolate_backward,
           "sgd_update": sgd_update, "adam_update": adam_update, "im2col": im2col, "col2im": col2im,
-          "conv_direct": conv_direct, "max_pool": max_pool, "max_pool_backward": max_pool_backward}
+          "conv_direct": conv_direct, "conv_bands": conv_bands, "max_pool": max_pool, "max_pool_backward": max_pool_backward}
 
 
 def check(kernel, args):

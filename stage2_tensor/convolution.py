@@ -35,7 +35,7 @@ from . import window_kernels
 from .concat import cat
 from .factories import arange, full, zeros
 from .grad_mode import is_grad_enabled
-from .strides import numel
+from .strides import make_strides, numel
 from .tensor import Tensor
 from .views import IndexAdd, IndexSelect, constant_tensor
 
@@ -209,6 +209,11 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
         x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
     c_out, c_group = weight.shape[:2]
     if _chunks(x, weight, bias, kernel, stride, before, after, dilation):
+        if _banded(x, weight, bias):            # the chunks in one kernel, bias in its store
+            out = _extents(x.shape[2:], kernel, stride, before, after, dilation)
+            y = window_kernels.conv_bands(x, weight, bias, stride, before, dilation, groups, out, False,
+                                          band_rows(x, weight, out))
+            return y[0] if unbatched else y
         y = _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups)
         if bias is not None:
             y = y + bias.reshape(c_out, *(1,) * n)
@@ -256,6 +261,68 @@ def _chunks(x, weight, bias, kernel, stride, before, after, dilation):
         return False
     out = _extents(x.shape[2:], kernel, stride, before, after, dilation)
     return numel(x.shape[:2]) * numel(kernel) * numel(out) * x.dtype.itemsize > CHUNK_ABOVE
+
+
+# conv_bands' bands: each thread's columns about BAND_BYTES, so that they stay in its core's
+# L2 cache (512 KiB on the project's machine) while its product reads them.
+BAND_BYTES = 1 << 18
+
+
+def _banded(x, weight, bias):
+    """Whether conv_bands runs this convolution: the device has the kernel, and x, weight
+    and bias share a dtype it covers (float32, float64) and x's device."""
+    if x.dtype not in (dtypes.float32, dtypes.float64) or not backends.get(x.device).has("conv_bands"):
+        return False
+    return all(t is None or (t.dtype is x.dtype and t.device == x.device) for t in (weight, bias))
+
+
+# ... and at least BAND_POSITIONS wide: the product's micro-tiles are 32 columns wide
+# (AVX-512), and a narrower band would leave part of each empty.
+BAND_POSITIONS = 256
+
+
+def band_rows(x, weight, out):
+    """How many output rows (all but the last spatial dimension) a band of conv_bands
+    holds: its columns (C_in / groups * K rows of the band's positions) about BAND_BYTES,
+    at least BAND_POSITIONS positions."""
+    per_row = weight.shape[1] * numel(weight.shape[2:]) * out[-1] * x.dtype.itemsize
+    return max(1, BAND_BYTES // per_row, -(-BAND_POSITIONS // out[-1]))
+
+
+def conv_into(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False, out=None, n=2):
+    """Inference's convolution, no gradient recorded: conv's result, ReLU'd when ``relu``,
+    written into ``out`` (a tensor of the result's shape, e.g. a slice of a larger buffer
+    along its channels: an ONNX Concat written in place) or returned as a new tensor.
+    The device's conv_bands kernel where it has one (bias and ReLU as it stores, each plane
+    written once); otherwise conv, relu and a copy: the definition."""
+    x, unbatched, kernel, stride, before, after, dilation = _conv_args(
+        x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (weight.shape[0],)):
+        raise ValueError(f"conv{n}d: expected a bias of shape ({weight.shape[0]},), "
+                         f"got {getattr(bias, 'shape', type(bias).__name__)}")
+    if unbatched and out is not None:
+        out = out.unsqueeze(0)
+    extents = _extents(x.shape[2:], kernel, stride, before, after, dilation)
+    shape = (x.shape[0], weight.shape[0]) + extents
+    if out is not None and (not isinstance(out, Tensor) or out.shape != shape or out.dtype is not x.dtype):
+        raise ValueError(f"conv{n}d: out must be a {x.dtype} tensor of shape {shape}, got "
+                         f"{getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
+    grads = is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
+    if not grads and _banded(x, weight, bias) and (out is None or _row_major_planes(out)):
+        y = window_kernels.conv_bands(x, weight, bias, stride, before, dilation, groups, extents, bool(relu),
+                                      band_rows(x, weight, extents), out)
+    else:
+        y = conv(x, weight, bias, stride, padding, dilation, groups, n)
+        if relu:
+            y = y.relu()
+        if out is not None:
+            y = out.copy_(y)
+    return y[0] if unbatched else y
+
+
+def _row_major_planes(t):
+    """Whether each (N, C) plane of t is row-major (what conv_bands writes), the planes apart."""
+    return tuple(t.stride()[2:]) == tuple(make_strides(t.shape[2:]))
 
 
 def _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups):

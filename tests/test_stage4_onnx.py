@@ -47,6 +47,9 @@ def _check_case(kind, name, device="cpu"):
     expected = [_tensor(p) for p in sorted(glob.glob(os.path.join(data, "output_*.pb")))]
     feeds = {arg.name: x for arg, x in zip(sess.get_inputs(), inputs)}
     got = sess.run(None, feeds)
+    # the second run replays the compiled plan (fused kernels, Concats written in place): the same bits
+    for a, b in zip(got, sess.run(None, feeds)):
+        np.testing.assert_array_equal(a, b)
     assert len(got) == len(expected)
     # every operator has a shape rule: nothing fell back, and the outputs' inferred shapes are theirs
     assert sess.inference.fallbacks == []
@@ -99,6 +102,7 @@ def _check_light(name):
     [y] = sess.run(None, {arg.name: x})
     assert y.shape == expected.shape
     np.testing.assert_allclose(y, expected, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(sess.run(None, {arg.name: x})[0], y)       # the compiled replay
 
 
 @pytest.mark.parametrize("name", LIGHT_SMALL + LIGHT_BIG)
@@ -199,8 +203,10 @@ def test_shape_arithmetic_is_computed_once_on_the_host():
     replayed = [node.op_type for node, _ in plan.steps]
     assert replayed == ["Pad", "Conv", "Relu", "MaxPool", "Resize", "Concat", "Conv", "Slice"]
     assert plan.values["pads"].values == [0, 0, 0, 0, 0, 0, 1, 1]
-    assert "x" in plan._dead_after[0] and "xp" in plan._dead_after[1]    # freed after their last reader
-    assert "r1" in plan._dead_after[replayed.index("Concat")]     # the skip connection lives until the Concat
+    # the compiled replay (Conv and Relu one step): each value freed after its last reader
+    outputs = [step.outputs for step in plan.program]
+    assert outputs[:2] == [["xp"], ["r1"]] and "x" in plan._dead_after[0] and "xp" in plan._dead_after[1]
+    assert "r1" in plan._dead_after[outputs.index(["cat"])]      # the skip connection lives until the Concat
     y1 = sess.run(None, {"x": x + 1})[0]                          # replayed: same plan, new data
     assert len(sess._plans) == 1 and y1.shape == (1, 1, 5, 7)
 

@@ -579,6 +579,40 @@ class CpuBackend(NativeBackend):
                                      self._dense(weight, dtype), self._dense_or_null(bias, dtype), y)
         return y
 
+    def conv_bands(self, x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype):
+        """The inference convolution in bands (convolution_t.h's tg_conv_bands): a new
+        (N, C_out, *out) buffer, or None when it wrote into ``dst``."""
+        contracts.conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype)
+        (batch, c_in), c_out, L = x.shape[:2], weight.shape[0], numel(out)
+        args = (self._dense(x, dtype), self._dense(weight, dtype), self._dense_or_null(bias, dtype))
+        if dst is None:
+            y = allocate(batch * c_out * L, dtype)
+            target, image, channel = y, c_out * L, L
+        else:
+            self._apart("conv_bands", dst, (x, weight, bias))
+            y, target, image, channel = None, dst.buffer + dst.offset, dst.strides[0], dst.strides[1]
+        _no_memory("conv_bands", kernel("conv_bands", dtype)(
+            batch, c_in, c_out, groups, len(out), x.shape[2:], weight.shape[2:], stride, before, dilation, out,
+            *args, int(relu), band_rows, target, image, channel))
+        return y
+
+    def _apart(self, name, dst, views):
+        """A destination must share no element with what the kernel reads in place (a
+        contiguous input: any other is copied by _dense first), or it would read values it
+        has already overwritten: each of dst's row-major planes against that input's span."""
+        plane = numel(dst.shape[2:])
+        for v in views:
+            if v is None or v.buffer is not dst.buffer or not is_contiguous(v.shape, v.strides) \
+                    or v.dtype is not dst.dtype or not plane:
+                continue
+            lo, hi = v.offset, v.offset + numel(v.shape)
+            for n in range(dst.shape[0]):
+                for c in range(dst.shape[1]):
+                    start = dst.offset + n * dst.strides[0] + c * dst.strides[1]
+                    if start < hi and lo < start + plane:
+                        raise ValueError(f"{name}: the destination overlaps an input; write into a "
+                                         "buffer of its own")
+
     def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
         contracts.max_pool(view, kernel_size, stride, before, dilation, out, dtype)
         if dtype not in FLOATS:         # python's loops; its positions stay int64

@@ -15,11 +15,16 @@
  * the planes: no two write the same element, and each element adds its contributions in
  * the same order whatever the thread count.
  *
+ * conv_bands is the inference convolution: im2col and TinyBLAS's product a band of output
+ * rows at a time, each thread its own bands in one parallel region, bias and ReLU added as
+ * the product is stored (into a slice of a larger buffer if asked: an ONNX Concat's).
+ *
  * conv_direct is the definition, the seven nested loops (image, output channel, output
  * position, input channel of the group, kernel position), accumulating in double: slow,
  * and there to be compared with.
  */
 #include <string.h>
+#include "gemm.h"
 #include "parallel.h"
 #include "windows.h"
 

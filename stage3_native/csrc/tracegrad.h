@@ -256,7 +256,10 @@ TG_INDEX_ADD_DENSE(double, f64)
  * x (planes, P) the sum of cols at the positions they were read from (padding dropped);
  * conv_direct: the naive convolution of x (batch, c_in, *spatial) with weight
  * (c_out, c_in / groups, *kernel) and bias (c_out values or NULL) into y (batch, c_out,
- * *out); max_pool: each window's maximum into y (planes, L) and its flat position in the
+ * *out); conv_bands: the same, for inference: im2col and TinyBLAS a band of band_rows
+ * output rows at a time in one parallel region, bias and (relu != 0) ReLU in the store,
+ * y[b, co, l] at y[b * y_image + co * y_channel + l] (returns 1 when out of memory);
+ * max_pool: each window's maximum into y (planes, L) and its flat position in the
  * plane into where (im2col, col2im and max_pool return 1 when out of memory for their
  * table of row starts, else 0); max_pool_backward: dx (planes, P) with grad (planes, L)
  * added at where, returning the position of the first entry of where outside -1..P-1
@@ -271,6 +274,10 @@ TG_INDEX_ADD_DENSE(double, f64)
                             const i64 *kernel, const i64 *stride, const i64 *before, \
                             const i64 *dilation, const i64 *out, const T *x, const T *weight, \
                             const T *bias, T *y); \
+    int tg_conv_bands_##S(i64 batch, i64 c_in, i64 c_out, i64 groups, int n, const i64 *spatial, \
+                          const i64 *kernel, const i64 *stride, const i64 *before, \
+                          const i64 *dilation, const i64 *out, const T *x, const T *weight, \
+                          const T *bias, int relu, i64 band_rows, T *y, i64 y_image, i64 y_channel); \
     int tg_max_pool_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
                          const i64 *before, const i64 *dilation, const i64 *out, const T *x, T *y, \
                          i64 *where); \

@@ -21,7 +21,8 @@ from .operators.context import tg_dtype
 from .operators.host import HostTensor, to_numpy
 from .passes import optimize as run_passes
 from .passes.memory import plan_memory
-from .passes.select import select
+from .passes.select import relabel, select
+from .passes.writes import plan_writes
 from .plan import Plan
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "float16", "bool": "bool"}
@@ -119,7 +120,11 @@ class InferenceSession:
                 if self.optimize:
                     steps = [node for node, _ in plan.steps]
                     plan.schedule = select(steps, plan.info, plan.outputs, self.device, self.measured_costs)
-                    plan.memory = plan_memory(steps, plan.info, plan.outputs, plan.schedule)
+                    plan.writes = plan_writes(steps, plan.schedule, plan.info, plan.dtypes, plan.outputs,
+                                              self.device)
+                    relabel(plan.schedule, plan.writes, steps, plan.info, plan.outputs, self.measured_costs)
+                    plan.memory = plan_memory(steps, plan.info, plan.outputs, plan.schedule, plan.writes)
+                    plan.compile(plan.schedule, plan.writes, self.device)
             else:
                 results = self._plans[key].run(feeds)
         by_name = dict(zip(self._plans[key].outputs, results))
@@ -130,7 +135,8 @@ class InferenceSession:
         counts and changes, then for each plan made (one per set of input shapes fed) its
         kernels (the supergraph's cheapest path) and the supergraph's edges, the bytes moved,
         the memory plan (its peak; each buffer's lifetime in steps, offset and size) and the
-        nodes widened to float32."""
+        nodes widened to float32, and for each Concat how each input reaches its buffer
+        (written in place by its producer, or copied, and why: passes/writes.py)."""
         report = {"optimize": self.optimize, "nodes_imported": len(self.imported.nodes),
                   "nodes": len(self.graph.nodes), "passes": [r.as_dict() for r in self.pass_records],
                   "plans": []}
@@ -142,6 +148,8 @@ class InferenceSession:
                 entry["bytes_moved"] = plan.schedule.bytes_moved
                 entry["supergraph"] = list(plan.schedule.edges)         # (from step, to step, kernel, cost)
                 entry["memory"] = plan.memory.summary()
+                entry["concats"] = {name: [f"{value}: {how}" for value, how in lines]
+                                    for name, lines in plan.writes.report.items()}
                 entry["buffers"] = [(b.name, b.start, b.end, b.offset, b.size) for b in plan.memory.buffers]
             report["plans"].append(entry)
         return report

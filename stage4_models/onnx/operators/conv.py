@@ -65,6 +65,21 @@ def kernel_shape(node, default=None):
 
 @register("Conv")
 def conv(ctx, node, inputs):
+    x, w, b, strides, begin, dilations, group = conv_operands(ctx, node, inputs)
+    return [convolution.conv(x, w, b, strides, begin, dilations, group, n=len(strides))]
+
+
+def conv_into(ctx, node, inputs, relu=False, out=None):
+    """The Conv node's result, ReLU'd when ``relu`` (a Conv and the Relu after it as one
+    kernel), written into ``out`` (a slice of a Concat's buffer: passes/writes.py) or a
+    new tensor: convolution.conv_into, the device's conv_bands where it has one."""
+    x, w, b, strides, begin, dilations, group = conv_operands(ctx, node, inputs)
+    return convolution.conv_into(x, w, b, strides, begin, dilations, group, relu=relu, out=out, n=len(strides))
+
+
+def conv_operands(ctx, node, inputs):
+    """A Conv's inputs and attributes checked: (x, w, b, strides, pads, dilations, group),
+    an unequal padding applied to x first (tracegrad pads both sides alike)."""
     count_inputs(node, inputs, 2, 3)
     x, w = ctx.tensor(inputs[0], node), ctx.tensor(inputs[1], node)
     b = ctx.tensor(inputs[2], node) if len(inputs) > 2 else None
@@ -81,7 +96,7 @@ def conv(ctx, node, inputs):
                          f"{shape_of(w)}")
     if begin != end:
         x, begin = pad_spatial(x, begin, end), [0] * len(kernel)
-    return [convolution.conv(x, w, b, strides, begin, dilations, group, n=len(kernel))]
+    return x, w, b, strides, begin, dilations, group
 
 
 @register("ConvTranspose")

@@ -11,11 +11,15 @@ Each pass is a small module and a function; the session runs them in this order:
     select.py         a plan's steps -> a schedule: kernels (kernels.py, each declaring the
                       pattern it implements) matched into a supergraph, its cheapest path by
                       bytes moved, or by a measured-cost table
-    memory.py         a plan's steps and schedule -> a memory plan: buffers reused by lifetime,
+    writes.py         a plan's steps and schedule -> which Concat inputs their producers
+                      write into slices of its buffer, the others copied, and why
+                      (select.relabel then names those Concats concat or concat_in_place)
+    memory.py         a plan's steps and writes -> a memory plan: buffers reused by lifetime,
                       a Concat's producers writing into slices of its output
 
 The first four need only the graph and run when the session is made (``optimize``); the
-last two need every tensor's shape, so they run when a plan is made for the shapes fed.
+last three need every tensor's shape, so they run when a plan is made for the shapes fed,
+and the plan's replay then runs what they chose (plan.py's compile).
 stage3_native/lazy does the same on its lazy graph (canonicalize, dce, fusion by the patterns
 kernels declare); its graph is of buffers and views, not ONNX nodes, so the ideas carry
 over, not the code.

@@ -2,8 +2,8 @@
 
 Bytes moved is a heuristic: it says a fused kernel beats two, not by how much a GEMM beats
 a pooling window of the same size. A table measured on the machine says that: for each
-kernel of a plan's schedule, its seconds per byte moved, timed by running its steps on the
-plan's own values (best of ``repeats``; the outputs are read back to numpy, so a lazy
+kernel of a plan's schedule, its seconds per byte moved, timed by running its steps (as
+the compiled replay runs them: plan.py) on the plan's own values (best of ``repeats``; the outputs are read back to numpy, so a lazy
 device really computes them, which adds a copy to each timing). ``select`` then weighs each
 edge by bytes x seconds per byte, an estimate in seconds; kernels the table lacks take its
 "*" entry, the plan's overall seconds per byte.
@@ -15,7 +15,6 @@ import time
 
 import stage2_tensor as tg
 
-from ..plan import _apply
 
 
 def measure_costs(session, feeds, repeats=3):
@@ -30,16 +29,15 @@ def measure_costs(session, feeds, repeats=3):
     key = tuple((name, tuple(t.shape), t.dtype.name) for name, t in sorted(env.items()))
     plan = session._plans[key]
     env.update(plan.values)
-    fns = {node.name: (node, fn) for node, fn in plan.steps}
     seconds, moved = {}, {}
     with tg.no_grad():
-        for choice in plan.schedule.choices:
+        for choice, steps in zip(plan.schedule.choices, plan.choice_steps):     # as the replay runs them
             best = float("inf")
             for _ in range(repeats):
                 start = time.perf_counter()
-                for name in choice.nodes:
-                    node, fn = fns[name]
-                    outputs = _apply(fn, plan.ctx, node, env)
+                for step in steps:
+                    step.run(env)
+                outputs = [env[name] for name in steps[-1].outputs]
                 for value in outputs:
                     if isinstance(value, tg.Tensor):
                         value.numpy()

@@ -11,11 +11,14 @@ placement can beat (the most bytes alive at one step).
 Two kinds of value need no buffer of their own:
 - a view (kernels.ALIAS_OPS: Reshape, Flatten...) lives in its input's buffer, which then
   lives as long as the view;
-- the inputs of a Concat the schedule runs in place (select.py): each producer writes into
-  its slice of the Concat's buffer, at the offset of the inputs before it along the axis.
+- the inputs of a Concat written in place (writes.py's decision; without one, those of a
+  Concat the schedule runs as concat_in_place, select.py): each producer writes into its
+  slice of the Concat's buffer, at the offset of the inputs before it along the axis (the
+  slice's first element: along an axis after the first non-1 one the slices interleave).
 
 The offsets are this plan's: tracegrad allocates each tensor itself, so the plan reports
-what an arena would need (the number the chapter compares), it does not yet allocate one.
+what an arena would need (the number the chapter compares), it does not yet allocate one;
+the Concat buffers it shares are real (plan.py's compile).
 """
 import math
 from dataclasses import dataclass, field
@@ -41,7 +44,7 @@ class MemoryPlan:
     peak_bytes: int         # the arena: what the plan needs
     naive_bytes: int        # every tensor its own buffer, never freed
     live_peak_bytes: int    # the most bytes alive at one step: no placement does better
-    in_place: list          # the Concats whose inputs are written into their buffer
+    in_place: list          # the Concats all of whose inputs are written into their buffer
 
     def summary(self):
         return {"peak_bytes": self.peak_bytes, "naive_bytes": self.naive_bytes,
@@ -53,9 +56,10 @@ def _aligned(n):
     return -(-n // ALIGN) * ALIGN
 
 
-def plan_memory(steps, info, outputs, schedule=None):
+def plan_memory(steps, info, outputs, schedule=None, writes=None):
     """The MemoryPlan of ``steps`` (Nodes in order): ``info`` name -> (shape, itemsize) of
-    the device tensors, ``outputs`` the graph's output names, ``schedule`` select.py's."""
+    the device tensors, ``outputs`` the graph's output names, ``schedule`` select.py's,
+    ``writes`` writes.py's (which inputs are written into a Concat's buffer)."""
     nbytes = {name: math.prod(shape) * itemsize for name, (shape, itemsize) in info.items()}
     start, end = {}, {}
     for i, node in enumerate(steps):
@@ -77,7 +81,13 @@ def plan_memory(steps, info, outputs, schedule=None):
     views = set(parent)
     in_place = []
     by_name = {node.name: node for node in steps}
-    for choice in (schedule.choices if schedule else []):
+    if writes is not None:
+        for name, (concat, axis, first, _) in writes.into.items():
+            out = by_name[concat].outputs[0]
+            shape, itemsize = info[out]
+            parent[name] = (out, first * math.prod(shape[axis + 1:]) * itemsize)
+        in_place = writes.in_place()
+    for choice in ([] if writes is not None else schedule.choices if schedule else []):
         if choice.kernel == "concat_in_place":
             node = by_name[choice.nodes[0]]
             if any(name in parent or name not in start for name in node.inputs):

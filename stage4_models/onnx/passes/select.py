@@ -144,3 +144,20 @@ def _one_buffer_each(choices, steps, where, measured):
             moved = bytes_moved([node], where)
             choices[k] = Choice("concat", c.nodes, moved, moved * measured.get("concat", measured["*"]))
     return choices
+
+
+def relabel(schedule, writes, steps, info, outputs, measured=None):
+    """The Concats' choices as writes.py decided them: concat_in_place (moving nothing)
+    where every input is written into the buffer, else concat, moving the inputs copied
+    (read and written). The supergraph's edges stay the selection's estimate."""
+    measured = dict(measured or {})
+    where = Where(steps, info, outputs)
+    done = set(writes.in_place())
+    for k, c in enumerate(schedule.choices):
+        if c.nodes[0] not in writes.report:
+            continue
+        copied = [name for name, how in writes.report[c.nodes[0]] if how.startswith("copied")]
+        kernel = "concat_in_place" if c.nodes[0] in done else "concat"
+        moved = 2 * sum(where.nbytes(name) for name in copied)
+        factor = measured.get(kernel, measured.get("*", 1.0))
+        schedule.choices[k] = Choice(kernel, c.nodes, moved, moved * factor)
