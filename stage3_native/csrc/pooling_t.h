@@ -1,8 +1,14 @@
 /* max_pool and its backward pass for one float type T (included by pooling.c per dtype). */
 
-int FN(tg_max_pool)(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
+/* x (batch, channels, *spatial), contiguous -> the maxima, each (batch, channels) plane
+ * row-major at y + image * y_image + channel * y_channel (a new buffer, or a slice of a
+ * Concat's buffer along its channels), and their positions into where (contiguous
+ * (batch, channels, *out); NULL at inference: not written). 1 when out of memory, else 0. */
+int FN(tg_max_pool)(i64 batch, i64 channels, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
                     const i64 *before, const i64 *dilation, const i64 *out, const T *x, T *y,
-                    i64 *where) {
+                    i64 *where, i64 y_image, i64 y_channel) {
+    i64 planes = batch * channels;
+    if (planes == 0) return 0;
     tg_windows w = tg_windows_of(n, spatial, kernel, stride, before, dilation, out);
     i64 width = spatial[n - 1], count = out[n - 1], s = stride[n - 1];
     i64 *starts = tg_row_starts(&w);
@@ -21,6 +27,7 @@ int FN(tg_max_pool)(i64 planes, int n, const i64 *spatial, const i64 *kernel, co
     #pragma omp parallel for schedule(static) if (planes * w.K * w.L >= TG_PARALLEL_MIN)
     for (i64 plane = 0; plane < planes; plane++) {
         const T *src = x + plane * w.P;
+        T *dst = y + (plane / channels) * y_image + (plane % channels) * y_channel;
         for (i64 row = 0; row < w.rows; row++) {
             for (i64 j = 0; j < count; j++) {
                 T best = -INFINITY;
@@ -37,8 +44,8 @@ int FN(tg_max_pool)(i64 planes, int n, const i64 *spatial, const i64 *kernel, co
                         at = p;
                     }
                 }
-                y[(plane * w.rows + row) * count + j] = best;
-                where[(plane * w.rows + row) * count + j] = at;
+                dst[row * count + j] = best;
+                if (where) where[(plane * w.rows + row) * count + j] = at;
             }
         }
     }
