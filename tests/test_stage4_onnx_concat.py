@@ -207,9 +207,9 @@ def test_a_concat_along_the_batch_and_within_a_plane():
 @pytest.mark.parametrize("hw", [(1, 1), (2, 3), (5, 7), (8, 6), (33, 17)])
 def test_the_seed_unet_with_its_skip_connection_in_place(monkeypatch, hw):
     """The seed's padded U-net at even, odd and 1x1 sizes, batch 1 and 2: the skip
-    connection (Conv, Relu) is written into the Concat's buffer, the upsampled path
-    (Resize) copied; the replay equals the first run bit for bit and the float64
-    reference within float32's rounding; only the Resize's output is copied."""
+    connection (Conv, Relu) and the upsampled path (Resize, through interpolate_into) are
+    written into the Concat's buffer; the replay equals the first run bit for bit and the
+    float64 reference within float32's rounding; nothing is copied."""
     model = unet_model(padded=True)
     for batch in (1, 2):
         x = _x(*hw, batch=batch, seed=sum(hw))
@@ -218,11 +218,12 @@ def test_the_seed_unet_with_its_skip_connection_in_place(monkeypatch, hw):
         copies = _Copies(monkeypatch)
         [second] = sess.run(None, {"x": x})
         monkeypatch.undo()
-        assert copies.concat == 0 and copies.write == 1             # the Resize's output, into its slice
+        assert copies.concat == 0 and copies.write == 0
         np.testing.assert_array_equal(first, second)
         np.testing.assert_allclose(second, reference_unet(model, x), rtol=RTOL, atol=ATOL)
         [lines] = sess.explain()["plans"][0]["concats"].values()
-        assert lines[0] == "skip: written in place by conv_bias_relu (conv1.Relu)"
+        assert lines == ["skip: written in place by conv_bias_relu (conv1.Relu)",
+                         "up: written in place by resize (Resize)"]
 
 
 def test_onnxruntime_agrees_with_the_replay():
@@ -237,8 +238,8 @@ def test_onnxruntime_agrees_with_the_replay():
 
 def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path):
     """stage4's U-net exported (what benchmarks/onnx.py runs at 256x256), at small even and
-    odd sizes: its two skip connections are Conv+Relu written in place, its upsampled
-    paths copied; the replay is optimize=False's result bit for bit."""
+    odd sizes: its two skip connections (Conv+Relu) and its upsampled paths (Resize) are
+    written in place; the replay is optimize=False's result bit for bit."""
     from stage4_models.onnx.export import export
     from stage4_models.unet.model import UNet
     tg.seed(0)
@@ -256,7 +257,7 @@ def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path):
             np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
         report = sess.explain()["plans"][0]["concats"]
         assert len(report) == 2 and all(lines[0].split(": ", 1)[1].startswith("written in place by conv_bias_relu")
-                                        and lines[1].split(": ", 1)[1].startswith("copied: Resize")
+                                        and lines[1].split(": ", 1)[1].startswith("written in place by resize")
                                         for lines in report.values())
 
 
