@@ -33,7 +33,7 @@ from . import backend as backends
 from . import dtypes
 from . import window_kernels
 from .concat import cat
-from .factories import arange, full, zeros
+from .factories import arange, empty, full, zeros
 from .grad_mode import is_grad_enabled
 from .strides import make_strides, numel
 from .tensor import Tensor
@@ -550,8 +550,9 @@ def max_pool_into(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=
     """Inference's max pool, no gradient recorded: max_pool's maxima written into ``out``
     (a tensor of the result's shape, e.g. a slice of a larger buffer along its channels:
     an ONNX Concat written in place) or returned as a new tensor. The device's
-    max_pool_into kernel where it has one (no positions kept: nothing will go backward);
-    otherwise max_pool and a copy: the definition."""
+    max_pool_into kernel where it has one (no positions kept: nothing will go backward,
+    so a new result skips max_pool's int64 positions too); otherwise max_pool and a copy:
+    the definition."""
     what = f"max_pool{n}d"
     x, unbatched = _batched(x, n, what)
     kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, dilation, n, what)
@@ -564,8 +565,11 @@ def max_pool_into(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=
                              f"got {getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
         out = out.unsqueeze(0) if unbatched else out
     grads = is_grad_enabled() and x.requires_grad
-    if out is None or grads or x.dtype not in (dtypes.float32, dtypes.float64) \
-            or not backends.get(x.device).has("max_pool_into") or not row_major_planes(out):
+    kernel_runs = not grads and x.dtype in (dtypes.float32, dtypes.float64) \
+        and backends.get(x.device).has("max_pool_into")
+    if kernel_runs and out is None:
+        out = empty(*shape, dtype=x.dtype, device=x.device)
+    if not kernel_runs or not row_major_planes(out):
         y = max_pool(x, kernel, stride, pad, dilation, ceil_mode, n=n)
         y = y if out is None else out.copy_(y)
     else:

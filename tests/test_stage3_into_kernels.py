@@ -114,6 +114,8 @@ def test_max_pool_into_a_slice_against_numpy_and_max_pool(g, seed):
     assert got is dst and _untouched(buf, g["extra"], g["channels"])
     np.testing.assert_array_equal(dst.numpy(), convolution.max_pool(t, *args, n=g["n"]).numpy())
     np.testing.assert_array_equal(dst.numpy(), max_pool_numpy(x, *args, out))
+    fresh = convolution.max_pool_into(t, *args, n=g["n"])          # a new buffer, no positions kept
+    assert fresh.is_contiguous() and np.array_equal(fresh.numpy(), dst.numpy())
 
 
 def test_max_pool_into_propagates_nan_and_takes_an_unbatched_input():

@@ -40,9 +40,8 @@ def max_pool(ctx, node, inputs, dst=None):
     kernel, strides, dilations, begin, end, ceil_mode = _pool_setup(node, x)
     if not _equal_pads(begin, end, kernel):
         x, begin = pad_spatial(x, begin, end, -math.inf), [0] * len(kernel)
-    if dst is not None:
-        return [convolution.max_pool_into(x, kernel, strides, begin, dilations, ceil_mode, out=dst, n=len(kernel))]
-    return [convolution.max_pool(x, kernel, strides, begin, dilations, ceil_mode, n=len(kernel))]
+    # max_pool_into: inference keeps no positions (into dst, or a new tensor without them)
+    return [convolution.max_pool_into(x, kernel, strides, begin, dilations, ceil_mode, out=dst, n=len(kernel))]
 
 
 @register("AveragePool")
