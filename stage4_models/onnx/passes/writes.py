@@ -31,9 +31,9 @@ once, which the report says: the plan's memory is the same, the copy is not save
 """
 from dataclasses import dataclass, field
 
-# (the schedule's kernel, its last node's op type; the operator's own kernel is labelled by
-# its op type, select.py) that can write its output into a given
-# slice -> the device kernel that does
+# (the schedule's kernel, its last node's op type) that can write its output into a given
+# slice -> the device kernel that does it (the operator's own kernel, select.py's "op", is
+# labelled by its op type: "resize")
 WRITERS = {("conv", "Conv"): "conv_bands", ("conv_bias_relu", "Relu"): "conv_bands",
            ("pool", "MaxPool"): "max_pool_into", ("resize", "Resize"): "interpolate_into",
            ("upsample", "Upsample"): "interpolate_into"}
