@@ -236,10 +236,10 @@ def test_onnxruntime_agrees_with_the_replay():
             np.testing.assert_allclose(sess.run(None, {"x": x})[0], expected, rtol=RTOL, atol=ATOL)
 
 
-def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path):
+def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path, monkeypatch):
     """stage4's U-net exported (what benchmarks/onnx.py runs at 256x256), at small even and
     odd sizes: its two skip connections (Conv+Relu) and its upsampled paths (Resize) are
-    written in place; the replay is optimize=False's result bit for bit."""
+    written in place, nothing copied; the replay is optimize=False's result bit for bit."""
     from stage4_models.onnx.export import export
     from stage4_models.unet.model import UNet
     tg.seed(0)
@@ -253,8 +253,11 @@ def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path):
         x = _x(*hw, seed=hw[0])
         sess = InferenceSession(data)
         [expected] = InferenceSession(data, optimize=False).run(None, {"noisy": x})
-        for _ in range(2):
-            np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
+        np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
+        copies = _Copies(monkeypatch)
+        np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
+        monkeypatch.undo()
+        assert copies.concat == copies.write == 0
         report = sess.explain()["plans"][0]["concats"]
         assert len(report) == 2 and all(lines[0].split(": ", 1)[1].startswith("written in place by conv_bias_relu")
                                         and lines[1].split(": ", 1)[1].startswith("written in place by resize")
