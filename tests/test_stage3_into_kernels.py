@@ -215,3 +215,24 @@ def test_the_contract_refuses_destinations_the_kernel_must_not_get():
     with pytest.raises(ValueError, match="steps"):
         be.interpolate_into(_view(x), (8, 8), (float("nan"), 0.5), "nearest", False,
                             _view(tg.zeros(2, 3, 8, 8, device="cpu")), tg.float32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(batch=st.integers(1, 2), channels=st.integers(1, 3), h=st.integers(2, 9), w=st.integers(2, 9),
+       seed=st.integers(0, 2**32 - 1), dtype=st.sampled_from([tg.float32, tg.float64]))
+def test_the_2x2_pool_path_picks_what_the_definition_picks(batch, channels, h, w, seed, dtype):
+    """pooling_t.h's specialized 2x2 stride-2 path against the python device's loops (the
+    definition): the same maxima and positions with ties (small integers) and NaNs (a NaN
+    wins over a number; the first of equal values wins), even and odd extents (the last
+    row or column left out), into a new buffer and into a slice."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-2, 3, (batch, channels, h, w)).astype(NP[dtype])
+    x[rng.random(x.shape) < 0.1] = np.nan
+    got, where = convolution.max_pool(tg.from_numpy(x, device="cpu"), 2, return_indices=True)
+    want, want_where = convolution.max_pool(tg.from_numpy(x, device="python"), 2, return_indices=True)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())          # NaNs equal where both are NaN
+    np.testing.assert_array_equal(where.numpy(), want_where.numpy())
+    buf, dst = _slot(batch, channels, (h // 2, w // 2), dtype, (1, 2))
+    convolution.max_pool_into(tg.from_numpy(x, device="cpu"), 2, out=dst)
+    np.testing.assert_array_equal(dst.numpy(), want.numpy())
+    assert _untouched(buf, (1, 2), channels)
