@@ -157,6 +157,10 @@ positions, L = numel(out) outputs), in the padding where that is outside the inp
                                        (maxima (N, C, *out), their flat positions in the
                                        plane as int64): the first of equal values, a NaN
                                        over any number, never the padding
+    max_pool_into(view, kernel, stride, before, dilation, out, dst, dtype)
+                                       max_pool's maxima alone (inference: no positions)
+                                       written into `dst` (float32, float64; a view of the
+                                       result's shape, as conv_bands' dst); returns None
     max_pool_backward(grad, where, spatial, dtype)
                                        zeros (N, C, *spatial) with grad (N, C, *out) added
                                        at the positions `where` (-1: none; one outside the
@@ -184,6 +188,11 @@ the formulas of sampling_grid.py:
                                        position, "linear" mixes the four around it, by
                                        interpolation_source(j, size, step, ...) with
                                        steps (two floats, interpolation_step's) per dimension
+    interpolate_into(view, out, steps, mode, align_corners, dst, dtype)
+                                       interpolate written into `dst` (float32, float64; a
+                                       view of the result's shape, each plane row-major,
+                                       planes apart, sharing no byte with view: a slice of
+                                       a Concat's buffer); returns None
     interpolate_backward(grad, spatial, steps, mode, align_corners, dtype)
                                        its adjoint: zeros (N, C, *spatial) with each
                                        output's gradient added at the positions it mixed,

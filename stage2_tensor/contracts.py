@@ -293,6 +293,11 @@ def interpolate(view, out, steps, mode, align_corners, dtype):
     _plane_sizes("interpolate", view.shape[0] * view.shape[1], (numel(view.shape[2:]), numel(out)))
 
 
+def interpolate_into(view, out, steps, mode, align_corners, dst, dtype):
+    interpolate(view, out, steps, mode, align_corners, dtype)
+    destination("interpolate_into", dst, tuple(view.shape[:2]) + tuple(out), dtype)
+
+
 def interpolate_backward(grad, spatial, steps, mode, align_corners, dtype):
     if len(grad.shape) != 4:
         raise ValueError(f"interpolate_backward: expected grad (N, C, H_out, W_out), got shape {tuple(grad.shape)}")
@@ -422,24 +427,39 @@ def conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, ban
     if type(relu) is not bool or type(band_rows) is not int or not 1 <= band_rows < LIMIT:
         raise ValueError(f"conv_bands: relu must be a bool and band_rows a positive int, got "
                          f"{relu!r}, {band_rows!r}")
-    if dst is None:
-        return
-    shape = (x.shape[0], weight.shape[0]) + tuple(out)
+    if dst is not None:
+        destination("conv_bands", dst, (x.shape[0], weight.shape[0]) + tuple(out), dtype)
+
+
+def destination(kernel, dst, shape, dtype):
+    """A destination a kernel writes (N, C, *out) into, plane by plane: of that shape and
+    dtype (float32 or float64), each plane row-major, the planes never sharing an element
+    (a slice of a larger buffer along its channels or images is one). That it lies inside
+    its buffer is the View's promise 1 below; that it shares nothing with the inputs, the
+    backend's check (it knows which inputs it reads in place)."""
+    if dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"{kernel}: a destination of float32 or float64, got {dtype}")
+    shape = tuple(shape)
     if tuple(dst.shape) != shape or dst.dtype is not dtype:
-        raise ValueError(f"conv_bands: the destination is {tuple(dst.shape)} {dst.dtype}, expected "
+        raise ValueError(f"{kernel}: the destination is {tuple(dst.shape)} {dst.dtype}, expected "
                          f"{shape} {dtype}")
-    plane = numel(out)
+    plane = numel(shape[2:])
     image, channel = dst.strides[0], dst.strides[1]
-    if tuple(dst.strides[2:]) != tuple(make_strides(tuple(out))) or (shape[1] > 1 and channel < plane) \
+    if tuple(dst.strides[2:]) != tuple(make_strides(shape[2:])) or (shape[1] > 1 and channel < plane) \
             or (shape[0] > 1 and image < (shape[1] - 1) * channel + plane) or min(image, channel) < 0:
-        raise ValueError(f"conv_bands: the destination's strides {tuple(dst.strides)} must keep each "
-                         f"plane row-major ({tuple(make_strides(tuple(out)))}) and the planes apart")
+        raise ValueError(f"{kernel}: the destination's strides {tuple(dst.strides)} must keep each "
+                         f"plane row-major ({tuple(make_strides(shape[2:]))}) and the planes apart")
 
 
 def max_pool(view, kernel, stride, before, dilation, out, dtype):
     n = windows("max_pool", tuple(view.shape[2:]), kernel, stride, before, dilation, out)
     planes = _planes("max_pool", "view", view, view.shape[2:2 + n])
     _plane_sizes("max_pool", planes, (numel(view.shape[2:]), numel(kernel) * numel(out)))
+
+
+def max_pool_into(view, kernel, stride, before, dilation, out, dst, dtype):
+    max_pool(view, kernel, stride, before, dilation, out, dtype)
+    destination("max_pool_into", dst, tuple(view.shape[:2]) + tuple(out), dtype)
 
 
 def max_pool_backward(grad, where, spatial, dtype):
@@ -461,9 +481,10 @@ CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
           "batch_norm": batch_norm, "batch_norm_backward": batch_norm_backward,
           "pad": pad, "pad_backward": pad_backward, "interpolate": interpolate,
-          "interpolate_backward": interpolate_backward,
+          "interpolate_backward": interpolate_backward, "interpolate_into": interpolate_into,
           "sgd_update": sgd_update, "adam_update": adam_update, "im2col": im2col, "col2im": col2im,
-          "conv_direct": conv_direct, "conv_bands": conv_bands, "max_pool": max_pool, "max_pool_backward": max_pool_backward}
+          "conv_direct": conv_direct, "conv_bands": conv_bands, "max_pool": max_pool,
+          "max_pool_into": max_pool_into, "max_pool_backward": max_pool_backward}
 
 
 def check(kernel, args):

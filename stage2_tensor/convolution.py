@@ -33,7 +33,7 @@ from . import backend as backends
 from . import dtypes
 from . import window_kernels
 from .concat import cat
-from .factories import arange, full, zeros
+from .factories import arange, empty, full, zeros
 from .grad_mode import is_grad_enabled
 from .strides import make_strides, numel
 from .tensor import Tensor
@@ -308,7 +308,7 @@ def conv_into(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, r
         raise ValueError(f"conv{n}d: out must be a {x.dtype} tensor of shape {shape}, got "
                          f"{getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
     grads = is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
-    if not grads and _banded(x, weight, bias) and (out is None or _row_major_planes(out)):
+    if not grads and _banded(x, weight, bias) and (out is None or row_major_planes(out)):
         y = window_kernels.conv_bands(x, weight, bias, stride, before, dilation, groups, extents, bool(relu),
                                       band_rows(x, weight, extents), out)
     else:
@@ -320,7 +320,7 @@ def conv_into(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, r
     return y[0] if unbatched else y
 
 
-def _row_major_planes(t):
+def row_major_planes(t):
     """Whether each (N, C) plane of t is row-major (what conv_bands writes), the planes apart."""
     return tuple(t.stride()[2:]) == tuple(make_strides(t.shape[2:]))
 
@@ -544,6 +544,40 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False
     flat = k * L + arange(L, dtype=dtypes.int64, device=x.device)
     where = IndexSelect.apply(table, 0, flat.reshape(-1)).reshape(*x.shape[:2], *out)
     return (y[0], where[0]) if unbatched else (y, where)
+
+
+def max_pool_into(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, n=2):
+    """Inference's max pool, no gradient recorded: max_pool's maxima written into ``out``
+    (a tensor of the result's shape, e.g. a slice of a larger buffer along its channels:
+    an ONNX Concat written in place) or returned as a new tensor. The device's
+    max_pool_into kernel where it has one (no positions kept: nothing will go backward,
+    so a new result skips max_pool's int64 positions too); otherwise max_pool and a copy:
+    the definition."""
+    what = f"max_pool{n}d"
+    x, unbatched = _batched(x, n, what)
+    kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, dilation, n, what)
+    extents = _extents(x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)
+    shape = x.shape[:2] + extents
+    if out is not None:
+        if not isinstance(out, Tensor) or out.dtype is not x.dtype \
+                or (out.unsqueeze(0) if unbatched else out).shape != shape:
+            raise ValueError(f"{what}: out must be a {x.dtype} tensor of shape {shape[1:] if unbatched else shape}, "
+                             f"got {getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
+        out = out.unsqueeze(0) if unbatched else out
+    grads = is_grad_enabled() and x.requires_grad
+    kernel_runs = not grads and x.dtype in (dtypes.float32, dtypes.float64) \
+        and backends.get(x.device).has("max_pool_into")
+    if kernel_runs and out is None:
+        out = empty(*shape, dtype=x.dtype, device=x.device)
+    if not kernel_runs or not row_major_planes(out):
+        y = max_pool(x, kernel, stride, pad, dilation, ceil_mode, n=n)
+        y = y if out is None else out.copy_(y)
+    else:
+        backends.launch(x.device, "max_pool_into", x.as_view(), kernel, stride, pad, dilation, extents,
+                        out.as_view(), x.dtype)
+        out.storage.version += 1            # written in place, as copy_ does
+        y = out
+    return y[0] if unbatched else y
 
 
 def avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, n=2):

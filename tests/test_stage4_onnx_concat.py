@@ -207,9 +207,9 @@ def test_a_concat_along_the_batch_and_within_a_plane():
 @pytest.mark.parametrize("hw", [(1, 1), (2, 3), (5, 7), (8, 6), (33, 17)])
 def test_the_seed_unet_with_its_skip_connection_in_place(monkeypatch, hw):
     """The seed's padded U-net at even, odd and 1x1 sizes, batch 1 and 2: the skip
-    connection (Conv, Relu) is written into the Concat's buffer, the upsampled path
-    (Resize) copied; the replay equals the first run bit for bit and the float64
-    reference within float32's rounding; only the Resize's output is copied."""
+    connection (Conv, Relu) and the upsampled path (Resize, through interpolate_into) are
+    written into the Concat's buffer; the replay equals the first run bit for bit and the
+    float64 reference within float32's rounding; nothing is copied."""
     model = unet_model(padded=True)
     for batch in (1, 2):
         x = _x(*hw, batch=batch, seed=sum(hw))
@@ -218,11 +218,12 @@ def test_the_seed_unet_with_its_skip_connection_in_place(monkeypatch, hw):
         copies = _Copies(monkeypatch)
         [second] = sess.run(None, {"x": x})
         monkeypatch.undo()
-        assert copies.concat == 0 and copies.write == 1             # the Resize's output, into its slice
+        assert copies.concat == 0 and copies.write == 0
         np.testing.assert_array_equal(first, second)
         np.testing.assert_allclose(second, reference_unet(model, x), rtol=RTOL, atol=ATOL)
         [lines] = sess.explain()["plans"][0]["concats"].values()
-        assert lines[0] == "skip: written in place by conv_bias_relu (conv1.Relu)"
+        assert lines == ["skip: written in place by conv_bias_relu (conv1.Relu)",
+                         "up: written in place by resize (Resize)"]
 
 
 def test_onnxruntime_agrees_with_the_replay():
@@ -235,10 +236,10 @@ def test_onnxruntime_agrees_with_the_replay():
             np.testing.assert_allclose(sess.run(None, {"x": x})[0], expected, rtol=RTOL, atol=ATOL)
 
 
-def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path):
+def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path, monkeypatch):
     """stage4's U-net exported (what benchmarks/onnx.py runs at 256x256), at small even and
-    odd sizes: its two skip connections are Conv+Relu written in place, its upsampled
-    paths copied; the replay is optimize=False's result bit for bit."""
+    odd sizes: its two skip connections (Conv+Relu) and its upsampled paths (Resize) are
+    written in place, nothing copied; the replay is optimize=False's result bit for bit."""
     from stage4_models.onnx.export import export
     from stage4_models.unet.model import UNet
     tg.seed(0)
@@ -252,11 +253,14 @@ def test_the_exported_unet_writes_both_skip_connections_in_place(tmp_path):
         x = _x(*hw, seed=hw[0])
         sess = InferenceSession(data)
         [expected] = InferenceSession(data, optimize=False).run(None, {"noisy": x})
-        for _ in range(2):
-            np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
+        np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
+        copies = _Copies(monkeypatch)
+        np.testing.assert_array_equal(sess.run(None, {"noisy": x})[0], expected)
+        monkeypatch.undo()
+        assert copies.concat == copies.write == 0
         report = sess.explain()["plans"][0]["concats"]
         assert len(report) == 2 and all(lines[0].split(": ", 1)[1].startswith("written in place by conv_bias_relu")
-                                        and lines[1].split(": ", 1)[1].startswith("copied: Resize")
+                                        and lines[1].split(": ", 1)[1].startswith("written in place by resize")
                                         for lines in report.values())
 
 
@@ -337,3 +341,145 @@ def test_light_models_write_their_concats_in_place(name, in_place):
     np.testing.assert_array_equal(second, first)
     np.testing.assert_array_equal(second, InferenceSession(path, optimize=False).run(None, {arg.name: x})[0])
     assert len(_plan(sess).memory.in_place) == in_place == len(sess.explain()["plans"][0]["concats"])
+
+
+# ---- a MaxPool, a Resize, an Upsample writing their slices (max_pool_into, interpolate_into) ----------
+def _pool_model(pool_attrs, resize=None, opset=13, shape=("N", 1, "H", "W")):
+    """x -> Conv+Relu (a, 4 channels) -> MaxPool (p) -> Conv+Relu (b); Concat(p, b) -> Conv:
+    an inception branch beside the pooled path. With ``resize`` ("Resize" bilinear, or
+    "Upsample" nearest, opset 9), b is also upsampled back to a's extent and concatenated
+    with a: a U-net's decoder (at even extents: ``shape`` fixed ones, or the import refuses
+    the Concat, as it does the unpadded U-net)."""
+    rng = np.random.default_rng(7)
+    inits = {"w1": rng.standard_normal((4, 1, 3, 3)) / 3, "b1": rng.standard_normal(4) * 0.1,
+             "w2": rng.standard_normal((4, 4, 3, 3)) / 6, "b2": rng.standard_normal(4) * 0.1,
+             "w3": rng.standard_normal((1, 8, 3, 3)) / 9, "b3": np.zeros(1)}
+    node = helper.make_node
+    nodes = [node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+             node("Relu", ["c1"], ["a"], name="relu1"),
+             node("MaxPool", ["a"], ["p"], name="pool", **pool_attrs),
+             node("Conv", ["p", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+             node("Relu", ["c2"], ["b"], name="relu2")]
+    if resize is None:
+        nodes += [node("Concat", ["p", "b"], ["cat"], axis=1, name="cat")]
+    else:
+        inits["scales"] = np.array([1, 1, 2, 2])
+        if resize == "Resize":
+            nodes.append(node("Resize", ["b", "", "scales"], ["u"], name="up", mode="linear"))
+        else:
+            nodes.append(node("Upsample", ["b", "scales"], ["u"], name="up", mode="nearest"))
+        nodes += [node("Concat", ["a", "u"], ["cat"], axis=1, name="cat")]
+    nodes.append(node("Conv", ["cat", "w3", "b3"], ["y"], pads=[1, 1, 1, 1], name="conv3"))
+    graph = helper.make_graph(nodes, "pooled", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(a.astype(np.float32), n) for n, a in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+POOLS = [dict(kernel_shape=[2, 2], strides=[2, 2]),
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+         dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+         dict(kernel_shape=[3, 2], strides=[2, 1], pads=[0, 1, 1, 0])]          # unequal pads: F.pad first
+
+
+@pytest.mark.parametrize("attrs", POOLS)
+@pytest.mark.parametrize("hw, batch", [((5, 7), 1), ((8, 6), 2), ((3, 3), 1)])
+def test_a_max_pool_writes_its_slice(monkeypatch, attrs, hw, batch):
+    """The MaxPool writes its maxima into its slice (max_pool_into), the Conv+Relu the other:
+    nothing copied; the same bits as optimize=False (and onnxruntime, optional, within
+    float32's rounding)."""
+    data = _pool_model(attrs).SerializeToString()
+    x = _x(*hw, batch=batch, seed=hw[0])
+    sess = InferenceSession(data)
+    [expected] = InferenceSession(data, optimize=False).run(None, {"x": x})
+    [first] = sess.run(None, {"x": x})
+    copies = _Copies(monkeypatch)
+    [second] = sess.run(None, {"x": x})
+    monkeypatch.undo()
+    assert copies.concat == copies.write == 0
+    np.testing.assert_array_equal(first, expected)
+    np.testing.assert_array_equal(second, expected)
+    assert sess.explain()["plans"][0]["concats"]["cat"] == ["p: written in place by pool (pool)",
+                                                            "b: written in place by conv_bias_relu (relu2)"]
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return
+    [oracle] = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(second, oracle, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("resize, opset", [("Resize", 13), ("Upsample", 9)])
+@pytest.mark.parametrize("hw, batch", [((4, 6), 1), ((8, 2), 2)])
+def test_a_bilinear_resize_and_an_upsample_write_their_slices(monkeypatch, resize, opset, hw, batch):
+    data = _pool_model(POOLS[0], resize, opset, (batch, 1) + hw).SerializeToString()
+    x = _x(*hw, batch=batch, seed=5)
+    sess = InferenceSession(data)
+    [expected] = InferenceSession(data, optimize=False).run(None, {"x": x})
+    sess.run(None, {"x": x})
+    copies = _Copies(monkeypatch)
+    [second] = sess.run(None, {"x": x})
+    monkeypatch.undo()
+    assert copies.concat == copies.write == 0
+    np.testing.assert_array_equal(second, expected)
+    assert sess.explain()["plans"][0]["concats"]["cat"] == [
+        "a: written in place by conv_bias_relu (relu1)", f"u: written in place by {resize.lower()} (up)"]
+
+
+def test_a_max_pool_and_a_resize_through_a_copy_elsewhere():
+    """In float16 storage (and on cpu:lazy) max_pool_into and interpolate_into cannot write
+    the slice: the producers compute into their own buffers and copy, said so."""
+    for data, name, kernel, writer in ((_pool_model(POOLS[0]), "p", "pool (pool)", "max_pool_into"),
+                                       (_pool_model(POOLS[0], "Resize", shape=(1, 1, 6, 4)), "u", "resize (up)",
+                                        "interpolate_into")):
+        data = data.SerializeToString()
+        x = _x(6, 4)
+        for device, dtype, why in (("cpu", "float16", f"stored as float16: {writer} writes float32 and float64"),
+                                   ("cpu:lazy", None, f"device cpu:lazy has no {writer} (cpu has)")):
+            sess = InferenceSession(data, device=device, dtype=dtype)
+            [first] = sess.run(None, {"x": x})
+            np.testing.assert_array_equal(sess.run(None, {"x": x})[0], first)
+            [expected] = InferenceSession(data, device=device, dtype=dtype, optimize=False).run(None, {"x": x})
+            np.testing.assert_allclose(first, expected, rtol=1e-2, atol=1e-2)
+            lines = sess.explain()["plans"][0]["concats"]["cat"]
+            assert f"{name}: written into its slice by {kernel} through a copy: {why}" in lines
+
+
+def test_an_average_pool_is_still_copied_and_said_so():
+    model = _pool_model(POOLS[0])
+    for n in model.graph.node:
+        if n.op_type == "MaxPool":
+            n.op_type = "AveragePool"
+    data = model.SerializeToString()
+    x = _x(6, 6)
+    sess = InferenceSession(data)
+    [expected] = InferenceSession(data, optimize=False).run(None, {"x": x})
+    for _ in range(2):
+        np.testing.assert_array_equal(sess.run(None, {"x": x})[0], expected)
+    assert sess.explain()["plans"][0]["concats"]["cat"][0] == \
+        "p: copied: AveragePool (pool) computes into a buffer of its own"
+
+
+@pytest.mark.parametrize("hw", [(1, 1), (1, 6), (7, 1), (5, 5), (16, 9), (32, 32)])
+def test_the_seed_unet_copies_nothing_and_agrees_with_onnxruntime(monkeypatch, hw):
+    """Both of the U-net's Concat inputs are written in place at every size: the replay
+    writes nothing but its kernels' outputs and equals the first run and optimize=False
+    within float32's rounding (BatchNorm folded into the weights there), and onnxruntime."""
+    data = unet_model(padded=True).SerializeToString()
+    x = _x(*hw, seed=hw[0] * 31 + hw[1])
+    sess = InferenceSession(data)
+    [first] = sess.run(None, {"x": x})
+    copies = _Copies(monkeypatch)
+    [second] = sess.run(None, {"x": x})
+    monkeypatch.undo()
+    assert copies.concat == copies.write == 0
+    assert _plan(sess).memory.in_place == ["Concat"]
+    np.testing.assert_array_equal(first, second)
+    [plain] = InferenceSession(data, optimize=False).run(None, {"x": x})
+    np.testing.assert_allclose(second, plain, rtol=RTOL, atol=ATOL)
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return
+    [oracle] = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(second, oracle, rtol=RTOL, atol=ATOL)

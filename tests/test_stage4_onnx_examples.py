@@ -48,7 +48,7 @@ def test_padded_unet_has_the_exporters_shape_arithmetic_and_what_each_pass_remov
         ("fold", 24, 19), ("canonicalize", 19, 16), ("dce", 16, 16), ("specialize", 16, 16)]
     assert report["plans"][0]["concats"] == {"Concat": [
         "skip: written in place by conv_bias_relu (conv1.Relu)",
-        "up: copied: Resize (resize) computes into a buffer of its own"]}
+        "up: written in place by resize (Resize)"]}
 
 
 def test_unpadded_unet_fails_on_odd_sizes_naming_the_concat():
@@ -103,10 +103,13 @@ def test_supergraph_drawing_marks_the_cheapest_path():
     path = draw.chosen_edges(entry)
     assert path[0][0] == 0 and path[-1][1] == entry["steps"]
     assert all(a[1] == b[0] for a, b in zip(path, path[1:]))
-    # the Resize's output is copied into the Concat's buffer: concat, though concat_in_place
-    # is an edge of the supergraph
-    assert ("conv_bias_relu" in {k for _, _, k in path}) and ("concat" in {k for _, _, k in path})
-    assert "concat_in_place" in {k for _, _, k, _ in entry["supergraph"]}
+    # both of the Concat's producers write their slices (on cpu:lazy, which has neither
+    # conv_bands nor interpolate_into, through a copy each): concat_in_place, though the
+    # copying concat is an edge of the supergraph too
+    assert ("conv_bias_relu" in {k for _, _, k in path}) and ("concat_in_place" in {k for _, _, k in path})
+    assert "concat" in {k for _, _, k, _ in entry["supergraph"]}
+    assert entry["concats"]["Concat"][1] == ("up: written into its slice by resize (Resize) through a copy: "
+                                             "device cpu:lazy has no interpolate_into (cpu has)")
     text = draw.supergraph(entry).source
     assert text.count("penwidth") == len(path) and text.count("->") == len(entry["supergraph"])
     with pytest.raises(ValueError, match="optimize=False"):

@@ -248,17 +248,17 @@ def test_memory_plan_reuses_buffers_and_writes_the_concat_in_place():
     plan = _plan(sess, {"x": x})
     memory = plan.memory
     _check_placement(memory)
-    # the skip connection (Conv and Relu, one conv_bands call) is written into the Concat's
-    # buffer; the Resize computes into its own and the Concat copies it: concat, not in place
-    relu, concat = (next(n.name for n, _ in plan.steps if n.outputs == [v]) for v in ("r1", "cat"))
+    # the skip connection (Conv and Relu, one conv_bands call) and the upsampled path (the
+    # Resize, through interpolate_into) are written into the Concat's buffer: it moves nothing
+    relu, resize, concat = (next(n.name for n, _ in plan.steps if n.outputs == [v]) for v in ("r1", "u1", "cat"))
     lines = [("r1", f"written in place by conv_bias_relu ({relu})"),
-             ("u1", "copied: Resize (resize) computes into a buffer of its own")]
+             ("u1", f"written in place by resize ({resize})")]
     assert plan.writes.report == {concat: lines}
-    assert "concat" in plan.schedule.kernels() and memory.in_place == []
-    [choice] = [c for c in plan.schedule.choices if c.kernel == "concat"]
-    assert choice.bytes == 2 * 3 * 6 * 8 * 4                    # u1 read and written
+    assert "concat" not in plan.schedule.kernels() and memory.in_place == [concat]
+    [choice] = [c for c in plan.schedule.choices if c.kernel == "concat_in_place"]
+    assert choice.bytes == 0
     assert memory.live_peak_bytes <= memory.peak_bytes < memory.naive_bytes
-    # r1 lives in the concat's buffer: without it the plan needs more
+    # r1 and u1 live in the concat's buffer: without it the plan needs more
     steps = [node for node, _ in plan.steps]
     copied = plan_memory(steps, plan.info, plan.outputs, None)
     _check_placement(copied)
@@ -268,7 +268,7 @@ def test_memory_plan_reuses_buffers_and_writes_the_concat_in_place():
     assert max(offset + size for _, _, _, offset, size in entry["buffers"]) == memory.peak_bytes
     assert entry["concats"] == {concat: [f"{value}: {how}" for value, how in lines]}
     [cat] = [b for b in memory.buffers if b.name == "cat"]
-    assert sorted(cat.members) == [("cat", 0), ("r1", 0)]
+    assert sorted(cat.members) == [("cat", 0), ("r1", 0), ("u1", 3 * 6 * 8 * 4)]
 
 
 def test_memory_plans_of_random_graphs_never_overlap():

@@ -537,12 +537,22 @@ class CpuBackend(NativeBackend):
 
     @float_only
     def interpolate(self, view, out, steps, mode, align_corners, dtype):
-        planes, (h, w) = numel(view.shape[:2]), view.shape[2:]
-        y = allocate(planes * out[0] * out[1], dtype)
-        _no_memory("interpolate", kernel("interpolate", dtype)(planes, h, w, out[0], out[1], steps[0], steps[1],
-                                                               int(mode == "linear"), int(align_corners),
-                                                               self._dense(view, dtype), y))
+        (batch, channels), (h, w), L = view.shape[:2], view.shape[2:], out[0] * out[1]
+        y = allocate(batch * channels * L, dtype)
+        _no_memory("interpolate", kernel("interpolate", dtype)(batch, channels, h, w, out[0], out[1], steps[0],
+                                                               steps[1], int(mode == "linear"), int(align_corners),
+                                                               self._dense(view, dtype), y, channels * L, L))
         return y
+
+    def interpolate_into(self, view, out, steps, mode, align_corners, dst, dtype):
+        """interpolate written into ``dst`` (row-major planes at any image and channel
+        strides: a slice of a Concat's buffer); returns None."""
+        contracts.interpolate_into(view, out, steps, mode, align_corners, dst, dtype)
+        self._apart("interpolate_into", dst, (view,))
+        (batch, channels), (h, w) = view.shape[:2], view.shape[2:]
+        _no_memory("interpolate_into", kernel("interpolate", dtype)(
+            batch, channels, h, w, out[0], out[1], steps[0], steps[1], int(mode == "linear"), int(align_corners),
+            self._dense(view, dtype), dst.buffer + dst.offset, dst.strides[0], dst.strides[1]))
 
     @float_only
     def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
@@ -618,11 +628,22 @@ class CpuBackend(NativeBackend):
         if dtype not in FLOATS:         # python's loops; its positions stay int64
             return self._pair_on_python("max_pool", (view, kernel_size, stride, before, dilation, out, dtype),
                                         (dtype, dtypes.int64))
-        planes, L = numel(view.shape[:2]), numel(out)
-        y, where = allocate(planes * L, dtype), allocate(planes * L, dtypes.int64)
-        _no_memory("max_pool", kernel("max_pool", dtype)(planes, len(out), view.shape[2:], kernel_size, stride,
-                                                         before, dilation, out, self._dense(view, dtype), y, where))
+        (batch, channels), L = view.shape[:2], numel(out)
+        y, where = allocate(batch * channels * L, dtype), allocate(batch * channels * L, dtypes.int64)
+        _no_memory("max_pool", kernel("max_pool", dtype)(batch, channels, len(out), view.shape[2:], kernel_size,
+                                                         stride, before, dilation, out, self._dense(view, dtype), y,
+                                                         where, channels * L, L))
         return y, where
+
+    def max_pool_into(self, view, kernel_size, stride, before, dilation, out, dst, dtype):
+        """max_pool's maxima (no positions: inference) written into ``dst`` (row-major
+        planes at any image and channel strides: a slice of a Concat's buffer); None."""
+        contracts.max_pool_into(view, kernel_size, stride, before, dilation, out, dst, dtype)
+        self._apart("max_pool_into", dst, (view,))
+        (batch, channels) = view.shape[:2]
+        _no_memory("max_pool_into", kernel("max_pool", dtype)(
+            batch, channels, len(out), view.shape[2:], kernel_size, stride, before, dilation, out,
+            self._dense(view, dtype), dst.buffer + dst.offset, ffi.NULL, dst.strides[0], dst.strides[1]))
 
     @float_only
     def max_pool_backward(self, grad, where, spatial, dtype):

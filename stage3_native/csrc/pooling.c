@@ -6,7 +6,11 @@
  * PyTorch, so it propagates); positions in the padding count as -inf and are never
  * picked over an input value. The positions are what max_unpool and the backward pass
  * read: max_pool_backward adds each output's gradient at its position, the gradient of a
- * maximum flowing to the element that was chosen. Threads split the planes.
+ * maximum flowing to the element that was chosen. Threads split the planes. The maxima go
+ * to row-major planes at any image and channel stride (a slice of an ONNX Concat's buffer:
+ * max_pool_into), the positions only where asked (not at inference). tg_max_pool
+ * dispatches in one place: the U-net's 2x2 stride-2 pool to a loop of its own (four reads
+ * per output, no tables), every other geometry to the general window walk.
  *
  * The python device's loops (stage2_tensor/python_backend.py) are the definition; the
  * composite beside them in stage2_tensor/convolution.py (im2col with a -inf fill, then a

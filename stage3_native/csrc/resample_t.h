@@ -84,10 +84,13 @@ static double *FN(interpolation_tables)(i64 h, i64 w, i64 oh, i64 ow, double ste
     return weights;
 }
 
-/* x (planes, h, w) -> y (planes, oh, ow); returns 1 when out of memory, else 0. */
-int FN(tg_interpolate)(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w, int linear,
-                       int align_corners, const T *x, T *y) {
-    i64 *at;
+/* x (batch, channels, h, w), contiguous -> y (batch, channels, oh, ow), each plane row-major
+ * at y + image * y_image + channel * y_channel: a new buffer (y_channel = oh * ow, y_image
+ * = channels * y_channel) or a slice of a larger one along its channels (a Concat's
+ * buffer, written in place). Returns 1 when out of memory, else 0. */
+int FN(tg_interpolate)(i64 batch, i64 channels, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w,
+                       int linear, int align_corners, const T *x, T *y, i64 y_image, i64 y_channel) {
+    i64 *at, planes = batch * channels;
     if (planes == 0) return 0;
     double *weights = FN(interpolation_tables)(h, w, oh, ow, step_h, step_w, linear, align_corners, &at);
     if (!weights) return 1;
@@ -97,7 +100,7 @@ int FN(tg_interpolate)(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, 
     for (i64 plane = 0; plane < planes; plane++) {
         const T *src = x + plane * h * w;
         for (i64 i = 0; i < oh; i++) {
-            T *dst = y + (plane * oh + i) * ow;
+            T *dst = y + (plane / channels) * y_image + (plane % channels) * y_channel + i * ow;
             const T *r0 = src + y0[i] * w, *r1 = src + y1[i] * w;
             if (!linear) {                          /* one read: no 0 * inf from a second */
                 for (i64 j = 0; j < ow; j++) dst[j] = r0[x0[j]];

@@ -211,16 +211,18 @@ TG_BATCH_NORM(double, f64)
 /* resample.c: pad the last n (1 to TG_MAX_DIMS) dimensions of contiguous x (planes,
  * *spatial) by before and after (mode 0 constant with `value`, 1 reflect, 2 replicate, 3
  * circular; stage2_tensor/contracts.py checks each fits), and its adjoint; interpolate
- * each (h, w) plane to (oh, ow) (linear 0: nearest, 1: bilinear) with the steps of
- * stage2_tensor/sampling_grid.py, and its adjoint. Each returns 1 when out of memory for
+ * each (h, w) plane of x (batch, channels, h, w) to (oh, ow) (linear 0: nearest, 1:
+ * bilinear) with the steps of stage2_tensor/sampling_grid.py, plane (b, c) row-major at
+ * y + b * y_image + c * y_channel, and its adjoint. Each returns 1 when out of memory for
  * its tables, else 0. */
 #define TG_RESAMPLE(T, S) \
     int tg_pad_##S(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode, \
                    double value, const T *x, T *y); \
     int tg_pad_backward_##S(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, \
                             int mode, const T *grad, T *dx); \
-    int tg_interpolate_##S(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w, \
-                           int linear, int align_corners, const T *x, T *y); \
+    int tg_interpolate_##S(i64 batch, i64 channels, i64 h, i64 w, i64 oh, i64 ow, double step_h, \
+                           double step_w, int linear, int align_corners, const T *x, T *y, \
+                           i64 y_image, i64 y_channel); \
     int tg_interpolate_backward_##S(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, \
                                     double step_w, int linear, int align_corners, const T *grad, T *dx);
 TG_RESAMPLE(float, f32)
@@ -259,8 +261,9 @@ TG_INDEX_ADD_DENSE(double, f64)
  * *out); conv_bands: the same, for inference: im2col and TinyBLAS a band of band_rows
  * output rows at a time in one parallel region, bias and (relu != 0) ReLU in the store,
  * y[b, co, l] at y[b * y_image + co * y_channel + l] (returns 1 when out of memory);
- * max_pool: each window's maximum into y (planes, L) and its flat position in the
- * plane into where (im2col, col2im and max_pool return 1 when out of memory for their
+ * max_pool: each window's maximum of x (batch, channels, *spatial), plane (b, c) row-major
+ * at y + b * y_image + c * y_channel, and its flat position in the plane into where
+ * (batch * channels, L), unless where is NULL (im2col, col2im and max_pool return 1 when out of memory for their
  * table of row starts, else 0); max_pool_backward: dx (planes, P) with grad (planes, L)
  * added at where, returning the position of the first entry of where outside -1..P-1
  * (having done nothing), or -1 */
@@ -278,9 +281,9 @@ TG_INDEX_ADD_DENSE(double, f64)
                           const i64 *kernel, const i64 *stride, const i64 *before, \
                           const i64 *dilation, const i64 *out, const T *x, const T *weight, \
                           const T *bias, int relu, i64 band_rows, T *y, i64 y_image, i64 y_channel); \
-    int tg_max_pool_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
-                         const i64 *before, const i64 *dilation, const i64 *out, const T *x, T *y, \
-                         i64 *where); \
+    int tg_max_pool_##S(i64 batch, i64 channels, int n, const i64 *spatial, const i64 *kernel, \
+                         const i64 *stride, const i64 *before, const i64 *dilation, const i64 *out, \
+                         const T *x, T *y, i64 *where, i64 y_image, i64 y_channel); \
     i64 tg_max_pool_backward_##S(i64 planes, i64 P, i64 L, const T *grad, const i64 *where, T *dx);
 TG_CONVOLUTION(float, f32)
 TG_CONVOLUTION(double, f64)

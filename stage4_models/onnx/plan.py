@@ -14,8 +14,9 @@ overflowed it and store float32 instead (``widened``: passes/specialize.py).
 Once the passes have chosen the plan's kernels (passes/select.py) and which Concat inputs
 are written in place (passes/writes.py), ``compile`` makes the replay follow them where a
 kernel is not the nodes' own operators: a Conv and its ReLU as one conv_bands call on
-device cpu, a producer writing into its slice of a Concat's buffer (made when the first of
-them runs), and such a Concat copying only the inputs no producer wrote. The first run,
+device cpu, a producer (a convolution, a MaxPool, a Resize) writing into its slice of a
+Concat's buffer (made when the first of them runs), and such a Concat copying only the
+inputs no producer wrote. The first run,
 made before the passes, ran node by node.
 """
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ import stage2_tensor as tg
 
 from .operators import OPERATORS
 from .operators.host import HostTensor
+from .operators.pooling import max_pool_into
+from .operators.resize import resize_into
 from .passes.specialize import overflowed, widen
+
+
+# the producers (besides the convolutions: _conv_step) that write into a Concat's slice
+_INTO = {"MaxPool": max_pool_into, "Resize": resize_into, "Upsample": resize_into}
 
 
 class Plan:
@@ -109,6 +116,10 @@ class Plan:
                 name = last.outputs[0]
                 into = None if target is None else (concats[target], writes.into[name])
                 program.append(Step(nodes[0].inputs, [name], _conv_step(self.ctx, nodes[0], name, fused, into)))
+            elif target is not None and direct and len(nodes) == 1 and last.op_type in _INTO:
+                name = last.outputs[0]
+                program.append(Step(last.inputs, [name], _into_step(self.ctx, last, name, (concats[target],
+                                                                                          writes.into[name]))))
             elif target is not None:        # computed into its own buffer, copied into its slice
                 program += [Step(node.inputs, node.outputs, _node_step(self.ctx, node, fns[node.name][1]))
                             for node in nodes]
@@ -173,6 +184,24 @@ def _conv_step(ctx, conv, name, relu, into):
             env[name] = conv_into(ctx, conv, inputs, relu=relu, out=out)
         except (ValueError, TypeError, RuntimeError, IndexError) as e:
             raise ValueError(f"{conv.describe()}: {e}") from e
+    return run
+
+
+def _into_step(ctx, node, name, into):
+    """A MaxPool, Resize or Upsample writing into its slice of a Concat's buffer (their
+    device kernels max_pool_into, interpolate_into): ``into`` as _conv_step's."""
+    write = _INTO[node.op_type]
+    target, (_, axis, start, extent) = into
+
+    def run(env):
+        inputs = [env[n] if n else None for n in node.inputs]
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        out = _slice(env, (target, axis), start, extent)
+        try:
+            [env[name]] = write(ctx, node, inputs, out)
+        except (ValueError, TypeError, RuntimeError, IndexError) as e:
+            raise ValueError(f"{node.describe()}: {e}") from e
     return run
 
 

@@ -1,6 +1,8 @@
 """Pooling as ONNX defines it (chapter 13, "13_inference_compiler"): MaxPool, AveragePool
 (count_include_pad, ceil_mode), GlobalAveragePool, GlobalMaxPool. Unequal pads, or pads
-over half the kernel, are applied with F.pad first (-inf for a maximum)."""
+over half the kernel, are applied with F.pad first (-inf for a maximum). ``max_pool_into``
+writes a MaxPool's result into a given tensor (a slice of a Concat's buffer:
+passes/writes.py) through convolution.max_pool_into."""
 import math
 
 import stage2_tensor as tg
@@ -24,8 +26,13 @@ def _equal_pads(begin, end, kernel):
     return begin == end and all(2 * p <= k for p, k in zip(begin, kernel))
 
 
+def max_pool_into(ctx, node, inputs, out):
+    """The MaxPool node's result written into ``out`` (a tensor of its shape)."""
+    return max_pool(ctx, node, inputs, dst=out)
+
+
 @register("MaxPool")
-def max_pool(ctx, node, inputs):
+def max_pool(ctx, node, inputs, dst=None):
     count_inputs(node, inputs, 1)
     if len(node.outputs) > 1 and node.outputs[1]:
         raise ValueError(f"{node.describe()}: the Indices output is not supported")
@@ -33,7 +40,8 @@ def max_pool(ctx, node, inputs):
     kernel, strides, dilations, begin, end, ceil_mode = _pool_setup(node, x)
     if not _equal_pads(begin, end, kernel):
         x, begin = pad_spatial(x, begin, end, -math.inf), [0] * len(kernel)
-    return [convolution.max_pool(x, kernel, strides, begin, dilations, ceil_mode, n=len(kernel))]
+    # max_pool_into: inference keeps no positions (into dst, or a new tensor without them)
+    return [convolution.max_pool_into(x, kernel, strides, begin, dilations, ceil_mode, out=dst, n=len(kernel))]
 
 
 @register("AveragePool")

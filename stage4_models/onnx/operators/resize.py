@@ -1,8 +1,11 @@
 """Resize and Upsample (chapter 13, "13_inference_compiler") on F.interpolate: nearest and
-(bi)linear, sizes from scales or given; Upsample's scales an attribute before opset 9."""
+(bi)linear, sizes from scales or given; Upsample's scales an attribute before opset 9.
+``resize_into`` writes either one's result into a given tensor (a slice of a Concat's
+buffer: passes/writes.py) through resampling.interpolate_into."""
 import math
 
 import stage2_tensor.nn.functional as F
+from stage2_tensor.resampling import interpolate_into
 
 from . import register
 from .common import count_inputs
@@ -31,7 +34,7 @@ def _resize_sizes(ctx, node, x, scales, sizes):
     return out
 
 
-def _interpolate(node, x, out, mode, transform):
+def _interpolate(node, x, out, mode, transform, dst=None):
     spatial = list(out[2:])
     integer = all(o % i == 0 for o, i in zip(spatial, shape_of(x)[2:]))
     if mode == "nearest":
@@ -41,17 +44,28 @@ def _interpolate(node, x, out, mode, transform):
         if node.attr("nearest_mode", "round_prefer_floor" if transform != "asymmetric" else "floor") \
                 not in ("floor", "round_prefer_floor") and transform == "asymmetric":
             raise ValueError(f"{node.describe()}: nearest_mode {node.attr('nearest_mode')!r} is not supported")
-        return F.interpolate(x, size=tuple(spatial), mode="nearest")
+        return _resampled(x, tuple(spatial), "nearest", None, dst)
     if mode == "linear" and x.ndim in (3, 4) and transform in ("half_pixel", "pytorch_half_pixel", "align_corners"):
-        return F.interpolate(x, size=tuple(spatial), mode="linear" if x.ndim == 3 else "bilinear",
-                             align_corners=transform == "align_corners")
+        return _resampled(x, tuple(spatial), "linear" if x.ndim == 3 else "bilinear",
+                          transform == "align_corners", dst)
     raise ValueError(f"{node.describe()}: mode {mode!r} with coordinate transformation {transform!r} "
                      f"on a {x.ndim}-d input is not supported (nearest, and linear with half_pixel or "
                      "align_corners on 3-d/4-d inputs, are)")
 
 
+def _resampled(x, size, mode, align_corners, dst):
+    if dst is None:
+        return F.interpolate(x, size=size, mode=mode, align_corners=align_corners)
+    return interpolate_into(x, size=size, mode=mode, align_corners=align_corners, out=dst)
+
+
+def resize_into(ctx, node, inputs, out):
+    """A Resize or Upsample node's result written into ``out`` (a tensor of its shape)."""
+    return (resize if node.op_type == "Resize" else upsample)(ctx, node, inputs, dst=out)
+
+
 @register("Upsample")
-def upsample(ctx, node, inputs):
+def upsample(ctx, node, inputs, dst=None):
     """Scales as an attribute before opset 9, an input from 9; coordinates asymmetric."""
     x = ctx.tensor(inputs[0] if inputs else None, node)
     if node.opset < 9:
@@ -64,7 +78,7 @@ def upsample(ctx, node, inputs):
         scales = inputs[1] if isinstance(inputs[1], HostTensor) else _float_host(inputs[1])
     mode = node.attr("mode", "nearest")
     out = _resize_sizes(ctx, node, x, scales, None)
-    return [_interpolate(node, x, out, mode, "asymmetric" if mode == "nearest" else "half_pixel")]
+    return [_interpolate(node, x, out, mode, "asymmetric" if mode == "nearest" else "half_pixel", dst)]
 
 
 def _float_host(t):
@@ -73,7 +87,7 @@ def _float_host(t):
 
 
 @register("Resize")
-def resize(ctx, node, inputs):
+def resize(ctx, node, inputs, dst=None):
     """Opset 10: X, scales; from 11: X, roi, scales, sizes, with coordinate_transformation_mode."""
     count_inputs(node, inputs, 1, 4)
     x = ctx.tensor(inputs[0], node)
@@ -88,4 +102,4 @@ def resize(ctx, node, inputs):
     if scales is not None and not scales.values:
         scales = None
     out = _resize_sizes(ctx, node, x, scales, sizes)
-    return [_interpolate(node, x, out, node.attr("mode", "nearest"), transform)]
+    return [_interpolate(node, x, out, node.attr("mode", "nearest"), transform, dst)]

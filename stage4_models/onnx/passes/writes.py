@@ -14,23 +14,30 @@ input of every Concat step, with the reason where it cannot:
   lives in one buffer);
 - its producer has no kernel that writes into a strided destination (``WRITERS``: the
   convolutions, alone or with the ReLU after them as one conv_bias_relu step, through
-  conv_bands, whose store writes each plane at any channel stride; an element-wise op,
-  a pool or a Resize computes into a buffer of its own), or it writes planes row-major and
-  the Concat's axis cuts inside a plane (axis 2 or more);
+  conv_bands, whose store writes each plane at any channel stride; a MaxPool through
+  max_pool_into, a Resize or Upsample of an (N, C, H, W) tensor through interpolate_into,
+  which do the same; an element-wise op, an AveragePool or a global pool computes into a
+  buffer of its own), or it writes planes row-major and the Concat's axis cuts inside a
+  plane (axis 2 or more);
 
 The buffer is made when the first producer runs, so whatever reads an input before the
 Concat (the U-net's max pool reads the skip connection) reads its slice: contiguous for
 batch 1 along the channels, strided otherwise, which every kernel takes (one that wants
 contiguous planes copies them first, as for any view). The inputs not written in place
 are copied by the Concat step, into the same buffer. Only
-device "cpu" has conv_bands, in float32 and float64; elsewhere (another device, float16
+device "cpu" has these kernels, in float32 and float64; elsewhere (another device, float16
 storage) the producer computes into a buffer of its own and copies it into its slice at
 once, which the report says: the plan's memory is the same, the copy is not saved.
 """
 from dataclasses import dataclass, field
 
-# the schedule's kernels whose last node can write its output into a given slice
-WRITERS = {"conv": "Conv", "conv_bias_relu": "Relu"}
+# (the schedule's kernel, its last node's op type) that can write its output into a given
+# slice -> the device kernel that does it (the operator's own kernel, select.py's "op", is
+# labelled by its op type: "resize")
+WRITERS = {("conv", "Conv"): "conv_bands", ("conv_bias_relu", "Relu"): "conv_bands",
+           ("pool", "MaxPool"): "max_pool_into", ("resize", "Resize"): "interpolate_into",
+           ("upsample", "Upsample"): "interpolate_into"}
+RESAMPLES = ("Resize", "Upsample")          # interpolate_into writes (N, C, H, W) planes only
 DEVICES = ("cpu",)
 
 
@@ -77,7 +84,7 @@ def plan_writes(steps, schedule, info, dtypes, outputs, device):
                 writes.into[name] = (node.name, axis, start, extent)
                 writes.producers[last.name] = node.name
                 held[name] = node.name
-                how = _indirect(name, dtypes, device)
+                how = _indirect(name, WRITERS[kernel, last.op_type], dtypes, device)
                 lines.append((name, f"written in place by {kernel} ({last.name})" if how is None else
                               f"written into its slice by {kernel} ({last.name}) through a copy: {how}"))
             else:
@@ -87,13 +94,14 @@ def plan_writes(steps, schedule, info, dtypes, outputs, device):
     return writes
 
 
-def _indirect(name, dtypes, device):
-    """Why the producer of ``name`` cannot write its slice directly, or None when it can."""
+def _indirect(name, writer, dtypes, device):
+    """Why the producer of ``name`` cannot write its slice directly with its device kernel
+    ``writer``, or None when it can."""
     if device not in DEVICES:
-        return f"device {device} has no conv_bands ({', '.join(DEVICES)} has)"
+        return f"device {device} has no {writer} ({', '.join(DEVICES)} has)"
     dtype = getattr(dtypes.get(name), "name", None)
     if dtype not in ("float32", "float64"):
-        return f"stored as {dtype}: conv_bands writes float32 and float64"
+        return f"stored as {dtype}: {writer} writes float32 and float64"
     return None
 
 
@@ -110,8 +118,10 @@ def _why_not(name, concat, axis, kernel_of, held, info, outputs):
     kernel, last = kernel_of[name]
     if last.op_type == "Concat":
         return f"the output of {last.name}, a Concat: a buffer of its own"
-    if WRITERS.get(kernel) != last.op_type:
+    if (kernel, last.op_type) not in WRITERS:
         return f"{last.op_type} ({kernel}) computes into a buffer of its own"
+    if last.op_type in RESAMPLES and len(info[name][0]) != 4:
+        return f"{last.op_type} of a {len(info[name][0])}-d tensor computes into a buffer of its own"
     if axis > 1:
         return f"{kernel} writes whole planes, and axis {axis} cuts inside them"
     if info[name][1] != info[concat.outputs[0]][1]:
