@@ -3,7 +3,8 @@
 Every variant, and every micro-kernel this CPU can run, on sizes that are not multiples of
 any block (so every edge tile runs), on sizes past KC and NC (so every blocking loop runs),
 with transposed, strided, batched and broadcast operands, with and without the fused bias,
-in float32 and float64, on one thread and on two.
+in float32 and float64, on one, two and three threads (three: a thread count that divides
+no power-of-two size, and more threads than this machine may have cores).
 """
 import functools
 import os
@@ -20,6 +21,16 @@ from stage2_tensor.tensor import Tensor
 from stage3_native.cpu import backend as cpu_backend
 
 pytestmark = pytest.mark.stage3
+
+
+@pytest.fixture(params=[1, 2, 3], ids=["1thread", "2threads", "3threads"])
+def threads(request):
+    """This file's tests that ask for ``threads`` run on 1, 2 and 3 kernel threads (conftest's
+    fixture has 1 and 2): the shared-B partition's grid differs for each (gemm_t.h)."""
+    before = stage3_native.get_num_threads()
+    stage3_native.set_num_threads(request.param)
+    yield request.param
+    stage3_native.set_num_threads(before)
 
 CPU = backend.get("cpu")
 HAS_CBLAS = bool(cpu_backend.lib.tg_has_cblas())
@@ -149,21 +160,52 @@ def test_every_micro_kernel_through_every_block(gemm_kernel, threads, dtype_name
         assert_within(out, want, bound)
 
 
-def test_two_threads_give_the_same_bits_as_one(gemm_kernel, monkeypatch):
+def partition_shapes(dtype):
+    """Edge shapes of the threads' partition (gemm_t.h, gemm_shared), from the kernel's own
+    blocks: n narrower than a micro-panel per thread (the rows are split, and every thread
+    reads B panels another packed), with three passes over k (the two B buffers taken in
+    turn); m below mr with many panels (the columns are split, each thread packs the one A
+    panel); more threads than micro-tiles, over many passes (idle threads still pack and
+    wait); a B block past NC with its rows split. Each is above GEMM_PARALLEL_MIN (about
+    1M multiply-adds), so it runs on every thread."""
+    blocks = cpu_backend.gemm_blocking(dtype)
+    mr, nr, mc, kc, nc = (blocks[key] for key in ("mr", "nr", "mc", "kc", "nc"))
+    return [(3 * mc + 7, nr + 3, 3 * kc + 5), (3 * mc + 1, 5, 6 * kc + 1),
+            (max(mr - 1, 1), 64 * nr + 5, 4 * kc + 9), (2, 20, 200 * kc + 3),
+            (4 * mr + 1, nc + 5, 100)]
+
+
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("strided", "transposed")],
+                         ids="-".join)
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_partition_edge_shapes(gemm_kernel, threads, dtype_name, layouts, monkeypatch):
+    use_variant(monkeypatch, "tinyblas")
+    dtype, np_dtype = DTYPES[dtype_name]
+    for m, n, k in partition_shapes(dtype):
+        assert m * n * k >= 64 * 64 * 256
+        a, b, bias, want, bound = product_case(m, n, k, dtype_name, True)
+        ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
+        out = matmul_with_bias(ta, tb, tg.from_numpy(bias, device="cpu"), dtype)
+        assert_within(out, want, bound)
+
+
+def test_every_thread_count_gives_the_same_bits_as_one(gemm_kernel, monkeypatch):
     """Each output element is summed in the same order whatever the split between threads:
-    any difference would be a race or a tile computed twice or never."""
+    any difference would be a race (a B panel read before it is packed, or packed over
+    while read), or a tile computed twice or never."""
     use_variant(monkeypatch, "tinyblas")
     rng = np.random.default_rng(3)
     before = stage3_native.get_num_threads()
     try:
-        for m, n, k in [(301, 77, 300), (32, 4100, 40), (4, 100, 3)]:
+        for m, n, k in [(301, 77, 300), (32, 4100, 40), (4, 100, 3)] + partition_shapes(tg.float32):
             a, b = operands(rng, m, n, k, np.float32)
             ta, tb = on_cpu(a, "contiguous"), on_cpu(b, "transposed")
             results = []
-            for count in (1, 2):
+            for count in (1, 2, 3, 4):
                 stage3_native.set_num_threads(count)
                 results.append((ta @ tb).numpy())
-            np.testing.assert_array_equal(results[0], results[1])
+            for result in results[1:]:
+                np.testing.assert_array_equal(results[0], result)
     finally:
         stage3_native.set_num_threads(before)
 
@@ -175,8 +217,9 @@ BATCHES = {(2,): (150, 120, 130), (3,): (110, 120, 130), (8,): (96, 80, 72), (2,
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batched_and_broadcast_operands(variant, batch, threads, monkeypatch):
     """Batches of products: on two threads, a batch of 2 or 8 goes one whole product per
-    thread, a batch of 3 splits each product instead (the small (2, 3) batch stays on one
-    thread); a broadcast operand (stride 0 over the batch) is read in place."""
+    thread, a batch of 3 splits each product instead (on three threads, the reverse; the
+    small (2, 3) batch stays on one thread); a broadcast operand (stride 0 over the batch)
+    is read in place."""
     use_variant(monkeypatch, variant)
     rng = np.random.default_rng(4)
     m, n, k = BATCHES[batch]

@@ -46,15 +46,25 @@
  * 6 rows and one of 2); a tile at the right edge goes through a scratch tile. Block sizes
  * are evened out (k = 784 runs as 4 x 196, not 3 x 256 + 16).
  *
- * Threads (OpenMP, tg_thread_count()): out is cut into one block per thread, bands of
- * columns when b has at least as many columns as a has rows, else bands of rows, and each
- * thread runs the loops above on its block with its own packing buffers. Nothing is
- * shared but the operands, read-only: no barriers, no waiting for a thread that the
- * operating system has paused, only the join at the end. The price: what several threads
- * read is packed by each (all of A, with bands of columns), a few percent of the work at
- * most when the longer side is the one cut. A batch of at least as many products as threads
- * (attention's heads) instead gives whole products to threads. Products below
- * GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the others costs more.
+ * Threads (OpenMP, tg_thread_count()), as BLIS does it (Smith, van de Geijn et al.,
+ * "Anatomy of high-performance many-threaded matrix multiplication"): the threads share
+ * the loops above rather than each running them on a block of its own. They form a grid of
+ * t_m ways over the ic loop (bands of rows of out) times t_n ways over the jr loop (shares
+ * of each B block's micro-panels). For each (jc, pc) block the threads pack the B block
+ * into one shared buffer, each its share of the micro-panels; then each packs its own A
+ * block (its rows) and runs the macro-kernel over its rows and its panels. B is packed once
+ * instead of once per thread, and the threads read one copy of it from the shared L3.
+ * The grid puts the threads on the loop that has the work (gemm_t.h's row_ways): a
+ * convolution's (Cout x K) @ (K x H*W) with few channels splits the H*W columns, one with
+ * many channels and a small image (ResNet's last layers: 2048 x 49) the rows. A thread
+ * that reads panels another packed must wait until they are packed (a barrier per block,
+ * with two B buffers used in turn so that one barrier also says the older buffer is free);
+ * with columns only (t_m = 1) each thread packs what it reads and never waits.
+ *
+ * Where it is better, whole products instead: a batch of at least as many products as
+ * threads (attention's heads) gives whole products to threads, no barriers, nothing packed
+ * twice. Products below GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the
+ * others costs more. gemm_t.h's tg_gemm is the one place that picks among these.
  *
  * benchmarks/gemm.py measures it against OpenBLAS and the FMA peak (benchmarks/RESULTS.md).
  */
