@@ -162,17 +162,18 @@ def test_every_micro_kernel_through_every_block(gemm_kernel, threads, dtype_name
 
 def partition_shapes(dtype):
     """Edge shapes of the threads' partition (gemm_t.h, gemm_shared), from the kernel's own
-    blocks: n narrower than a micro-panel per thread (the rows are split, and every thread
-    reads B panels another packed), with three passes over k (the two B buffers taken in
-    turn); m below mr with many panels (the columns are split, each thread packs the one A
-    panel); more threads than micro-tiles, over many passes (idle threads still pack and
-    wait); a B block past NC with its rows split. Each is above GEMM_PARALLEL_MIN (about
-    1M multiply-adds), so it runs on every thread."""
+    blocks: n narrower than a micro-panel per thread (the rows are split, each band packing
+    the B panels it reads), with three passes over k; a few micro-tiles of rows against a
+    very narrow B, over many passes (the rows are split in bands so narrow that the B block
+    is packed once and shared: every thread reads panels another packed, the two buffers
+    taken in turn, a barrier per block); m below mr with many panels (the columns are
+    split, each thread packs the one A panel); more threads than micro-tiles, over many
+    passes (idle threads still walk the loops); a B block past NC. Each is above
+    GEMM_PARALLEL_MIN (about 1M multiply-adds), so it runs on every thread."""
     blocks = cpu_backend.gemm_blocking(dtype)
     mr, nr, mc, kc, nc = (blocks[key] for key in ("mr", "nr", "mc", "kc", "nc"))
-    return [(3 * mc + 7, nr + 3, 3 * kc + 5), (3 * mc + 1, 5, 6 * kc + 1),
-            (max(mr - 1, 1), 64 * nr + 5, 4 * kc + 9), (2, 20, 200 * kc + 3),
-            (4 * mr + 1, nc + 5, 100)]
+    return [(3 * mc + 7, nr + 3, 3 * kc + 5), (3 * mr, 5, 100 * kc + 3), (3 * mc + 1, 5, 6 * kc + 1),
+            (max(mr - 1, 1), 64 * nr + 5, 4 * kc + 9), (2, 20, 200 * kc + 3), (4 * mr + 1, nc + 5, 100)]
 
 
 @pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("strided", "transposed")],

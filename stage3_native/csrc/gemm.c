@@ -58,8 +58,12 @@
  * convolution's (Cout x K) @ (K x H*W) with few channels splits the H*W columns, one with
  * many channels and a small image (ResNet's last layers: 2048 x 49) the rows. A thread
  * that reads panels another packed must wait until they are packed (a barrier per block,
- * with two B buffers used in turn so that one barrier also says the older buffer is free);
- * with columns only (t_m = 1) each thread packs what it reads and never waits.
+ * with two B buffers used in turn so that one barrier also says the older buffer is free).
+ * A barrier costs little while every thread runs, and a whole time slice when the
+ * operating system has paused one, as on a machine shared with other programs; so B is
+ * shared only where a private copy would cost a good share of a thread's work (narrow
+ * bands of rows, share_b), and otherwise each thread packs the panels it reads and never
+ * waits (with columns only, t_m = 1, nothing is packed twice anyway).
  *
  * Where it is better, whole products instead: a batch of at least as many products as
  * threads (attention's heads) gives whole products to threads, no barriers, nothing packed

@@ -181,24 +181,37 @@ static FN(Range) FN(share)(i64 size, int unit, int part, int parts) {
 #define PACK_COST 4
 
 /* How many ways over rows (t_m; t_n = threads / t_m): the grid whose busiest thread has
- * the least to do, counting per step of k its micro-tiles' multiply-adds (edge tiles
- * count whole: they take as long) and the A rows it packs. Tall-skinny products go to the
- * loop that has the work: a convolution's (Cout x K) @ (K x H*W) with few output channels
- * splits the H*W columns, ResNet's last (2048 x 512) @ (512 x 49) the rows; square ones
- * split the rows (on a tie, rows: nothing is packed twice). */
+ * the least to do, counting per step of k the multiply-adds of its rows times its columns
+ * (a band is a whole number of micro-tiles, and the last band has what is left: m = 16 on
+ * two ways is 14 rows and 2) and the values it packs. Tall-skinny products go to the loop
+ * that has the work: a convolution's (Cout x K) @ (K x H*W) with few output channels
+ * splits the H*W columns, ResNet's last (2048 x 512) @ (512 x 49) the rows. On a tie,
+ * columns: each thread then packs what it reads and never waits for another. */
 static int FN(row_ways)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
     i64 tiles_m = (m + kr->mr - 1) / kr->mr, tiles_n = (n + kr->nr - 1) / kr->nr;
     int best = 1;
     double best_cost = -1;
-    for (int t_m = threads; t_m >= 1; t_m--) {
+    for (int t_m = 1; t_m <= threads; t_m++) {
         if (threads % t_m) continue;
         int t_n = threads / t_m;
-        double rows = (double)((tiles_m + t_m - 1) / t_m * kr->mr);
-        double cols = (double)((tiles_n + t_n - 1) / t_n * kr->nr);
-        double cost = rows * cols + PACK_COST * (rows + (double)n / threads);
+        i64 rows = (tiles_m + t_m - 1) / t_m * kr->mr, cols = (tiles_n + t_n - 1) / t_n * kr->nr;
+        if (rows > m) rows = m;
+        if (cols > n) cols = n;
+        double cost = (double)rows * (double)cols + PACK_COST * ((double)rows + (double)cols);
         if (best_cost < 0 || cost < best_cost) best = t_m, best_cost = cost;
     }
     return best;
+}
+
+/* Whether the threads of a row split share one packing of B (BLIS) or each packs the
+ * panels it reads (t_m copies, the old whole-block split's way): sharing saves packing
+ * and costs a barrier per block, which is cheap while every thread runs but a whole time
+ * slice when the operating system has paused one (a machine shared with other programs).
+ * The copy costs PACK_COST per value against `rows` multiply-adds per value of a
+ * thread's own work: share where that is more than an eighth, narrow bands of rows, as
+ * on a machine with many cores. */
+static int FN(share_b)(int t_m, i64 rows) {
+    return t_m > 1 && rows < 8 * PACK_COST;
 }
 
 /* out = a @ b (+ bias) for one matrix on `threads` threads, the B block shared.
@@ -208,11 +221,10 @@ static int FN(row_ways)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
  * every thread is done reading it. Two buffers, used in turn by consecutive (jc, pc)
  * blocks, need one barrier per block instead of two: a thread that passes block p's
  * barrier knows every thread has finished block p - 1, the last reader of the buffer it
- * packs next. With one way over rows (t_m = 1) each thread packs exactly the panels it
- * reads, into a buffer of its own, and never waits: on a shared machine every barrier may
- * wait for a thread the operating system has paused, so those that can go, go. (One
- * buffer for all would not do: a block with a smaller kc or nc puts a thread's panels
- * where another's were, which that thread may still be reading.)
+ * packs next. Where the B block is not shared (t_m = 1, or wide bands of rows: share_b)
+ * each thread packs exactly the panels it reads, into a buffer of its own, and never
+ * waits. (One buffer for all would not do: a block with a smaller kc or nc puts a thread's
+ * panels where another's were, which that thread may still be reading.)
  *
  * All the threads walk the same jc and pc loops (the barriers need every one of them),
  * whether or not they have rows and panels of their own (more threads than micro-tiles).
@@ -229,16 +241,17 @@ static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
     {
         int id = tg_thread_index(), team = tg_team_size();
         int t_m = FN(row_ways)(kr, g->m, g->n, team), t_n = team / t_m;
-        int shared = t_m > 1;                   /* threads read panels others packed */
+        FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
+        FN(Range) band = FN(share)(g->m, kr->mr, 0, t_m);    /* bands differ by a tile at most */
+        int shared = FN(share_b)(t_m, band.hi - band.lo);  /* read panels others packed */
         T *b_own = NULL;                        /* else each packs its panels here */
         if (shared) {
 #pragma omp single
             b_shared = tg_alloc(sizeof(T) * b_size * (blocks > 1 ? 2 : 1));
         } else {
-            i64 most = ((nc_block + kr->nr - 1) / kr->nr + team - 1) / team;
+            i64 most = ((nc_block + kr->nr - 1) / kr->nr + t_n - 1) / t_n;   /* its panels */
             b_own = tg_alloc(sizeof(T) * (most * kr->nr * kc_block + TG_GEMM_PACK_SLACK));
         }
-        FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
         i64 m_own = rows.hi - rows.lo;
         i64 mc_block = m_own > 0 ? FN(even_block)(m_own, kr->mc, kr->mr) : 1;
         T *a_pack = m_own > 0 ? tg_alloc(sizeof(T) * FN(a_pack_size)(kr, m_own, g->k)) : NULL;
