@@ -300,6 +300,12 @@ def test_kernel_can_be_forced_from_the_environment():
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.stdout.split() == [cpu_backend.gemm_kernels()[-1], "30000"]
     assert "TRACEGRAD_GEMM_KERNEL='sse9': this CPU cannot run it" in result.stderr
+    # OpenMP's own wait policy is left alone: a spin count, set or not, would override it
+    env["OMP_WAIT_POLICY"] = "passive"
+    code = "import os, stage3_native; print(os.environ.get('GOMP_SPINCOUNT'))"
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None"]
 
 
 def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):
