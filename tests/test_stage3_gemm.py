@@ -293,6 +293,7 @@ def test_kernel_can_be_forced_from_the_environment():
             "print(cpu_backend.gemm_kernel(), os.environ['GOMP_SPINCOUNT'])")
     env = dict(os.environ, TRACEGRAD_GEMM_KERNEL="generic")
     env.pop("GOMP_SPINCOUNT", None)
+    env.pop("OMP_WAIT_POLICY", None)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["generic", "30000"]
@@ -306,6 +307,14 @@ def test_kernel_can_be_forced_from_the_environment():
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["None"]
+
+
+def test_a_parallel_region_is_timed(threads):
+    """What benchmarks/gemm.py --wakeup reads: the seconds of an empty parallel region after
+    an idle gap (threads.c), a positive time shorter than a second even on a loaded machine."""
+    for gap in (0.0, 1e-5, 2e-3):
+        seconds = cpu_backend.lib.tg_parallel_region_seconds(threads, gap)
+        assert 0 < seconds < 1
 
 
 def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):
