@@ -34,6 +34,9 @@ loop of register-only FMAs at that kernel's vector width (tg_gemm_peak_gflops).
 (its compiled library, e.g. an older commit unpacked with `git archive` and built with
 `python -m stage3_native.build`), so that a change is measured against what it replaces
 in one run; the tables then give "vs base", this checkout's median over the baseline's.
+--baseline-env VAR=VALUE (repeatable) sets variables for the baseline's processes only,
+with or without --baseline: `--baseline-env TRACEGRAD_GEMM_SPLIT=rows` measures the
+default grid against BLIS's rows-only split with the B block shared (csrc/gemm.c).
 
 --wakeup measures instead what handing work to OpenMP's threads costs (gemm.c,
 "Threads"): an empty parallel region after the threads have idled for a gap, for each
@@ -41,7 +44,7 @@ of several settings of libgomp's waiting (GOMP_SPINCOUNT, OMP_WAIT_POLICY), each
 processes (libgomp reads them when it loads), the settings taking turns round by round.
 
     python benchmarks/gemm.py [--quick] [--rounds 3] [--reps 5] [--threads 1 2] [--clock wall|cpu]
-                              [--baseline DIR] [--wakeup]
+                              [--baseline DIR] [--baseline-env VAR=VALUE] [--wakeup]
 """
 import argparse
 import json
@@ -186,7 +189,9 @@ def run_worker(library, threads, args, ladder=False):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), TRACEGRAD_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
     if library == "baseline":                   # the same worker on the other checkout
-        env["TRACEGRAD_BENCH_ROOT"] = str(Path(args.baseline).resolve())
+        if args.baseline:
+            env["TRACEGRAD_BENCH_ROOT"] = str(Path(args.baseline).resolve())
+        env.update(setting.split("=", 1) for setting in args.baseline_env)
     command = [sys.executable, __file__, "--worker", "openblas" if library == "openblas" else "tinyblas",
                "--threads", str(threads), "--reps",
                str(args.reps), "--clock", args.clock] + (["--quick"] if args.quick else []) + (["--ladder"] if ladder else [])
@@ -199,7 +204,7 @@ def run_worker(library, threads, args, ladder=False):
 def measure(threads, args):
     """{case: {"tinyblas": {method: [samples]}, "openblas": {...}}} and the TinyBLAS extras."""
     merged, extras = {}, {}
-    libraries = ("tinyblas", "openblas") + (("baseline",) if args.baseline else ())
+    libraries = ("tinyblas", "openblas") + (("baseline",) if args.baseline or args.baseline_env else ())
     for round_ in range(args.rounds):
         for library in libraries:
             ladder = library == "tinyblas" and round_ == 0 and threads == 1 and not args.no_ladder
@@ -339,12 +344,16 @@ def main(argv=None):
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--json", action="store_true", help="also print every sample as JSON")
     parser.add_argument("--baseline", metavar="DIR", help="another checkout whose TinyBLAS joins the rounds")
+    parser.add_argument("--baseline-env", metavar="VAR=VALUE", action="append", default=[],
+                        help="an environment variable for the baseline's processes only")
     parser.add_argument("--no-ladder", action="store_true", help="leave out (a), the variants' ladder")
     parser.add_argument("--wakeup", action="store_true", help="the cost of a parallel region instead")
     parser.add_argument("--worker", choices=("tinyblas", "openblas"), help=argparse.SUPPRESS)
     parser.add_argument("--wakeup-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--ladder", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if any("=" not in setting for setting in args.baseline_env):
+        parser.error(f"--baseline-env expects VAR=VALUE, got {args.baseline_env}")
     if args.wakeup_worker:
         return _wakeup_worker(args.threads[0])
     if args.wakeup:

@@ -211,6 +211,40 @@ def test_every_thread_count_gives_the_same_bits_as_one(gemm_kernel, monkeypatch)
         stage3_native.set_num_threads(before)
 
 
+FORCED_SPLIT = """
+import numpy as np, stage3_native, stage2_tensor as tg
+from stage2_tensor import backend
+backend.get("cpu").matmul_variant = "tinyblas"
+rng = np.random.default_rng(7)
+for m, n, k in {shapes}:
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (n, k)).astype(np.float32)
+    ta, tb = tg.from_numpy(a, device="cpu"), tg.from_numpy(b, device="cpu").T
+    results = []
+    for count in (1, 2, 3):
+        stage3_native.set_num_threads(count)
+        results.append((ta @ tb).numpy())
+    assert all(np.array_equal(results[0], r) for r in results[1:]), (m, n, k)
+    want = a.astype(np.float64) @ b.T.astype(np.float64)
+    bound = (k + 1) * np.finfo(np.float32).eps * (np.abs(a).astype(np.float64) @ np.abs(b.T))
+    assert (np.abs(results[0] - want) <= bound).all(), (m, n, k)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("split", ["rows", "columns"])
+def test_a_forced_split_gives_the_same_bits(split):
+    """TRACEGRAD_GEMM_SPLIT (read once per process, so in a fresh one) forces every product
+    on several threads to split its rows, B shared by all (BLIS's parallel ic loop), or its
+    columns: on square products and on the partition's edge shapes, the same bits on 1, 2 and
+    3 threads, within the float32 bound of numpy's float64 product."""
+    shapes = [(300, 301, 302)] + partition_shapes(tg.float32)
+    env = dict(os.environ, TRACEGRAD_GEMM_SPLIT=split)
+    result = subprocess.run([sys.executable, "-c", FORCED_SPLIT.format(shapes=shapes)], env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ok"]
+
+
 BATCHES = {(2,): (150, 120, 130), (3,): (110, 120, 130), (8,): (96, 80, 72), (2, 3): (17, 33, 65)}
 
 

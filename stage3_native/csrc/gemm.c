@@ -72,6 +72,7 @@
  *
  * benchmarks/gemm.py measures it against OpenBLAS and the FMA peak (benchmarks/RESULTS.md).
  */
+#include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
 #include "parallel.h"
@@ -83,6 +84,24 @@
  * virtual machine than such a product takes (benchmarks/RESULTS.md, "Figures behind
  * design choices"). */
 #define GEMM_PARALLEL_MIN (64.0 * 64 * 256)
+
+/* TRACEGRAD_GEMM_SPLIT, read at the first product, overrides the threads' grid for
+ * measurements (benchmarks/gemm.py --baseline-env): "rows" splits the rows only and shares
+ * the B block (BLIS's parallel ic loop), "columns" splits the columns only (each thread
+ * packs its own panels); anything else, or nothing, lets the shape decide (row_ways,
+ * share_b). Which is faster for square products depends on the machine and on whether
+ * its cores are free, hence the switch. */
+enum { SPLIT_AUTO, SPLIT_ROWS, SPLIT_COLUMNS };
+
+static int forced_split(void) {
+    static int split = -1;                      /* one value per process: a race is benign */
+    if (split < 0) {
+        const char *name = getenv("TRACEGRAD_GEMM_SPLIT");
+        split = !name ? SPLIT_AUTO : strcmp(name, "rows") == 0 ? SPLIT_ROWS
+              : strcmp(name, "columns") == 0 ? SPLIT_COLUMNS : SPLIT_AUTO;
+    }
+    return split;
+}
 
 #define TEMPLATE "gemm_t.h"
 #include "instantiate_float.h"

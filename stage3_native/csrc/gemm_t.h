@@ -188,6 +188,7 @@ static FN(Range) FN(share)(i64 size, int unit, int part, int parts) {
  * splits the H*W columns, ResNet's last (2048 x 512) @ (512 x 49) the rows. On a tie,
  * columns: each thread then packs what it reads and never waits for another. */
 static int FN(row_ways)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
+    if (forced_split() != SPLIT_AUTO) return forced_split() == SPLIT_ROWS ? threads : 1;
     i64 tiles_m = (m + kr->mr - 1) / kr->mr, tiles_n = (n + kr->nr - 1) / kr->nr;
     int best = 1;
     double best_cost = -1;
@@ -211,7 +212,7 @@ static int FN(row_ways)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
  * thread's own work: share where that is more than an eighth, narrow bands of rows, as
  * on a machine with many cores. */
 static int FN(share_b)(int t_m, i64 rows) {
-    return t_m > 1 && rows < 8 * PACK_COST;
+    return t_m > 1 && (rows < 8 * PACK_COST || forced_split() == SPLIT_ROWS);
 }
 
 /* out = a @ b (+ bias) for one matrix on `threads` threads, the B block shared.
