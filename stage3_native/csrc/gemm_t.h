@@ -160,10 +160,12 @@ static void FN(gemm_with_buffers)(const FN(GemmKernel) *kr, const FN(Problem) *g
  * The threads form a grid of t_m x t_n: t_m ways over the rows of out (each thread walks
  * the ic loop over its own band of rows, a multiple of mr), t_n ways over the columns of
  * each B block (each thread walks the jr loop over its own share of the B micro-panels).
- * Per (jc, pc) block the threads pack the B micro-panels into one shared buffer, each its
- * share, then each packs its own A block and runs the macro-kernel on its rows and its
- * panels. B is packed once, not once per thread; A once per column way (t_n times, each
- * time by the thread that reads it, into its own L2). */
+ * Per (jc, pc) block the threads pack the B micro-panels, then each packs its own A block
+ * and runs the macro-kernel on its rows and its panels. Where bands of rows are narrow
+ * (share_b) the B panels go into one shared buffer, each thread packing its share, so B
+ * is packed once rather than once per band; elsewhere each thread packs the panels it
+ * reads. A is packed once per column way (t_n times, each time by the thread that reads
+ * it, into its own L2). */
 typedef struct { i64 lo, hi; } FN(Range);
 
 /* Part `part` of `parts` of [0, size), cut at multiples of `unit`. */
@@ -205,7 +207,7 @@ static int FN(row_ways)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
 }
 
 /* Whether the threads of a row split share one packing of B (BLIS) or each packs the
- * panels it reads (t_m copies, the old whole-block split's way): sharing saves packing
+ * panels it reads (t_m copies, as when each thread ran a block of out alone): sharing saves packing
  * and costs a barrier per block, which is cheap while every thread runs but a whole time
  * slice when the operating system has paused one (a machine shared with other programs).
  * The copy costs PACK_COST per value against `rows` multiply-adds per value of a
@@ -215,7 +217,8 @@ static int FN(share_b)(int t_m, i64 rows) {
     return t_m > 1 && (rows < 8 * PACK_COST || forced_split() == SPLIT_ROWS);
 }
 
-/* out = a @ b (+ bias) for one matrix on `threads` threads, the B block shared.
+/* out = a @ b (+ bias) for one matrix on `threads` threads, the B block shared where
+ * share_b says so.
  *
  * Synchronization: a thread may read a B panel only once the thread that packed it is
  * done, so after packing comes a barrier, and a buffer may be packed again only once
@@ -334,8 +337,9 @@ static void FN(gemm_batch)(const FN(GemmKernel) *kr, i64 batch, const i64 *a_bas
  *   a batch of whole products for   gemm_batch: a product per thread at a time, no barriers
  *   every thread (a multiple of the    (a batch that does not divide evenly only when long
  *   threads, or at least 4 each)       enough that the last round's idle threads matter little)
- *   anything else                   each product on every thread, the B block shared
- *                                   (gemm_shared), one product after another */
+ *   anything else                   each product on every thread (gemm_shared), one after
+ *                                   another; inside it, the grid (row_ways: rows, columns
+ *                                   or both) and whether B is shared (share_b) */
 void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, i64 k,
                  const T *a, i64 sa_i, i64 sa_p, const T *b, i64 sb_p, i64 sb_j,
                  const T *bias, T *out) {
