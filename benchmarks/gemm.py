@@ -30,7 +30,21 @@ are the speed while running (only with --threads 1; two threads are always wall 
 The header gives the micro-kernel TinyBLAS chose and one core's FMA peak, measured by a
 loop of register-only FMAs at that kernel's vector width (tg_gemm_peak_gflops).
 
+--baseline DIR adds a third library to the same rounds: the TinyBLAS of another checkout
+(its compiled library, e.g. an older commit unpacked with `git archive` and built with
+`python -m stage3_native.build`), so that a change is measured against what it replaces
+in one run; the tables then give "vs base", this checkout's median over the baseline's.
+--baseline-env VAR=VALUE (repeatable) sets variables for the baseline's processes only,
+with or without --baseline: `--baseline-env TRACEGRAD_GEMM_SPLIT=rows` measures the
+default grid against BLIS's rows-only split with the B block shared (csrc/gemm.c).
+
+--wakeup measures instead what handing work to OpenMP's threads costs (gemm.c,
+"Threads"): an empty parallel region after the threads have idled for a gap, for each
+of several settings of libgomp's waiting (GOMP_SPINCOUNT, OMP_WAIT_POLICY), each in fresh
+processes (libgomp reads them when it loads), the settings taking turns round by round.
+
     python benchmarks/gemm.py [--quick] [--rounds 3] [--reps 5] [--threads 1 2] [--clock wall|cpu]
+                              [--baseline DIR] [--baseline-env VAR=VALUE] [--wakeup]
 """
 import argparse
 import json
@@ -51,6 +65,10 @@ QUICK_LADDER = {"naive": (64,), "reordered": (64, 128), "blocked": (64, 128), "t
 MNIST = [("forward x @ W.T", (32, 128, 784), "b"),
          ("weight grad x.T @ g", (784, 128, 32), "a"),
          ("input grad g @ W", (32, 784, 128), "")]
+# a convolution as one product, weights (Cout, Cin*kh*kw) @ columns (Cin*kh*kw, H*W): the
+# tall-skinny shapes of inference (ResNet-50's first 3x3 stage, and its last 1x1 stage)
+CONV = [("conv 64x576 @ 576x3136", (64, 3136, 576), ""),
+        ("conv 2048x512 @ 512x49", (2048, 49, 512), "")]
 LINEAR = "forward + bias (fused)"
 CALLS_SECONDS = 0.25
 
@@ -89,7 +107,8 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
         b = rng.standard_normal((n, k) if transposed == "b" else (k, n), dtype=np.float32)
         return (a.T if transposed == "a" else a), (b.T if transposed == "b" else b)
 
-    cases = [(f"n={n}", (n, n, n), "") for n in (QUICK_SQUARE_SIZES if quick else SQUARE_SIZES)] + MNIST
+    cases = ([(f"n={n}", (n, n, n), "") for n in (QUICK_SQUARE_SIZES if quick else SQUARE_SIZES)]
+             + MNIST + ([] if quick else CONV))
 
     if library == "openblas":
         for name, (m, n, k), transposed in cases:
@@ -109,7 +128,7 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
         print(json.dumps(result))
         return
 
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, os.environ.get("TRACEGRAD_BENCH_ROOT") or str(ROOT))   # --baseline's
     import stage2_tensor as tg
     from stage2_tensor import backend
     from stage3_native.cpu import backend as cpu_backend
@@ -169,7 +188,12 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
 def run_worker(library, threads, args, ladder=False):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), TRACEGRAD_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
-    command = [sys.executable, __file__, "--worker", library, "--threads", str(threads), "--reps",
+    if library == "baseline":                   # the same worker on the other checkout
+        if args.baseline:
+            env["TRACEGRAD_BENCH_ROOT"] = str(Path(args.baseline).resolve())
+        env.update(setting.split("=", 1) for setting in args.baseline_env)
+    command = [sys.executable, __file__, "--worker", "openblas" if library == "openblas" else "tinyblas",
+               "--threads", str(threads), "--reps",
                str(args.reps), "--clock", args.clock] + (["--quick"] if args.quick else []) + (["--ladder"] if ladder else [])
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -180,12 +204,16 @@ def run_worker(library, threads, args, ladder=False):
 def measure(threads, args):
     """{case: {"tinyblas": {method: [samples]}, "openblas": {...}}} and the TinyBLAS extras."""
     merged, extras = {}, {}
+    libraries = ("tinyblas", "openblas") + (("baseline",) if args.baseline or args.baseline_env else ())
     for round_ in range(args.rounds):
-        for library in ("tinyblas", "openblas"):
-            result = run_worker(library, threads, args, ladder=library == "tinyblas" and round_ == 0 and threads == 1)
+        for library in libraries:
+            ladder = library == "tinyblas" and round_ == 0 and threads == 1 and not args.no_ladder
+            result = run_worker(library, threads, args, ladder=ladder)
             for key in ("kernel", "peak", "ladder"):
                 if key in result:
-                    extras[key] = result.pop(key)
+                    value = result.pop(key)
+                    if library == "tinyblas":
+                        extras[key] = value
             extras["error"] = max(extras.get("error", 0.0), result.pop("error", 0.0))
             for case, methods in result.items():
                 for method, samples in methods.items():
@@ -208,16 +236,29 @@ def _throughput(samples):
     return len(samples) / sum(1.0 / g for g in samples)
 
 
+def _spread(samples):
+    """The middle half of the calls, as a share of the median: (p75 - p25) / median."""
+    q1, q2, q3 = statistics.quantiles(samples, n=4) if len(samples) > 1 else (samples * 3)
+    return (q3 - q1) / q2
+
+
 def format_comparison(title, merged):
+    base = any("baseline" in by_library for by_library in merged.values())
     lines = [title,
-             f"  {'':<24}{'median call':^27}   {'throughput (all calls)':^27}   {'median call, Python API':^27}",
-             f"  {'':<24}" + f"{'TinyBLAS':>10}{'OpenBLAS':>10}{'ratio':>7}   " * 2 + f"{'Tensor@':>10}{'np a@b':>10}{'ratio':>7}"]
+             f"  {'':<24}{'median call (spread: middle half of the calls / median)':^45}"
+             + (f"{'':>9}" if base else "") + f"   {'throughput (all calls)':^27}   {'median call, Python API':^27}",
+             f"  {'':<24}{'TinyBLAS':>10}{'':>6}{'OpenBLAS':>10}{'':>6}{'ratio':>7}"
+             + (f"{'vs base':>9}" if base else "") + "   "
+             + f"{'TinyBLAS':>10}{'OpenBLAS':>10}{'ratio':>7}   " + f"{'Tensor@':>10}{'np a@b':>10}{'ratio':>7}"]
     for case, by_library in merged.items():
         ours, theirs = by_library["tinyblas"], by_library["openblas"]
         raw, raw_ref = statistics.median(ours["raw"]), statistics.median(theirs["raw"])
         total, total_ref = _throughput(ours["raw"]), _throughput(theirs["raw"])
-        line = (f"  {case:<24}{raw:10.1f}{raw_ref:10.1f}{raw / raw_ref:7.2f}   "
-                f"{total:10.1f}{total_ref:10.1f}{total / total_ref:7.2f}   ")
+        line = (f"  {case:<24}{raw:10.1f} ({_spread(ours['raw']):3.0%}){raw_ref:10.1f} ({_spread(theirs['raw']):3.0%})"
+                f"{raw / raw_ref:7.2f}")
+        if base:
+            line += f"{raw / statistics.median(by_library['baseline']['raw']):9.2f}"
+        line += f"   {total:10.1f}{total_ref:10.1f}{total / total_ref:7.2f}   "
         if "tensor" in ours:
             api, api_ref = statistics.median(ours["tensor"]), statistics.median(theirs["tensor"])
             line += f"{api:10.1f}{api_ref:10.1f}{api / api_ref:7.2f}"
@@ -249,6 +290,51 @@ def format_report(by_threads, extras, args):
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------
+# --wakeup: what a parallel region costs after the threads idled
+
+SPIN_SETTINGS = ("0", "1000", "30000", "300000", "infinite")   # 0 = OMP_WAIT_POLICY=passive,
+GAPS_US = (0, 10, 100, 1000, 10000)                             # infinite = active
+
+
+def _wakeup_worker(threads):
+    sys.path.insert(0, str(ROOT))
+    from stage3_native.cpu.backend import lib
+    result = {}
+    for gap in GAPS_US:
+        lib.tg_parallel_region_seconds(threads, 0)      # the pool exists, the threads spin
+        count = int(min(200, 0.15 / max(gap * 1e-6, 1e-4)))
+        result[gap] = [lib.tg_parallel_region_seconds(threads, gap * 1e-6) * 1e6 for _ in range(count)]
+    print(json.dumps(result))
+
+
+def wakeup(args):
+    threads = max(args.threads)
+    samples = {spin: {gap: [] for gap in GAPS_US} for spin in SPIN_SETTINGS}
+    for _ in range(args.rounds):
+        for spin in SPIN_SETTINGS:
+            env = dict(os.environ, GOMP_SPINCOUNT=spin, OMP_NUM_THREADS=str(threads))
+            env.pop("OMP_WAIT_POLICY", None)
+            done = subprocess.run([sys.executable, __file__, "--wakeup-worker", "--threads", str(threads)],
+                                  env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"the wakeup worker (GOMP_SPINCOUNT={spin}) failed:\n{done.stderr}")
+            for gap, values in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                samples[spin][int(gap)].extend(values)
+    lines = [f"an empty parallel region of {threads} threads after the threads idled for a gap, "
+             f"microseconds: median (p90); {args.rounds} rounds of fresh processes, {os.cpu_count()} cpus",
+             f"  {'GOMP_SPINCOUNT':<16}" + "".join(f"{f'gap {gap} us':>18}" for gap in GAPS_US)]
+    for spin in SPIN_SETTINGS:
+        name = spin + {"0": " (passive)", "infinite": " (active)"}.get(spin, "")
+        cells = []
+        for gap in GAPS_US:
+            values = samples[spin][gap]
+            p90 = statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
+            cells.append(f"{statistics.median(values):9.1f} ({p90:6.0f})")
+        lines.append(f"  {name:<16}" + "".join(f"{cell:>18}" for cell in cells))
+    print("\n".join(lines))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke test)")
@@ -257,9 +343,21 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--json", action="store_true", help="also print every sample as JSON")
+    parser.add_argument("--baseline", metavar="DIR", help="another checkout whose TinyBLAS joins the rounds")
+    parser.add_argument("--baseline-env", metavar="VAR=VALUE", action="append", default=[],
+                        help="an environment variable for the baseline's processes only")
+    parser.add_argument("--no-ladder", action="store_true", help="leave out (a), the variants' ladder")
+    parser.add_argument("--wakeup", action="store_true", help="the cost of a parallel region instead")
     parser.add_argument("--worker", choices=("tinyblas", "openblas"), help=argparse.SUPPRESS)
+    parser.add_argument("--wakeup-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--ladder", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if any("=" not in setting for setting in args.baseline_env):
+        parser.error(f"--baseline-env expects VAR=VALUE, got {args.baseline_env}")
+    if args.wakeup_worker:
+        return _wakeup_worker(args.threads[0])
+    if args.wakeup:
+        return wakeup(args)
     if args.worker:
         return _worker(args.worker, args.threads[0], args.reps, args.quick,
                        args.clock if args.threads[0] == 1 else "wall", args.ladder)

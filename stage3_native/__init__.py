@@ -24,12 +24,15 @@ the next, which on a virtual machine costs more than MNIST's whole 32x784x128 pr
 training step of small kernels then runs slower on 2 threads than on one. Too long
 (libgomp's default, 300000: milliseconds), and on a machine whose cores are busy with other
 programs a spinning thread holds the core its partner waits for, and TinyBLAS on 2 threads
-slows to a crawl. Unless the variable is set, the package sets 30000 before the library,
+slows to a crawl. Unless it or OMP_WAIT_POLICY is set, the package sets 30000 before the library,
 and with it libgomp, is loaded: long enough to span the gaps between a training step's
 kernels, short enough that a 2-thread matmul keeps most of its speed beside a busy core
 (the measurements behind this choice: benchmarks/RESULTS.md, "Figures behind design
-choices"). On a shared machine, set GOMP_SPINCOUNT=1000 or use one thread
-(TRACEGRAD_NUM_THREADS=1).
+choices"). On a shared machine, whose other programs keep the cores busy, a spinning
+thread holds a core that the thread it waits for needs, and a parallel region costs
+milliseconds instead of microseconds: there OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0),
+which the package then leaves alone, or one thread (TRACEGRAD_NUM_THREADS=1) is faster
+(benchmarks/gemm.py --wakeup measures it; benchmarks/RESULTS.md, TinyBLAS's section).
 """
 import os
 import subprocess
@@ -92,7 +95,8 @@ def register():
 if not os.environ.get(_BUILDING):
     if _needs_build():
         _build()
-    os.environ.setdefault("GOMP_SPINCOUNT", "30000")     # read once, when libgomp loads
+    if "OMP_WAIT_POLICY" not in os.environ:             # a spin count would override it
+        os.environ.setdefault("GOMP_SPINCOUNT", "30000")  # read once, when libgomp loads
     from stage2_tensor import backend as _backend
 
     from .cuda import backend as _cuda

@@ -3,7 +3,8 @@
 Every variant, and every micro-kernel this CPU can run, on sizes that are not multiples of
 any block (so every edge tile runs), on sizes past KC and NC (so every blocking loop runs),
 with transposed, strided, batched and broadcast operands, with and without the fused bias,
-in float32 and float64, on one thread and on two.
+in float32 and float64, on one, two and three threads (three: a thread count that divides
+no power-of-two size, and more threads than this machine may have cores).
 """
 import functools
 import os
@@ -20,6 +21,16 @@ from stage2_tensor.tensor import Tensor
 from stage3_native.cpu import backend as cpu_backend
 
 pytestmark = pytest.mark.stage3
+
+
+@pytest.fixture(params=[1, 2, 3], ids=["1thread", "2threads", "3threads"])
+def threads(request):
+    """This file's tests that ask for ``threads`` run on 1, 2 and 3 kernel threads (conftest's
+    fixture has 1 and 2): the shared-B partition's grid differs for each (gemm_t.h)."""
+    before = stage3_native.get_num_threads()
+    stage3_native.set_num_threads(request.param)
+    yield request.param
+    stage3_native.set_num_threads(before)
 
 CPU = backend.get("cpu")
 HAS_CBLAS = bool(cpu_backend.lib.tg_has_cblas())
@@ -149,23 +160,89 @@ def test_every_micro_kernel_through_every_block(gemm_kernel, threads, dtype_name
         assert_within(out, want, bound)
 
 
-def test_two_threads_give_the_same_bits_as_one(gemm_kernel, monkeypatch):
+def partition_shapes(dtype):
+    """Edge shapes of the threads' partition (gemm_t.h, gemm_shared), from the kernel's own
+    blocks: n narrower than a micro-panel per thread (the rows are split, each band packing
+    the B panels it reads), with three passes over k; a few micro-tiles of rows against a
+    very narrow B, over many passes (the rows are split in bands so narrow that the B block
+    is packed once and shared: every thread reads panels another packed, the two buffers
+    taken in turn, a barrier per block); m below mr with many panels (the columns are
+    split, each thread packs the one A panel); more threads than micro-tiles, over many
+    passes (idle threads still walk the loops); a B block past NC. Each is above
+    GEMM_PARALLEL_MIN (about 1M multiply-adds), so it runs on every thread."""
+    blocks = cpu_backend.gemm_blocking(dtype)
+    mr, nr, mc, kc, nc = (blocks[key] for key in ("mr", "nr", "mc", "kc", "nc"))
+    return [(3 * mc + 7, nr + 3, 3 * kc + 5), (3 * mr, 5, 100 * kc + 3), (3 * mc + 1, 5, 6 * kc + 1),
+            (max(mr - 1, 1), 64 * nr + 5, 4 * kc + 9), (2, 20, 200 * kc + 3), (4 * mr + 1, nc + 5, 100)]
+
+
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("strided", "transposed")],
+                         ids="-".join)
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_partition_edge_shapes(gemm_kernel, threads, dtype_name, layouts, monkeypatch):
+    use_variant(monkeypatch, "tinyblas")
+    dtype, np_dtype = DTYPES[dtype_name]
+    for m, n, k in partition_shapes(dtype):
+        assert m * n * k >= 64 * 64 * 256
+        a, b, bias, want, bound = product_case(m, n, k, dtype_name, True)
+        ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
+        out = matmul_with_bias(ta, tb, tg.from_numpy(bias, device="cpu"), dtype)
+        assert_within(out, want, bound)
+
+
+def test_every_thread_count_gives_the_same_bits_as_one(gemm_kernel, monkeypatch):
     """Each output element is summed in the same order whatever the split between threads:
-    any difference would be a race or a tile computed twice or never."""
+    any difference would be a race (a B panel read before it is packed, or packed over
+    while read), or a tile computed twice or never."""
     use_variant(monkeypatch, "tinyblas")
     rng = np.random.default_rng(3)
     before = stage3_native.get_num_threads()
     try:
-        for m, n, k in [(301, 77, 300), (32, 4100, 40), (4, 100, 3)]:
+        for m, n, k in [(301, 77, 300), (32, 4100, 40), (4, 100, 3)] + partition_shapes(tg.float32):
             a, b = operands(rng, m, n, k, np.float32)
             ta, tb = on_cpu(a, "contiguous"), on_cpu(b, "transposed")
             results = []
-            for count in (1, 2):
+            for count in (1, 2, 3, 4):
                 stage3_native.set_num_threads(count)
                 results.append((ta @ tb).numpy())
-            np.testing.assert_array_equal(results[0], results[1])
+            for result in results[1:]:
+                np.testing.assert_array_equal(results[0], result)
     finally:
         stage3_native.set_num_threads(before)
+
+
+FORCED_SPLIT = """
+import numpy as np, stage3_native, stage2_tensor as tg
+from stage2_tensor import backend
+backend.get("cpu").matmul_variant = "tinyblas"
+rng = np.random.default_rng(7)
+for m, n, k in {shapes}:
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (n, k)).astype(np.float32)
+    ta, tb = tg.from_numpy(a, device="cpu"), tg.from_numpy(b, device="cpu").T
+    results = []
+    for count in (1, 2, 3):
+        stage3_native.set_num_threads(count)
+        results.append((ta @ tb).numpy())
+    assert all(np.array_equal(results[0], r) for r in results[1:]), (m, n, k)
+    want = a.astype(np.float64) @ b.T.astype(np.float64)
+    bound = (k + 1) * np.finfo(np.float32).eps * (np.abs(a).astype(np.float64) @ np.abs(b.T))
+    assert (np.abs(results[0] - want) <= bound).all(), (m, n, k)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("split", ["rows", "columns"])
+def test_a_forced_split_gives_the_same_bits(split):
+    """TRACEGRAD_GEMM_SPLIT (read once per process, so in a fresh one) forces every product
+    on several threads to split its rows, B shared by all (BLIS's parallel ic loop), or its
+    columns: on square products and on the partition's edge shapes, the same bits on 1, 2 and
+    3 threads, within the float32 bound of numpy's float64 product."""
+    shapes = [(300, 301, 302)] + partition_shapes(tg.float32)
+    env = dict(os.environ, TRACEGRAD_GEMM_SPLIT=split)
+    result = subprocess.run([sys.executable, "-c", FORCED_SPLIT.format(shapes=shapes)], env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ok"]
 
 
 BATCHES = {(2,): (150, 120, 130), (3,): (110, 120, 130), (8,): (96, 80, 72), (2, 3): (17, 33, 65)}
@@ -175,8 +252,9 @@ BATCHES = {(2,): (150, 120, 130), (3,): (110, 120, 130), (8,): (96, 80, 72), (2,
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batched_and_broadcast_operands(variant, batch, threads, monkeypatch):
     """Batches of products: on two threads, a batch of 2 or 8 goes one whole product per
-    thread, a batch of 3 splits each product instead (the small (2, 3) batch stays on one
-    thread); a broadcast operand (stride 0 over the batch) is read in place."""
+    thread, a batch of 3 splits each product instead (on three threads, the reverse; the
+    small (2, 3) batch stays on one thread); a broadcast operand (stride 0 over the batch)
+    is read in place."""
     use_variant(monkeypatch, variant)
     rng = np.random.default_rng(4)
     m, n, k = BATCHES[batch]
@@ -249,6 +327,7 @@ def test_kernel_can_be_forced_from_the_environment():
             "print(cpu_backend.gemm_kernel(), os.environ['GOMP_SPINCOUNT'])")
     env = dict(os.environ, TRACEGRAD_GEMM_KERNEL="generic")
     env.pop("GOMP_SPINCOUNT", None)
+    env.pop("OMP_WAIT_POLICY", None)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["generic", "30000"]
@@ -256,6 +335,20 @@ def test_kernel_can_be_forced_from_the_environment():
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.stdout.split() == [cpu_backend.gemm_kernels()[-1], "30000"]
     assert "TRACEGRAD_GEMM_KERNEL='sse9': this CPU cannot run it" in result.stderr
+    # OpenMP's own wait policy is left alone: a spin count, set or not, would override it
+    env["OMP_WAIT_POLICY"] = "passive"
+    code = "import os, stage3_native; print(os.environ.get('GOMP_SPINCOUNT'))"
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None"]
+
+
+def test_a_parallel_region_is_timed(threads):
+    """What benchmarks/gemm.py --wakeup reads: the seconds of an empty parallel region after
+    an idle gap (threads.c), a positive time shorter than a second even on a loaded machine."""
+    for gap in (0.0, 1e-5, 2e-3):
+        seconds = cpu_backend.lib.tg_parallel_region_seconds(threads, gap)
+        assert 0 < seconds < 1
 
 
 def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):

@@ -46,18 +46,33 @@
  * 6 rows and one of 2); a tile at the right edge goes through a scratch tile. Block sizes
  * are evened out (k = 784 runs as 4 x 196, not 3 x 256 + 16).
  *
- * Threads (OpenMP, tg_thread_count()): out is cut into one block per thread, bands of
- * columns when b has at least as many columns as a has rows, else bands of rows, and each
- * thread runs the loops above on its block with its own packing buffers. Nothing is
- * shared but the operands, read-only: no barriers, no waiting for a thread that the
- * operating system has paused, only the join at the end. The price: what several threads
- * read is packed by each (all of A, with bands of columns), a few percent of the work at
- * most when the longer side is the one cut. A batch of at least as many products as threads
- * (attention's heads) instead gives whole products to threads. Products below
- * GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the others costs more.
+ * Threads (OpenMP, tg_thread_count()), as BLIS does it (Smith, van de Geijn et al.,
+ * "Anatomy of high-performance many-threaded matrix multiplication"): the threads share
+ * the loops above rather than each running them on a block of its own. They form a grid of
+ * t_m ways over the ic loop (bands of rows of out) times t_n ways over the jr loop (shares
+ * of each B block's micro-panels). For each (jc, pc) block the threads pack the B block
+ * into one shared buffer, each its share of the micro-panels; then each packs its own A
+ * block (its rows) and runs the macro-kernel over its rows and its panels. B is packed once
+ * instead of once per thread, and the threads read one copy of it from the shared L3.
+ * The grid puts the threads on the loop that has the work (gemm_t.h's row_ways): a
+ * convolution's (Cout x K) @ (K x H*W) with few channels splits the H*W columns, one with
+ * many channels and a small image (ResNet's last layers: 2048 x 49) the rows. A thread
+ * that reads panels another packed must wait until they are packed (a barrier per block,
+ * with two B buffers used in turn so that one barrier also says the older buffer is free).
+ * A barrier costs little while every thread runs, and a whole time slice when the
+ * operating system has paused one, as on a machine shared with other programs; so B is
+ * shared only where a private copy would cost a good share of a thread's work (narrow
+ * bands of rows, share_b), and otherwise each thread packs the panels it reads and never
+ * waits (with columns only, t_m = 1, nothing is packed twice anyway).
+ *
+ * Where it is better, whole products instead: a batch of at least as many products as
+ * threads (attention's heads) gives whole products to threads, no barriers, nothing packed
+ * twice. Products below GEMM_PARALLEL_MIN multiply-adds run on one thread: waking the
+ * others costs more. gemm_t.h's tg_gemm is the one place that picks among these.
  *
  * benchmarks/gemm.py measures it against OpenBLAS and the FMA peak (benchmarks/RESULTS.md).
  */
+#include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
 #include "parallel.h"
@@ -69,6 +84,24 @@
  * virtual machine than such a product takes (benchmarks/RESULTS.md, "Figures behind
  * design choices"). */
 #define GEMM_PARALLEL_MIN (64.0 * 64 * 256)
+
+/* TRACEGRAD_GEMM_SPLIT, read at the first product, overrides the threads' grid for
+ * measurements (benchmarks/gemm.py --baseline-env): "rows" splits the rows only and shares
+ * the B block (BLIS's parallel ic loop), "columns" splits the columns only (each thread
+ * packs its own panels); anything else, or nothing, lets the shape decide (row_ways,
+ * share_b). Which is faster for square products depends on the machine and on whether
+ * its cores are free, hence the switch. */
+enum { SPLIT_AUTO, SPLIT_ROWS, SPLIT_COLUMNS };
+
+static int forced_split(void) {
+    static int split = -1;                      /* one value per process: a race is benign */
+    if (split < 0) {
+        const char *name = getenv("TRACEGRAD_GEMM_SPLIT");
+        split = !name ? SPLIT_AUTO : strcmp(name, "rows") == 0 ? SPLIT_ROWS
+              : strcmp(name, "columns") == 0 ? SPLIT_COLUMNS : SPLIT_AUTO;
+    }
+    return split;
+}
 
 #define TEMPLATE "gemm_t.h"
 #include "instantiate_float.h"

@@ -11,12 +11,10 @@ typedef struct {
     T *out;                     /* m x n, row-major: out[i, j] = out[i * ldc + j] */
     i64 ldc;
     /* NULL (the eager products leave it out), or called with each block of out once it is
-     * final (tracegrad.h's tg_epilogue), its rows and columns counted from the whole
-     * product's corner: out[0, 0] here is element (row0, col0) of it (a thread's block is a
-     * Problem of its own) */
+     * final (tracegrad.h's tg_epilogue), its rows and columns counted from out's corner;
+     * threads call it at once on blocks of their own */
     tg_epilogue epilogue;
     void *ctx;
-    i64 row0, col0;
 } FN(Problem);
 
 /* ---- packing ------------------------------------------------------------------------
@@ -43,15 +41,16 @@ static void FN(pack_panel)(int width, int lanes, i64 kc, const T *x, i64 s_step,
     }
 }
 
-/* Panels [first, last) of an operand with `size` lanes, each at dst + panel * width * kc:
- * the kernel's SIMD packer where it has one and can, the portable one otherwise. */
+/* Panels [first, last) of an operand with `size` lanes, panel q at dst + (q - first) *
+ * width * kc: the kernel's SIMD packer where it has one and can, the portable one
+ * otherwise. */
 static void FN(pack_panels)(const FN(GemmKernel) *kr, int width, i64 first, i64 last,
                             i64 size, i64 kc, const T *x, i64 s_step, i64 s_lane, T *dst) {
     for (i64 q = first; q < last; q++) {
         i64 l0 = q * width;
         int lanes = size - l0 < width ? (int)(size - l0) : width;
         const T *src = x + l0 * s_lane;
-        T *panel = dst + l0 * kc;
+        T *panel = dst + (q - first) * width * kc;
         if (!(kr->pack && kr->pack(width, lanes, kc, src, s_step, s_lane, panel)))
             FN(pack_panel)(width, lanes, kc, src, s_step, s_lane, panel);
     }
@@ -141,7 +140,7 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
                                 g->a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
                 FN(macro_kernel)(kr, mc, nc, kc, a_pack, b_pack, g->out + ic * g->ldc + jc,
                                  g->ldc, first && g->bias ? g->bias + jc : NULL, !first);
-                if (last && g->epilogue) g->epilogue(g->ctx, g->row0 + ic, mc, g->col0 + jc, nc);
+                if (last && g->epilogue) g->epilogue(g->ctx, ic, mc, jc, nc);
             }
         }
     }
@@ -157,15 +156,16 @@ static void FN(gemm_with_buffers)(const FN(GemmKernel) *kr, const FN(Problem) *g
     tg_free(b_pack);
 }
 
-/* ---- threads: one block of out each ------------------------------------------------------
- * out is cut into a grid of t_m x t_n blocks (bands of rows, a multiple of mr, times bands
- * of columns, a multiple of nr), and each thread computes its block with the one-thread
- * loops above and its own packing buffers: out[rows, cols] = a[rows, :] @ b[:, cols]. The
- * threads share nothing but the operands they read, so they never wait for each other
- * until the end. The price: each thread packs its rows of A and its columns of B, so with
- * t_n bands of columns A is packed t_n times (and B t_m times). Cutting the longer side
- * of out keeps that small: for m = 128, n = 784 (a batch of 128 times Linear's 784
- * inputs) each thread packs all 128 rows of A, a few percent of its work. */
+/* ---- threads: the B block shared, BLIS style (gemm.c, "Threads") ---------------------
+ * The threads form a grid of t_m x t_n: t_m ways over the rows of out (each thread walks
+ * the ic loop over its own band of rows, a multiple of mr), t_n ways over the columns of
+ * each B block (each thread walks the jr loop over its own share of the B micro-panels).
+ * Per (jc, pc) block the threads pack the B micro-panels, then each packs its own A block
+ * and runs the macro-kernel on its rows and its panels. Where bands of rows are narrow
+ * (share_b) the B panels go into one shared buffer, each thread packing its share, so B
+ * is packed once rather than once per band; elsewhere each thread packs the panels it
+ * reads. A is packed once per column way (t_n times, each time by the thread that reads
+ * it, into its own L2). */
 typedef struct { i64 lo, hi; } FN(Range);
 
 /* Part `part` of `parts` of [0, size), cut at multiples of `unit`. */
@@ -177,59 +177,123 @@ static FN(Range) FN(share)(i64 size, int unit, int part, int parts) {
     return r;
 }
 
-/* How many bands of rows (t_m; t_n = threads / t_m): the longer side of out is cut, when it
- * has a micro-tile for every thread; otherwise the grid that gives the busiest thread the
- * fewest micro-tiles. */
-static int FN(row_bands)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
+/* A packed value costs about what this many multiply-adds of the micro-kernel do (a load
+ * and a store, or a share of an 8 x 8 transpose, against FMAs doing a vector of
+ * multiply-adds each): an estimate, to weigh packing against computing below. */
+#define PACK_COST 4
+
+/* How many ways over rows (t_m; t_n = threads / t_m): the grid whose busiest thread has
+ * the least to do, counting per step of k the multiply-adds of its rows times its columns
+ * (a band is a whole number of micro-tiles, and the last band has what is left: m = 16 on
+ * two ways is 14 rows and 2) and the values it packs. Tall-skinny products go to the loop
+ * that has the work: a convolution's (Cout x K) @ (K x H*W) with few output channels
+ * splits the H*W columns, ResNet's last (2048 x 512) @ (512 x 49) the rows. On a tie,
+ * columns: each thread then packs what it reads and never waits for another. */
+static int FN(row_ways)(const FN(GemmKernel) *kr, i64 m, i64 n, int threads) {
+    if (forced_split() != SPLIT_AUTO) return forced_split() == SPLIT_ROWS ? threads : 1;
     i64 tiles_m = (m + kr->mr - 1) / kr->mr, tiles_n = (n + kr->nr - 1) / kr->nr;
-    if (n >= m && tiles_n >= threads) return 1;
-    if (m > n && tiles_m >= threads) return threads;
     int best = 1;
-    i64 best_cost = -1;
+    double best_cost = -1;
     for (int t_m = 1; t_m <= threads; t_m++) {
         if (threads % t_m) continue;
         int t_n = threads / t_m;
-        i64 cost = ((tiles_m + t_m - 1) / t_m) * ((tiles_n + t_n - 1) / t_n);
+        i64 rows = (tiles_m + t_m - 1) / t_m * kr->mr, cols = (tiles_n + t_n - 1) / t_n * kr->nr;
+        if (rows > m) rows = m;
+        if (cols > n) cols = n;
+        double cost = (double)rows * (double)cols + PACK_COST * ((double)rows + (double)cols);
         if (best_cost < 0 || cost < best_cost) best = t_m, best_cost = cost;
     }
     return best;
 }
 
-/* Thread `id`'s block of out, as a product of its own (empty when there are more threads
- * than micro-tiles). */
-static FN(Problem) FN(block_of)(const FN(GemmKernel) *kr, const FN(Problem) *g, int id,
-                                int threads, int t_m) {
-    int t_n = threads / t_m;
-    FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
-    FN(Range) cols = FN(share)(g->n, kr->nr, id % t_n, t_n);
-    FN(Problem) block = *g;
-    block.m = rows.hi - rows.lo;
-    block.n = cols.hi - cols.lo;
-    block.a = g->a + rows.lo * g->sa_i;
-    block.b = g->b + cols.lo * g->sb_j;
-    block.bias = g->bias ? g->bias + cols.lo : NULL;
-    block.out = g->out + rows.lo * g->ldc + cols.lo;
-    block.row0 = g->row0 + rows.lo;
-    block.col0 = g->col0 + cols.lo;
-    return block;
+/* Whether the threads of a row split share one packing of B (BLIS) or each packs the
+ * panels it reads (t_m copies, as when each thread ran a block of out alone): sharing saves packing
+ * and costs a barrier per block, which is cheap while every thread runs but a whole time
+ * slice when the operating system has paused one (a machine shared with other programs).
+ * The copy costs PACK_COST per value against `rows` multiply-adds per value of a
+ * thread's own work: share where that is more than an eighth, narrow bands of rows, as
+ * on a machine with many cores. */
+static int FN(share_b)(int t_m, i64 rows) {
+    return t_m > 1 && (rows < 8 * PACK_COST || forced_split() == SPLIT_ROWS);
 }
 
-/* out = a @ b (+ bias) for one matrix, on up to `threads` threads. */
-static void FN(gemm_one)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
-    if (threads <= 1) {
-        FN(gemm_with_buffers)(kr, g);
-        return;
-    }
+/* out = a @ b (+ bias) for one matrix on `threads` threads, the B block shared where
+ * share_b says so.
+ *
+ * Synchronization: a thread may read a B panel only once the thread that packed it is
+ * done, so after packing comes a barrier, and a buffer may be packed again only once
+ * every thread is done reading it. Two buffers, used in turn by consecutive (jc, pc)
+ * blocks, need one barrier per block instead of two: a thread that passes block p's
+ * barrier knows every thread has finished block p - 1, the last reader of the buffer it
+ * packs next. Where the B block is not shared (t_m = 1, or wide bands of rows: share_b)
+ * each thread packs exactly the panels it reads, into a buffer of its own, and never
+ * waits. (One buffer for all would not do: a block with a smaller kc or nc puts a thread's
+ * panels where another's were, which that thread may still be reading.)
+ *
+ * All the threads walk the same jc and pc loops (the barriers need every one of them),
+ * whether or not they have rows and panels of their own (more threads than micro-tiles).
+ * Where two threads' shares of B meet, the SIMD packer writes no lane past a panel: B
+ * panels are nr wide, a multiple of its 8-lane stores (gemm_kernels.c). Each element of
+ * out is summed over k in the same blocks and order as on one thread: the same bits. */
+static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
+    i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
+    i64 kc_block = FN(even_block)(g->k, kr->kc, 1);
+    i64 b_size = FN(b_pack_size)(kr, g->n, g->k);
+    int blocks = (int)(((g->n + nc_block - 1) / nc_block) * ((g->k + kc_block - 1) / kc_block));
+    T *b_shared = NULL;                         /* the buffers all threads read, if any */
 #pragma omp parallel num_threads(threads)
     {
-        int id = 0, team = 1;
-#ifdef _OPENMP
-        id = omp_get_thread_num();
-        team = omp_get_num_threads();
-#endif
-        FN(Problem) block = FN(block_of)(kr, g, id, team, FN(row_bands)(kr, g->m, g->n, team));
-        if (block.m > 0 && block.n > 0) FN(gemm_with_buffers)(kr, &block);
+        int id = tg_thread_index(), team = tg_team_size();
+        int t_m = FN(row_ways)(kr, g->m, g->n, team), t_n = team / t_m;
+        FN(Range) rows = FN(share)(g->m, kr->mr, id / t_n, t_m);
+        FN(Range) band = FN(share)(g->m, kr->mr, 0, t_m);    /* bands differ by a tile at most */
+        int shared = FN(share_b)(t_m, band.hi - band.lo);  /* read panels others packed */
+        T *b_own = NULL;                        /* else each packs its panels here */
+        if (shared) {
+#pragma omp single
+            b_shared = tg_alloc(sizeof(T) * b_size * (blocks > 1 ? 2 : 1));
+        } else {
+            i64 most = ((nc_block + kr->nr - 1) / kr->nr + t_n - 1) / t_n;   /* its panels */
+            b_own = tg_alloc(sizeof(T) * (most * kr->nr * kc_block + TG_GEMM_PACK_SLACK));
+        }
+        i64 m_own = rows.hi - rows.lo;
+        i64 mc_block = m_own > 0 ? FN(even_block)(m_own, kr->mc, kr->mr) : 1;
+        T *a_pack = m_own > 0 ? tg_alloc(sizeof(T) * FN(a_pack_size)(kr, m_own, g->k)) : NULL;
+        const T *a = g->a + rows.lo * g->sa_i;
+        int block = 0;
+        for (i64 jc = 0; jc < g->n; jc += nc_block) {
+            i64 nc = g->n - jc < nc_block ? g->n - jc : nc_block;
+            i64 panels = (nc + kr->nr - 1) / kr->nr;
+            FN(Range) mine = FN(share)(panels, 1, id % t_n, t_n);   /* panels it reads */
+            FN(Range) packs = shared ? FN(share)(panels, 1, id, team) : mine;  /* packs */
+            i64 j0 = mine.lo * kr->nr, cols = (mine.hi * kr->nr < nc ? mine.hi * kr->nr : nc) - j0;
+            for (i64 pc = 0; pc < g->k; pc += kc_block, block++) {
+                i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
+                int first = pc == 0, last = pc + kc == g->k;
+                /* the block's panel 0 (shared), or the thread's first (its own buffer) */
+                T *b_pack = shared ? b_shared + (block % 2) * b_size : b_own;
+                FN(pack_panels)(kr, kr->nr, packs.lo, packs.hi, nc, kc,
+                                g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j,
+                                shared ? b_pack + packs.lo * kr->nr * kc : b_pack);
+                if (shared) {
+#pragma omp barrier
+                }
+                const T *b_mine = shared ? b_pack + j0 * kc : b_pack;
+                for (i64 ic = 0; ic < m_own && cols > 0; ic += mc_block) {
+                    i64 mc = m_own - ic < mc_block ? m_own - ic : mc_block;
+                    FN(pack_panels)(kr, kr->mr, 0, (mc + kr->mr - 1) / kr->mr, mc, kc,
+                                    a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
+                    FN(macro_kernel)(kr, mc, cols, kc, a_pack, b_mine,
+                                     g->out + (rows.lo + ic) * g->ldc + jc + j0, g->ldc,
+                                     first && g->bias ? g->bias + jc + j0 : NULL, !first);
+                    if (last && g->epilogue) g->epilogue(g->ctx, rows.lo + ic, mc, jc + j0, cols);
+                }
+            }
+        }
+        if (a_pack) tg_free(a_pack);
+        if (b_own) tg_free(b_own);
     }
+    if (b_shared) tg_free(b_shared);
 }
 
 /* out = bias on every row (or zeros): the product when k is 0. */
@@ -243,6 +307,39 @@ static int FN(threads_for)(double work) {
     return work < GEMM_PARALLEL_MIN ? 1 : tg_thread_count();
 }
 
+/* Many matrices (attention's heads, a batch of small products), at least one per thread:
+ * whole products to each thread, each with its own packing buffers. No barriers, and
+ * nothing packed twice. */
+static void FN(gemm_batch)(const FN(GemmKernel) *kr, i64 batch, const i64 *a_base,
+                           const i64 *b_base, const FN(Problem) *g, int threads) {
+#pragma omp parallel num_threads(threads)
+    {
+        T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, g->k));
+        T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, g->k));
+#pragma omp for schedule(static)
+        for (i64 t = 0; t < batch; t++) {
+            FN(Problem) one = *g;
+            one.a = g->a + a_base[t];
+            one.b = g->b + b_base[t];
+            one.out = g->out + t * g->m * g->n;
+            FN(gemm_serial)(kr, &one, b_pack, a_pack);
+        }
+        tg_free(a_pack);
+        tg_free(b_pack);
+    }
+}
+
+/* ---- the dispatch: how a product runs, decided here and nowhere else ------------------
+ *   k == 0                          the bias rows (no product)
+ *   one thread, or a small product  the five loops on the calling thread: below
+ *                                   GEMM_PARALLEL_MIN, waking a thread costs more than it
+ *                                   saves
+ *   a batch of whole products for   gemm_batch: a product per thread at a time, no barriers
+ *   every thread (a multiple of the    (a batch that does not divide evenly only when long
+ *   threads, or at least 4 each)       enough that the last round's idle threads matter little)
+ *   anything else                   each product on every thread (gemm_shared), one after
+ *                                   another; inside it, the grid (row_ways: rows, columns
+ *                                   or both) and whether B is shared (share_b) */
 void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, i64 k,
                  const T *a, i64 sa_i, i64 sa_p, const T *b, i64 sb_p, i64 sb_j,
                  const T *bias, T *out) {
@@ -253,29 +350,18 @@ void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, 
     }
     const FN(GemmKernel) *kr = FN(tg_gemm_kernel)();
     int threads = FN(threads_for)((double)batch * m * n * k);
-
+    FN(Problem) g = {m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out, n};
     if (threads > 1 && batch >= threads && (batch % threads == 0 || batch >= 4 * threads)) {
-        /* Many matrices (attention's heads, a batch of small products): whole products to
-         * each thread, with one set of packing buffers per thread. */
-#pragma omp parallel num_threads(threads)
-        {
-            T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, n, k));
-            T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, m, k));
-#pragma omp for schedule(static)
-            for (i64 t = 0; t < batch; t++) {
-                FN(Problem) g = {m, n, k, a + a_base[t], sa_i, sa_p, b + b_base[t], sb_p, sb_j,
-                                 bias, out + t * m * n, n};
-                FN(gemm_serial)(kr, &g, b_pack, a_pack);
-            }
-            tg_free(a_pack);
-            tg_free(b_pack);
-        }
+        FN(gemm_batch)(kr, batch, a_base, b_base, &g, threads);
         return;
     }
     for (i64 t = 0; t < batch; t++) {
-        FN(Problem) g = {m, n, k, a + a_base[t], sa_i, sa_p, b + b_base[t], sb_p, sb_j,
-                         bias, out + t * m * n, n};
-        FN(gemm_one)(kr, &g, threads);
+        FN(Problem) one = g;
+        one.a = a + a_base[t];
+        one.b = b + b_base[t];
+        one.out = out + t * m * n;
+        if (threads > 1) FN(gemm_shared)(kr, &one, threads);
+        else FN(gemm_with_buffers)(kr, &one);
     }
 }
 
@@ -291,6 +377,8 @@ void FN(tg_matmul_epilogue)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
         if (epilogue) epilogue(ctx, 0, m, 0, n);
         return;
     }
-    FN(Problem) g = {m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out, n, epilogue, ctx, 0, 0};
-    FN(gemm_one)(FN(tg_gemm_kernel)(), &g, FN(threads_for)((double)m * n * k));
+    const FN(GemmKernel) *kr = FN(tg_gemm_kernel)();
+    FN(Problem) g = {m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out, n, epilogue, ctx};
+    if (FN(threads_for)((double)m * n * k) > 1) FN(gemm_shared)(kr, &g, tg_thread_count());
+    else FN(gemm_with_buffers)(kr, &g);
 }

@@ -30,6 +30,16 @@ static inline int tg_thread_index(void) {
 #endif
 }
 
+/* How many threads the enclosing parallel region has (1 outside one): OpenMP may give a
+ * region fewer than it asked for. */
+static inline int tg_team_size(void) {
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
 /* The calling thread's share [lo, hi) of n items split evenly among the threads of the
  * enclosing parallel region (all of them outside one), boundaries rounded to multiples
  * of `align` items, so two threads never write into the same cache line (false sharing):

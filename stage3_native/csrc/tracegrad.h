@@ -19,6 +19,9 @@ typedef int64_t i64;
 /* threads.c: the number of OpenMP threads kernels may use (1 when built without OpenMP) */
 void tg_set_num_threads(int n);
 int tg_num_threads(void);
+/* seconds an empty parallel region of `threads` threads takes when the threads have been
+ * idle for idle_seconds before it: what a kernel pays to hand work to them */
+double tg_parallel_region_seconds(int threads, double idle_seconds);
 
 /* alloc.c: the caching allocator behind every cpu buffer (uninitialized memory; tg_free
  * keeps blocks for reuse, large ones on huge pages) */
