@@ -43,7 +43,7 @@ FIGURES = {
     "07_language_models": ["bigram_counts.png", "mlplm_loss.png", "mlplm_embedding.png"],
     "08_tokenization": ["tokenizer_example.png"],
     "09_gpt": ["tinygpt2-lossplot.png", "gpt_lr_schedule.png", "gpt_char_loss.png",
-               "attention_matrix_gpt2.png"],
+               "attention_matrix_char.png", "attention_matrix_gpt2.png"],
     "10_chatbots": ["chat_finetune_loss.png", "chatbot_transcript.png", "attention_matrix_chatbot.png"],
     "06_native_engine": ["native_op_times.svg", "matmul_gflops.svg", "gemm_ladder.svg",
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
