@@ -45,3 +45,30 @@ def sum_dims(shape, target):
     lead = len(target) - len(shape)
     return tuple(range(lead)) + tuple(lead + d for d, size in enumerate(shape)
                                       if size == 1 and target[lead + d] != 1)
+
+
+def constrained_flat_index(out_index, shape, strides, offset=0):
+    """The buffer position that element ``out_index`` of a broadcast result reads from an
+    operand of ``shape`` and ``strides``, the thesis's "index constraining": the leading
+    indices the operand lacks are dropped and each other one is taken modulo the operand's
+    size, so a size-1 dimension always reads index 0. It equals ``flat_index`` with the
+    operand's ``broadcast_strides``; the modulo is only right for shapes that broadcast
+    (checked here), since an operand of size 2 under an index of size 4 would be tiled."""
+    out_index, shape, strides = tuple(out_index), tuple(shape), tuple(strides)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in out_index + shape + strides + (offset,)):
+        raise TypeError(f"constrained_flat_index: expected ints, got index {out_index}, shape "
+                        f"{shape}, strides {strides}, offset {offset!r}")
+    if len(strides) != len(shape) or len(out_index) < len(shape) or min(shape, default=1) < 1:
+        raise ValueError(f"constrained_flat_index: an index of {len(out_index)} dimensions cannot "
+                         f"read an operand of shape {shape} with strides {strides} (expected "
+                         f"positive sizes, one stride per size and at most as many dimensions "
+                         f"as the index)")
+    lead = len(out_index) - len(shape)
+    for d, (i, size) in enumerate(zip(out_index[lead:], shape)):
+        if i < 0:
+            raise ValueError(f"constrained_flat_index: negative index {out_index}")
+        if size != 1 and i >= size:
+            raise ValueError(f"constrained_flat_index: index {out_index} does not broadcast to "
+                             f"shape {shape}: {i} is beyond size {size} in dimension {d}")
+    return offset + sum((i % size) * stride
+                        for i, size, stride in zip(out_index[lead:], shape, strides))

@@ -33,7 +33,8 @@ STAGE = {
 # Notebook stem -> the files it must write under $TRACEGRAD_FIGURES.
 FIGURES = {
     "01_tensors": ["strides_visualization.svg", "broadcasting_scalar_stretch.svg"],
-    "02_neural_networks": ["neural_network.svg", "mlp_training_loss.png", "mlp_decision_boundary.png"],
+    "02_neural_networks": ["neural_network.svg", "init_variance_depth.png", "mlp_training_loss.png",
+                           "mlp_decision_boundary.png", "one_hidden_layer_parabola.png"],
     "03_scalar_autograd": ["upstream-local-gradient.svg", "chain_graph.svg",
                            "bobnet_loss.png", "bobnet_graph.svg"],
     "04_tensor_autograd": ["opgraph_1.png"],
