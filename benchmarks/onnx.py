@@ -9,7 +9,10 @@ arithmetic) exported with H and W free and run at 1x1x256x256.
 
 Speed: each engine makes its plan / session first and runs once to warm up; then in each
 round the two run one after the other, the first alternating, so a busy neighbour slows
-both; figures are medians over rounds; ratio = onnxruntime's time / ours (>= 1: we are as
+both, with a pause of SETTLE seconds before each run: both engines' worker threads spin for
+a while after their work (onnxruntime's thread pool, libgomp's GOMP_SPINCOUNT), and without
+the pause one engine's spinning threads take the cores the other's run needs, which no user
+running one engine meets; figures are medians over rounds; ratio = onnxruntime's time / ours (>= 1: we are as
 fast or faster). Both use ``--threads`` threads (stage3_native.set_num_threads;
 intra_op_num_threads, one inter-op thread).
 
@@ -39,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+SETTLE = 0.2      # seconds before each timed run: the other engine's threads stop spinning
 # this file is named onnx.py: its folder, first on the path, would shadow the onnx package
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -150,6 +154,7 @@ def compare(path, x, model, rounds=7, threads=2, device="cpu", memory=True):
     times = {e: [] for e in runs}
     for r in range(rounds):
         for e in (("tracegrad", "onnxruntime") if r % 2 == 0 else ("onnxruntime", "tracegrad")):
+            time.sleep(SETTLE)
             start = time.perf_counter()
             runs[e](x)
             times[e].append(time.perf_counter() - start)
