@@ -183,6 +183,38 @@ def layer_norm_backward(grad, x, mean, rstd, weight, dtype):
         differ("layer_norm_backward", "weight", weight.shape, x.shape[-1:])
 
 
+def _attention_inputs(kernel, q, k, v, causal, scale):
+    """q (..., T, d), k (..., S, d), v (..., S, e) with one batch shape, S >= 1; causal None
+    or an int offset >= 0 (query i sees keys 0 .. i + offset); scale a finite number.
+    Returns (T, e)."""
+    fits = len(q.shape) >= 2 and len(k.shape) == len(q.shape) == len(v.shape)
+    if fits:
+        fits = (tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2])
+                and q.shape[-1] == k.shape[-1] and k.shape[-2] == v.shape[-2] and k.shape[-2] >= 1)
+    if not fits:
+        raise ValueError(f"{kernel}: expected q (..., T, d), k (..., S, d) and v (..., S, e) with "
+                         f"the same batch dimensions and S >= 1, got shapes {tuple(q.shape)}, "
+                         f"{tuple(k.shape)} and {tuple(v.shape)}")
+    if causal is not None and not (type(causal) is int and causal >= 0):
+        raise ValueError(f"{kernel}: causal must be None (no mask) or an int offset >= 0 (query i "
+                         f"sees keys 0 .. i + offset), got {causal!r}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise ValueError(f"{kernel}: scale must be a finite number, got {scale!r}")
+    return q.shape[-2], v.shape[-1]
+
+
+def attention(q, k, v, causal, scale, dtype):
+    _attention_inputs("attention", q, k, v, causal, scale)
+
+
+def attention_backward(grad, q, k, v, out, lse, causal, scale, dtype):
+    t, e = _attention_inputs("attention_backward", q, k, v, causal, scale)
+    rows = tuple(q.shape[:-1])
+    differ("attention_backward", "out", out.shape, rows + (e,))
+    differ("attention_backward", "grad", grad.shape, rows + (e,))
+    differ("attention_backward", "lse", lse.shape, rows)
+
+
 def _channels(kernel, x):
     """x (N, C, *spatial), at least 2-d, its element count within int64: returns C."""
     if len(x.shape) < 2:
@@ -480,6 +512,7 @@ CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "dropout": dropout,
           "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
           "batch_norm": batch_norm, "batch_norm_backward": batch_norm_backward,
+          "attention": attention, "attention_backward": attention_backward,
           "pad": pad, "pad_backward": pad_backward, "interpolate": interpolate,
           "interpolate_backward": interpolate_backward, "interpolate_into": interpolate_into,
           "sgd_update": sgd_update, "adam_update": adam_update, "im2col": im2col, "col2im": col2im,

@@ -30,6 +30,9 @@ SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
 # The performance chapter's ladder (csrc/matmul.c): three loop orders, the system CBLAS
 # (when built with one) and TinyBLAS, the project's own packed SIMD BLAS (csrc/gemm.c).
 MATMUL_VARIANTS = {"naive": 0, "reordered": 1, "blocked": 2, "blas": 3, "tinyblas": 4}
+# Fused attention (csrc/attention.c): the per-row formulas in double, kept as the tests'
+# reference, and the flash-attention blocks with their online softmax.
+ATTENTION_VARIANTS = {"naive": 0, "blocked": 1}
 
 
 def default_matmul():
@@ -196,9 +199,10 @@ _KERNELS = {}
 
 
 def _no_memory(name, failed):
-    """The window and resampling kernels return 1 when they could not allocate their tables."""
+    """The window, resampling and attention kernels return 1 when they could not allocate
+    their tables (or tiles)."""
     if failed:
-        raise MemoryError(f"{name}: no memory for the kernel's tables of positions")
+        raise MemoryError(f"{name}: no memory for the kernel's tables of positions or tiles")
 
 
 # The levels of the element-wise hierarchy and the paths of reductions, by their numbers in
@@ -240,6 +244,7 @@ class CpuBackend(NativeBackend):
 
     def __init__(self):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
+        self.attention_variant = "blocked"       # "naive": the tests' reference
 
     def from_flat(self, values, dtype):
         return ffi.new(CTYPE_ARRAY[dtype], [dtype.encode(v) for v in values])
@@ -494,6 +499,39 @@ class CpuBackend(NativeBackend):
         if failed:
             raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
         return dx, dweight, dbias
+
+    # ---- attention (attention.c): q, k, v and the gradient read in place, row by row --------
+    def _heads(self, view, dtype):
+        """(buffer, each head's offset, row stride) of a (..., n, c) view for the attention
+        kernels, which read rows whose last dimension is contiguous: the view itself when
+        it is (one head per position of its leading dimensions), else a contiguous copy."""
+        if view.dtype is not dtype or (view.strides[-1] != 1 and view.shape[-1] > 1):
+            view = View(self.contiguous(view, dtype), view.shape, make_strides(view.shape), 0, dtype)
+        heads = View(None, view.shape[:-2], view.strides[:-2], view.offset, None)
+        return view.buffer, positions(heads), view.strides[-2]
+
+    @float_only
+    def attention(self, q, k, v, causal, scale, dtype):
+        (t, d), s, e = q.shape[-2:], k.shape[-2], v.shape[-1]
+        bh = numel(q.shape[:-2])
+        out, lse = allocate(bh * t * e, dtype), allocate(bh * t, dtype)
+        _no_memory("attention", kernel("attention", dtype)(
+            ATTENTION_VARIANTS[self.attention_variant], bh, t, s, d, e, *self._heads(q, dtype),
+            *self._heads(k, dtype), *self._heads(v, dtype), causal is not None, causal or 0,
+            float(scale), out, lse))
+        return out, lse
+
+    @float_only
+    def attention_backward(self, grad, q, k, v, out, lse, causal, scale, dtype):
+        (t, d), s, e = q.shape[-2:], k.shape[-2], v.shape[-1]
+        bh = numel(q.shape[:-2])
+        dq, dk, dv = allocate(bh * t * d, dtype), allocate(bh * s * d, dtype), allocate(bh * s * e, dtype)
+        _no_memory("attention_backward", kernel("attention_backward", dtype)(
+            ATTENTION_VARIANTS[self.attention_variant], bh, t, s, d, e, *self._heads(q, dtype),
+            *self._heads(k, dtype), *self._heads(v, dtype), self._dense(out, dtype),
+            self._dense(lse, dtype), *self._heads(grad, dtype), causal is not None, causal or 0,
+            float(scale), dq, dk, dv))
+        return dq, dk, dv
 
     # ---- batch normalization (batchnorm.c): contiguous (N, C, S), per channel ----------------
     @float_only

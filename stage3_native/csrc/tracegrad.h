@@ -155,6 +155,27 @@ extern const int *tg_simd_current;
 TG_SOFTMAX(float, f32)
 TG_SOFTMAX(double, f64)
 
+/* attention.c: scaled dot-product attention of bh heads, fused (variant 0 naive, 1
+ * blocked): queries (t, d), keys (s, d), values (s, ev) read in place, head b's rows at
+ * x + x_base[b], x_row apart (last dimension contiguous); query i sees keys 0 .. i + offset
+ * under the causal mask (causal != 0, offset >= 0), else all s. Forward: out (bh, t, ev)
+ * and each query's lse = log sum_j e^(scale q.k_j) (bh, t); backward: dq (bh, t, d), dk
+ * (bh, s, d), dv (bh, s, ev) from those and dout (read in place, as q). Each returns 1
+ * when out of memory for its tiles, else 0. */
+#define TG_ATTENTION(T, S) \
+    int tg_attention_##S(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q, \
+                         const i64 *q_base, i64 q_row, const T *k, const i64 *k_base, i64 k_row, \
+                         const T *v, const i64 *v_base, i64 v_row, int causal, i64 offset, \
+                         double scale, T *out, T *lse); \
+    int tg_attention_backward_##S(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q, \
+                                  const i64 *q_base, i64 q_row, const T *k, const i64 *k_base, \
+                                  i64 k_row, const T *v, const i64 *v_base, i64 v_row, \
+                                  const T *out, const T *lse, const T *dout, const i64 *do_base, \
+                                  i64 do_row, int causal, i64 offset, double scale, T *dq, T *dk, \
+                                  T *dv);
+TG_ATTENTION(float, f32)
+TG_ATTENTION(double, f64)
+
 /* mse.c: the squared-error loss of a against b (n elements each; reduction 0 none, 1 sum,
  * 2 mean), keeping diff = a - b; and its gradient with respect to a, 2 * diff * grad * factor
  * (grad: one value with grad_step 0, or n with grad_step 1) */

@@ -1,0 +1,73 @@
+/* Scaled dot-product attention, fused (flash-attention style), forward and backward, for
+ * float and double (chapter on language models, "Self-attention"; issue 22).
+ *
+ * For each of bh (batch * heads) independent heads, queries q (t, d), keys k (s, d) and
+ * values v (s, dv):
+ *
+ *     out_i = sum_j p_ij v_j,   p_ij = e^(x_ij - lse_i),   x_ij = scale * q_i . k_j,
+ *     lse_i = log sum_j e^(x_ij)          (j over the keys query i sees)
+ *
+ * With causal != 0, query i sees keys 0 .. i + offset only (offset 0: PyTorch's is_causal,
+ * aligned at the top left; offset s - t: the last t of s positions, as with a KV cache);
+ * offset >= 0, so every query sees at least key 0.
+ *
+ * Written with tensor operations (nn/functional.py's attention_weights, then @ v), each
+ * head's (t, s) scores, their mask, their softmax and its gradient are whole tensors,
+ * written and read again by one kernel after the other and kept for the backward pass.
+ * Here they never exist whole:
+ *
+ *   forward   per block of ATT_BQ queries, the keys are visited ATT_BK at a time; each
+ *             block's scores live in a small tile, and a running max m_i and sum l_i
+ *             (the online softmax) rescale what was accumulated so far whenever a new
+ *             block raises the max. Kept: out and lse_i = m_i + log l_i, one per query.
+ *   backward  recomputes p_ij = e^(x_ij - lse_i) block by block from q, k and lse, with
+ *             D_i = sum_c dout_ic out_ic (= sum_j p_ij dp_ij) computed first:
+ *                 dv_j += p_ij dout_i,  dp_ij = dout_i . v_j,  ds_ij = p_ij (dp_ij - D_i),
+ *                 dq_i += scale ds_ij k_j,  dk_j += scale ds_ij q_i.
+ *
+ * Two variants, picked by `variant` (cpu/backend.py's ATTENTION_VARIANTS): 0, naive, the
+ * straightforward per-row formulas in double (three passes over a query's keys, no
+ * blocks), kept as the tests' reference and for reading; 1, blocked, the flash version
+ * above. The dispatch is tg_attention / tg_attention_backward at the end of
+ * attention_t.h.
+ *
+ * Layout: q, k, v and dout are read in place (their last dimension contiguous): head b's
+ * rows start at x + x_base[b], x_row elements apart, as the views stage2 makes by
+ * splitting one (B, T, 3C) projection into heads. out (bh, t, dv), lse (bh, t), dq (bh, t,
+ * d), dk (bh, s, d) and dv (bh, s, dv) are contiguous.
+ *
+ * Threads: the forward pass splits (head, query block) pairs among the threads, heaviest
+ * first (under a causal mask the last query blocks see the most keys); the backward pass
+ * splits the heads, each thread owning its heads' dk and dv, so no two threads add into one
+ * row. Blocks run plain loops whose innermost one walks a contiguous row (of a tile, of v
+ * or of an accumulator) for gcc to vectorize, once per SIMD level (simd.h's TG_SIMD).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "parallel.h"
+#include "vmath.h"
+
+#define ATT_BQ 64          /* queries per block */
+#define ATT_BK 64          /* keys per block: a (ATT_BQ, ATT_BK) tile of scores, 16 KiB of floats */
+
+typedef struct {
+    i64 bh, t, s, d, dv;
+    int causal;
+    i64 offset;
+    double scale;
+} AttentionShape;
+
+/* How many keys query i sees: all s, or 0 .. i + offset under the causal mask. */
+static inline i64 att_visible(const AttentionShape *g, i64 i) {
+    if (!g->causal) return g->s;
+    i64 n = i + g->offset + 1;
+    return n < g->s ? n : g->s;
+}
+
+/* e^x in the element type: vmath.h's vectorizable one for float, libm's for double. */
+TG_INLINE float att_exp_f32(float x) { return tg_expf(x); }
+TG_INLINE double att_exp_f64(double x) { return exp(x); }
+
+#define TEMPLATE "attention_t.h"
+#include "instantiate_float.h"
