@@ -13,7 +13,7 @@ import operator
 import warnings
 
 from .. import backend as backends
-from .. import composites, losses
+from .. import attention, composites, losses
 from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401  (F.conv2d, ...)
@@ -563,11 +563,34 @@ def attention_weights(q, k, attn_mask=None, is_causal=False, scale=None):
     return scores.softmax(dim=-1)
 
 
+def _check_attention(q, k, v):
+    """Three tensors of one floating dtype, q (..., T, d), k (..., S, d), v (..., S, e)."""
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"scaled_dot_product_attention: {name} must be a Tensor, got {type(t).__name__}")
+        if t.ndim < 2:
+            raise ValueError(f"scaled_dot_product_attention: {name} must be (..., length, features), "
+                             f"at least 2-D, got shape {t.shape}")
+    if not (q.dtype is k.dtype is v.dtype) or not q.dtype.is_floating_point:
+        raise TypeError(f"scaled_dot_product_attention: query, key and value must have one floating "
+                        f"dtype, got {q.dtype.name}, {k.dtype.name} and {v.dtype.name}")
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"scaled_dot_product_attention: expected query (..., T, d), key (..., S, d) "
+                         f"and value (..., S, e), got shapes {q.shape}, {k.shape} and {v.shape}")
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, training=True, *,
                                  scale=None):
     """PyTorch's F.scaled_dot_product_attention: dropout(attention_weights(q, k)) @ v,
-    (..., T, d) queries over (..., S, d) keys and values -> (..., T, d); ``scale``, when
-    given, replaces 1/sqrt(d)."""
+    (..., T, d) queries over (..., S, d) keys and (..., S, e) values -> (..., T, e);
+    ``scale``, when given, replaces 1/sqrt(d). Without a mask or active dropout, on a
+    device with the fused kernels (attention.py's ``fused``), one kernel each way that never
+    keeps the (T, S) weights; otherwise the plain composite."""
+    _check_attention(q, k, v)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scaled_dot_product_attention: scale must be a number or None, got {type(scale).__name__}")
+    if attn_mask is None and (dropout_p == 0 or not training) and attention.fused(q, k, v):
+        return attention.attention(q, k, v, 0 if is_causal else None, scale)
     weights = attention_weights(q, k, attn_mask, is_causal, scale)
     return dropout(weights, dropout_p, training) @ v
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
+from stage2_tensor.attention import fused as fused_attention
 
 
 @dataclass
@@ -57,6 +58,14 @@ class CausalSelfAttention(nn.Module):
             self._masks[key] = tg.zeros(T, past + T, dtype=dtype, device=device).masked_fill(future, -math.inf)
         return self._masks[key]
 
+    def fused(self, q, k, v, T, past):
+        """Whether the device's fused attention runs: nothing asks for the weights (the
+        attention figure's keep_attention, active dropout on them), the mask is the causal
+        one from the top left (no cache yet: past 0) or none (one new query), and the
+        device has the kernels. Otherwise the explicit path, which the chapter shows."""
+        dropping = self.attn_dropout.p > 0 and self.training
+        return not self.keep_attention and not dropping and (past == 0 or T == 1) and fused_attention(q, k, v)
+
     def forward(self, x, cache=None):
         """x: (B, T, C). With a KVCache (generation), x holds only the new positions: their
         keys and values are appended to the cache and their queries attend to all of it."""
@@ -68,11 +77,17 @@ class CausalSelfAttention(nn.Module):
         if cache is not None:
             past = cache.length(self)
             k, v = cache.append(self, k, v)                      # (B, H, past + T, hd)
-        # One new query (generation) may see every key; otherwise the future is masked.
-        mask = self.causal_mask(T, past, x.device, x.dtype) if T > 1 else None
-        att = F.attention_weights(q, k, mask)                    # (B, H, T, past + T)
-        self.last_attention = att if self.keep_attention else None
-        y = self.attn_dropout(att) @ v                           # (B, H, T, hd)
+        if self.fused(q, k, v, T, past):
+            # The same computation as below in one kernel each way, which never keeps the
+            # (T, T) weights of a head (stage2_tensor/attention.py)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
+            self.last_attention = None
+        else:
+            # One new query (generation) may see every key; otherwise the future is masked.
+            mask = self.causal_mask(T, past, x.device, x.dtype) if T > 1 else None
+            att = F.attention_weights(q, k, mask)                # (B, H, T, past + T)
+            self.last_attention = att if self.keep_attention else None
+            y = self.attn_dropout(att) @ v                       # (B, H, T, hd)
         y = y.transpose(1, 2).reshape(B, T, C)                   # the heads side by side
         return self.resid_dropout(self.c_proj(y))
 
