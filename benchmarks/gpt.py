@@ -12,6 +12,7 @@ from two blocks timed one after the other, so a busy neighbour affects both term
 
 Configs (dropout 0 in both):
     char: vocab 96, block 64, 4 layers, 4 heads, n_embd 128, batch 12  (the char-level model)
+    char128: the same model at block 128, batch 32  (issue 22's goal config for it)
     tiny: vocab 50257, block 256, 2 layers, 4 heads, n_embd 32, batch 4  (GPT-2's vocabulary:
           the (1024, 50257) logits, their softmax and the LM head dominate)
 
@@ -22,9 +23,14 @@ no cache).
 The PyTorch model, the step, the timing rounds and the thread setting are training.py's
 (``torch_gpt_model``: nanoGPT's model with stage4's parameter names; ``set_threads``: our
 OpenMP threads, the OpenBLAS pool behind our matmul when built with one, and torch's).
+PyTorch's attention is the explicit one (scores, mask, softmax, @ v) unless ``--sdpa``
+gives it F.scaled_dot_product_attention, as its users run it. tracegrad's runs its fused
+attention where the device has it (stage2_tensor/attention.py); ``--plain`` adds a third
+engine, the same model on the explicit path (scores, mask, softmax, @ v), timed in the
+same rounds: the fused kernels' gain.
 
-    python benchmarks/gpt.py [--config char|tiny] [--steps N] [--runs 5] [--warmup 2]
-                             [--threads N] [--no-torch]
+    python benchmarks/gpt.py [--config char|char128|tiny] [--steps N] [--runs 5] [--warmup 2]
+                             [--threads N] [--no-torch] [--sdpa] [--plain]
 """
 import argparse
 import os
@@ -49,6 +55,7 @@ from training import (Engine, measure, set_threads, torch_gpt_model, training_st
 DEVICE = "cpu"
 CONFIGS = {   # name: (config, batch, default --steps: about half a minute either way)
     "char": (GPTConfig(vocab_size=96, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0), 12, 10),
+    "char128": (GPTConfig(vocab_size=96, block_size=128, n_layer=4, n_head=4, n_embd=128, dropout=0.0), 32, 3),
     "tiny": (GPTConfig(vocab_size=50257, block_size=256, n_layer=2, n_head=4, n_embd=32, dropout=0.0), 8, 2),
 }
 ADAMW = {"lr": 1e-3, "betas": (0.9, 0.99), "weight_decay": 0.1}
@@ -63,16 +70,21 @@ def batches(config, batch, n=4, seed=0):
     return [(s[:, :-1].copy(), s[:, 1:].copy()) for s in seqs]
 
 
-def tracegrad_engine(config, pool):
+def tracegrad_engine(config, pool, plain=False):
+    """The model and its step; plain: the explicit attention path even where the device
+    has the fused kernels."""
     tg.seed(0)
     model = GPT(config, device=DEVICE)
+    if plain:
+        for block in model.transformer.h:
+            block.attn.fused = lambda *args: False
     opt = tg.optim.AdamW(model.parameters(), **ADAMW)
     data = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
     return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], data)
 
 
-def torch_engine(config, pool, weights):
-    model = torch_gpt_model(config, sdpa=False)
+def torch_engine(config, pool, weights, sdpa):
+    model = torch_gpt_model(config, sdpa=sdpa)
     model.load_state_dict({k: training.torch.from_numpy(v.copy()) for k, v in weights.items()})
     opt = training.torch.optim.AdamW(model.parameters(), **ADAMW)
     data = [(training.torch.from_numpy(x), training.torch.from_numpy(y)) for x, y in pool]
@@ -132,6 +144,10 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads for both engines (default: every core)")
     parser.add_argument("--no-torch", action="store_true", help="time tracegrad only")
+    parser.add_argument("--sdpa", action="store_true", help="PyTorch's attention as "
+                        "F.scaled_dot_product_attention (default: explicit, as ours was)")
+    parser.add_argument("--plain", action="store_true", help="also time tracegrad's explicit "
+                        "attention path (no fused kernels), in the same rounds")
     args = parser.parse_args()
     if args.no_torch:
         training.torch = None
@@ -144,7 +160,8 @@ def main():
     print(f"GPT training, config {args.config!r}: vocab {config.vocab_size}, block {config.block_size}, "
           f"{config.n_layer} layers, {config.n_head} heads, n_embd {config.n_embd}, batch {batch} "
           f"({tokens} tokens/step), AdamW; tracegrad device {DEVICE!r} against "
-          + (f"PyTorch {torch.__version__} (CPU)" if torch else "nothing (PyTorch not importable, or --no-torch)"))
+          + (f"PyTorch {torch.__version__} (CPU, {'sdpa' if args.sdpa else 'explicit'} attention)"
+             if torch else "nothing (PyTorch not importable, or --no-torch)"))
     print(f"threads: tracegrad OpenMP {threads['tracegrad_openmp']}, its OpenBLAS "
           f"{threads['tracegrad_blas'] or 'none found'}" + (f", PyTorch {threads['torch']}" if torch else ""))
     pool = batches(config, batch)
@@ -152,8 +169,10 @@ def main():
     engines = [Engine("tracegrad", ours_step)]
     torch_model = None
     if torch is not None:
-        torch_model, torch_step = torch_engine(config, pool, weights_of(ours_model))
+        torch_model, torch_step = torch_engine(config, pool, weights_of(ours_model), args.sdpa)
         engines.append(Engine("pytorch", torch_step))
+    if args.plain:
+        engines.append(Engine("plain", tracegrad_engine(config, pool, plain=True)[1]))
     print(f"warm-up {args.warmup} step(s) each, then {args.runs} runs of {args.steps} step(s) per engine",
           flush=True)
     measure(engines, args.warmup, args.runs, args.steps,
@@ -170,7 +189,13 @@ def main():
     if torch is not None:
         ratios = [t / o for o, t in zip(engines[0].block_seconds, engines[1].block_seconds)]
         print(f"  tracegrad / pytorch throughput {statistics.median(ratios):.2f}x "
-              f"(median of the runs' ratios; > 1: tracegrad is faster)")
+              f"(median of the runs' ratios; > 1: tracegrad is faster; runs "
+              f"{min(ratios):.2f}-{max(ratios):.2f})")
+    if args.plain:
+        ratios = [p / o for o, p in zip(engines[0].block_seconds, engines[-1].block_seconds)]
+        print(f"  fused / plain attention throughput {statistics.median(ratios):.2f}x "
+              f"(runs {min(ratios):.2f}-{max(ratios):.2f}); first loss fused "
+              f"{engines[0].losses[0]:.6f}, plain {engines[-1].losses[0]:.6f}")
     inference(ours_model, torch_model, config, args.runs)
 
 
