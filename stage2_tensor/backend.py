@@ -43,7 +43,8 @@ kernel of its own. A device may still run a composite as one kernel, for speed: 
 element-wise one by declaring that it has the fused kernels of ops.FUSED (``fused``, the
 names of those its ``unary`` computes; gelu and gelu_tanh forward, gelu_grad and
 gelu_tanh_grad for their backward), a loss through the optional kernels below
-(cross_entropy, mse_loss). A new activation or loss is a composite first; a fused kernel
+(cross_entropy, mse_loss), attention through ``attention`` (nn.functional's
+scaled_dot_product_attention runs the composite where a device has none). A new activation or loss is a composite first; a fused kernel
 follows only where it is measured to pay. (softmax, dropout and layer_norm are kernels of
 their own, which a device lacking them borrows from the python device, as below.)
 
@@ -115,6 +116,20 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        dbias = sum grad, dweight = sum grad * xhat, dx =
                                        weight * rstd * (grad - mean(grad) - xhat *
                                        mean(grad * xhat)), means over the channel's elements
+    attention(q, k, v, causal, scale, dtype)
+                                       scaled dot-product attention (attention.py), q
+                                       (..., T, d), k (..., S, d), v (..., S, e) of one
+                                       batch shape, S >= 1: (out, lse), out (..., T, e)
+                                       row i = sum_j p_ij v_j, p_ij = e^(x_ij - lse_i),
+                                       x_ij = scale q_i . k_j, lse (..., T) = log sum_j
+                                       e^(x_ij), over the keys query i sees: all (causal
+                                       None), or 0 .. i + causal (an int offset >= 0; 0 is
+                                       PyTorch's is_causal). No (T, S) matrix is kept
+    attention_backward(grad, q, k, v, out, lse, causal, scale, dtype)
+                                       its gradient (dq, dk, dv) from the forward's out and
+                                       lse, p_ij recomputed: ds_ij = p_ij (grad_i . v_j -
+                                       grad_i . out_i), dq_i = scale sum_j ds_ij k_j, dk_j =
+                                       scale sum_i ds_ij q_i, dv_j = sum_i p_ij grad_i
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each

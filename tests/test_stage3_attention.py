@@ -1,0 +1,239 @@
+"""Fused attention (stage2_tensor/attention.py, device "cpu"'s csrc/attention.c): forward
+against numpy in float64, gradients against central differences, both kernel variants, the
+fused path against the plain composite, the GPT's two paths, and bad input refused before
+it reaches C."""
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage2_tensor.nn.functional as F
+from stage2_tensor import attention, backend
+from stage4_models.gpt import GPT, GPTConfig
+
+from .engines import ENGINES
+from .gradcheck import gradcheck
+
+pytestmark = [pytest.mark.stage3, pytest.mark.device("cpu")]
+
+CPU = next(e for e in ENGINES if e.name == "stage3-cpu")
+EPS = {tg.float32: np.finfo(np.float32).eps, tg.float64: np.finfo(np.float64).eps}
+NP = {tg.float32: np.float32, tg.float64: np.float64}
+
+
+@pytest.fixture(params=["blocked", "naive"])
+def variant(request, monkeypatch):
+    """Each test on both kernels: the flash-attention blocks and the per-row reference."""
+    monkeypatch.setattr(backend.get("cpu"), "attention_variant", request.param)
+    return request.param
+
+
+def reference(q, k, v, offset, scale):
+    """(out, lse) in float64 by the definition: softmax(scale q k^T + mask) v, query i
+    seeing keys 0 .. i + offset (offset None: all)."""
+    x = scale * q @ np.swapaxes(k, -1, -2)
+    t, s = x.shape[-2:]
+    if offset is not None:
+        x = np.where(np.arange(s) <= np.arange(t)[:, None] + offset, x, -np.inf)
+    m = x.max(-1, keepdims=True)
+    e = np.exp(x - m)
+    total = e.sum(-1, keepdims=True)
+    return (e / total) @ v, (m + np.log(total))[..., 0]
+
+
+def tensors(rng, dtype, *shapes):
+    return [tg.from_numpy(rng.standard_normal(s).astype(NP[dtype]), device="cpu") for s in shapes]
+
+
+# T = 1, 7, 64, 130 (one block, a partial one, exactly one, two and a bit); head dims 8, 32,
+# 64; B * H from 1 to 8; the keys as many as the queries (training) or more (a cache).
+SHAPES = [(1, 1, 1, 1, 8), (2, 3, 7, 7, 8), (1, 2, 64, 64, 32), (2, 4, 130, 130, 32),
+          (1, 1, 130, 130, 64), (2, 2, 7, 12, 64), (1, 3, 64, 130, 8)]
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("mask", ["none", "causal", "cache"])
+def test_forward_against_numpy(variant, dtype, shape, mask):
+    b, h, t, s, d = shape
+    e = d // 2 + 1                                  # values of another width than the keys
+    offset = {"none": None, "causal": 0, "cache": s - t}[mask]
+    rng = np.random.default_rng(t * d + s)
+    q, k, v = tensors(rng, dtype, (b, h, t, d), (b, h, s, d), (b, h, s, e))
+    scale = d ** -0.5
+    out, lse = backend.get("cpu").attention(q.as_view(), k.as_view(), v.as_view(), offset, scale, dtype)
+    out = tg.Tensor.from_buffer(out, (b, h, t, e), dtype, "cpu").numpy()
+    lse = tg.Tensor.from_buffer(lse, (b, h, t), dtype, "cpu").numpy()
+    want, want_lse = reference(*(x.numpy().astype(np.float64) for x in (q, k, v)), offset, scale)
+    # Each score is a sum of d products, each weight an exponential of one, each output a
+    # sum over up to s keys: (d + s) roundings, relative to the values' size (the weights
+    # sum to 1) or to the lse's.
+    tol = (d + s) * EPS[dtype]
+    np.testing.assert_allclose(out, want, rtol=0, atol=tol * np.abs(v.numpy()).max())
+    np.testing.assert_allclose(lse, want_lse, rtol=0, atol=tol * max(1.0, np.abs(want_lse).max()))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shape", [((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 3)),    # training
+                                   ((1, 2, 3, 4), (1, 2, 6, 4), (1, 2, 6, 2)),    # more keys
+                                   ((2, 6, 3), (2, 4, 3), (2, 4, 5))],            # more queries, 3-D
+                         ids=["self", "more_keys", "more_queries"])
+def test_gradients_against_central_differences(variant, shape, causal):
+    """float64 on device "cpu", through F.scaled_dot_product_attention's fused path."""
+    def fn(q, k, v):
+        assert attention.fused(q, k, v)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    rng = np.random.default_rng(3)
+    gradcheck(CPU, fn, [rng.standard_normal(s) for s in shape], rtol=1e-6, atol=1e-8)
+
+
+def test_a_scale_and_a_long_causal_sequence_against_central_differences(variant):
+    """Three query blocks over three key blocks (T = 130 crosses two block edges), a scale of
+    the caller's: the blocks' online softmax and the backward's recomputed weights."""
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((1, 130, 2)) for _ in range(3))
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7)  # noqa: E731
+    gradcheck(CPU, fn, [q, k, v], rtol=1e-6, atol=1e-8)
+
+
+def plain(q, k, v, causal):
+    """The composite every device runs: the weights, then @ v."""
+    return F.attention_weights(q, k, None, causal) @ v
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_equals_the_composite_in_float32(variant, causal):
+    """The GPT's layout: q, k, v three head views of one (B, T, 3C) projection (read in place
+    by the kernels), the gradient arriving through the heads' transpose back to (B, T, C)."""
+    B, T, H, hd = 3, 70, 4, 16
+    rng = np.random.default_rng(5)
+    qkv = rng.standard_normal((B, T, 3 * H * hd)).astype(np.float32)
+    up = rng.standard_normal((B, T, H * hd)).astype(np.float32)
+    results = []
+    for fn in (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+               lambda q, k, v: plain(q, k, v, causal)):
+        x = tg.from_numpy(qkv, device="cpu").requires_grad_()
+        q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in x.split(H * hd, dim=2))
+        y = fn(q, k, v).transpose(1, 2).reshape(B, T, H * hd)
+        (y * tg.from_numpy(up, device="cpu")).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    (y_fused, g_fused), (y_plain, g_plain) = results
+    # both float32 computations of the same sums, in another order: T + hd roundings each
+    tol = (T + hd) * EPS[tg.float32]
+    np.testing.assert_allclose(y_fused, y_plain, rtol=0, atol=tol * np.abs(qkv).max())
+    np.testing.assert_allclose(g_fused, g_plain, rtol=0, atol=tol * np.abs(g_plain).max())
+
+
+def test_the_two_variants_agree_on_a_strided_float32_batch():
+    rng = np.random.default_rng(6)
+    q, k, v = tensors(rng, tg.float32, (2, 130, 3, 32), (2, 150, 3, 32), (2, 150, 3, 32))
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))     # rows 3 * 32 apart, heads 32 apart
+    cpu = backend.get("cpu")
+    outs = []
+    for name in ("naive", "blocked"):
+        cpu.attention_variant = name
+        try:
+            out, lse = cpu.attention(q.as_view(), k.as_view(), v.as_view(), 20, 0.2, tg.float32)
+        finally:
+            cpu.attention_variant = "blocked"
+        outs.append((tg.Tensor.from_buffer(out, (2, 3, 130, 32), tg.float32, "cpu").numpy(),
+                     tg.Tensor.from_buffer(lse, (2, 3, 130), tg.float32, "cpu").numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=0, atol=(32 + 150) * EPS[tg.float32] * 4)
+
+
+@pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.device(d)) for d in ("python", "cpu:lazy")])
+def test_devices_without_the_kernels_keep_the_composite(device):
+    q = tg.ones(1, 2, 3, 4, device=device)
+    assert not attention.fused(q, q, q)
+    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    np.testing.assert_allclose(out.numpy(), np.ones((1, 2, 3, 4)))
+
+
+def test_what_the_fused_path_does_not_take_goes_to_the_composite():
+    q = tg.ones(2, 3, 4, device="cpu")
+    assert attention.fused(q, q, q)
+    assert not attention.fused(q, q.double(), q.double())           # mixed dtypes
+    assert not attention.fused(q, q[:1], q[:1])                      # batch broadcast
+    assert not attention.fused(q.half(), q.half(), q.half())         # half: the composite
+    assert not attention.fused(q[:, :0], q, q)                       # nothing to compute
+    mask = tg.ones(3, 3, dtype=tg.bool, device="cpu")
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)  # a mask: the composite
+    np.testing.assert_allclose(out.numpy(), np.ones((2, 3, 4)))
+    assert F.scaled_dot_product_attention(q, q[:1], q[:1]).shape == (2, 3, 4)   # broadcast
+
+
+def test_bad_inputs_are_refused_with_clear_errors():
+    q = tg.ones(2, 3, 4, device="cpu")
+    with pytest.raises(TypeError, match="one floating dtype"):
+        F.scaled_dot_product_attention(q, q.double(), q)
+    with pytest.raises(TypeError, match="one floating dtype"):
+        F.scaled_dot_product_attention(q.long(), q.long(), q.long())
+    with pytest.raises(ValueError, match=r"key \(\.\.\., S, d\)"):
+        F.scaled_dot_product_attention(q, tg.ones(2, 3, 5, device="cpu"), q)
+    with pytest.raises(ValueError, match=r"value \(\.\.\., S, e\)"):
+        F.scaled_dot_product_attention(q, q, tg.ones(2, 5, 4, device="cpu"))
+    with pytest.raises(ValueError, match="at least 2-D"):
+        F.scaled_dot_product_attention(tg.ones(4, device="cpu"), q, q)
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        F.scaled_dot_product_attention(q, [[1.0]], q)
+
+
+def test_the_kernels_contracts_stop_bad_views_before_c():
+    cpu = backend.get("cpu")
+    q, k = tg.ones(2, 3, 4, device="cpu"), tg.ones(3, 3, 4, device="cpu")
+    with pytest.raises(ValueError, match="same batch dimensions"):
+        cpu.attention(q.as_view(), k.as_view(), k.as_view(), None, 0.5, tg.float32)
+    with pytest.raises(ValueError, match="S >= 1"):
+        e = tg.ones(2, 0, 4, device="cpu")
+        cpu.attention(q.as_view(), e.as_view(), e.as_view(), None, 0.5, tg.float32)
+    for causal in (-1, True, 0.5):
+        with pytest.raises(ValueError, match="offset >= 0"):
+            cpu.attention(q.as_view(), q.as_view(), q.as_view(), causal, 0.5, tg.float32)
+    with pytest.raises(ValueError, match="finite"):
+        cpu.attention(q.as_view(), q.as_view(), q.as_view(), None, float("nan"), tg.float32)
+    out, lse = tg.ones(2, 3, 4, device="cpu"), tg.ones(2, 3, device="cpu")
+    with pytest.raises(ValueError, match="lse has shape"):
+        cpu.attention_backward(q.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),
+                               out.as_view(), None, 0.5, tg.float32)
+    with pytest.raises(ValueError, match="grad has shape"):
+        cpu.attention_backward(lse.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),
+                               lse.as_view(), None, 0.5, tg.float32)
+
+
+@pytest.mark.stage4
+def test_gpt_loss_and_gradients_equal_on_both_paths():
+    """The same model and batch through the fused kernels and through the explicit path
+    (keep_attention: the attention figure's), in float32."""
+    config = GPTConfig(vocab_size=11, block_size=70, n_layer=2, n_head=2, n_embd=16)
+    tg.seed(0)
+    model = GPT(config, device="cpu")
+    rng = np.random.default_rng(0)
+    idx, targets = (tg.from_numpy(rng.integers(0, 11, (3, 70)), device="cpu") for _ in range(2))
+    results = []
+    for keep in (False, True):
+        for block in model.transformer.h:
+            block.attn.keep_attention = keep
+        model.zero_grad()
+        _, loss = model(idx, targets)
+        loss.backward()
+        assert (model.transformer.h[0].attn.last_attention is not None) == keep
+        results.append((loss.item(), [p.grad.numpy().copy() for p in model.parameters()]))
+    (fused_loss, fused_grads), (plain_loss, plain_grads) = results
+    assert fused_loss == pytest.approx(plain_loss, rel=1e-5)
+    for a, b in zip(fused_grads, plain_grads):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * max(1e-3, np.abs(b).max()))
+
+
+@pytest.mark.stage4
+def test_gpt_generation_with_the_cache_equals_without():
+    """Generation runs the fused kernels on the prompt (causal) and on each new token (all
+    keys of the cache): the same greedy tokens as the uncached explicit loop."""
+    config = GPTConfig(vocab_size=13, block_size=32, n_layer=2, n_head=2, n_embd=16)
+    tg.seed(1)
+    model = GPT(config, device="cpu")
+    prompt = tg.tensor([[1, 2, 3, 4, 5]], device="cpu")
+    cached = model.generate(prompt, 20, greedy=True, use_cache=True)
+    for block in model.transformer.h:
+        block.attn.keep_attention = True
+    uncached = model.generate(prompt, 20, greedy=True, use_cache=False)
+    assert cached.tolist() == uncached.tolist()
