@@ -50,6 +50,7 @@
 
 #define ATT_BQ 64          /* queries per block */
 #define ATT_BK 64          /* keys per block: a (ATT_BQ, ATT_BK) tile of scores, 16 KiB of floats */
+#define ATT_R 4            /* rows of a tile product kept in registers at once */
 
 typedef struct {
     i64 bh, t, s, d, dv;
@@ -64,6 +65,12 @@ static inline i64 att_visible(const AttentionShape *g, i64 i) {
     i64 n = i + g->offset + 1;
     return n < g->s ? n : g->s;
 }
+
+/* 64 bytes of either type, as GCC's vector extension: operators act lane by lane, and each
+ * SIMD copy (simd.h) compiles them to its own registers (one AVX-512 register, two AVX2
+ * ones, four SSE ones): the tile products' accumulators in attention_t.h. */
+typedef float att_vec_f32 __attribute__((vector_size(64)));
+typedef double att_vec_f64 __attribute__((vector_size(64)));
 
 /* e^x in the element type: vmath.h's vectorizable one for float, libm's for double. */
 TG_INLINE float att_exp_f32(float x) { return tg_expf(x); }

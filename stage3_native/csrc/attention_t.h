@@ -93,18 +93,94 @@ TG_INLINE void FN(att_pack)(const T *x, i64 row, i64 n, i64 cols, T *kt) {
     }
 }
 
-/* s (rows, ATT_BK) = a (rows, cols) @ kt (cols, ATT_BK): the tile's scores (or dout . v).
- * Inlined into each SIMD copy of its callers, so compiled for their instruction sets. */
-TG_INLINE void FN(att_tile)(i64 rows, i64 cols, const T *a, const T *kt, T *s) {
-    for (i64 i = 0; i < rows; i++) {
-        T *si = s + i * ATT_BK;
-        for (int j = 0; j < ATT_BK; j++) si[j] = 0;
-        for (i64 p = 0; p < cols; p++) {
-            T a_ip = a[i * cols + p];
-            const T *kp = kt + p * ATT_BK;
-            for (int j = 0; j < ATT_BK; j++) si[j] += a_ip * kp[j];
+/* The tiles' products, c (rows, n) = (accumulate ? c : 0) + a (rows, k) @ b (k, n): a's
+ * element (r, p) at a[r * a_row + p * a_p] (a transposed tile is just other strides), b's
+ * (p, x) at b[p * ldb + x], c's (r, x) at c[r * ldc + x]. A block of ATT_R rows by two
+ * vectors of columns stays in vector registers (V, 64 bytes: one AVX-512 register, two
+ * AVX2 ones) for the whole loop over k, which per step loads one row of b and broadcasts
+ * one element of a per row, as TinyBLAS's micro-kernel does (gemm_simd_t.h): without it
+ * every step would load and store the rows of c. R and C are constants wherever this is
+ * inlined, so the unused registers and instructions drop out. */
+#define V FN(att_vec)
+#define LANES ((i64)(sizeof(V) / sizeof(T)))
+/* (macros, not functions: a function returning a 64-byte vector has an ABI of its own) */
+#define ATT_LOAD(v, p) memcpy(&(v), (p), sizeof(V))
+#define ATT_STORE(p, v) memcpy((p), &(v), sizeof(V))
+
+TG_INLINE void FN(att_kernel)(int R, int C, i64 k, const T *a, i64 a_row, i64 a_p, const T *b,
+                              i64 ldb, T *c, i64 ldc, int accumulate) {
+    V acc[ATT_R][2], bv[2];
+    #pragma GCC unroll 4
+    for (int r = 0; r < ATT_R; r++)
+        #pragma GCC unroll 2
+        for (int j = 0; j < 2; j++) acc[r][j] = (V){0};
+    for (i64 p = 0; p < k; p++) {
+        #pragma GCC unroll 2
+        for (int j = 0; j < 2; j++)
+            if (j < C) ATT_LOAD(bv[j], b + p * ldb + j * LANES);
+        #pragma GCC unroll 4
+        for (int r = 0; r < ATT_R; r++) {
+            if (r >= R) break;
+            T ar = a[r * a_row + p * a_p];
+            #pragma GCC unroll 2
+            for (int j = 0; j < 2; j++)
+                if (j < C) acc[r][j] += ar * bv[j];
         }
     }
+    #pragma GCC unroll 4
+    for (int r = 0; r < ATT_R; r++) {
+        if (r >= R) break;
+        #pragma GCC unroll 2
+        for (int j = 0; j < 2; j++) {
+            if (j >= C) break;
+            V x = acc[r][j], y;
+            if (accumulate) {
+                ATT_LOAD(y, c + r * ldc + j * LANES);
+                x += y;
+            }
+            ATT_STORE(c + r * ldc + j * LANES, x);
+        }
+    }
+}
+
+TG_INLINE void FN(att_mm)(i64 rows, i64 n, i64 k, const T *a, i64 a_row, i64 a_p, const T *b,
+                          i64 ldb, T *c, i64 ldc, int accumulate) {
+    i64 x = 0;
+    for (; x + 2 * LANES <= n; x += 2 * LANES) {
+        i64 r = 0;
+        for (; r + ATT_R <= rows; r += ATT_R)
+            FN(att_kernel)(ATT_R, 2, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
+        for (; r < rows; r++)
+            FN(att_kernel)(1, 2, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
+    }
+    for (; x + LANES <= n; x += LANES) {
+        i64 r = 0;
+        for (; r + ATT_R <= rows; r += ATT_R)
+            FN(att_kernel)(ATT_R, 1, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
+        for (; r < rows; r++)
+            FN(att_kernel)(1, 1, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
+    }
+    for (i64 r = 0; r < rows && x < n; r++)              /* columns short of a vector */
+        for (i64 y = x; y < n; y++) {
+            T sum = accumulate ? c[r * ldc + y] : 0;
+            for (i64 p = 0; p < k; p++) sum += a[r * a_row + p * a_p] * b[p * ldb + y];
+            c[r * ldc + y] = sum;
+        }
+}
+
+/* Row i of a tile of scores (n keys) to its weights e^(x - top) where query i sees the key
+ * (the first `seen`), 0 beyond (and all 0 when it sees none): the products that follow then
+ * run over whole tiles. Returns their sum. */
+TG_INLINE T FN(att_weights)(T *x, i64 seen, i64 n, T top) {
+    T sum = 0;
+    seen = seen < 0 ? 0 : seen;
+    #pragma omp simd reduction(+:sum)
+    for (i64 j = 0; j < seen; j++) {
+        x[j] = FN(att_exp)(x[j] - top);
+        sum += x[j];
+    }
+    for (i64 j = seen; j < n; j++) x[j] = 0;
+    return sum;
 }
 
 /* One block of queries i0 .. i0 + rows - 1 of head b, over every key it sees. scratch:
@@ -127,28 +203,25 @@ TG_SIMD(void, FN(attention_block),
     for (i64 j0 = 0; j0 < keys; j0 += ATT_BK) {
         i64 n = keys - j0 < ATT_BK ? keys - j0 : ATT_BK;
         FN(att_pack)(k + j0 * k_row, k_row, n, d, kt);
-        FN(att_tile)(rows, d, qs, kt, st);
+        FN(att_mm)(rows, ATT_BK, d, qs, d, 1, kt, ATT_BK, st, ATT_BK, 0);    /* the scores */
         for (i64 i = 0; i < rows; i++) {
             i64 seen = att_visible(g, i0 + i) - j0;     /* keys of this tile query i sees */
             seen = seen < n ? seen : n;
-            if (seen <= 0) continue;
             T *si = st + i * ATT_BK, *ai = acc + i * nv;
+            if (seen <= 0) {
+                FN(att_weights)(si, 0, n, 0);
+                continue;
+            }
             T top = m[i];
+            #pragma omp simd reduction(max:top)
             for (i64 j = 0; j < seen; j++) top = si[j] > top ? si[j] : top;
-            T alpha = FN(att_exp)(m[i] - top), sum = 0;   /* rescales what came before */
-            for (i64 j = 0; j < seen; j++) {
-                si[j] = FN(att_exp)(si[j] - top);
-                sum += si[j];
-            }
-            l[i] = l[i] * alpha + sum;
+            T alpha = FN(att_exp)(m[i] - top);          /* rescales what came before */
+            l[i] = l[i] * alpha + FN(att_weights)(si, seen, n, top);
             m[i] = top;
+            #pragma omp simd
             for (i64 c = 0; c < nv; c++) ai[c] *= alpha;
-            for (i64 j = 0; j < seen; j++) {
-                T p = si[j];
-                const T *vj = v + (j0 + j) * v_row;
-                for (i64 c = 0; c < nv; c++) ai[c] += p * vj[c];
-            }
         }
+        FN(att_mm)(rows, nv, n, st, ATT_BK, 1, v + j0 * v_row, v_row, acc, nv, 1);   /* += p v */
     }
     for (i64 i = 0; i < rows; i++) {
         T inv = 1 / l[i];
@@ -219,30 +292,20 @@ TG_SIMD(void, FN(attention_backward_head),
             i64 n = keys - j0 < ATT_BK ? keys - j0 : ATT_BK;
             FN(att_pack)(k + j0 * k_row, k_row, n, d, kt);
             FN(att_pack)(v + j0 * v_row, v_row, n, nv, vt);
-            FN(att_tile)(rows, d, qs, kt, st);       /* the scores, again */
-            FN(att_tile)(rows, nv, dos, vt, dp);     /* dp_ij = dout_i . v_j */
+            FN(att_mm)(rows, ATT_BK, d, qs, d, 1, kt, ATT_BK, st, ATT_BK, 0);      /* the scores, again */
+            FN(att_mm)(rows, ATT_BK, nv, dos, nv, 1, vt, ATT_BK, dp, ATT_BK, 0);   /* dp_ij = dout_i . v_j */
             for (i64 i = 0; i < rows; i++) {
                 i64 seen = att_visible(g, i0 + i) - j0;
                 seen = seen < n ? seen : n;
-                if (seen <= 0) continue;
-                T *pi = st + i * ATT_BK, *dsi = dp + i * ATT_BK;
-                for (i64 j = 0; j < seen; j++) {
-                    pi[j] = FN(att_exp)(pi[j] - ls[i]);
-                    dsi[j] = pi[j] * (dsi[j] - dd[i]);
-                }
-                const T *doi = dos + i * nv, *qi = qs + i * d;
-                T *dqi = dqs + i * d;
-                for (i64 j = 0; j < seen; j++) {
-                    T p = pi[j], ds = dsi[j];
-                    T *dvj = dv + (j0 + j) * nv, *dkj = dk + (j0 + j) * d;
-                    const T *kj = k + (j0 + j) * k_row;
-                    for (i64 c = 0; c < nv; c++) dvj[c] += p * doi[c];
-                    for (i64 c = 0; c < d; c++) {
-                        dkj[c] += ds * qi[c];              /* qs is scale * q already */
-                        dqi[c] += ds * kj[c];
-                    }
-                }
+                T *pi = st + i * ATT_BK, *dsi = dp + i * ATT_BK, di = dd[i];
+                FN(att_weights)(pi, seen, n, ls[i]);        /* p_ij = e^(x_ij - lse_i) */
+                #pragma omp simd
+                for (i64 j = 0; j < n; j++) dsi[j] = pi[j] * (dsi[j] - di);
             }
+            /* dv_j += sum_i p_ij dout_i, dk_j += sum_i ds_ij (scale q_i): the tiles transposed */
+            FN(att_mm)(n, nv, rows, st, 1, ATT_BK, dos, nv, dv + j0 * nv, nv, 1);
+            FN(att_mm)(n, d, rows, dp, 1, ATT_BK, qs, d, dk + j0 * d, d, 1);
+            FN(att_mm)(rows, d, n, dp, ATT_BK, 1, k + j0 * k_row, k_row, dqs, d, 1);   /* dq_i / scale */
         }
         for (i64 i = 0; i < rows; i++)
             for (i64 p = 0; p < d; p++) dq[(i0 + i) * d + p] = dqs[i * d + p] * scale;
@@ -275,6 +338,11 @@ static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, c
     }
     return failed;
 }
+
+#undef V
+#undef LANES
+#undef ATT_LOAD
+#undef ATT_STORE
 
 /* ---- the dispatch: variant 0 naive, 1 blocked --------------------------------------------- */
 
