@@ -29,14 +29,23 @@ attention where the device has it (stage2_tensor/attention.py); ``--plain`` adds
 engine, the same model on the explicit path (scores, mask, softmax, @ v), timed in the
 same rounds: the fused kernels' gain.
 
+``--clock cpu`` times each block by the process's CPU time instead of the wall clock: on
+a machine shared with other work, a run on one thread (``--threads 1``) then counts the
+work it did, not the time it waited for a core (with more threads it would also count
+the time OpenMP's idle threads spin). ``--profile`` times tracegrad's steps alone, split
+into C kernels, the cpu backend's Python and stage2 (stage3_native/profile.py), with the
+backend calls that took the most, and stops.
+
     python benchmarks/gpt.py [--config char|char128|tiny] [--steps N] [--runs 5] [--warmup 2]
-                             [--threads N] [--no-torch] [--sdpa] [--plain]
+                             [--threads N] [--no-torch] [--sdpa] [--plain] [--clock wall|cpu]
+                             [--profile] [--no-inference]
 """
 import argparse
 import os
 import statistics
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +142,27 @@ def inference(ours, theirs, config, runs):
 
 
 
+def profile(config, batch, steps, plain):
+    """Where the time of tracegrad's step goes (StepTimer: every backend call and C function
+    timed), after two untimed steps."""
+    from stage3_native.profile import StepTimer
+    model, step = tracegrad_engine(config, batches(config, batch), plain=plain)
+    for i in range(2):
+        step(i)
+    with StepTimer() as timer:
+        t0 = time.perf_counter()
+        for i in range(steps):
+            step(i)
+        wall = time.perf_counter() - t0
+    print(f"\nprofile of {steps} step(s), {'plain' if plain else 'fused'} attention: "
+          f"{wall / steps * 1e3:.1f} ms/step")
+    for part, seconds in timer.split(wall, steps).items():
+        print(f"  {part:32} {seconds * 1e3:9.1f} ms  {seconds / wall * steps:6.1%}")
+    print("  backend calls, slowest first (ms per step, of which in C; calls per step):")
+    for key, (seconds, in_c) in list(timer.per_call(steps).items())[:15]:
+        print(f"    {key:34} {seconds * 1e3:8.2f} {in_c * 1e3:8.2f}  {timer.calls[key] / steps:5.0f}")
+
+
 # ---- main -----------------------------------------------------------------------------------
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -148,6 +178,10 @@ def main():
                         "F.scaled_dot_product_attention (default: explicit, as ours was)")
     parser.add_argument("--plain", action="store_true", help="also time tracegrad's explicit "
                         "attention path (no fused kernels), in the same rounds")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time blocks by the wall clock or by the process's CPU time")
+    parser.add_argument("--profile", action="store_true", help="where tracegrad's step time goes")
+    parser.add_argument("--no-inference", action="store_true", help="skip the generation timings")
     args = parser.parse_args()
     if args.no_torch:
         training.torch = None
@@ -156,6 +190,10 @@ def main():
     args.steps = args.steps or steps
     tokens = batch * config.block_size
     threads = set_threads(args.threads)
+    if args.clock == "cpu":      # training.Engine reads training.time.perf_counter
+        training.time = types.SimpleNamespace(perf_counter=time.process_time)
+    if args.profile:
+        return profile(config, batch, args.steps, args.plain)
 
     print(f"GPT training, config {args.config!r}: vocab {config.vocab_size}, block {config.block_size}, "
           f"{config.n_layer} layers, {config.n_head} heads, n_embd {config.n_embd}, batch {batch} "
@@ -196,7 +234,8 @@ def main():
         print(f"  fused / plain attention throughput {statistics.median(ratios):.2f}x "
               f"(runs {min(ratios):.2f}-{max(ratios):.2f}); first loss fused "
               f"{engines[0].losses[0]:.6f}, plain {engines[-1].losses[0]:.6f}")
-    inference(ours_model, torch_model, config, args.runs)
+    if not args.no_inference:
+        inference(ours_model, torch_model, config, args.runs)
 
 
 if __name__ == "__main__":
