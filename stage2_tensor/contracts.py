@@ -203,12 +203,20 @@ def _attention_inputs(kernel, q, k, v, causal, scale):
     return q.shape[-2], v.shape[-1]
 
 
+def _attention_dtype(kernel, dtype):
+    """The kernels' dtypes (a half one reaches them as float32: backend.launch)."""
+    if dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"{kernel}: the kernels compute in float32 or float64, got {dtype!r}")
+
+
 def attention(q, k, v, causal, scale, dtype):
     _attention_inputs("attention", q, k, v, causal, scale)
+    _attention_dtype("attention", dtype)
 
 
 def attention_backward(grad, q, k, v, out, lse, causal, scale, dtype):
     t, e = _attention_inputs("attention_backward", q, k, v, causal, scale)
+    _attention_dtype("attention_backward", dtype)
     rows = tuple(q.shape[:-1])
     differ("attention_backward", "out", out.shape, rows + (e,))
     differ("attention_backward", "grad", grad.shape, rows + (e,))

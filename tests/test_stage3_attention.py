@@ -191,6 +191,8 @@ def test_the_kernels_contracts_stop_bad_views_before_c():
             cpu.attention(q.as_view(), q.as_view(), q.as_view(), causal, 0.5, tg.float32)
     with pytest.raises(ValueError, match="finite"):
         cpu.attention(q.as_view(), q.as_view(), q.as_view(), None, float("nan"), tg.float32)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        cpu.attention(q.as_view(), q.as_view(), q.as_view(), None, 0.5, tg.int64)
     out, lse = tg.ones(2, 3, 4, device="cpu"), tg.ones(2, 3, device="cpu")
     with pytest.raises(ValueError, match="lse has shape"):
         cpu.attention_backward(q.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),

@@ -4,7 +4,8 @@
 Nearly all of them are compositions of differentiable tensor operations, so autograd
 differentiates them; cross_entropy, mse_loss, linear, layer_norm and dropout are fused
 kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear``,
-``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``). Some live in
+``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``) and, where
+the device has the kernels, scaled_dot_product_attention (``attention.py``). Some live in
 files of their own and are re-exported here: convolution and pooling (``convolution.py``),
 pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
 (``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``).

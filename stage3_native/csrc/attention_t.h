@@ -107,14 +107,14 @@ TG_INLINE void FN(att_pack)(const T *x, i64 row, i64 n, i64 cols, T *kt) {
 #define ATT_LOAD(v, p) memcpy(&(v), (p), sizeof(V))
 #define ATT_STORE(p, v) memcpy((p), &(v), sizeof(V))
 
-TG_INLINE void FN(att_kernel)(int R, int C, i64 k, const T *a, i64 a_row, i64 a_p, const T *b,
-                              i64 ldb, T *c, i64 ldc, int accumulate) {
+TG_INLINE void FN(att_kernel)(int R, int C, i64 k0, i64 k1, const T *a, i64 a_row, i64 a_p,
+                              const T *b, i64 ldb, T *c, i64 ldc, int accumulate) {
     V acc[ATT_R][2], bv[2];
     #pragma GCC unroll 4
     for (int r = 0; r < ATT_R; r++)
         #pragma GCC unroll 2
         for (int j = 0; j < 2; j++) acc[r][j] = (V){0};
-    for (i64 p = 0; p < k; p++) {
+    for (i64 p = k0; p < k1; p++) {
         #pragma GCC unroll 2
         for (int j = 0; j < 2; j++)
             if (j < C) ATT_LOAD(bv[j], b + p * ldb + j * LANES);
@@ -143,29 +143,44 @@ TG_INLINE void FN(att_kernel)(int R, int C, i64 k, const T *a, i64 a_row, i64 a_
     }
 }
 
+/* Under the causal mask a tile on the diagonal is half empty: entry (r, x) of c, or term p
+ * of its sum, is 0 or never read outside a staircase, and att_mm skips what lies outside
+ * it, a block of rows at a time. Row r needs columns x < r + cols_from (the scores of the
+ * keys query r sees), terms p < r + k_to (the keys it sees) and p >= r + k_from (key r is
+ * seen by the queries from r + k_from on, when the rows are keys); ATT_ALL: no limit.
+ * Entries of c left out are not written. */
+#define ATT_ALL ((i64)1 << 60)
+
 TG_INLINE void FN(att_mm)(i64 rows, i64 n, i64 k, const T *a, i64 a_row, i64 a_p, const T *b,
-                          i64 ldb, T *c, i64 ldc, int accumulate) {
-    i64 x = 0;
-    for (; x + 2 * LANES <= n; x += 2 * LANES) {
-        i64 r = 0;
-        for (; r + ATT_R <= rows; r += ATT_R)
-            FN(att_kernel)(ATT_R, 2, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
-        for (; r < rows; r++)
-            FN(att_kernel)(1, 2, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
-    }
-    for (; x + LANES <= n; x += LANES) {
-        i64 r = 0;
-        for (; r + ATT_R <= rows; r += ATT_R)
-            FN(att_kernel)(ATT_R, 1, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
-        for (; r < rows; r++)
-            FN(att_kernel)(1, 1, k, a + r * a_row, a_row, a_p, b + x, ldb, c + r * ldc + x, ldc, accumulate);
-    }
-    for (i64 r = 0; r < rows && x < n; r++)              /* columns short of a vector */
-        for (i64 y = x; y < n; y++) {
-            T sum = accumulate ? c[r * ldc + y] : 0;
-            for (i64 p = 0; p < k; p++) sum += a[r * a_row + p * a_p] * b[p * ldb + y];
-            c[r * ldc + y] = sum;
+                          i64 ldb, T *c, i64 ldc, int accumulate, i64 cols_from, i64 k_to,
+                          i64 k_from) {
+    for (i64 r = 0; r < rows;) {
+        int R = rows - r >= ATT_R ? ATT_R : 1;
+        i64 last = r + R - 1, cols = last + cols_from, k1 = last + k_to, k0 = r + k_from;
+        if (cols < n)                   /* whole vectors: b's columns are zero beyond its keys */
+            cols = (cols + LANES - 1) / LANES * LANES;
+        cols = cols < n ? cols : n;
+        k1 = k1 < k ? k1 : k;
+        k0 = k0 > 0 ? k0 : 0;
+        const T *ar = a + r * a_row;
+        T *cr = c + r * ldc;
+        i64 x = 0;
+        for (; x + 2 * LANES <= cols; x += 2 * LANES) {
+            if (R == ATT_R) FN(att_kernel)(ATT_R, 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            else FN(att_kernel)(1, 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
         }
+        for (; x + LANES <= cols; x += LANES) {
+            if (R == ATT_R) FN(att_kernel)(ATT_R, 1, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            else FN(att_kernel)(1, 1, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+        }
+        for (i64 i = 0; i < R && x < cols; i++)            /* columns short of a vector */
+            for (i64 y = x; y < cols; y++) {
+                T sum = accumulate ? cr[i * ldc + y] : 0;
+                for (i64 p = k0; p < k1; p++) sum += ar[i * a_row + p * a_p] * b[p * ldb + y];
+                cr[i * ldc + y] = sum;
+            }
+        r += R;
+    }
 }
 
 /* Row i of a tile of scores (n keys) to its weights e^(x - top) where query i sees the key
@@ -203,7 +218,8 @@ TG_SIMD(void, FN(attention_block),
     for (i64 j0 = 0; j0 < keys; j0 += ATT_BK) {
         i64 n = keys - j0 < ATT_BK ? keys - j0 : ATT_BK;
         FN(att_pack)(k + j0 * k_row, k_row, n, d, kt);
-        FN(att_mm)(rows, ATT_BK, d, qs, d, 1, kt, ATT_BK, st, ATT_BK, 0);    /* the scores */
+        i64 stair = g->causal ? i0 + g->offset + 1 - j0 : ATT_ALL;   /* query r sees keys < r + stair */
+        FN(att_mm)(rows, ATT_BK, d, qs, d, 1, kt, ATT_BK, st, ATT_BK, 0, stair, ATT_ALL, -ATT_ALL);
         for (i64 i = 0; i < rows; i++) {
             i64 seen = att_visible(g, i0 + i) - j0;     /* keys of this tile query i sees */
             seen = seen < n ? seen : n;
@@ -221,7 +237,8 @@ TG_SIMD(void, FN(attention_block),
             #pragma omp simd
             for (i64 c = 0; c < nv; c++) ai[c] *= alpha;
         }
-        FN(att_mm)(rows, nv, n, st, ATT_BK, 1, v + j0 * v_row, v_row, acc, nv, 1);   /* += p v */
+        FN(att_mm)(rows, nv, n, st, ATT_BK, 1, v + j0 * v_row, v_row, acc, nv, 1,   /* += p v */
+                   ATT_ALL, stair, -ATT_ALL);
     }
     for (i64 i = 0; i < rows; i++) {
         T inv = 1 / l[i];
@@ -292,20 +309,26 @@ TG_SIMD(void, FN(attention_backward_head),
             i64 n = keys - j0 < ATT_BK ? keys - j0 : ATT_BK;
             FN(att_pack)(k + j0 * k_row, k_row, n, d, kt);
             FN(att_pack)(v + j0 * v_row, v_row, n, nv, vt);
-            FN(att_mm)(rows, ATT_BK, d, qs, d, 1, kt, ATT_BK, st, ATT_BK, 0);      /* the scores, again */
-            FN(att_mm)(rows, ATT_BK, nv, dos, nv, 1, vt, ATT_BK, dp, ATT_BK, 0);   /* dp_ij = dout_i . v_j */
+            i64 stair = g->causal ? i0 + g->offset + 1 - j0 : ATT_ALL;   /* as in the forward */
+            FN(att_mm)(rows, ATT_BK, d, qs, d, 1, kt, ATT_BK, st, ATT_BK, 0,        /* the scores, again */
+                       stair, ATT_ALL, -ATT_ALL);
+            FN(att_mm)(rows, ATT_BK, nv, dos, nv, 1, vt, ATT_BK, dp, ATT_BK, 0,     /* dp_ij = dout_i . v_j */
+                       stair, ATT_ALL, -ATT_ALL);
             for (i64 i = 0; i < rows; i++) {
                 i64 seen = att_visible(g, i0 + i) - j0;
                 seen = seen < n ? seen : n;
                 T *pi = st + i * ATT_BK, *dsi = dp + i * ATT_BK, di = dd[i];
                 FN(att_weights)(pi, seen, n, ls[i]);        /* p_ij = e^(x_ij - lse_i) */
                 #pragma omp simd
-                for (i64 j = 0; j < n; j++) dsi[j] = pi[j] * (dsi[j] - di);
+                for (i64 j = 0; j < seen; j++) dsi[j] = pi[j] * (dsi[j] - di);
+                for (i64 j = seen > 0 ? seen : 0; j < n; j++) dsi[j] = 0;   /* (dp there was not computed) */
             }
             /* dv_j += sum_i p_ij dout_i, dk_j += sum_i ds_ij (scale q_i): the tiles transposed */
-            FN(att_mm)(n, nv, rows, st, 1, ATT_BK, dos, nv, dv + j0 * nv, nv, 1);
-            FN(att_mm)(n, d, rows, dp, 1, ATT_BK, qs, d, dk + j0 * d, d, 1);
-            FN(att_mm)(rows, d, n, dp, ATT_BK, 1, k + j0 * k_row, k_row, dqs, d, 1);   /* dq_i / scale */
+            i64 seen_from = g->causal ? 1 - stair : -ATT_ALL;   /* key r is seen by queries >= r + this */
+            FN(att_mm)(n, nv, rows, st, 1, ATT_BK, dos, nv, dv + j0 * nv, nv, 1, ATT_ALL, ATT_ALL, seen_from);
+            FN(att_mm)(n, d, rows, dp, 1, ATT_BK, qs, d, dk + j0 * d, d, 1, ATT_ALL, ATT_ALL, seen_from);
+            FN(att_mm)(rows, d, n, dp, ATT_BK, 1, k + j0 * k_row, k_row, dqs, d, 1,   /* dq_i / scale */
+                       ATT_ALL, stair, -ATT_ALL);
         }
         for (i64 i = 0; i < rows; i++)
             for (i64 p = 0; p < d; p++) dq[(i0 + i) * d + p] = dqs[i * d + p] * scale;
@@ -343,6 +366,7 @@ static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, c
 #undef LANES
 #undef ATT_LOAD
 #undef ATT_STORE
+#undef ATT_ALL
 
 /* ---- the dispatch: variant 0 naive, 1 blocked --------------------------------------------- */
 
