@@ -173,12 +173,17 @@ TG_INLINE void FN(att_mm)(i64 rows, i64 n, i64 k, const T *a, i64 a_row, i64 a_p
             if (R == ATT_R) FN(att_kernel)(ATT_R, 1, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
             else FN(att_kernel)(1, 1, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
         }
-        for (i64 i = 0; i < R && x < cols; i++)            /* columns short of a vector */
-            for (i64 y = x; y < cols; y++) {
-                T sum = accumulate ? cr[i * ldc + y] : 0;
-                for (i64 p = k0; p < k1; p++) sum += ar[i * a_row + p * a_p] * b[p * ldb + y];
-                cr[i * ldc + y] = sum;
+        for (i64 i = 0; i < R && x < cols; i++) {         /* columns short of a vector (a */
+            T *ci = cr + i * ldc;                          /* head of 8 floats): in place */
+            if (!accumulate)
+                for (i64 y = x; y < cols; y++) ci[y] = 0;
+            for (i64 p = k0; p < k1; p++) {
+                T ap = ar[i * a_row + p * a_p];
+                const T *bp = b + p * ldb;
+                #pragma omp simd
+                for (i64 y = x; y < cols; y++) ci[y] += ap * bp[y];
             }
+        }
         r += R;
     }
 }
