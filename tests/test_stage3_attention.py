@@ -239,3 +239,24 @@ def test_gpt_generation_with_the_cache_equals_without():
         block.attn.keep_attention = True
     uncached = model.generate(prompt, 20, greedy=True, use_cache=False)
     assert cached.tolist() == uncached.tolist()
+
+
+@pytest.mark.stage4
+def test_gpt_several_new_positions_after_the_cache_see_the_right_keys():
+    """A second chunk of T > 1 tokens after cached ones (the kernels' causal offset: query i
+    of the chunk sees keys 0 .. past + i): the logits of a full forward pass on the explicit
+    path, position by position."""
+    from stage4_models.gpt.kv_cache import KVCache
+    config = GPTConfig(vocab_size=13, block_size=32, n_layer=2, n_head=2, n_embd=16)
+    tg.seed(2)
+    model = GPT(config, device="cpu")
+    idx = tg.tensor([[1, 5, 2, 7, 3, 3, 9, 0, 4]], device="cpu")
+    cache = KVCache()
+    first = model(idx[:, :5], cache=cache)
+    second = model(idx[:, 5:], cache=cache)
+    assert model.transformer.h[0].attn.last_attention is None          # fused, both chunks
+    for block in model.transformer.h:
+        block.attn.keep_attention = True
+    full = model(idx)
+    got = np.concatenate([first.detach().numpy(), second.detach().numpy()], axis=1)
+    np.testing.assert_allclose(got, full.detach().numpy(), rtol=0, atol=1e-5)

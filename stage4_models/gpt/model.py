@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
-from stage2_tensor.attention import fused as fused_attention
+from stage2_tensor import attention as fused_attention
 
 
 @dataclass
@@ -58,13 +58,12 @@ class CausalSelfAttention(nn.Module):
             self._masks[key] = tg.zeros(T, past + T, dtype=dtype, device=device).masked_fill(future, -math.inf)
         return self._masks[key]
 
-    def fused(self, q, k, v, T, past):
+    def fused(self, q, k, v):
         """Whether the device's fused attention runs: nothing asks for the weights (the
-        attention figure's keep_attention, active dropout on them), the mask is the causal
-        one from the top left (no cache yet: past 0) or none (one new query), and the
-        device has the kernels. Otherwise the explicit path, which the chapter shows."""
+        attention figure's keep_attention, active dropout on them) and the device has the
+        kernels. Otherwise the explicit path, which the chapter shows."""
         dropping = self.attn_dropout.p > 0 and self.training
-        return not self.keep_attention and not dropping and (past == 0 or T == 1) and fused_attention(q, k, v)
+        return not self.keep_attention and not dropping and fused_attention.fused(q, k, v)
 
     def forward(self, x, cache=None):
         """x: (B, T, C). With a KVCache (generation), x holds only the new positions: their
@@ -77,10 +76,13 @@ class CausalSelfAttention(nn.Module):
         if cache is not None:
             past = cache.length(self)
             k, v = cache.append(self, k, v)                      # (B, H, past + T, hd)
-        if self.fused(q, k, v, T, past):
+        if self.fused(q, k, v):
             # The same computation as below in one kernel each way, which never keeps the
             # (T, T) weights of a head (stage2_tensor/attention.py)
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
+            if past and T > 1:      # new positions past..past+T-1: query i sees keys 0..past+i
+                y = fused_attention.attention(q, k, v, causal=past)
+            else:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
             self.last_attention = None
         else:
             # One new query (generation) may see every key; otherwise the future is masked.
