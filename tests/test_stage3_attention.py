@@ -47,7 +47,7 @@ def tensors(rng, dtype, *shapes):
 # T = 1, 7, 64, 130 (one block, a partial one, exactly one, two and a bit); head dims 8, 32,
 # 64; B * H from 1 to 8; the keys as many as the queries (training) or more (a cache).
 SHAPES = [(1, 1, 1, 1, 8), (2, 3, 7, 7, 8), (1, 2, 64, 64, 32), (2, 4, 130, 130, 32),
-          (1, 1, 130, 130, 64), (2, 2, 7, 12, 64), (1, 3, 64, 130, 8)]
+          (1, 1, 130, 130, 64), (2, 2, 7, 12, 64), (1, 3, 64, 130, 8), (1, 2, 65, 200, 128)]
 
 
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64], ids=lambda d: d.name)
@@ -260,3 +260,28 @@ def test_gpt_several_new_positions_after_the_cache_see_the_right_keys():
     full = model(idx)
     got = np.concatenate([first.detach().numpy(), second.detach().numpy()], axis=1)
     np.testing.assert_allclose(got, full.detach().numpy(), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("offset", [None, 0, 20])
+def test_gradients_over_several_tiles_equal_the_composite_in_float64(variant, offset):
+    """Three query tiles over three key tiles with vectors' tails (d 40, e 24), under no mask,
+    the causal one and a cache's offset (queries the last 130 of 150 keys would be offset 20):
+    the blocked backward's staircase of skipped products against the composite's gradients,
+    to float64 rounding."""
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal(s) for s in ((2, 3, 130, 40), (2, 3, 150, 40), (2, 3, 150, 24))]
+    up = rng.standard_normal((2, 3, 130, 24))
+    mask = None if offset is None else tg.from_numpy(
+        np.arange(150) <= np.arange(130)[:, None] + offset, device="cpu")
+    grads = []
+    for fused in (True, False):
+        q, k, v = (tg.from_numpy(a, device="cpu").requires_grad_() for a in arrays)
+        y = attention.attention(q, k, v, offset) if fused else plain_masked(q, k, v, mask)
+        (y * tg.from_numpy(up, device="cpu")).sum().backward()
+        grads.append([y.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=0, atol=200 * EPS[tg.float64] * max(1.0, np.abs(b).max()))
+
+
+def plain_masked(q, k, v, mask):
+    return F.attention_weights(q, k, mask) @ v
