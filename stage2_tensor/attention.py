@@ -48,7 +48,7 @@ class Attention(GradientFunction):
         self.causal, self.scale, dtype = causal, scale, q.dtype
         out, lse = backends.launch(q.device, "attention", q.as_view(), k.as_view(), v.as_view(),
                                    causal, scale, dtype, out_dtype=dtype)
-        out = Tensor.from_buffer(out, q.shape[:-1] + v.shape[-1:], dtype, q.device)
+        out = _heads(out, q.shape[:-1] + v.shape[-1:], q)
         self.save_for_backward(q, k, v, out, Tensor.from_buffer(lse, q.shape[:-1], dtype, q.device))
         return out
 
@@ -57,9 +57,20 @@ class Attention(GradientFunction):
         dq, dk, dv = backends.launch(q.device, "attention_backward", grad.as_view(), q.as_view(),
                                      k.as_view(), v.as_view(), out.as_view(), lse.as_view(),
                                      self.causal, self.scale, q.dtype, out_dtype=q.dtype)
-        grads = [Tensor.from_buffer(b, t.shape, q.dtype, q.device) if needed else None
+        grads = [_heads(b, t.shape, q) if needed else None
                  for b, t, needed in zip((dq, dk, dv), (q, k, v), self.needs_input_grad)]
         return tuple(grads)
+
+
+def _heads(buffer, shape, q):
+    """A kernel's output of ``shape`` (..., rows, cols): for (B, H, rows, cols) its buffer
+    holds (B, rows, H, cols) (backend.attention_heads), so the tensor is that transposed:
+    putting the heads side by side again, y.transpose(1, 2).reshape(B, rows, H * cols), is
+    then a view."""
+    if backends.attention_heads(shape) == 1:
+        return Tensor.from_buffer(buffer, shape, q.dtype, q.device)
+    b, h, rows, cols = shape
+    return Tensor.from_buffer(buffer, (b, rows, h, cols), q.dtype, q.device).transpose(1, 2)
 
 
 def attention(q, k, v, causal=None, scale=None):

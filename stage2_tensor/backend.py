@@ -124,12 +124,16 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        x_ij = scale q_i . k_j, lse (..., T) = log sum_j
                                        e^(x_ij), over the keys query i sees: all (causal
                                        None), or 0 .. i + causal (an int offset >= 0; 0 is
-                                       PyTorch's is_causal). No (T, S) matrix is kept
+                                       PyTorch's is_causal). No (T, S) matrix is kept. For
+                                       4-D (B, H, T, d) queries out's buffer holds (B, T,
+                                       H, e), heads interleaved (attention_heads), as
+                                       PyTorch's CPU kernel: their concatenation is a view
     attention_backward(grad, q, k, v, out, lse, causal, scale, dtype)
-                                       its gradient (dq, dk, dv) from the forward's out and
-                                       lse, p_ij recomputed: ds_ij = p_ij (grad_i . v_j -
-                                       grad_i . out_i), dq_i = scale sum_j ds_ij k_j, dk_j =
-                                       scale sum_i ds_ij q_i, dv_j = sum_i p_ij grad_i
+                                       its gradient (dq, dk, dv), each laid out as out, from
+                                       the forward's out and lse, p_ij recomputed: ds_ij =
+                                       p_ij (grad_i . v_j - grad_i . out_i), dq_i = scale
+                                       sum_j ds_ij k_j, dk_j = scale sum_i ds_ij q_i, dv_j =
+                                       sum_i p_ij grad_i
     sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
                first_steps, nesterov)  one SGD step for a whole parameter group: lists of
                                        views, one per parameter, updated in place (and each
@@ -501,6 +505,12 @@ def in_float32(be, name, args, out_dtype):
     if isinstance(result, tuple):
         return tuple(down(r) for r in result)
     return down(result)
+
+
+def attention_heads(shape):
+    """How many heads the attention kernels interleave in their outputs' rows, for queries
+    of ``shape``: H of (B, H, T, d) (the buffers hold (B, T, H, ...)), else 1 (row-major)."""
+    return shape[-3] if len(shape) == 4 else 1
 
 
 def launch(device, name, *args, out_dtype=None):

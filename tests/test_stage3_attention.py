@@ -61,7 +61,8 @@ def test_forward_against_numpy(variant, dtype, shape, mask):
     q, k, v = tensors(rng, dtype, (b, h, t, d), (b, h, s, d), (b, h, s, e))
     scale = d ** -0.5
     out, lse = backend.get("cpu").attention(q.as_view(), k.as_view(), v.as_view(), offset, scale, dtype)
-    out = tg.Tensor.from_buffer(out, (b, h, t, e), dtype, "cpu").numpy()
+    # 4-D queries: the buffer holds (B, T, H, e), the heads interleaved
+    out = tg.Tensor.from_buffer(out, (b, t, h, e), dtype, "cpu").numpy().swapaxes(1, 2)
     lse = tg.Tensor.from_buffer(lse, (b, h, t), dtype, "cpu").numpy()
     want, want_lse = reference(*(x.numpy().astype(np.float64) for x in (q, k, v)), offset, scale)
     # Each score is a sum of d products, each weight an exponential of one, each output a
@@ -121,6 +122,18 @@ def test_fused_equals_the_composite_in_float32(variant, causal):
     tol = (T + hd) * EPS[tg.float32]
     np.testing.assert_allclose(y_fused, y_plain, rtol=0, atol=tol * np.abs(qkv).max())
     np.testing.assert_allclose(g_fused, g_plain, rtol=0, atol=tol * np.abs(g_plain).max())
+
+
+def test_outputs_interleave_the_heads_so_that_concatenating_them_is_a_view(variant):
+    """(B, H, T, e) results whose buffer holds (B, T, H, e), as PyTorch's CPU kernel gives
+    them: the heads side by side again is a view; the gradients are laid out alike."""
+    q, k, v = (tg.ones(2, 3, 5, 4, device="cpu").requires_grad_() for _ in range(3))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert y.shape == (2, 3, 5, 4) and y.transpose(1, 2).is_contiguous()
+    y.transpose(1, 2).reshape(2, 5, 12).sum().backward()
+    for t in (q, k, v):
+        assert t.grad.shape == (2, 3, 5, 4) and t.grad.transpose(1, 2).is_contiguous()
+    np.testing.assert_allclose(v.grad.numpy()[0, 0, :, 0], [137 / 60, 77 / 60, 47 / 60, 9 / 20, 1 / 5])
 
 
 def test_the_two_variants_agree_on_a_strided_float32_batch():

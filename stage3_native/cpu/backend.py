@@ -518,7 +518,7 @@ class CpuBackend(NativeBackend):
         _no_memory("attention", kernel("attention", dtype)(
             ATTENTION_VARIANTS[self.attention_variant], bh, t, s, d, e, *self._heads(q, dtype),
             *self._heads(k, dtype), *self._heads(v, dtype), causal is not None, causal or 0,
-            float(scale), out, lse))
+            float(scale), backend.attention_heads(q.shape), out, lse))
         return out, lse
 
     @float_only
@@ -528,9 +528,9 @@ class CpuBackend(NativeBackend):
         dq, dk, dv = allocate(bh * t * d, dtype), allocate(bh * s * d, dtype), allocate(bh * s * e, dtype)
         _no_memory("attention_backward", kernel("attention_backward", dtype)(
             ATTENTION_VARIANTS[self.attention_variant], bh, t, s, d, e, *self._heads(q, dtype),
-            *self._heads(k, dtype), *self._heads(v, dtype), self._dense(out, dtype),
+            *self._heads(k, dtype), *self._heads(v, dtype), *self._heads(out, dtype),
             self._dense(lse, dtype), *self._heads(grad, dtype), causal is not None, causal or 0,
-            float(scale), dq, dk, dv))
+            float(scale), backend.attention_heads(q.shape), dq, dk, dv))
         return dq, dk, dv
 
     # ---- batch normalization (batchnorm.c): contiguous (N, C, S), per channel ----------------

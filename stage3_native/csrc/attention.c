@@ -31,10 +31,12 @@
  * above. The dispatch is tg_attention / tg_attention_backward at the end of
  * attention_t.h.
  *
- * Layout: q, k, v and dout are read in place (their last dimension contiguous): head b's
- * rows start at x + x_base[b], x_row elements apart, as the views stage2 makes by
- * splitting one (B, T, 3C) projection into heads. out (bh, t, dv), lse (bh, t), dq (bh, t,
- * d), dk (bh, s, d) and dv (bh, s, dv) are contiguous.
+ * Layout: q, k, v, dout and the backward's out are read in place (their last dimension
+ * contiguous): head b's rows start at x + x_base[b], x_row elements apart, as the views
+ * stage2 makes by splitting one (B, T, 3C) projection into heads. The outputs out, dq, dk
+ * and dv are written with their heads interleaved (att_at: (B, t, H, dv) for out when
+ * heads = H), so that putting the heads side by side again, (B, H, t, dv) -> (B, t, H dv),
+ * is a view and not a copy; lse is (bh, t).
  *
  * Threads: the forward pass splits (head, query block) pairs among the threads, heaviest
  * first (under a causal mask the last query blocks see the most keys); the backward pass
@@ -71,6 +73,14 @@ static inline i64 att_visible(const AttentionShape *g, i64 i) {
  * ones, four SSE ones): the tile products' accumulators in attention_t.h. */
 typedef float att_vec_f32 __attribute__((vector_size(64)));
 typedef double att_vec_f64 __attribute__((vector_size(64)));
+
+/* Where head b's rows of an output of (rows, cols) per head start, the outputs laid out
+ * (bh / heads, rows, heads, cols): with heads = H of (B, H) heads, row t of every head of
+ * one batch element side by side, as the concatenation of the heads wants them (PyTorch's
+ * CPU kernels do the same); heads = 1: (bh, rows, cols). A row is heads * cols long. */
+static inline i64 att_at(i64 b, i64 heads, i64 rows, i64 cols) {
+    return (b / heads) * rows * heads * cols + (b % heads) * cols;
+}
 
 /* e^x in the element type: vmath.h's vectorizable one for float, libm's for double. */
 TG_INLINE float att_exp_f32(float x) { return tg_expf(x); }

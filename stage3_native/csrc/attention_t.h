@@ -13,7 +13,7 @@ static double FN(att_score)(const AttentionShape *g, const T *q, const T *k) {
 /* Returns 1 when out of memory for the row of dv sums, else 0. */
 static int FN(attention_naive)(const AttentionShape *g, const T *q, const i64 *q_base, i64 q_row,
                                const T *k, const i64 *k_base, i64 k_row, const T *v,
-                               const i64 *v_base, i64 v_row, T *out, T *lse) {
+                               const i64 *v_base, i64 v_row, i64 heads, T *out, T *lse) {
     double *acc = malloc((size_t)g->dv * sizeof(double));
     if (!acc) return 1;
     for (i64 b = 0; b < g->bh; b++)
@@ -32,7 +32,7 @@ static int FN(attention_naive)(const AttentionShape *g, const T *q, const i64 *q
                 sum += e;
                 for (i64 c = 0; c < g->dv; c++) acc[c] += e * (double)vj[c];
             }
-            T *o = out + (b * g->t + i) * g->dv;
+            T *o = out + att_at(b, heads, g->t, g->dv) + i * heads * g->dv;
             for (i64 c = 0; c < g->dv; c++) o[c] = (T)(acc[c] / sum);
             lse[b * g->t + i] = (T)(m + log(sum));
         }
@@ -44,8 +44,9 @@ static int FN(attention_naive)(const AttentionShape *g, const T *q, const i64 *q
 static int FN(attention_backward_naive)(const AttentionShape *g, const T *q, const i64 *q_base,
                                         i64 q_row, const T *k, const i64 *k_base, i64 k_row,
                                         const T *v, const i64 *v_base, i64 v_row, const T *out,
-                                        const T *lse, const T *dout, const i64 *do_base,
-                                        i64 do_row, T *dq, T *dk, T *dv) {
+                                        const i64 *o_base, i64 o_row, const T *lse, const T *dout,
+                                        const i64 *do_base, i64 do_row, i64 heads, T *dq, T *dk,
+                                        T *dv) {
     i64 d = g->d, nv = g->dv;
     double *sums = calloc((size_t)(d + g->s * (d + nv)), sizeof(double));
     if (!sums) return 1;
@@ -54,7 +55,7 @@ static int FN(attention_backward_naive)(const AttentionShape *g, const T *q, con
         memset(dks, 0, (size_t)(g->s * (d + nv)) * sizeof(double));
         for (i64 i = 0; i < g->t; i++) {
             const T *qi = q + q_base[b] + i * q_row, *doi = dout + do_base[b] + i * do_row;
-            const T *oi = out + (b * g->t + i) * nv;
+            const T *oi = out + o_base[b] + i * o_row;
             double D = 0, l = (double)lse[b * g->t + i];
             for (i64 c = 0; c < nv; c++) D += (double)doi[c] * (double)oi[c];
             for (i64 p = 0; p < d; p++) dqi[p] = 0;
@@ -71,10 +72,15 @@ static int FN(attention_backward_naive)(const AttentionShape *g, const T *q, con
                     dks[j * d + p] += ds * (double)qi[p];
                 }
             }
-            for (i64 p = 0; p < d; p++) dq[(b * g->t + i) * d + p] = (T)dqi[p];
+            T *dqr = dq + att_at(b, heads, g->t, d) + i * heads * d;
+            for (i64 p = 0; p < d; p++) dqr[p] = (T)dqi[p];
         }
-        for (i64 x = 0; x < g->s * d; x++) dk[b * g->s * d + x] = (T)dks[x];
-        for (i64 x = 0; x < g->s * nv; x++) dv[b * g->s * nv + x] = (T)dvs[x];
+        for (i64 j = 0; j < g->s; j++) {
+            T *dkr = dk + att_at(b, heads, g->s, d) + j * heads * d;
+            T *dvr = dv + att_at(b, heads, g->s, nv) + j * heads * nv;
+            for (i64 p = 0; p < d; p++) dkr[p] = (T)dks[j * d + p];
+            for (i64 c = 0; c < nv; c++) dvr[c] = (T)dvs[j * nv + c];
+        }
     }
     free(sums);
     return 0;
@@ -207,8 +213,8 @@ TG_INLINE T FN(att_weights)(T *x, i64 seen, i64 n, T top) {
  * ATT_BQ * (d + dv + ATT_BK + 2) + d * ATT_BK elements. */
 TG_SIMD(void, FN(attention_block),
         (const AttentionShape *g, const T *q, i64 q_row, const T *k, i64 k_row, const T *v,
-         i64 v_row, i64 i0, i64 rows, T *out, T *lse, T *scratch),
-        (g, q, q_row, k, k_row, v, v_row, i0, rows, out, lse, scratch)) {
+         i64 v_row, i64 i0, i64 rows, T *out, i64 out_row, T *lse, T *scratch),
+        (g, q, q_row, k, k_row, v, v_row, i0, rows, out, out_row, lse, scratch)) {
     i64 d = g->d, nv = g->dv;
     T *qs = scratch, *acc = qs + ATT_BQ * d, *st = acc + ATT_BQ * nv, *m = st + ATT_BQ * ATT_BK;
     T *l = m + ATT_BQ, *kt = l + ATT_BQ;
@@ -247,14 +253,14 @@ TG_SIMD(void, FN(attention_block),
     }
     for (i64 i = 0; i < rows; i++) {
         T inv = 1 / l[i];
-        for (i64 c = 0; c < nv; c++) out[(i0 + i) * nv + c] = acc[i * nv + c] * inv;
+        for (i64 c = 0; c < nv; c++) out[(i0 + i) * out_row + c] = acc[i * nv + c] * inv;
         lse[i0 + i] = (T)((double)m[i] + log((double)l[i]));
     }
 }
 
 static int FN(attention_blocked)(const AttentionShape *g, const T *q, const i64 *q_base, i64 q_row,
                                  const T *k, const i64 *k_base, i64 k_row, const T *v,
-                                 const i64 *v_base, i64 v_row, T *out, T *lse) {
+                                 const i64 *v_base, i64 v_row, i64 heads, T *out, T *lse) {
     i64 blocks = (g->t + ATT_BQ - 1) / ATT_BQ, items = g->bh * blocks;
     size_t scratch = (size_t)(ATT_BQ * (g->d + g->dv + ATT_BK + 2) + g->d * ATT_BK);
     int failed = 0;
@@ -271,7 +277,8 @@ static int FN(attention_blocked)(const AttentionShape *g, const T *q, const i64 
             i64 b = it % g->bh, qb = blocks - 1 - it / g->bh;   /* the heaviest blocks first */
             i64 i0 = qb * ATT_BQ, rows = g->t - i0 < ATT_BQ ? g->t - i0 : ATT_BQ;
             FN(attention_block)(g, q + q_base[b], q_row, k + k_base[b], k_row, v + v_base[b], v_row,
-                                i0, rows, out + b * g->t * g->dv, lse + b * g->t, buffer);
+                                i0, rows, out + att_at(b, heads, g->t, g->dv), heads * g->dv,
+                                lse + b * g->t, buffer);
         }
         free(buffer);
     }
@@ -283,20 +290,23 @@ static int FN(attention_blocked)(const AttentionShape *g, const T *q, const i64 
  * ATT_BK + 2) + (d + dv) * ATT_BK elements. */
 TG_SIMD(void, FN(attention_backward_head),
         (const AttentionShape *g, const T *q, i64 q_row, const T *k, i64 k_row, const T *v,
-         i64 v_row, const T *out, const T *lse, const T *dout, i64 do_row, T *dq, T *dk, T *dv,
-         T *scratch),
-        (g, q, q_row, k, k_row, v, v_row, out, lse, dout, do_row, dq, dk, dv, scratch)) {
+         i64 v_row, const T *out, i64 o_row, const T *lse, const T *dout, i64 do_row, T *dq,
+         T *dk, T *dv, i64 heads, T *scratch),
+        (g, q, q_row, k, k_row, v, v_row, out, o_row, lse, dout, do_row, dq, dk, dv, heads, scratch)) {
     i64 d = g->d, nv = g->dv;
     T *qs = scratch, *dos = qs + ATT_BQ * d, *dqs = dos + ATT_BQ * nv, *st = dqs + ATT_BQ * d;
     T *dp = st + ATT_BQ * ATT_BK, *dd = dp + ATT_BQ * ATT_BK, *ls = dd + ATT_BQ;
     T *kt = ls + ATT_BQ, *vt = kt + d * ATT_BK;
     T scale = (T)g->scale;
-    memset(dk, 0, (size_t)(g->s * d) * sizeof(T));
-    memset(dv, 0, (size_t)(g->s * nv) * sizeof(T));
+    i64 dq_row = heads * d, dk_row = heads * d, dv_row = heads * nv;   /* as out's rows */
+    for (i64 j = 0; j < g->s; j++) {
+        memset(dk + j * dk_row, 0, (size_t)d * sizeof(T));
+        memset(dv + j * dv_row, 0, (size_t)nv * sizeof(T));
+    }
     for (i64 i0 = 0; i0 < g->t; i0 += ATT_BQ) {
         i64 rows = g->t - i0 < ATT_BQ ? g->t - i0 : ATT_BQ;
         for (i64 i = 0; i < rows; i++) {
-            const T *doi = dout + (i0 + i) * do_row, *oi = out + (i0 + i) * nv;
+            const T *doi = dout + (i0 + i) * do_row, *oi = out + (i0 + i) * o_row;
             T sum = 0;
             for (i64 c = 0; c < nv; c++) {
                 dos[i * nv + c] = doi[c];
@@ -330,21 +340,24 @@ TG_SIMD(void, FN(attention_backward_head),
             }
             /* dv_j += sum_i p_ij dout_i, dk_j += sum_i ds_ij (scale q_i): the tiles transposed */
             i64 seen_from = g->causal ? 1 - stair : -ATT_ALL;   /* key r is seen by queries >= r + this */
-            FN(att_mm)(n, nv, rows, st, 1, ATT_BK, dos, nv, dv + j0 * nv, nv, 1, ATT_ALL, ATT_ALL, seen_from);
-            FN(att_mm)(n, d, rows, dp, 1, ATT_BK, qs, d, dk + j0 * d, d, 1, ATT_ALL, ATT_ALL, seen_from);
+            FN(att_mm)(n, nv, rows, st, 1, ATT_BK, dos, nv, dv + j0 * dv_row, dv_row, 1, ATT_ALL, ATT_ALL,
+                       seen_from);
+            FN(att_mm)(n, d, rows, dp, 1, ATT_BK, qs, d, dk + j0 * dk_row, dk_row, 1, ATT_ALL, ATT_ALL,
+                       seen_from);
             FN(att_mm)(rows, d, n, dp, ATT_BK, 1, k + j0 * k_row, k_row, dqs, d, 1,   /* dq_i / scale */
                        ATT_ALL, stair, -ATT_ALL);
         }
         for (i64 i = 0; i < rows; i++)
-            for (i64 p = 0; p < d; p++) dq[(i0 + i) * d + p] = dqs[i * d + p] * scale;
+            for (i64 p = 0; p < d; p++) dq[(i0 + i) * dq_row + p] = dqs[i * d + p] * scale;
     }
 }
 
 static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, const i64 *q_base,
                                           i64 q_row, const T *k, const i64 *k_base, i64 k_row,
                                           const T *v, const i64 *v_base, i64 v_row, const T *out,
-                                          const T *lse, const T *dout, const i64 *do_base,
-                                          i64 do_row, T *dq, T *dk, T *dv) {
+                                          const i64 *o_base, i64 o_row, const T *lse, const T *dout,
+                                          const i64 *do_base, i64 do_row, i64 heads, T *dq, T *dk,
+                                          T *dv) {
     size_t scratch = (size_t)(ATT_BQ * (2 * g->d + g->dv + 2 * ATT_BK + 2) + (g->d + g->dv) * ATT_BK);
     int failed = 0;
     #pragma omp parallel if (g->bh > 1 && g->bh * g->t * g->s * (g->d + g->dv) >= 16 * TG_PARALLEL_MIN)
@@ -358,9 +371,10 @@ static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, c
         for (i64 b = 0; b < g->bh; b++) {
             if (!buffer) continue;
             FN(attention_backward_head)(g, q + q_base[b], q_row, k + k_base[b], k_row, v + v_base[b],
-                                        v_row, out + b * g->t * g->dv, lse + b * g->t,
-                                        dout + do_base[b], do_row, dq + b * g->t * g->d,
-                                        dk + b * g->s * g->d, dv + b * g->s * g->dv, buffer);
+                                        v_row, out + o_base[b], o_row, lse + b * g->t,
+                                        dout + do_base[b], do_row, dq + att_at(b, heads, g->t, g->d),
+                                        dk + att_at(b, heads, g->s, g->d),
+                                        dv + att_at(b, heads, g->s, g->dv), heads, buffer);
         }
         free(buffer);
     }
@@ -378,22 +392,27 @@ static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, c
 int FN(tg_attention)(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q,
                      const i64 *q_base, i64 q_row, const T *k, const i64 *k_base, i64 k_row,
                      const T *v, const i64 *v_base, i64 v_row, int causal, i64 offset,
-                     double scale, T *out, T *lse) {
+                     double scale, i64 heads, T *out, T *lse) {
     AttentionShape g = {bh, t, s, d, ev, causal, offset, scale};
     if (variant == 0)
-        return FN(attention_naive)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row, out, lse);
-    return FN(attention_blocked)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row, out, lse);
+        return FN(attention_naive)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row, heads,
+                                   out, lse);
+    return FN(attention_blocked)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row, heads,
+                                 out, lse);
 }
 
 int FN(tg_attention_backward)(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q,
                               const i64 *q_base, i64 q_row, const T *k, const i64 *k_base,
                               i64 k_row, const T *v, const i64 *v_base, i64 v_row, const T *out,
-                              const T *lse, const T *dout, const i64 *do_base, i64 do_row,
-                              int causal, i64 offset, double scale, T *dq, T *dk, T *dv) {
+                              const i64 *o_base, i64 o_row, const T *lse, const T *dout,
+                              const i64 *do_base, i64 do_row, int causal, i64 offset,
+                              double scale, i64 heads, T *dq, T *dk, T *dv) {
     AttentionShape g = {bh, t, s, d, ev, causal, offset, scale};
     if (variant == 0)
         return FN(attention_backward_naive)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row,
-                                            out, lse, dout, do_base, do_row, dq, dk, dv);
+                                            out, o_base, o_row, lse, dout, do_base, do_row, heads,
+                                            dq, dk, dv);
     return FN(attention_backward_blocked)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row,
-                                          out, lse, dout, do_base, do_row, dq, dk, dv);
+                                          out, o_base, o_row, lse, dout, do_base, do_row, heads,
+                                          dq, dk, dv);
 }

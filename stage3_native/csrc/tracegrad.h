@@ -158,21 +158,22 @@ TG_SOFTMAX(double, f64)
 /* attention.c: scaled dot-product attention of bh heads, fused (variant 0 naive, 1
  * blocked): queries (t, d), keys (s, d), values (s, ev) read in place, head b's rows at
  * x + x_base[b], x_row apart (last dimension contiguous); query i sees keys 0 .. i + offset
- * under the causal mask (causal != 0, offset >= 0), else all s. Forward: out (bh, t, ev)
- * and each query's lse = log sum_j e^(scale q.k_j) (bh, t); backward: dq (bh, t, d), dk
- * (bh, s, d), dv (bh, s, ev) from those and dout (read in place, as q). Each returns 1
- * when out of memory for its tiles, else 0. */
+ * under the causal mask (causal != 0, offset >= 0), else all s. Forward: out (bh / heads,
+ * t, heads, ev): each head's rows interleaved with those of its `heads` neighbours (1: (bh,
+ * t, ev)), and each query's lse = log sum_j e^(scale q.k_j) (bh, t); backward: dq, dk, dv
+ * laid out as out ((bh / heads, t or s, heads, d or ev)) from those, out and dout (read in
+ * place, as q). Each returns 1 when out of memory for its tiles, else 0. */
 #define TG_ATTENTION(T, S) \
     int tg_attention_##S(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q, \
                          const i64 *q_base, i64 q_row, const T *k, const i64 *k_base, i64 k_row, \
                          const T *v, const i64 *v_base, i64 v_row, int causal, i64 offset, \
-                         double scale, T *out, T *lse); \
+                         double scale, i64 heads, T *out, T *lse); \
     int tg_attention_backward_##S(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q, \
                                   const i64 *q_base, i64 q_row, const T *k, const i64 *k_base, \
                                   i64 k_row, const T *v, const i64 *v_base, i64 v_row, \
-                                  const T *out, const T *lse, const T *dout, const i64 *do_base, \
-                                  i64 do_row, int causal, i64 offset, double scale, T *dq, T *dk, \
-                                  T *dv);
+                                  const T *out, const i64 *o_base, i64 o_row, const T *lse, \
+                                  const T *dout, const i64 *do_base, i64 do_row, int causal, \
+                                  i64 offset, double scale, i64 heads, T *dq, T *dk, T *dv);
 TG_ATTENTION(float, f32)
 TG_ATTENTION(double, f64)
 
