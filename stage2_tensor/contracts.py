@@ -245,12 +245,22 @@ def _padding(kernel, spatial, before, after, mode):
     return n
 
 
+def pad_geometry(shape, before, after):
+    """What a pad kernel loops over, for a tensor of ``shape`` padded in its last
+    len(before) dimensions: (planes, spatial, padded), the product of the leading extents,
+    the padded dimensions' extents and the number of elements of one padded plane."""
+    n = len(before)
+    spatial = tuple(shape[len(shape) - n:])
+    return (numel(shape[:len(shape) - n]), spatial,
+            numel([s + b + a for s, b, a in zip(spatial, before, after)]))
+
+
 def pad(view, before, after, mode, value, dtype):
-    n = _padding("pad", tuple(view.shape), before, after, mode)
+    _padding("pad", tuple(view.shape), before, after, mode)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"pad: value must be a number, got {value!r}")
-    padded = numel([s + b + a for s, b, a in zip(view.shape[-n:], before, after)])
-    _plane_sizes("pad", numel(view.shape[:len(view.shape) - n]), (padded,))
+    planes, _, padded = pad_geometry(view.shape, before, after)
+    _plane_sizes("pad", planes, (padded,))
 
 
 def pad_backward(grad, spatial, before, after, mode, dtype):

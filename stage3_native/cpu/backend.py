@@ -516,21 +516,18 @@ class CpuBackend(NativeBackend):
     # ---- resampling (resample.c): contiguous planes, positions worked out arithmetically -------
     @float_only
     def pad(self, view, before, after, mode, value, dtype):
-        n = len(before)
-        spatial = tuple(view.shape[len(view.shape) - n:])
-        planes = numel(view.shape[:len(view.shape) - n])
-        y = allocate(planes * numel([s + b + a for s, b, a in zip(spatial, before, after)]), dtype)
-        _no_memory("pad", kernel("pad", dtype)(planes, n, spatial, tuple(before), tuple(after),
+        planes, spatial, padded = contracts.pad_geometry(view.shape, before, after)
+        y = allocate(planes * padded, dtype)
+        _no_memory("pad", kernel("pad", dtype)(planes, len(before), spatial, tuple(before), tuple(after),
                                                contracts.PAD_CODES.index(mode), float(value),
                                                self._dense(view, dtype), y))
         return y
 
     @float_only
     def pad_backward(self, grad, spatial, before, after, mode, dtype):
-        n = len(before)
-        planes = numel(grad.shape[:len(grad.shape) - n])
+        planes = contracts.pad_geometry(grad.shape, before, after)[0]
         dx = allocate(planes * numel(spatial), dtype)
-        _no_memory("pad_backward", kernel("pad_backward", dtype)(planes, n, tuple(spatial), tuple(before),
+        _no_memory("pad_backward", kernel("pad_backward", dtype)(planes, len(before), tuple(spatial), tuple(before),
                                                                  tuple(after), contracts.PAD_CODES.index(mode),
                                                                  self._dense(grad, dtype), dx))
         return dx
