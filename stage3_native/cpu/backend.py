@@ -24,7 +24,7 @@ from .._native import ffi, lib
 from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
                              UNARY_CODE, NativeBackend, float_only, split_dims, stored_dtype)
 
-CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
+CTYPE_ARRAY = {dtype: ffi.typeof(f"{ctype}[]") for dtype, ctype in CTYPE.items()}   # parsed once
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 # The performance chapter's ladder (csrc/matmul.c): three loop orders, the system CBLAS
@@ -192,6 +192,23 @@ def ints(values):
     return tuple(values)
 
 
+# The kernels every small operation calls (unary, binary, reduce, matmul) take their shapes
+# and strides as C arrays made once per distinct tuple: cffi's conversion of a tuple, on
+# every call, costs more than a dictionary look-up, and a program uses few layouts. The
+# kernels only read them (const int64_t *), so one array serves every call.
+C_INTS = {}
+
+
+def c_ints(values):
+    """The int64_t array of a tuple of ints, made once (a list is passed on: cffi converts it)."""
+    array = C_INTS.get(values) if type(values) is tuple else values
+    if array is None:
+        if len(C_INTS) >= 10_000:               # a loop over ever new layouts: start over
+            C_INTS.clear()
+        array = C_INTS[values] = ffi.new("int64_t[]", values)
+    return array
+
+
 _KERNELS = {}
 
 
@@ -232,6 +249,16 @@ def kernel(name, dtype):
     if fn is None:
         fn = _KERNELS[name, dtype] = getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
     return fn
+
+
+def _by_dtype(name):
+    """{dtype: tg_<name>_<suffix>} for the dtypes the library has it for: the kernels that
+    every small operation calls are found with one dictionary look-up, not a call."""
+    return {dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
+            if hasattr(lib, f"tg_{name}_{suffix}")}
+
+
+UNARY_KERNELS, BINARY_KERNELS = _by_dtype("unary"), _by_dtype("binary")
 
 
 class CpuBackend(NativeBackend):
@@ -303,7 +330,8 @@ class CpuBackend(NativeBackend):
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
         out = allocate(numel(x.shape), dtype)
-        kernel("unary", dtype)(UNARY_CODE[op], len(x.shape), x.shape, x.buffer, x.strides, x.offset, out)
+        UNARY_KERNELS[dtype](UNARY_CODE[op], len(x.shape), c_ints(x.shape), x.buffer, c_ints(x.strides),
+                             x.offset, out)
         return out
 
     def binary(self, op, a, b, dtype):
@@ -318,8 +346,8 @@ class CpuBackend(NativeBackend):
         if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
         out = allocate(numel(a.shape), dtype)
-        kernel("binary", dtype)(BINARY_CODE[op], len(a.shape), a.shape, a.buffer, a.strides, a.offset,
-                                b.buffer, b.strides, b.offset, out)
+        BINARY_KERNELS[dtype](BINARY_CODE[op], len(a.shape), c_ints(a.shape), a.buffer, c_ints(a.strides),
+                              a.offset, b.buffer, c_ints(b.strides), b.offset, out)
         return out
 
     def where(self, cond, a, b, dtype):
