@@ -61,7 +61,10 @@ class GradientFunction:
         return out
 
     def save_for_backward(self, *tensors):
-        self._saved = tuple([(t, t.storage.version) for t in tensors])
+        saved = ()
+        for t in tensors:                    # a plain loop, as in link
+            saved += ((t, t.storage.version),)
+        self._saved = saved
 
     @property
     def saved_tensors(self):

@@ -258,7 +258,26 @@ def _by_dtype(name):
             if hasattr(lib, f"tg_{name}_{suffix}")}
 
 
-UNARY_KERNELS, BINARY_KERNELS = _by_dtype("unary"), _by_dtype("binary")
+UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS = _by_dtype("unary"), _by_dtype("binary"), _by_dtype("reduce")
+MATMUL_KERNELS = _by_dtype("matmul")
+_REDUCE_LAYOUTS = {}
+
+
+def reduce_layout(shape, strides, dims):
+    """A reduction's layout as its kernel takes it: split_dims's kept and reduced shapes
+    and strides as (count, C array) pairs, with the number of outputs and of elements per
+    output. Made once per (shape, strides, dims), like split_dims itself."""
+    key = (shape, strides, dims if type(dims) is tuple else tuple(dims))
+    found = _REDUCE_LAYOUTS.get(key)
+    if found is None:
+        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(shape, strides, key[2])
+        found = ((len(outer_shape), c_ints(outer_shape), c_ints(outer_strides),
+                  len(inner_shape), c_ints(inner_shape), c_ints(inner_strides)),
+                 numel(outer_shape), numel(inner_shape))
+        if len(_REDUCE_LAYOUTS) >= 10_000:
+            _REDUCE_LAYOUTS.clear()
+        _REDUCE_LAYOUTS[key] = found
+    return found
 
 
 class CpuBackend(NativeBackend):
@@ -360,20 +379,17 @@ class CpuBackend(NativeBackend):
         return out
 
     def reduce(self, op, view, dims, dtype):
-        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
-        if op != "sum" and numel(inner_shape) == 0:
+        layout, n_out, n_inner = reduce_layout(view.shape, view.strides, dims)
+        if op != "sum" and n_inner == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
-        args = (REDUCE_CODE[op], len(outer_shape), outer_shape, outer_strides,
-                len(inner_shape), inner_shape, inner_strides, view.buffer, view.offset)
-        n_out = numel(outer_shape)
         if op.startswith("arg"):
             out = allocate(n_out, dtypes.int64)
-            kernel("argreduce", view.dtype)(*args, out)
+            kernel("argreduce", view.dtype)(REDUCE_CODE[op], *layout, view.buffer, view.offset, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        stored = stored_dtype(op, view.dtype, dtype)
+        stored = dtype if dtype is view.dtype else stored_dtype(op, view.dtype, dtype)
         out = allocate(n_out, stored)
-        kernel("reduce", view.dtype)(*args, out, CODE[stored])
+        REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
     def _matmul(self, a, b, dtype, bias):
@@ -385,10 +401,10 @@ class CpuBackend(NativeBackend):
             a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))
             b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))
         out = allocate(len(a_base) * m * n, dtype)
-        kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
-                                m, n, k, a.buffer, a.strides[-2], a.strides[-1],
-                                b.buffer, b.strides[-2], b.strides[-1],
-                                self._dense_or_null(bias, dtype), out)
+        MATMUL_KERNELS[dtype](MATMUL_VARIANTS[self.matmul_variant], len(a_base), c_ints(a_base), c_ints(b_base),
+                              m, n, k, a.buffer, a.strides[-2], a.strides[-1],
+                              b.buffer, b.strides[-2], b.strides[-1],
+                              ffi.NULL if bias is None else self._dense(bias, dtype), out)
         return out
 
     def index_select(self, view, dim, index):
