@@ -77,7 +77,8 @@ class Extremum(GradientFunction):
 def reduce(op, x, dim=None, keepdim=False):
     dims = normalize_dims(x, dim)
     if op == "sum":
-        return Sum.apply(x, dims, keepdim)
+        fn = Sum()                  # Sum.apply, less its walk over the arguments: x is the one tensor
+        return fn.link(fn.forward(x, dims, keepdim), (x,))
     if op == "mean":
         count = 1
         for d in dims:

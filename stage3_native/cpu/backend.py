@@ -251,15 +251,26 @@ def kernel(name, dtype):
     return fn
 
 
-def _by_dtype(name):
-    """{dtype: tg_<name>_<suffix>} for the dtypes the library has it for: the kernels that
-    every small operation calls are found with one dictionary look-up, not a call."""
-    return {dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
-            if hasattr(lib, f"tg_{name}_{suffix}")}
+# The kernels every small operation calls, by dtype: found with one dictionary look-up,
+# not a call of kernel(). Filled from ``lib`` by look_up_kernels (again when the profiler
+# swaps lib for its timed stand-in, profile.py).
+UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS, MATMUL_KERNELS = {}, {}, {}, {}
+_TABLES = {"unary": UNARY_KERNELS, "binary": BINARY_KERNELS, "reduce": REDUCE_KERNELS,
+           "matmul": MATMUL_KERNELS}
 
 
-UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS = _by_dtype("unary"), _by_dtype("binary"), _by_dtype("reduce")
-MATMUL_KERNELS = _by_dtype("matmul")
+def look_up_kernels():
+    """Forget the C functions looked up so far (kernel()'s and the tables'); look the tables'
+    up again in ``lib``: tg_<name>_<suffix> for the dtypes the library has it for."""
+    _KERNELS.clear()
+    for name, table in _TABLES.items():
+        table.clear()
+        table.update({dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
+                      if hasattr(lib, f"tg_{name}_{suffix}")})
+
+
+look_up_kernels()
+
 _REDUCE_LAYOUTS = {}
 
 
