@@ -47,8 +47,10 @@ class GradientFunction:
     def link(self, out, inputs):
         """Make this function ``out``'s grad_fn when grad mode is on and one of ``inputs``
         (the operation's tensor inputs, in order) requires grad; return ``out``. ``apply``
-        ends here; an operation that has checked its inputs itself (elementwise.py's, run
-        on every small op) calls forward and link directly, skipping apply's generic walk."""
+        ends here. An operation run for every small step whose tensor inputs need no search
+        (one tensor, or two checked already) calls ``fn = cls(); fn.link(fn.forward(...),
+        inputs)`` itself: apply's walk over the arguments and its call with ``*args``
+        are then saved."""
         if thread_state.enabled:             # this thread's grad mode (grad_mode.py)
             needs = ()
             for t in inputs:                 # a plain loop: cheaper than a comprehension for

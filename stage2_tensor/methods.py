@@ -256,10 +256,10 @@ class TensorMethods:
 
     # ---- shapes (views, see views.py) --------------------------------------------------------
     def view(self, *shape):
-        return views.Reshape.apply(self, _shape_arg(shape), False)
+        return views.reshape(self, _shape_arg(shape), False)
 
     def reshape(self, *shape):
-        return views.Reshape.apply(self, _shape_arg(shape), True)
+        return views.reshape(self, _shape_arg(shape), True)
 
     def flatten(self, start_dim=0, end_dim=-1):
         s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)

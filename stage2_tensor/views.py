@@ -52,6 +52,13 @@ class Reshape(GradientFunction):
         return (grad.reshape(*self.input_shape),)
 
 
+def reshape(x, shape, copy_if_needed):
+    """Reshape.apply(x, shape, copy_if_needed), less apply's walk over the arguments: x is
+    the one tensor (reshapes are among the most frequent operations)."""
+    fn = Reshape()
+    return fn.link(fn.forward(x, shape, copy_if_needed), (x,))
+
+
 class Permute(GradientFunction):
     def forward(self, x, dims):
         if sorted(dims) != list(range(x.ndim)):
