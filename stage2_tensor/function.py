@@ -37,9 +37,7 @@ class GradientFunction:
         for a in args:
             if isinstance(a, Tensor):        # one device per operation: a kernel reads only its own buffers
                 if inputs and a.storage.device != inputs[0].storage.device:
-                    raise RuntimeError(f"{cls.__name__}: expected all tensors on one device, got "
-                                       f"{inputs[0].storage.device!r} and {a.storage.device!r}; "
-                                       "move one with .to(device)")
+                    raise two_devices(cls.__name__, inputs[0], a)
                 inputs += (a,)
         fn = cls()
         return fn.link(fn.forward(*args, **kwargs), inputs)
@@ -91,3 +89,8 @@ class GradientFunction:
     def __repr__(self):
         return f"<{self.name}>"
 
+
+def two_devices(name, a, b):
+    """The error for an operation ``name`` given tensors on two devices."""
+    return RuntimeError(f"{name}: expected all tensors on one device, got {a.storage.device!r} "
+                        f"and {b.storage.device!r}; move one with .to(device)")

@@ -17,7 +17,7 @@ A batch dimension that was broadcast gets a gradient with the full batch shape; 
 backward pass sums it back like any other broadcast.
 """
 from .broadcast import broadcast_shapes
-from .function import GradientFunction
+from .function import GradientFunction, two_devices
 from .tensor import Tensor
 
 
@@ -80,7 +80,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         a, transpose_a = a.unsqueeze(0), False
     if vec_b:
         b, transpose_b = b.unsqueeze(-1), False
-    out = MatMul.apply(a, b, transpose_a, transpose_b)
+    # MatMul.apply, less its walk over the arguments: the two tensors are known
+    if a.storage.device != b.storage.device:
+        raise two_devices("MatMul", a, b)
+    fn = MatMul()
+    out = fn.link(fn.forward(a, b, transpose_a, transpose_b), (a, b))
     if vec_a:
         out = out.squeeze(-2)
     if vec_b:
