@@ -17,16 +17,20 @@ Configs (dropout 0 in both):
 
 Inference: tokens/s of generating 200 tokens greedily at batch 1, with stage4's KV cache and
 without it; PyTorch's side is nanoGPT's loop (crop to block_size, forward, argmax, append;
-no cache).
+no cache). At the char config's block of 64 the context window slides after 64 tokens and
+from then on every step re-reads the window, cache or not (generate.py says why);
+``--block-size 256`` holds all 201 tokens, so that every cached step is one position (issue
+22's generation goal is measured so; ``--inference-only`` skips the training part).
 
 The PyTorch model, the step, the timing rounds and the thread setting are training.py's
 (``torch_gpt_model``: nanoGPT's model with stage4's parameter names; ``set_threads``: our
 OpenMP threads, the OpenBLAS pool behind our matmul when built with one, and torch's).
 
     python benchmarks/gpt.py [--config char|tiny] [--steps N] [--runs 5] [--warmup 2]
-                             [--threads N] [--no-torch]
+                             [--threads N] [--no-torch] [--block-size N] [--inference-only]
 """
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -109,14 +113,20 @@ def inference(ours, theirs, config, runs):
             ("tracegrad, no KV cache", lambda: tracegrad_generate(ours, False))]
     if theirs is not None:
         rows.append(("pytorch, no KV cache", lambda: torch_generate(theirs, config.block_size)))
-    rates = {}
-    for name, run in rows:
+    for _, run in rows:
         run()                                                        # warm-up
-        seconds = statistics.median(run() for _ in range(runs))
-        rates[name] = GENERATED / seconds
-        print(f"  {name:24} {seconds * 1e3:9.1f} ms  {rates[name]:9,.1f} tokens/s")
+    times = {name: [] for name, _ in rows}
+    for r in range(runs):                 # the engines in turn, the order reversed every run
+        for name, run in (rows if r % 2 == 0 else rows[::-1]):
+            times[name].append(run())
+    rates = {}
+    for name, seconds in times.items():
+        rates[name] = GENERATED / statistics.median(seconds)
+        print(f"  {name:24} {statistics.median(seconds) * 1e3:9.1f} ms  {rates[name]:9,.1f} tokens/s "
+              f"(runs {min(seconds) * 1e3:.0f} to {max(seconds) * 1e3:.0f} ms)")
     if len(rates) == 3:
-        print(f"  tracegrad / pytorch throughput {rates['tracegrad'] / rates['pytorch, no KV cache']:.2f}x")
+        ratios = [t / o for o, t in zip(times["tracegrad"], times["pytorch, no KV cache"])]
+        print(f"  tracegrad / pytorch throughput {statistics.median(ratios):.2f}x (median of the runs' ratios)")
 
 
 
@@ -132,11 +142,15 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads for both engines (default: every core)")
     parser.add_argument("--no-torch", action="store_true", help="time tracegrad only")
+    parser.add_argument("--block-size", type=int, help="the model's block size instead of the config's")
+    parser.add_argument("--inference-only", action="store_true", help="skip the training part")
     args = parser.parse_args()
     if args.no_torch:
         training.torch = None
     torch = training.torch
     config, batch, steps = CONFIGS[args.config]
+    if args.block_size:
+        config = dataclasses.replace(config, block_size=args.block_size)
     args.steps = args.steps or steps
     tokens = batch * config.block_size
     threads = set_threads(args.threads)
@@ -154,11 +168,17 @@ def main():
     if torch is not None:
         torch_model, torch_step = torch_engine(config, pool, weights_of(ours_model))
         engines.append(Engine("pytorch", torch_step))
+    if not args.inference_only:
+        train(engines, tokens, args)
+    inference(ours_model, torch_model, config, args.runs)
+
+
+def train(engines, tokens, args):
     print(f"warm-up {args.warmup} step(s) each, then {args.runs} runs of {args.steps} step(s) per engine",
           flush=True)
     measure(engines, args.warmup, args.runs, args.steps,
             lambda line: print(line.replace("round", "run"), flush=True))
-    if torch is not None:
+    if len(engines) > 1:
         a, b = engines[0].losses[0], engines[1].losses[0]
         print(f"    same start: first loss tracegrad {a:.5f}, pytorch {b:.5f} "
               f"({'equal' if abs(a - b) <= 1e-4 * max(1.0, abs(b)) else 'DIFFERENT'} to 1e-4)")
@@ -167,11 +187,10 @@ def main():
     for e in engines:
         seconds = statistics.median(e.block_seconds)
         print(f"  {e.name:10} {seconds * 1e3:9.2f} ms/step  {tokens / seconds:10,.0f} tokens/s")
-    if torch is not None:
+    if len(engines) > 1:
         ratios = [t / o for o, t in zip(engines[0].block_seconds, engines[1].block_seconds)]
         print(f"  tracegrad / pytorch throughput {statistics.median(ratios):.2f}x "
               f"(median of the runs' ratios; > 1: tracegrad is faster)")
-    inference(ours_model, torch_model, config, args.runs)
 
 
 if __name__ == "__main__":

@@ -335,6 +335,9 @@ def get(name):
     """The backend of device `name`. A name not registered yet first loads the plugins, once
     (``load_plugins``); an unknown name is a ValueError listing every device, why one cannot
     run here, and each plugin that failed to load."""
+    be = _BACKENDS.get(name)             # the usual case (every operation asks): one look-up
+    if be is not None:
+        return be
     if name not in _BACKENDS and name not in _LOADERS:
         load_plugins()
     if name not in _BACKENDS and name in _LOADERS:

@@ -24,7 +24,7 @@ from .._native import ffi, lib
 from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
                              UNARY_CODE, NativeBackend, float_only, split_dims, stored_dtype)
 
-CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
+CTYPE_ARRAY = {dtype: ffi.typeof(f"{ctype}[]") for dtype, ctype in CTYPE.items()}   # parsed once
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 # The performance chapter's ladder (csrc/matmul.c): three loop orders, the system CBLAS
@@ -192,6 +192,23 @@ def ints(values):
     return tuple(values)
 
 
+# The kernels every small operation calls (unary, binary, reduce, matmul) take their shapes
+# and strides as C arrays made once per distinct tuple: cffi's conversion of a tuple, on
+# every call, costs more than a dictionary look-up, and a program uses few layouts. The
+# kernels only read them (const int64_t *), so one array serves every call.
+C_INTS = {}
+
+
+def c_ints(values):
+    """The int64_t array of a tuple of ints, made once (a list is passed on: cffi converts it)."""
+    array = C_INTS.get(values) if type(values) is tuple else values
+    if array is None:
+        if len(C_INTS) >= 10_000:               # a loop over ever new layouts: start over
+            C_INTS.clear()
+        array = C_INTS[values] = ffi.new("int64_t[]", values)
+    return array
+
+
 _KERNELS = {}
 
 
@@ -232,6 +249,46 @@ def kernel(name, dtype):
     if fn is None:
         fn = _KERNELS[name, dtype] = getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
     return fn
+
+
+# The kernels every small operation calls, by dtype: found with one dictionary look-up,
+# not a call of kernel(). Filled from ``lib`` by look_up_kernels (again when the profiler
+# swaps lib for its timed stand-in, profile.py).
+UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS, MATMUL_KERNELS = {}, {}, {}, {}
+_TABLES = {"unary": UNARY_KERNELS, "binary": BINARY_KERNELS, "reduce": REDUCE_KERNELS,
+           "matmul": MATMUL_KERNELS}
+
+
+def look_up_kernels():
+    """Forget the C functions looked up so far (kernel()'s and the tables'); look the tables'
+    up again in ``lib``: tg_<name>_<suffix> for the dtypes the library has it for."""
+    _KERNELS.clear()
+    for name, table in _TABLES.items():
+        table.clear()
+        table.update({dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
+                      if hasattr(lib, f"tg_{name}_{suffix}")})
+
+
+look_up_kernels()
+
+_REDUCE_LAYOUTS = {}
+
+
+def reduce_layout(shape, strides, dims):
+    """A reduction's layout as its kernel takes it: split_dims's kept and reduced shapes
+    and strides as (count, C array) pairs, with the number of outputs and of elements per
+    output. Made once per (shape, strides, dims), like split_dims itself."""
+    key = (shape, strides, dims if type(dims) is tuple else tuple(dims))
+    found = _REDUCE_LAYOUTS.get(key)
+    if found is None:
+        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(shape, strides, key[2])
+        found = ((len(outer_shape), c_ints(outer_shape), c_ints(outer_strides),
+                  len(inner_shape), c_ints(inner_shape), c_ints(inner_strides)),
+                 numel(outer_shape), numel(inner_shape))
+        if len(_REDUCE_LAYOUTS) >= 10_000:
+            _REDUCE_LAYOUTS.clear()
+        _REDUCE_LAYOUTS[key] = found
+    return found
 
 
 class CpuBackend(NativeBackend):
@@ -303,7 +360,8 @@ class CpuBackend(NativeBackend):
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
         out = allocate(numel(x.shape), dtype)
-        kernel("unary", dtype)(UNARY_CODE[op], len(x.shape), x.shape, x.buffer, x.strides, x.offset, out)
+        UNARY_KERNELS[dtype](UNARY_CODE[op], len(x.shape), c_ints(x.shape), x.buffer, c_ints(x.strides),
+                             x.offset, out)
         return out
 
     def binary(self, op, a, b, dtype):
@@ -318,8 +376,8 @@ class CpuBackend(NativeBackend):
         if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
         out = allocate(numel(a.shape), dtype)
-        kernel("binary", dtype)(BINARY_CODE[op], len(a.shape), a.shape, a.buffer, a.strides, a.offset,
-                                b.buffer, b.strides, b.offset, out)
+        BINARY_KERNELS[dtype](BINARY_CODE[op], len(a.shape), c_ints(a.shape), a.buffer, c_ints(a.strides),
+                              a.offset, b.buffer, c_ints(b.strides), b.offset, out)
         return out
 
     def where(self, cond, a, b, dtype):
@@ -332,20 +390,17 @@ class CpuBackend(NativeBackend):
         return out
 
     def reduce(self, op, view, dims, dtype):
-        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
-        if op != "sum" and numel(inner_shape) == 0:
+        layout, n_out, n_inner = reduce_layout(view.shape, view.strides, dims)
+        if op != "sum" and n_inner == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
-        args = (REDUCE_CODE[op], len(outer_shape), outer_shape, outer_strides,
-                len(inner_shape), inner_shape, inner_strides, view.buffer, view.offset)
-        n_out = numel(outer_shape)
         if op.startswith("arg"):
             out = allocate(n_out, dtypes.int64)
-            kernel("argreduce", view.dtype)(*args, out)
+            kernel("argreduce", view.dtype)(REDUCE_CODE[op], *layout, view.buffer, view.offset, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        stored = stored_dtype(op, view.dtype, dtype)
+        stored = dtype if dtype is view.dtype else stored_dtype(op, view.dtype, dtype)
         out = allocate(n_out, stored)
-        kernel("reduce", view.dtype)(*args, out, CODE[stored])
+        REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
     def _matmul(self, a, b, dtype, bias):
@@ -357,10 +412,10 @@ class CpuBackend(NativeBackend):
             a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))
             b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))
         out = allocate(len(a_base) * m * n, dtype)
-        kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
-                                m, n, k, a.buffer, a.strides[-2], a.strides[-1],
-                                b.buffer, b.strides[-2], b.strides[-1],
-                                self._dense_or_null(bias, dtype), out)
+        MATMUL_KERNELS[dtype](MATMUL_VARIANTS[self.matmul_variant], len(a_base), c_ints(a_base), c_ints(b_base),
+                              m, n, k, a.buffer, a.strides[-2], a.strides[-1],
+                              b.buffer, b.strides[-2], b.strides[-1],
+                              ffi.NULL if bias is None else self._dense(bias, dtype), out)
         return out
 
     def index_select(self, view, dim, index):
