@@ -7,7 +7,9 @@ kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear
 ``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``). Some live in
 files of their own and are re-exported here: convolution and pooling (``convolution.py``),
 pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
-(``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``).
+(``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``), and
+linear_cross_entropy, a linear layer and cross_entropy without the logits
+(``linear_cross_entropy.py``).
 """
 import operator
 import warnings
@@ -23,6 +25,7 @@ from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
 from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401  (F.l1_loss, ...)
                       l1_loss, smooth_l1_loss)
+from ..linear_cross_entropy import linear_cross_entropy  # noqa: F401  (F.linear_cross_entropy)
 from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
 from ..elementwise import unary, where
@@ -601,6 +604,7 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "prelu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "dropout1d", "dropout2d", "dropout3d", "layer_norm",
            "batch_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
+           "linear_cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss", "huber_loss",
            "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention",
            "pixel_shuffle", "pixel_unshuffle"]
