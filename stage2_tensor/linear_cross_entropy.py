@@ -1,6 +1,7 @@
-"""F.linear_cross_entropy: cross-entropy of the logits of a linear layer without the logits,
-a language model's last layer and loss in one (thesis, section "GPT": the language-model
-head; the performance chapter).
+"""F.linear_cross_entropy's checks and fused path: cross-entropy of the logits of a linear
+layer without the logits, a language model's last layer and loss in one (thesis, section
+"GPT": the language-model head; the performance chapter). nn/functional.py has the function
+itself, which picks this path or the composite.
 
     linear_cross_entropy(x, weight, target) == cross_entropy(linear(x, weight), target)
 
@@ -12,9 +13,10 @@ stage3_native/csrc/linear_cross_entropy.c); the backward pass then computes each
 logits again. Every other device, and half dtypes, run the composite: linear, then the
 fused cross_entropy, the plain path that the chapters show and the tests compare with.
 
-Not in PyTorch; the name and argument order follow Apple's cut-cross-entropy and Liger
-Kernel's fused linear cross-entropy, the semantics F.cross_entropy's (ignore_index,
-reduction, a mean over the rows kept: nan when none is).
+Not in PyTorch: the name and the order (x, weight, target) are those of Apple's
+cut-cross-entropy library's linear_cross_entropy(embeddings, classifier, labels), the
+semantics F.cross_entropy's (ignore_index, reduction, a mean over the rows kept: nan when
+none is).
 """
 import operator
 
@@ -65,8 +67,8 @@ class LinearCrossEntropy(GradientFunction):
         self.kept = None
 
 
-def _check(x, weight, target, bias, ignore_index, reduction):
-    """Every argument, before anything runs: ignore_index as a plain int (or None)."""
+def check(x, weight, target, bias, ignore_index, reduction):
+    """Every argument, before anything runs; returns ignore_index as a plain int (or None)."""
     for name, t in (("x", x), ("weight", weight), ("target", target)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{FN}: {name} must be a Tensor, got {type(t).__name__}")
@@ -104,17 +106,6 @@ def _check(x, weight, target, bias, ignore_index, reduction):
                         f"-100 by default) or None, got {ignore_index!r}") from None
 
 
-def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, reduction="mean"):
-    """cross_entropy(linear(x, weight, bias), target, ignore_index=ignore_index,
-    reduction=reduction) for x (N, C), weight (V, C), bias (V,) or None and int64 class
-    indices target (N,): the same value, and the same gradients for x, weight and bias,
-    where the device has the fused kernel pair without ever holding the (N, V) logits.
-    A target that is neither a class (0 to V - 1) nor ignore_index is an IndexError."""
-    ignore_index = _check(x, weight, target, bias, ignore_index, reduction)
-    fused = x.dtype in (dtypes.float32, dtypes.float64) and backends.get(x.device).has(FN)
-    if not fused:
-        from .nn import functional as F          # here: nn.functional re-exports this module
-        return F.cross_entropy(F.linear(x, weight, bias), target, ignore_index=ignore_index,
-                               reduction=reduction)
-    target = target.to(dtype=dtypes.int64)
-    return LinearCrossEntropy.apply(x, weight, bias, target, reduction, ignore_index)
+def fused_on(x):
+    """Whether x's device runs the loss as its kernel pair (float32 and float64 only)."""
+    return x.dtype in (dtypes.float32, dtypes.float64) and backends.get(x.device).has(FN)

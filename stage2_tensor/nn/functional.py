@@ -8,7 +8,7 @@ kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear
 files of their own and are re-exported here: convolution and pooling (``convolution.py``),
 pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
 (``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``), and
-linear_cross_entropy, a linear layer and cross_entropy without the logits
+linear_cross_entropy's fused path, a linear layer and cross_entropy without the logits
 (``linear_cross_entropy.py``).
 """
 import operator
@@ -16,6 +16,7 @@ import warnings
 
 from .. import backend as backends
 from .. import composites, losses
+from .. import linear_cross_entropy as lce
 from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401  (F.conv2d, ...)
@@ -25,7 +26,6 @@ from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
 from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401  (F.l1_loss, ...)
                       l1_loss, smooth_l1_loss)
-from ..linear_cross_entropy import linear_cross_entropy  # noqa: F401  (F.linear_cross_entropy)
 from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
 from ..elementwise import unary, where
@@ -442,6 +442,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not backends.get(input.device).has("cross_entropy"):
         return composites.cross_entropy(input, target, reduction, ignore_index)
     return CrossEntropy.apply(input, target, reduction, ignore_index)
+
+
+def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, reduction="mean"):
+    """cross_entropy(linear(x, weight, bias), target, ignore_index=ignore_index,
+    reduction=reduction) for x (N, C), weight (V, C), bias (V,) or None and int64 class
+    indices target (N,): the same value and gradients for x, weight and bias. Where the
+    device has the kernel pair (float32, float64) it never holds the (N, V) logits
+    (``linear_cross_entropy.py``); elsewhere it is that composite. A target neither a class
+    (0 to V - 1) nor ignore_index is an IndexError, as in cross_entropy."""
+    ignore_index = lce.check(x, weight, target, bias, ignore_index, reduction)
+    if not lce.fused_on(x):
+        return cross_entropy(linear(x, weight, bias), target, ignore_index=ignore_index, reduction=reduction)
+    return lce.LinearCrossEntropy.apply(x, weight, bias, target.to(dtype=dtypes.int64), reduction, ignore_index)
 
 
 def _check_class_weight(weight, c, fn):
