@@ -167,6 +167,25 @@ def test_kernel_equals_the_composite(dtype, bias, blocks):
         np.testing.assert_allclose(fused, plain, rtol=0, atol=tol * max(1.0, np.abs(plain).max()))
 
 
+@pytest.mark.parametrize("blocks", [(128, 16)], indirect=True)
+def test_float32_kernel_at_every_simd_level(blocks, simd_level):
+    """The vectorized float rows (the logsumexp fold and the gradient's exponentials: a
+    copy per SIMD level, csrc/simd.h) against numpy's loss, within the float32 bound, and
+    against float64's gradients, within float32 noise; 300 columns make 16-wide bodies and
+    tails in every chunk (128, 128, 44)."""
+    x, w, b, target = problem(37, 32, 300, seed=13)
+    xt, wt, bt, tt = tensors("cpu", tg.float32, x, w, b, target, grad=True)
+    loss = F.linear_cross_entropy(xt, wt, tt, bias=bt, reduction="none")
+    want, terms = np_loss(x, w, b, target, reduction="none")
+    within(loss.detach().numpy(), want, float32_bound(terms, 32, 300))
+    loss.sum().backward()
+    exact = tensors("cpu", tg.float64, x, w, b, target, grad=True)
+    F.cross_entropy(F.linear(exact[0], exact[1], exact[2]), exact[3], reduction="sum").backward()
+    for got, ref in zip((xt, wt, bt), exact[:3]):
+        ref = ref.grad.numpy()
+        np.testing.assert_allclose(got.grad.numpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+
+
 def test_only_what_needs_a_gradient_gets_one():
     """A frozen weight gets none, and a frozen x none either (the kernel skips dx or dW)."""
     x, w, b, target = problem(6, 4, 9, seed=6)
