@@ -26,8 +26,8 @@
  * so each thread adds into a copy of its own (n, c), and the copies are added in thread
  * order at the end: dx's last bits depend on the thread count. The products inside run on
  * the thread that called them (a nested region gets one thread), unless the whole problem
- * is below LCE_PARALLEL_MIN, where there is one thread outside and TinyBLAS may split each
- * product itself.
+ * is below LCE_PARALLEL_MIN, or the forward pass has too few rows to share, where there is
+ * one thread outside and TinyBLAS may split each product itself.
  *
  * The plain path beside it is stage2's composite, F.cross_entropy(F.linear(x, W, b), t)
  * (the chapters' path, and the tests' reference). The exponentials of float rows are

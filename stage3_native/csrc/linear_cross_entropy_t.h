@@ -12,6 +12,41 @@ static int FN(lce_ignored)(const i64 *targets, i64 i, int ignoring, i64 ignore_i
     return ignoring && targets[i] == ignore_index;
 }
 
+/* Rows [lo, hi) of the forward pass, tile by tile, every chunk of each: their lse and
+ * losses (per_row). Returns 1 when out of memory, else 0. */
+static int FN(lce_forward_rows)(i64 lo, i64 hi, i64 c, i64 v, i64 cw, i64 rows, const T *x,
+                                const T *w, const T *bias, const i64 *targets, int ignoring,
+                                i64 ignore_index, T *per_row, T *lse) {
+    if (lo >= hi) return 0;
+    T *z = tg_alloc(sizeof(T) * (size_t)(rows * cw));
+    double *stats = tg_alloc(sizeof(double) * (size_t)(3 * rows));
+    int failed = !z || !stats;
+    for (i64 r0 = lo; r0 < hi && !failed; r0 += rows) {
+        i64 nr = hi - r0 < rows ? hi - r0 : rows;
+        double *m = stats, *s = stats + rows, *picked = stats + 2 * rows;
+        for (i64 r = 0; r < nr; r++) m[r] = -INFINITY, s[r] = 0, picked[r] = 0;
+        for (i64 j0 = 0; j0 < v; j0 += cw) {
+            i64 nc = v - j0 < cw ? v - j0 : cw;
+            FN(lce_logits)(nr, nc, c, x + r0 * c, w + j0 * c, bias ? bias + j0 : NULL, z);
+            for (i64 r = 0; r < nr; r++) {
+                const T *row = z + r * nc;
+                FN(lce_fold)(nc, row, &m[r], &s[r]);
+                i64 t = targets[r0 + r] - j0;
+                if (t >= 0 && t < nc) picked[r] = (double)row[t];
+            }
+        }
+        for (i64 r = 0; r < nr; r++) {
+            i64 i = r0 + r;
+            double l = m[r] + log(s[r]);
+            lse[i] = (T)l;
+            per_row[i] = FN(lce_ignored)(targets, i, ignoring, ignore_index) ? 0 : (T)(l - picked[r]);
+        }
+    }
+    if (z) tg_free(z);
+    if (stats) tg_free(stats);
+    return failed;
+}
+
 /* x (n, c), w (v, c), bias v values or NULL, targets n class indices: loss_i = lse_i -
  * z_i[targets[i]] with z = x @ w^T + bias and lse_i its row's logsumexp (kept in lse, n
  * values, for the backward pass); 0 for a row whose target is ignore_index (when ignoring).
@@ -25,45 +60,30 @@ i64 FN(tg_linear_cross_entropy)(i64 n, i64 c, i64 v, const T *x, const T *w, con
     for (i64 i = 0; i < n; i++)
         if ((targets[i] < 0 || targets[i] >= v) && !FN(lce_ignored)(targets, i, ignoring, ignore_index))
             return i;
+    /* Rows to threads when each gets a good share of them. Otherwise no parallel region
+     * here at all, so that TinyBLAS may split each product's columns (a few rows against
+     * a large vocabulary): a product inside a region of one thread would open a nested
+     * team every call, far slower than the product. */
     int threads = (double)n * v * c >= LCE_PARALLEL_MIN ? tg_thread_count() : 1;
+    if (n < 32 * (i64)threads) threads = 1;
     i64 cw = lce_chunk(chunk, v, 1), rows = tile > 0 ? tile : LCE_ROWS;
     T *per_row = reduction == 0 ? losses : tg_alloc(sizeof(T) * (size_t)(n > 0 ? n : 1));
     if (!per_row) return -2;
     int failed = 0;
+    if (threads == 1) {
+        failed = FN(lce_forward_rows)(0, n, c, v, cw, rows, x, w, bias, targets, ignoring,
+                                      ignore_index, per_row, lse);
+    } else {
 #pragma omp parallel num_threads(threads)
-    {
-        i64 lo, hi;
-        tg_thread_range(n, 16, &lo, &hi);           /* this thread's rows */
-        T *z = lo < hi ? tg_alloc(sizeof(T) * (size_t)(rows * cw)) : NULL;
-        double *stats = lo < hi ? tg_alloc(sizeof(double) * (size_t)(3 * rows)) : NULL;
-        if (lo < hi && (!z || !stats)) {
+        {
+            i64 lo, hi;
+            tg_thread_range(n, 16, &lo, &hi);           /* this thread's rows */
+            if (FN(lce_forward_rows)(lo, hi, c, v, cw, rows, x, w, bias, targets, ignoring,
+                                     ignore_index, per_row, lse)) {
 #pragma omp atomic write
-            failed = 1;
-        } else {
-            for (i64 r0 = lo; r0 < hi; r0 += rows) {
-                i64 nr = hi - r0 < rows ? hi - r0 : rows;
-                double *m = stats, *s = stats + rows, *picked = stats + 2 * rows;
-                for (i64 r = 0; r < nr; r++) m[r] = -INFINITY, s[r] = 0, picked[r] = 0;
-                for (i64 j0 = 0; j0 < v; j0 += cw) {
-                    i64 nc = v - j0 < cw ? v - j0 : cw;
-                    FN(lce_logits)(nr, nc, c, x + r0 * c, w + j0 * c, bias ? bias + j0 : NULL, z);
-                    for (i64 r = 0; r < nr; r++) {
-                        const T *row = z + r * nc;
-                        FN(lce_fold)(nc, row, &m[r], &s[r]);
-                        i64 t = targets[r0 + r] - j0;
-                        if (t >= 0 && t < nc) picked[r] = (double)row[t];
-                    }
-                }
-                for (i64 r = 0; r < nr; r++) {
-                    i64 i = r0 + r;
-                    double l = m[r] + log(s[r]);
-                    lse[i] = (T)l;
-                    per_row[i] = FN(lce_ignored)(targets, i, ignoring, ignore_index) ? 0 : (T)(l - picked[r]);
-                }
+                failed = 1;
             }
         }
-        if (z) tg_free(z);
-        if (stats) tg_free(stats);
     }
     if (!failed && reduction != 0) {
         double total = 0;
