@@ -198,10 +198,12 @@ def test_only_what_needs_a_gradient_gets_one():
     np.testing.assert_allclose(wt.grad.numpy(), want[1].grad.numpy(), rtol=1e-13)
 
 
-def test_threads_change_no_bit_of_the_loss_and_dweight():
+@pytest.mark.parametrize("blocks", [(0, 0), (128, 64)], indirect=True, ids=["own_blocks", "small_blocks"])
+def test_threads_change_no_bit_of_the_loss_and_dweight(blocks):
     """The forward pass splits rows (each row's sums on one thread), the backward pass chunks
     (each chunk's dW rows on one thread): the same bits on 1 or 2 threads. dx sums the
-    threads' copies, so only its rounding may differ."""
+    threads' copies, so only its rounding may differ. Both against the float64 composite
+    (small blocks: 5 chunks, 2 and 3 per thread, 4 tiles of rows)."""
     stage3_native = pytest.importorskip("stage3_native")
     x, w, b, target = problem(256, 32, 600, seed=8)       # above the kernel's threading minimum
     saved, results = stage3_native.get_num_threads(), []
@@ -217,6 +219,11 @@ def test_threads_change_no_bit_of_the_loss_and_dweight():
     for one, two in zip(results[0][:3], results[1][:3]):
         np.testing.assert_array_equal(one, two)
     np.testing.assert_allclose(results[0][3], results[1][3], rtol=0, atol=1e-6 * np.abs(results[0][3]).max())
+    xt, wt, bt, tt = tensors("cpu", tg.float64, x, w, b, target, grad=True)
+    loss = F.cross_entropy(F.linear(xt, wt, bt), tt)
+    loss.backward()
+    for got, want in zip(results[1], [loss.detach().numpy()] + [p.grad.numpy() for p in (wt, bt, xt)]):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * max(1.0, np.abs(want).max()))
 
 
 # ---- ignored rows ---------------------------------------------------------------------------
