@@ -3,7 +3,9 @@ against the same model in PyTorch (when importable), in the same process, with t
 threads, the same initial weights and the same batches (GPT issue 8).
 
 One step is zero_grad, forward, cross-entropy, backward and an AdamW step (lr 1e-3, betas
-(0.9, 0.99), weight_decay 0.1), on a batch of random tokens already on the device. After
+(0.9, 0.99), weight_decay 0.1), on a batch of random tokens already on the device; tracegrad's
+forward and cross-entropy are ``GPT.loss`` (the LM head and the loss without the logits,
+F.linear_cross_entropy), PyTorch's nanoGPT's logits and F.cross_entropy. After
 --warmup steps per engine, --runs runs; in each, each engine does --steps steps back to back,
 timed as one block (the engine that goes first alternates between runs). Reported: the
 median over runs of ms/step and of tokens/s (batch * block_size tokens per step), and the
@@ -72,7 +74,7 @@ def tracegrad_engine(config, pool):
     model = GPT(config, device=DEVICE)
     opt = tg.optim.AdamW(model.parameters(), **ADAMW)
     data = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
-    return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], data)
+    return model, training_step(opt, model.loss, data)      # the loss without the logits
 
 
 def torch_engine(config, pool, weights):

@@ -497,6 +497,43 @@ class CpuBackend(NativeBackend):
                                                 *backend.ignoring(ignore_index), out)
         return out
 
+    # ---- linear + cross-entropy over vocabulary chunks (linear_cross_entropy.c) -------------
+    # (columns per chunk, rows per tile) the kernels use; 0: their own. The tests set small
+    # ones, so that a small vocabulary is cut into several chunks.
+    linear_cross_entropy_blocks = (0, 0)
+
+    @float_only
+    def linear_cross_entropy(self, x, weight, bias, targets, reduction, ignore_index, dtype):
+        (n, c), v = x.shape, weight.shape[0]
+        losses, lse = allocate(n if reduction == "none" else 1, dtype), allocate(n, dtype)
+        kept = allocate(1, dtype) if reduction == "mean" else None
+        target_ids = self._dense(targets, dtypes.int64)
+        bad = kernel("linear_cross_entropy", dtype)(
+            n, c, v, self._dense(x, dtype), self._dense(weight, dtype), self._dense_or_null(bias, dtype),
+            target_ids, REDUCTIONS.index(reduction), *backend.ignoring(ignore_index),
+            *self.linear_cross_entropy_blocks, losses, lse, ffi.NULL if kept is None else kept)
+        if bad == -2:
+            raise MemoryError(f"linear_cross_entropy: no memory for the tiles of {n} rows of logits")
+        if bad >= 0:
+            raise backend.bad_target(bad, target_ids[bad], v)
+        return losses, lse, kept
+
+    @float_only
+    def linear_cross_entropy_backward(self, x, weight, bias, targets, lse, scale, kept, ignore_index,
+                                      needs, dtype):
+        (n, c), v = x.shape, weight.shape[0]
+        dx, dw, db = (allocate(size, dtype) if need else None
+                      for size, need in zip((n * c, v * c, v), needs))
+        failed = kernel("linear_cross_entropy_backward", dtype)(
+            n, c, v, self._dense(x, dtype), self._dense(weight, dtype), self._dense_or_null(bias, dtype),
+            self._dense(targets, dtypes.int64), self._dense(lse, dtype),
+            self._dense(scale, dtype), 1, self._dense_or_null(kept, dtype),   # scale: n values
+            *backend.ignoring(ignore_index), *self.linear_cross_entropy_blocks,
+            *(ffi.NULL if b is None else b for b in (dx, dw, db)))
+        if failed:
+            raise MemoryError(f"linear_cross_entropy_backward: no memory for the tiles of {n} rows of logits")
+        return dx, dw, db
+
     @float_only
     def mse_loss(self, a, b, reduction, dtype):
         n = numel(a.shape)
