@@ -84,6 +84,8 @@ def buffers_in(args):
 
 
 def readers(buffer):
-    """The pending nodes that read ``buffer`` (the same output of the same node)."""
-    return [n for n in list(PENDING)
-            if any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(n.args))]
+    """The pending nodes that read ``buffer`` (the same output of the same node), in
+    recorded order (the plan cache's key follows it)."""
+    return sorted((n for n in list(PENDING)
+                   if any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(n.args))),
+                  key=lambda n: n.number)

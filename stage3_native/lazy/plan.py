@@ -72,14 +72,15 @@ def _mb(n):
     return f"{n / 1e6:.2f} MB" if n >= 1e4 else f"{n} B"
 
 
-def plan(nodes, cpu, min_elements=None, count_bytes=True):
+def plan(nodes, cpu, min_elements=None, count_bytes=True, rewritten=None):
     """The steps computing ``nodes`` (and what they need), after every pass; with
-    ``count_bytes``, also what the nodes would move run one kernel each (for printing)."""
+    ``count_bytes``, also what the nodes would move run one kernel each (for printing).
+    ``rewritten``: canonicalize's list of the arguments it rewrote (cache.py)."""
     order = needed(nodes)
     roots = {id(n) for n in nodes}
     in_order = {id(n) for n in order}
     unfused = [sum(schedule.traffic(n)) for n in order] if count_bytes else None
-    bypassed = canonicalize(order + [n for n in list(PENDING) if id(n) not in in_order])
+    bypassed = canonicalize(order + [n for n in list(PENDING) if id(n) not in in_order], rewritten)
     copies = set(bypassed)
     uses = dce.Uses(bypassed)
     dead = {id(n) for n in order if dce.dead(n, roots, uses)}

@@ -79,17 +79,20 @@ def realize(nodes, cpu=None):
         for node in needed(nodes):
             run(node, cpu)
         return
-    from .plan import plan
-    for step in plan(nodes, cpu, count_bytes=False).steps:
-        if hasattr(step, "nodes"):
-            run_group(step, cpu)
-        else:
-            run(step, cpu)
+    order = needed(nodes)
+    if order:
+        from .cache import realize_planned
+        realize_planned(nodes, order, cpu)
 
 
 def realize_all(cpu=None):
-    """Run every pending node (before an in-place write: see backend.py)."""
-    realize(list(PENDING), cpu)
+    """Run every pending node (before an in-place write: see backend.py), in recorded order
+    (a set's order would give the same graph a new plan cache key each time)."""
+    realize(sorted(PENDING, key=_number), cpu)
+
+
+def _number(node):
+    return node.number
 
 
 def run(node, cpu):
@@ -120,27 +123,37 @@ def compiled(kind, spec):
     return kernel
 
 
-def run_group(group, cpu):
+def run_group(group, cpu, noted=None):
     """One fused group: its spec built, compiled (once per spec) and run; the values it
-    stores become its nodes' results. A group no generator can take runs node by node."""
+    stores become its nodes' results. A group no generator can take runs node by node:
+    they are returned (a list, empty when the group stores nothing). For the plan cache
+    (cache.py), ``noted(kernel, operand views, output nodes)`` is called before the run."""
     from .kernels import NotFusable
     if not group.stored:
-        return
+        return []
     try:
         spec, views, out_nodes = group.kind.build(group, group.stored)
         kernel = compiled(group.kind, spec)
     except (NotFusable, NotImplementedError, TypeError):
-        for node in group.nodes:
-            if not node.realized:
-                run(node, cpu)
-        return
+        alone = [node for node in group.nodes if not node.realized]
+        for node in alone:
+            run(node, cpu)
+        return alone
     except Exception:
         for node in group.nodes:        # as in run(): the error reaches this read only
             PENDING.discard(node)
         raise
-    ins = [on_cpu(v).buffer for v in views]
-    results = group.kind.run(kernel, group, out_nodes, ins, cpu)
-    launched[group.kind.name] += 1
+    if noted is not None:
+        noted(kernel, views, out_nodes)
+    ins = [v.buffer.cpu_buffer() for v in views]
+    finish(group.kind, group.kind.run(kernel, group, out_nodes, ins, cpu))
+    return []
+
+
+def finish(kind, results):
+    """A fused kernel of ``kind`` has run: the (node, buffer) pairs it stored become the
+    nodes' results, and the nodes let go of their inputs."""
+    launched[kind.name] += 1
     for node, buffer in results:
         node.result = buffer
         node.args = None
