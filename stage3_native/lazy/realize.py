@@ -99,7 +99,10 @@ def run(node, cpu):
     """One node: its arguments with device "cpu"'s buffers in place of LazyBuffers, one call,
     then keep the result and forget the inputs (so their memory can go)."""
     try:
-        result = getattr(cpu, node.op)(*[on_cpu(a) for a in node.args])
+        args = [on_cpu(a) for a in node.args]
+        result = getattr(cpu, node.op)(*args)
+        if node.op == "write":          # a recorded write (backend.py): the buffer it wrote
+            result = args[0].buffer
     except Exception:
         # A kernel's error (a bad index) reaches the read that ran it. The node leaves
         # PENDING, so in-place writes elsewhere do not raise it again; reading its value
