@@ -46,7 +46,7 @@ from stage2_tensor.backend import View
 from stage2_tensor.dtypes import DType
 
 from .canonicalize import is_copy, merge
-from .graph import PENDING, LazyBuffer, views_in
+from .graph import FAILED, PENDING, LazyBuffer, views_in
 from .realize import FUSION, finish, run, run_group
 
 CACHE = {"enabled": os.environ.get("TRACEGRAD_PLAN_CACHE", "1") != "0", "size": 256}
@@ -68,6 +68,21 @@ def clear():
 _PLAIN = (int, str, bool, type(None))
 
 
+class Hashed:
+    """A key tuple with its hash computed once: the dict's lookup and the LRU's move each
+    hash it, and a tuple of a few hundred tuples does not keep its hash."""
+    __slots__ = ("hash", "parts")
+
+    def __init__(self, parts):
+        self.parts, self.hash = parts, hash(parts)
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return self.hash == other.hash and self.parts == other.parts
+
+
 class Key:
     """One pass over ``order`` (the pending nodes a read needs, inputs first): ``key``, the
     structure, and per pending buffer the View records that read it (for ``held``)."""
@@ -77,14 +92,33 @@ class Key:
         self.leaves = {}
         self.buffers, self.views = {}, {}
         parts = [FUSION["min_elements"], cpu.matmul_variant]
+        encode, index, leaves, buffers, views = self.encode, self.index, self.leaves, self.buffers, self.views
         for n in order:
             parts.append(n.op)
-            parts.append(self.encode(n.args))
+            for a in n.args:                # encode(a), its View case inline: most arguments
+                if type(a) is View and type(a.buffer) is LazyBuffer:
+                    b = a.buffer
+                    node = b.node
+                    if node.result is None:
+                        ref = index[id(node)]
+                        buffers[id(node)] = b
+                        seen = views.get(id(b))
+                        if seen is None:
+                            views[id(b)] = {id(a)}
+                        else:
+                            seen.add(id(a))
+                    else:
+                        ref = -1 - leaves.setdefault((id(node), b.index), len(leaves))
+                    parts.append((ref, b.index, a.shape, a.strides, a.offset, a.dtype))
+                else:
+                    parts.append(encode(a))
+            parts.append(None)              # the end of a node's arguments
+        b = None
         outside = self.outside(order)
         parts.append(tuple(sorted(self.index[id(n)] for n in roots if id(n) in self.index)))
         parts.append(outside)
         parts.append(self.held())
-        self.key = tuple(parts)
+        self.key = Hashed(tuple(parts))
 
     def encode(self, a):
         t = type(a)
@@ -112,6 +146,8 @@ class Key:
         """The positions of the nodes pending readers outside ``order`` read (they must be
         stored), after checking every node of order is pending (one a failed kernel took
         out of PENDING is read by nobody, for dce.py: not cached)."""
+        if len(PENDING) == len(order) and not FAILED:
+            return ()               # order is all of PENDING: no reader outside it
         read, inside = set(), 0
         for n in list(PENDING):
             if id(n) in self.index:

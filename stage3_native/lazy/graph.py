@@ -20,6 +20,8 @@ _numbers = itertools.count(1)
 # Every node not run yet, weakly: a node no tensor can reach any more vanishes from here
 # (dead code, never run), and an in-place write runs all the others first (backend.py).
 PENDING = weakref.WeakSet()
+# Nodes a kernel error took out of PENDING without a result (realize.py): few, usually none.
+FAILED = weakref.WeakSet()
 # The last nodes made, (number, weak reference) in order: a write asks them whether any
 # pending node reads the buffer it writes (backend.py), without walking all of PENDING.
 RECENT = collections.deque(maxlen=64)
@@ -75,13 +77,16 @@ class LazyBuffer:
 
 def views_in(args):
     """The Views of LazyBuffers in a call's arguments: Views, lists of Views (optimizer
-    kernels), None and plain values. Every pass walks arguments through this."""
+    kernels), None and plain values. Every pass walks arguments through this (a list, not
+    a generator: it runs for every node of every read)."""
+    out = []
     for a in args:
         if isinstance(a, View):
             if isinstance(a.buffer, LazyBuffer):
-                yield a
+                out.append(a)
         elif isinstance(a, list):
-            yield from views_in(a)
+            out.extend(views_in(a))
+    return out
 
 
 def buffers_in(args):
@@ -100,14 +105,24 @@ def unread(buffer):
         node = ref()
         if node is None or node.args is None:
             continue
-        if any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(node.args)):
+        if _reads(node, buffer):
             return False
     return False
 
 
+def _reads(node, buffer):
+    return any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(node.args))
+
+
 def readers(buffer):
     """The pending nodes that read ``buffer`` (the same output of the same node), in
-    recorded order (the plan cache's key follows it)."""
-    return sorted((n for n in list(PENDING)
-                   if any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(n.args))),
-                  key=lambda n: n.number)
+    recorded order (the plan cache's key follows it). Only nodes made after the buffer's
+    can read it: found in RECENT when it reaches back that far, else in all of PENDING."""
+    since, found = buffer.node.number, []
+    for number, ref in reversed(RECENT):
+        if number <= since:
+            return found[::-1]
+        node = ref()
+        if node is not None and node.args is not None and _reads(node, buffer) and node in PENDING:
+            found.append(node)
+    return sorted((n for n in list(PENDING) if _reads(n, buffer)), key=lambda n: n.number)

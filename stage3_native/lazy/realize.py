@@ -20,7 +20,7 @@ from stage2_tensor import backend
 from stage2_tensor.backend import View
 from stage2_tensor.strides import numel
 
-from .graph import PENDING, LazyBuffer
+from .graph import FAILED, PENDING, LazyBuffer
 
 # Fusion's settings: on unless TRACEGRAD_LAZY_FUSION=0; groups of fewer elements than
 # min_elements run unfused (a kernel's first compile costs ~0.3 s; below a few thousand
@@ -58,7 +58,7 @@ def needed(nodes):
     """The not-yet-run nodes that ``nodes`` need, each after all of its inputs (a depth-first
     post-order, with a stack instead of recursion)."""
     order, seen = [], set()
-    stack = [(n, False) for n in reversed(nodes) if not n.realized]
+    stack = [(n, False) for n in reversed(nodes) if n.result is None]
     while stack:
         node, inputs_done = stack.pop()
         if inputs_done:
@@ -68,7 +68,9 @@ def needed(nodes):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        stack.extend((i, False) for i in reversed(node.inputs()) if not i.realized and id(i) not in seen)
+        for i in reversed(node.inputs()):
+            if i.result is None and id(i) not in seen:
+                stack.append((i, False))
     return order
 
 
@@ -108,6 +110,7 @@ def run(node, cpu):
         # PENDING, so in-place writes elsewhere do not raise it again; reading its value
         # again runs it again, and raises again.
         PENDING.discard(node)
+        FAILED.add(node)
         raise
     launched[node.op] += 1
     node.result = result
@@ -145,6 +148,7 @@ def run_group(group, cpu, noted=None):
     except Exception:
         for node in group.nodes:        # as in run(): the error reaches this read only
             PENDING.discard(node)
+            FAILED.add(node)
         raise
     if noted is not None:
         noted(kernel, views, out_nodes)
