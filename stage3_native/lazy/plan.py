@@ -9,7 +9,8 @@ nodes a read needs to the steps that compute them.
 
 ``plan(nodes)`` runs them in that order and returns a Plan, which prints itself for the
 chapter: one line per step with the ops it fuses and its traffic, then the totals against
-running every node alone.
+running every node alone. A read plans a graph only the first time its structure is seen:
+cache.py keeps what the passes decided, and a graph of the same structure reuses it.
 """
 
 from . import dce, schedule

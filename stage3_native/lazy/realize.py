@@ -3,8 +3,10 @@
 ``realize(nodes)`` runs every node those depend on that has not run yet. The nodes go
 through the graph compiler's passes first (plan.py: canonicalize, dead-code elimination,
 fusion, scheduling); then each step runs: a fused group as one generated kernel, any other
-node as one call of device "cpu"'s method of the same name. With fusion off
-(``FUSION["enabled"]``), every node is its own eager kernel, in the recorded order.
+node as one call of device "cpu"'s method of the same name. A graph with the structure of
+one planned before skips the passes and runs that plan again (cache.py, the plan cache).
+With fusion off (``FUSION["enabled"]``), every node is its own eager kernel, in the
+recorded order.
 
 ``needed`` walks the graph with an explicit stack, not recursion: a training loop's graph
 can be thousands of nodes deep.
