@@ -228,6 +228,23 @@ def test_a_matmul_epilogue_is_replayed():
         x = normal(24, 16)
 
 
+def test_a_batched_epilogue_is_replayed(monkeypatch):
+    """A convolution's product, one TinyBLAS call per image with bias and ReLU as its
+    epilogue (kernels.MatmulEpilogue's batched run, which reads the group's batch strides)."""
+    from stage2_tensor import backend
+    from stage3_native.lazy import kernels
+    monkeypatch.setattr(kernels, "BATCHED_MIN", 0)
+    cpu = backend.get("cpu")
+    monkeypatch.setattr(cpu, "matmul_variant", "tinyblas")
+    w, b = normal(6, 3, 3, 3), normal(6)
+    for expect in ("miss", "hit", "hit"):
+        x = normal(2, 3, 9, 8)
+        lazy.reset_kernel_count()
+        got, want, counts = lazy_and_eager(lambda x, w, b: F.conv2d(x, w, b, padding=1).relu(), x, w, b)
+        same(got, want)
+        assert counts[expect] == 1 and lazy.launched["matmul+epilogue"] == 1
+
+
 def test_training_steps_hit_and_stay_bit_identical():
     results, data = {}, normal(32, 8)
     for device in ("cpu", "cpu:lazy"):

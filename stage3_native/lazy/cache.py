@@ -15,7 +15,8 @@ first computes the graph's structural key in one pass over the nodes it needs:
 - which nodes were asked for (the read's roots), which are read by pending nodes outside
   this read (their values must be stored), and which are held by something else, a
   tensor (dce.py's rule: a reference count above what the pending nodes' Views explain);
-- the settings planning reads: the fusion size threshold and device "cpu"'s matmul variant.
+- the settings planning reads: the fusion size threshold, device "cpu"'s matmul variant,
+  the batched epilogue's threshold and the largest group.
 
 Scalars never reach the generated code as constants: stage2 passes a Python number to a
 kernel as a one-element buffer (a ``full`` node, realized from the start), so a scalar's
@@ -45,6 +46,7 @@ from collections import Counter, OrderedDict
 from stage2_tensor.backend import View
 from stage2_tensor.dtypes import DType
 
+from . import fusion, kernels
 from .canonicalize import is_copy, merge
 from .graph import FAILED, PENDING, LazyBuffer, views_in
 from .realize import FUSION, finish, run, run_group
@@ -91,7 +93,7 @@ class Key:
         self.index = {id(n): i for i, n in enumerate(order)}
         self.leaves = {}
         self.buffers, self.views = {}, {}
-        parts = [FUSION["min_elements"], cpu.matmul_variant]
+        parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, fusion.MAX_NODES]
         encode, index, leaves, buffers, views = self.encode, self.index, self.leaves, self.buffers, self.views
         for n in order:
             parts.append(n.op)
