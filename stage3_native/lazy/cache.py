@@ -94,48 +94,40 @@ class Key:
         self.leaves = {}
         self.buffers, self.views = {}, {}
         parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, fusion.MAX_NODES]
-        encode, index, leaves, buffers, views = self.encode, self.index, self.leaves, self.buffers, self.views
+        view, encode = self.view, self.encode
         for n in order:
             parts.append(n.op)
-            for a in n.args:                # encode(a), its View case inline: most arguments
-                if type(a) is View and type(a.buffer) is LazyBuffer:
-                    b = a.buffer
-                    node = b.node
-                    if node.result is None:
-                        ref = index[id(node)]
-                        buffers[id(node)] = b
-                        seen = views.get(id(b))
-                        if seen is None:
-                            views[id(b)] = {id(a)}
-                        else:
-                            seen.add(id(a))
-                    else:
-                        ref = -1 - leaves.setdefault((id(node), b.index), len(leaves))
-                    parts.append((ref, b.index, a.shape, a.strides, a.offset, a.dtype))
-                else:
-                    parts.append(encode(a))
+            parts.extend(view(a) if type(a) is View else encode(a) for a in n.args)
             parts.append(None)              # the end of a node's arguments
-        b = None
         outside = self.outside(order)
         parts.append(tuple(sorted(self.index[id(n)] for n in roots if id(n) in self.index)))
         parts.append(outside)
         parts.append(self.held())
         self.key = Hashed(tuple(parts))
 
+    def view(self, a):
+        """A View: its layout, and the buffer it reads (see the module's docstring)."""
+        b = a.buffer
+        if type(b) is not LazyBuffer:
+            raise Uncacheable(f"a View of a {type(b).__name__}")
+        node = b.node
+        if node.result is None:
+            ref = self.index[id(node)]
+            self.buffers[id(node)] = b
+            seen = self.views.get(id(b))
+            if seen is None:
+                self.views[id(b)] = {id(a)}
+            else:
+                seen.add(id(a))
+        else:
+            ref = -1 - self.leaves.setdefault((id(node), b.index), len(self.leaves))
+        return (ref, b.index, a.shape, a.strides, a.offset, a.dtype)
+
     def encode(self, a):
+        """Any other argument: a plain value, typed, or a list or tuple of arguments."""
         t = type(a)
         if t is View:
-            b = a.buffer
-            if type(b) is not LazyBuffer:
-                raise Uncacheable(f"a View of a {type(b).__name__}")
-            node = b.node
-            if node.result is None:
-                ref = self.index[id(node)]
-                self.buffers[id(node)] = b
-                self.views.setdefault(id(b), set()).add(id(a))
-            else:
-                ref = -1 - self.leaves.setdefault((id(node), b.index), len(self.leaves))
-            return (ref, b.index, a.shape, a.strides, a.offset, a.dtype)
+            return self.view(a)
         if t is tuple or t is list:
             return (t is list,) + tuple(self.encode(x) for x in a)
         if t is float:
