@@ -150,6 +150,22 @@ def test_a_scalars_value_is_data_not_structure():
     assert not np.array_equal(results[0], results[1])
 
 
+def test_dropouts_seed_is_data_not_structure():
+    """Each dropout call draws a new seed: the plan is reused, each call drops its own
+    elements, the ones device "cpu" drops from the same generator state."""
+    x = normal(16, 32) + 3
+    masks = []
+    for i, expect in enumerate(("miss", "hit", "hit")):
+        def fn(t):
+            tg.seed(100 + i)
+            return (F.dropout((t * 2).exp(), p=0.5, training=True) + 1).tanh()
+        got, want, counts = lazy_and_eager(fn, x)
+        same(got, want)
+        assert counts[expect] == 1
+        masks.append(got < 0.9)                 # dropped: tanh(0 + 1); kept: tanh of a large value
+    assert not np.array_equal(masks[0], masks[1]) and 0.3 < masks[0].mean() < 0.7
+
+
 def test_an_input_read_twice_is_not_two_inputs():
     x, y = normal(8, 32), normal(8, 32)
     # first a read twice (one operand, were the key blind to it), then two inputs

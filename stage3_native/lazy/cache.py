@@ -8,7 +8,7 @@ first computes the graph's structural key in one pass over the nodes it needs:
 
 - each node's op and arguments, in the order ``needed`` lists them: plain values (a
   reduction's dims, eps, a dtype) as they are, typed (1 and 1.0 and True differ, a float
-  by its exact bits); a View as its shape, strides, offset and dtype, and the buffer it
+  by its exact bits), but for the few that are data (``DATA``: dropout's seed); a View as its shape, strides, offset and dtype, and the buffer it
   reads: a pending node of the graph by its position, which output of it; a realized
   buffer (an input) by the order it first appears in, so two reads of one input are told
   from reads of two inputs (a fused kernel loads them as one operand or two);
@@ -68,6 +68,9 @@ def clear():
 
 # ---- the key -----------------------------------------------------------------------------
 _PLAIN = (int, str, bool, type(None))
+# Plain arguments that are data, not structure: no pass reads them, the node's kernel runs
+# with its own. Dropout draws a new seed each call: in the key, no plan would ever be reused.
+DATA = {"dropout": {1}}
 
 
 class Hashed:
@@ -97,7 +100,11 @@ class Key:
         view, encode = self.view, self.encode
         for n in order:
             parts.append(n.op)
-            parts.extend(view(a) if type(a) is View else encode(a) for a in n.args)
+            data = DATA.get(n.op)
+            if data is None:
+                parts.extend(view(a) if type(a) is View else encode(a) for a in n.args)
+            else:
+                parts.extend("data" if i in data else encode(a) for i, a in enumerate(n.args))
             parts.append(None)              # the end of a node's arguments
         outside = self.outside(order)
         parts.append(tuple(sorted(self.index[id(n)] for n in roots if id(n) in self.index)))
