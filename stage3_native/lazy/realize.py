@@ -179,7 +179,8 @@ def allocate_for(node):
 def on_cpu(arg):
     """An argument as device "cpu" takes it: a View's LazyBuffer replaced by its buffer."""
     if isinstance(arg, View) and isinstance(arg.buffer, LazyBuffer):
-        return arg._replace(buffer=arg.buffer.cpu_buffer())
+        # View(...) rather than _replace: this runs for every argument of every node
+        return View(arg.buffer.cpu_buffer(), arg.shape, arg.strides, arg.offset, arg.dtype)
     if isinstance(arg, list):
         return [on_cpu(a) for a in arg]
     return arg
