@@ -268,3 +268,24 @@ def test_a_write_runs_at_once_where_it_must():
     shared = tg.from_numpy(array, device="cpu:lazy")
     shared[0] = 4.0
     assert array.tolist() == [4.0, 0.0, 0.0]
+
+
+def test_more_nodes_than_the_recent_ones_still_find_their_readers():
+    """graph.RECENT holds the last nodes made; a buffer older than all of them is asked of
+    every pending node (readers) or written at once (unread says: not known)."""
+    from stage3_native.lazy.graph import RECENT
+    x = tg.tensor([1.0, 2.0, 3.0], device="cpu:lazy")
+    y = x * 2                                      # reads x
+    z = tg.tensor([0.0], device="cpu:lazy")
+    for _ in range(RECENT.maxlen + 10):            # unrelated nodes push x's out of RECENT
+        z = z + 1
+    shared = x.numpy()                             # y must run before numpy shares x's memory
+    assert y.storage.buffer.realized
+    shared[0] = 100.0
+    assert y.tolist() == [2.0, 4.0, 6.0]
+    w = tg.zeros(3, device="cpu:lazy")
+    for _ in range(RECENT.maxlen + 10):
+        z = z + 1
+    w[1] = 5.0                                     # w's node is out of RECENT: written at once
+    assert w.storage.buffer.node.op != "write" and w.tolist() == [0.0, 5.0, 0.0]
+    assert z.item() == 2 * (RECENT.maxlen + 10)
