@@ -3,7 +3,9 @@ against the same model in PyTorch (when importable), in the same process, with t
 threads, the same initial weights and the same batches (GPT issue 8).
 
 One step is zero_grad, forward, cross-entropy, backward and an AdamW step (lr 1e-3, betas
-(0.9, 0.99), weight_decay 0.1), on a batch of random tokens already on the device. After
+(0.9, 0.99), weight_decay 0.1), on a batch of random tokens already on the device; tracegrad's
+forward and cross-entropy are ``GPT.loss`` (the LM head and the loss without the logits,
+F.linear_cross_entropy), PyTorch's nanoGPT's logits and F.cross_entropy. After
 --warmup steps per engine, --runs runs; in each, each engine does --steps steps back to back,
 timed as one block (the engine that goes first alternates between runs). Reported: the
 median over runs of ms/step and of tokens/s (batch * block_size tokens per step), and the
@@ -18,7 +20,10 @@ Configs (dropout 0 in both):
 
 Inference: tokens/s of generating 200 tokens greedily at batch 1, with stage4's KV cache and
 without it; PyTorch's side is nanoGPT's loop (crop to block_size, forward, argmax, append;
-no cache).
+no cache). At the char config's block of 64 the context window slides after 64 tokens and
+from then on every step re-reads the window, cache or not (generate.py says why);
+``--block-size 256`` holds all 201 tokens, so that every cached step is one position (issue
+22's generation goal is measured so; ``--inference-only`` skips the training part).
 
 The PyTorch model, the step, the timing rounds and the thread setting are training.py's
 (``torch_gpt_model``: nanoGPT's model with stage4's parameter names; ``set_threads``: our
@@ -37,10 +42,11 @@ into C kernels, the cpu backend's Python and stage2 (stage3_native/profile.py), 
 backend calls that took the most, and stops.
 
     python benchmarks/gpt.py [--config char|char128|tiny] [--steps N] [--runs 5] [--warmup 2]
-                             [--threads N] [--no-torch] [--sdpa] [--plain] [--clock wall|cpu]
-                             [--profile] [--no-inference]
+                             [--threads N] [--no-torch] [--block-size N] [--inference-only]
+                             [--no-inference] [--sdpa] [--plain] [--clock wall|cpu] [--profile]
 """
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -89,7 +95,7 @@ def tracegrad_engine(config, pool, plain=False):
             block.attn.fused = lambda *args: False
     opt = tg.optim.AdamW(model.parameters(), **ADAMW)
     data = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
-    return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], data)
+    return model, training_step(opt, model.loss, data)      # the loss without the logits
 
 
 def torch_engine(config, pool, weights, sdpa):
@@ -130,14 +136,20 @@ def inference(ours, theirs, config, runs):
             ("tracegrad, no KV cache", lambda: tracegrad_generate(ours, False))]
     if theirs is not None:
         rows.append(("pytorch, no KV cache", lambda: torch_generate(theirs, config.block_size)))
-    rates = {}
-    for name, run in rows:
+    for _, run in rows:
         run()                                                        # warm-up
-        seconds = statistics.median(run() for _ in range(runs))
-        rates[name] = GENERATED / seconds
-        print(f"  {name:24} {seconds * 1e3:9.1f} ms  {rates[name]:9,.1f} tokens/s")
+    times = {name: [] for name, _ in rows}
+    for r in range(runs):                 # the engines in turn, the order reversed every run
+        for name, run in (rows if r % 2 == 0 else rows[::-1]):
+            times[name].append(run())
+    rates = {}
+    for name, seconds in times.items():
+        rates[name] = GENERATED / statistics.median(seconds)
+        print(f"  {name:24} {statistics.median(seconds) * 1e3:9.1f} ms  {rates[name]:9,.1f} tokens/s "
+              f"(runs {min(seconds) * 1e3:.0f} to {max(seconds) * 1e3:.0f} ms)")
     if len(rates) == 3:
-        print(f"  tracegrad / pytorch throughput {rates['tracegrad'] / rates['pytorch, no KV cache']:.2f}x")
+        ratios = [t / o for o, t in zip(times["tracegrad"], times["pytorch, no KV cache"])]
+        print(f"  tracegrad / pytorch throughput {statistics.median(ratios):.2f}x (median of the runs' ratios)")
 
 
 
@@ -174,6 +186,9 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads for both engines (default: every core)")
     parser.add_argument("--no-torch", action="store_true", help="time tracegrad only")
+    parser.add_argument("--block-size", type=int, help="the model's block size instead of the config's")
+    parser.add_argument("--inference-only", action="store_true", help="skip the training part")
+    parser.add_argument("--no-inference", action="store_true", help="skip the generation timings")
     parser.add_argument("--sdpa", action="store_true", help="PyTorch's attention as "
                         "F.scaled_dot_product_attention (default: explicit, as ours was)")
     parser.add_argument("--plain", action="store_true", help="also time tracegrad's explicit "
@@ -181,12 +196,13 @@ def main():
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="time blocks by the wall clock or by the process's CPU time")
     parser.add_argument("--profile", action="store_true", help="where tracegrad's step time goes")
-    parser.add_argument("--no-inference", action="store_true", help="skip the generation timings")
     args = parser.parse_args()
     if args.no_torch:
         training.torch = None
     torch = training.torch
     config, batch, steps = CONFIGS[args.config]
+    if args.block_size:
+        config = dataclasses.replace(config, block_size=args.block_size)
     args.steps = args.steps or steps
     tokens = batch * config.block_size
     threads = set_threads(args.threads)
@@ -211,11 +227,19 @@ def main():
         engines.append(Engine("pytorch", torch_step))
     if args.plain:
         engines.append(Engine("plain", tracegrad_engine(config, pool, plain=True)[1]))
+    if not args.inference_only:
+        train(engines, tokens, args)
+    if not args.no_inference:
+        inference(ours_model, torch_model, config, args.runs)
+
+
+def train(engines, tokens, args):
     print(f"warm-up {args.warmup} step(s) each, then {args.runs} runs of {args.steps} step(s) per engine",
           flush=True)
     measure(engines, args.warmup, args.runs, args.steps,
             lambda line: print(line.replace("round", "run"), flush=True))
-    if torch is not None:
+    names = [e.name for e in engines]
+    if "pytorch" in names:
         a, b = engines[0].losses[0], engines[1].losses[0]
         print(f"    same start: first loss tracegrad {a:.5f}, pytorch {b:.5f} "
               f"({'equal' if abs(a - b) <= 1e-4 * max(1.0, abs(b)) else 'DIFFERENT'} to 1e-4)")
@@ -224,18 +248,16 @@ def main():
     for e in engines:
         seconds = statistics.median(e.block_seconds)
         print(f"  {e.name:10} {seconds * 1e3:9.2f} ms/step  {tokens / seconds:10,.0f} tokens/s")
-    if torch is not None:
+    if "pytorch" in names:
         ratios = [t / o for o, t in zip(engines[0].block_seconds, engines[1].block_seconds)]
         print(f"  tracegrad / pytorch throughput {statistics.median(ratios):.2f}x "
               f"(median of the runs' ratios; > 1: tracegrad is faster; runs "
               f"{min(ratios):.2f}-{max(ratios):.2f})")
-    if args.plain:
+    if "plain" in names:
         ratios = [p / o for o, p in zip(engines[0].block_seconds, engines[-1].block_seconds)]
         print(f"  fused / plain attention throughput {statistics.median(ratios):.2f}x "
               f"(runs {min(ratios):.2f}-{max(ratios):.2f}); first loss fused "
               f"{engines[0].losses[0]:.6f}, plain {engines[-1].losses[0]:.6f}")
-    if not args.no_inference:
-        inference(ours_model, torch_model, config, args.runs)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ measured numbers:
     fused LayerNorm: lazy composite LayerNorm >= 1.5x faster than eager, at every size;
     GELU epilogue:   lazy linear + GELU >= 1.5x faster than eager, at every size, under
                      no_grad (the requires_grad rows are printed for information);
-    training step:   lazy char-GPT step faster than eager (speedup > 1).
+    training step:   lazy char-GPT step at least 1.2x faster than eager (issue 22, the plan
+                     cache; the lazy-execution issue asked for faster, > 1).
 
 Results are printed and written to benchmarks/results/lazy.json and lazy.md (the printed
 tables); --quick runs tiny sizes and a toy GPT with 2 rounds as a smoke test and writes
@@ -85,7 +86,7 @@ from stage3_native.lazy.backend import IN_PLACE, RECORDED
 RESULTS = Path(__file__).resolve().parent / "results"
 EAGER, LAZY = "cpu", "cpu:lazy"
 FUSION_GOAL = 1.5                 # lazy LayerNorm and GELU epilogue: this much faster than eager
-STEP_GOAL = 1.0                   # lazy training step: faster than eager
+STEP_GOAL = 1.2                   # lazy training step: this much faster than eager (issue 22)
 BLOCK_SECONDS, MAX_REPS = 0.05, 50
 SIZES = {"gelu": [(768, 128), (1024, 768)],
          "layernorm": [(768, 128), (4096, 768)],
@@ -310,10 +311,12 @@ def step_row(quick, rounds, steps, warmup, log):
            "speedup": median[EAGER] / median[LAZY],
            "tokens_per_second": {d: tokens / s for d, s in median.items()},
            "round_seconds": seconds, "kernels_eager": kernels[EAGER], "kernels_lazy": kernels[LAZY],
-           "first_loss": first, "max_abs_diff": abs(first[EAGER] - first[LAZY])}
+           "first_loss": first, "max_abs_diff": abs(first[EAGER] - first[LAZY]),
+           "plan_cache": dict(lazy.plan_cache.stats)}      # reads planned (miss) and replayed (hit)
     log(format_row(row))
     log(f"  {'  tokens/s':44}{row['tokens_per_second'][EAGER]:10,.0f}{row['tokens_per_second'][LAZY]:10,.0f}"
-        f"   (first loss eager {first[EAGER]:.5f}, lazy {first[LAZY]:.5f})")
+        f"   (first loss eager {first[EAGER]:.5f}, lazy {first[LAZY]:.5f}; lazy reads: "
+        f"{row['plan_cache'].get('miss', 0)} planned, {row['plan_cache'].get('hit', 0)} from the plan cache)")
     return [row]
 
 
@@ -331,7 +334,8 @@ def goals(report):
                     f"lowest speedup {worst:.2f}x", worst >= FUSION_GOAL))
     if "step" in report["sections"]:
         speedup = report["sections"]["step"][0]["speedup"]
-        out.append(("training step: lazy faster than eager", f"speedup {speedup:.2f}x", speedup > STEP_GOAL))
+        out.append((f"training step: lazy >= {STEP_GOAL}x faster than eager", f"speedup {speedup:.2f}x",
+                    speedup >= STEP_GOAL))
     return out
 
 

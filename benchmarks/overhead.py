@@ -2,10 +2,13 @@
 dispatch, autograd record, allocation and the kernel call, on tensors so small (4 x 4)
 that the arithmetic itself is free. Compared with PyTorch (optional: pip install torch) on
 the same ops in the same run, both on one thread, with autograd recording (inputs require
-grad). Each figure is the median over rounds of the best of several timeit repeats;
-rounds alternate the two engines so machine noise hits both.
+grad). Each round times both engines back to back (the order alternating), each the best
+of a few short timeit repeats. Printed per op: each engine's best time over all rounds (on
+a shared machine noise only adds time, so the minimum is the op's own cost), their ratio,
+and the median and range of the rounds' own ratios (two figures taken moments apart, so a
+slow spell of the machine affects both).
 
-    python benchmarks/overhead.py [--rounds 5]
+    python benchmarks/overhead.py [--rounds 15]
 """
 import argparse
 import statistics
@@ -28,13 +31,13 @@ OPS = {                      # name: what is timed, written once for both engine
 }
 
 
-def per_call_us(fn, number=2000, repeat=7):
+def per_call_us(fn, number=500, repeat=3):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     stage3_native.set_num_threads(1)
     tg.seed(0)
@@ -53,13 +56,17 @@ def main():
             engines = [("tracegrad", ours)] + ([("pytorch", theirs)] if theirs else [])
             for engine, (a, b) in (engines if r % 2 == 0 else engines[::-1]):
                 times[engine].append(per_call_us(lambda: op(a, b)))
-        rows.append((name, statistics.median(times["tracegrad"]),
-                     statistics.median(times["pytorch"]) if theirs else None))
-    print(f"one op on 4 x 4 float32 tensors that require grad, 1 thread, median of {args.rounds} rounds")
-    print(f"{'op':18} {'tracegrad us':>13} {'pytorch us':>11} {'ratio':>7}")
-    for name, us, torch_us in rows:
-        ratio = f"{us / torch_us:6.2f}x" if torch_us else "   -"
-        print(f"{name:18} {us:13.2f} {torch_us or float('nan'):11.2f} {ratio:>7}")
+        ratios = [o / t for o, t in zip(times["tracegrad"], times["pytorch"])]
+        rows.append((name, min(times["tracegrad"]), min(times["pytorch"]) if theirs else None, ratios))
+    print(f"one op on 4 x 4 float32 tensors that require grad, 1 thread, best of {args.rounds} rounds; "
+          "ratio = time tracegrad / time PyTorch")
+    print(f"{'op':18} {'tracegrad us':>13} {'pytorch us':>11} {'ratio':>7}   rounds' ratios: median (range)")
+    for name, us, torch_us, ratios in rows:
+        if torch_us:
+            print(f"{name:18} {us:13.2f} {torch_us:11.2f} {us / torch_us:6.2f}x   "
+                  f"{statistics.median(ratios):.2f}x ({min(ratios):.2f} to {max(ratios):.2f})")
+        else:
+            print(f"{name:18} {us:13.2f} {'-':>11} {'-':>7}")
 
 
 if __name__ == "__main__":

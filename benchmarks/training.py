@@ -11,7 +11,8 @@ batches. Two workloads:
   causal mask, softmax); ``--sdpa`` gives it torch's fused scaled_dot_product_attention.
 
 One step is zero_grad, forward, loss, backward, optimizer step, on a batch from a pool of
-pre-made batches already on the device (no data loading is timed). The batches are random
+pre-made batches already on the device (no data loading is timed). tracegrad's GPT takes
+its loss from ``GPT.loss`` (F.linear_cross_entropy: no logits), PyTorch's from its logits. The batches are random
 but learnable (MNIST: labels are a fixed random linear map's argmax; GPT: tokens from a
 random sparse Markov chain), so the loss must go down: the script checks it does for both,
 and that both engines start from the same loss.
@@ -161,7 +162,7 @@ def tracegrad_gpt(pool):
     model = GPT(GPT_CONFIG, device=DEVICE)
     opt = tg.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
     batches = [(tg.from_numpy(x, device=DEVICE), tg.from_numpy(y, device=DEVICE)) for x, y in pool]
-    return model, training_step(opt, lambda idx, targets: model(idx, targets)[1], batches)
+    return model, training_step(opt, model.loss, batches)   # the loss without the logits
 
 
 def torch_gpt_model(config, sdpa):

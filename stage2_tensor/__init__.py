@@ -31,6 +31,8 @@ and, optionally, fused kernels (one pass instead of several tensor operations):
 
     softmax(x, dim, log, dtype)
     cross_entropy(logits, targets, reduction, ignore_index, dtype) -> (losses, probs, kept)
+    linear_cross_entropy(x, weight, bias, targets, reduction, ignore_index, dtype)
+                                               -> (losses, lse, kept)   (and its backward)
     layer_norm(x, weight, bias, eps, dtype) -> (out, mean, rstd)
     layer_norm_backward(grad, x, mean, rstd, weight, dtype) -> (dx, dweight, dbias)
     dropout(x, seed, p, dtype)         (the mask a hash of (seed, element index); also its backward)

@@ -43,9 +43,10 @@ kernel of its own. A device may still run a composite as one kernel, for speed: 
 element-wise one by declaring that it has the fused kernels of ops.FUSED (``fused``, the
 names of those its ``unary`` computes; gelu and gelu_tanh forward, gelu_grad and
 gelu_tanh_grad for their backward), a loss through the optional kernels below
-(cross_entropy, mse_loss), attention through ``attention`` (nn.functional's
-scaled_dot_product_attention runs the composite where a device has none). A new activation or loss is a composite first; a fused kernel
-follows only where it is measured to pay. (softmax, dropout and layer_norm are kernels of
+(cross_entropy, mse_loss, linear_cross_entropy), attention through ``attention``
+(nn.functional's scaled_dot_product_attention runs the composite where a device has none).
+A new activation or loss is a composite first; a fused kernel follows only where it is
+measured to pay. (softmax, dropout and layer_norm are kernels of
 their own, which a device lacking them borrows from the python device, as below.)
 
 A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
@@ -79,6 +80,21 @@ kernels, each doing in one pass what would otherwise be several tensor operation
                                        / kept for row i (scale: a view of N values; kept:
                                        the forward's, a view of shape (), or None: no
                                        division), 0 for a row whose target is ignore_index
+    linear_cross_entropy(x, weight, bias, targets, reduction, ignore_index, dtype)
+                                       cross_entropy's losses and kept (and its bad_target)
+                                       for the logits x @ weight^T + bias (x (N, C), weight
+                                       (V, C), bias V values or None) without forming them:
+                                       (losses, lse, kept), lse each row's logsumexp (N
+                                       values, for the backward). A device without it runs
+                                       the composite, linear then cross_entropy
+                                       (linear_cross_entropy.py), not the python backend's
+    linear_cross_entropy_backward(x, weight, bias, targets, lse, scale, kept, ignore_index,
+                                  needs, dtype)
+                                       its gradients (dx, dweight, dbias), each None unless
+                                       `needs` (three bools) asks for it: with the logits z
+                                       computed again, dz = (e^(z - lse) - onehot(targets))
+                                       * scale[i] / kept (0 for an ignored row), dx = dz @
+                                       weight, dweight = dz^T @ x, dbias = sum of dz's rows
     mse_loss(a, b, reduction, dtype)   a and b views of one shape: (losses, diff), diff =
                                        a - b (n values), the losses (a - b)^2 per element
                                        or ("sum", "mean") their reduction to one value
@@ -354,6 +370,9 @@ def get(name):
     """The backend of device `name`. A name not registered yet first loads the plugins, once
     (``load_plugins``); an unknown name is a ValueError listing every device, why one cannot
     run here, and each plugin that failed to load."""
+    be = _BACKENDS.get(name)             # the usual case (every operation asks): one look-up
+    if be is not None:
+        return be
     if name not in _BACKENDS and name not in _LOADERS:
         load_plugins()
     if name not in _BACKENDS and name in _LOADERS:

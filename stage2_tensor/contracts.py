@@ -141,6 +141,42 @@ def cross_entropy_backward(probs, targets, scale, kept, ignore_index, dtype):
         bad_ignore_index("cross_entropy_backward", ignore_index)
 
 
+def _linear_rows(kernel, x, weight, bias, targets):
+    """linear_cross_entropy's operands: x (N, C), weight (V, C), bias (V,) or None, N targets."""
+    if len(x.shape) != 2:
+        not_rows(kernel, "x", x.shape)
+    if len(weight.shape) != 2 or weight.shape[1] != x.shape[1]:
+        raise ValueError(f"{kernel}: weight has shape {tuple(weight.shape)}, expected (V, "
+                         f"{x.shape[1]}) for x of shape {tuple(x.shape)}")
+    if bias is not None and bias.shape != weight.shape[:1]:
+        differ(kernel, "bias", bias.shape, weight.shape[:1])
+    if targets.shape != x.shape[:1]:
+        differ(kernel, "targets", targets.shape, x.shape[:1])
+
+
+def linear_cross_entropy(x, weight, bias, targets, reduction, ignore_index, dtype):
+    _linear_rows("linear_cross_entropy", x, weight, bias, targets)
+    if reduction not in REDUCTIONS:
+        bad_reduction("linear_cross_entropy", reduction)
+    if ignore_index is not None and type(ignore_index) is not int:
+        bad_ignore_index("linear_cross_entropy", ignore_index)
+
+
+def linear_cross_entropy_backward(x, weight, bias, targets, lse, scale, kept, ignore_index, needs, dtype):
+    kernel = "linear_cross_entropy_backward"
+    _linear_rows(kernel, x, weight, bias, targets)
+    if not lse.shape == scale.shape == x.shape[:1]:
+        differ(kernel, "lse", lse.shape, x.shape[:1])
+        differ(kernel, "scale", scale.shape, x.shape[:1])
+    if kept is not None and tuple(kept.shape) != ():
+        differ(kernel, "kept", kept.shape, ())
+    if ignore_index is not None and type(ignore_index) is not int:
+        bad_ignore_index(kernel, ignore_index)
+    if len(needs) != 3 or (needs[2] and bias is None):
+        raise ValueError(f"{kernel}: needs must say (dx, dweight, dbias), dbias only with a "
+                         f"bias, got {needs!r}")
+
+
 def mse_loss(a, b, reduction, dtype):
     if b.shape != a.shape:
         differ("mse_loss", "b", b.shape, a.shape)
@@ -285,12 +321,22 @@ def _padding(kernel, spatial, before, after, mode):
     return n
 
 
+def pad_geometry(shape, before, after):
+    """What a pad kernel loops over, for a tensor of ``shape`` padded in its last
+    len(before) dimensions: (planes, spatial, padded), the product of the leading extents,
+    the padded dimensions' extents and the number of elements of one padded plane."""
+    n = len(before)
+    spatial = tuple(shape[len(shape) - n:])
+    return (numel(shape[:len(shape) - n]), spatial,
+            numel([s + b + a for s, b, a in zip(spatial, before, after)]))
+
+
 def pad(view, before, after, mode, value, dtype):
-    n = _padding("pad", tuple(view.shape), before, after, mode)
+    _padding("pad", tuple(view.shape), before, after, mode)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"pad: value must be a number, got {value!r}")
-    padded = numel([s + b + a for s, b, a in zip(view.shape[-n:], before, after)])
-    _plane_sizes("pad", numel(view.shape[:len(view.shape) - n]), (padded,))
+    planes, _, padded = pad_geometry(view.shape, before, after)
+    _plane_sizes("pad", planes, (padded,))
 
 
 def pad_backward(grad, spatial, before, after, mode, dtype):
@@ -517,6 +563,8 @@ CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
           "index_select": index_select, "index_add": index_add, "write": write,
           "softmax": softmax, "softmax_backward": softmax_backward,
           "cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
+          "linear_cross_entropy": linear_cross_entropy,
+          "linear_cross_entropy_backward": linear_cross_entropy_backward,
           "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "dropout": dropout,
           "layer_norm": layer_norm, "layer_norm_backward": layer_norm_backward,
           "batch_norm": batch_norm, "batch_norm_backward": batch_norm_backward,

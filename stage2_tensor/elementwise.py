@@ -32,9 +32,11 @@ class Primitive(GradientFunction):
     def save(self, values):
         """Save what the declared gradient reads (``Gradient.saves``) of the inputs and the
         output, ``values``."""
-        positions = SAVED[self.op]
-        if positions:
-            self.save_for_backward(*[values[i] for i in positions])
+        saved = ()
+        for i in SAVED[self.op]:        # save_for_backward's (tensor, version) pairs, made in a
+            t = values[i]               # plain loop: cheaper than its comprehension for the
+            saved += ((t, t.storage.version),)      # one or two tensors a primitive saves
+        self._saved = saved
 
     def backward(self, grad):
         saved = self.saved_tensors
@@ -57,7 +59,8 @@ class Unary(Primitive):
 
 def unary(op, x):
     if op in GRADIENTS:
-        return Unary.apply(x, op)
+        fn = Unary()                        # Unary.apply, less its walk over the arguments
+        return fn.link(fn.forward(x, op), (x,))
     # Not differentiable (masks and signs used inside backward passes): a plain kernel call.
     return x.launch("unary", op, x.as_view(), x.dtype, shape=x.shape, dtype=x.dtype)
 
@@ -139,7 +142,9 @@ def binary(op, a, b):
     if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype
             and a.storage.device == b.storage.device):
         a, b, _, _ = operands(a, b)
-    return Binary.apply(a, b, op)
+    # Binary.apply, less its device check and walk over the arguments: done just above
+    fn = Binary()
+    return fn.link(fn.forward(a, b, op), (a, b))
 
 
 def binary_kernel(op, a, b):

@@ -33,28 +33,38 @@ class GradientFunction:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        device = None
-        for a in args:                       # one device per operation: a kernel reads only its own buffers
-            if isinstance(a, Tensor):
-                if device is None:
-                    device = a.storage.device
-                elif a.storage.device != device:
-                    raise RuntimeError(f"{cls.__name__}: expected all tensors on one device, got "
-                                       f"{device!r} and {a.storage.device!r}; move one with .to(device)")
+        inputs = ()                          # the tensor arguments, for link
+        for a in args:
+            if isinstance(a, Tensor):        # one device per operation: a kernel reads only its own buffers
+                if inputs and a.storage.device != inputs[0].storage.device:
+                    raise two_devices(cls.__name__, inputs[0], a)
+                inputs += (a,)
         fn = cls()
-        out = fn.forward(*args, **kwargs)
+        return fn.link(fn.forward(*args, **kwargs), inputs)
+
+    def link(self, out, inputs):
+        """Make this function ``out``'s grad_fn when grad mode is on and one of ``inputs``
+        (the operation's tensor inputs, in order) requires grad; return ``out``. ``apply``
+        ends here. An operation run for every small step whose tensor inputs need no search
+        (one tensor, or two checked already) calls ``fn = cls(); fn.link(fn.forward(...),
+        inputs)`` itself: apply's walk over the arguments and its call with ``*args``
+        are then saved."""
         if thread_state.enabled:             # this thread's grad mode (grad_mode.py)
-            inputs = tuple([a for a in args if isinstance(a, Tensor)])
-            needs = tuple([t.requires_grad for t in inputs])
+            needs = ()
+            for t in inputs:                 # a plain loop: cheaper than a comprehension for
+                needs += (t.requires_grad,)  # the one or two inputs of most operations
             if True in needs:
-                fn.inputs, fn.needs_input_grad = inputs, needs
-                out.requires_grad, out.grad_fn = True, fn
+                self.inputs, self.needs_input_grad = inputs, needs
+                out.requires_grad, out.grad_fn = True, self
                 return out
-        fn._saved = ()                    # nothing will read them: let them go now
+        self._saved = ()                     # nothing will read them: let them go now
         return out
 
     def save_for_backward(self, *tensors):
-        self._saved = tuple([(t, t.storage.version) for t in tensors])
+        saved = ()
+        for t in tensors:                    # a plain loop, as in link
+            saved += ((t, t.storage.version),)
+        self._saved = saved
 
     @property
     def saved_tensors(self):
@@ -79,3 +89,8 @@ class GradientFunction:
     def __repr__(self):
         return f"<{self.name}>"
 
+
+def two_devices(name, a, b):
+    """The error for an operation ``name`` given tensors on two devices."""
+    return RuntimeError(f"{name}: expected all tensors on one device, got {a.storage.device!r} "
+                        f"and {b.storage.device!r}; move one with .to(device)")

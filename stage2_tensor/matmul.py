@@ -17,7 +17,7 @@ A batch dimension that was broadcast gets a gradient with the full batch shape; 
 backward pass sums it back like any other broadcast.
 """
 from .broadcast import broadcast_shapes
-from .function import GradientFunction
+from .function import GradientFunction, two_devices
 from .tensor import Tensor
 
 
@@ -43,6 +43,9 @@ class MatMul(GradientFunction):
                              f"{oa.shape[-1]} columns against {ob.shape[-2]} rows")
         if a.dtype is not b.dtype:
             raise TypeError(f"matmul: both operands need one dtype, got {a.dtype} and {b.dtype}")
+        if len(oa.shape) == len(ob.shape) == 2:       # two matrices: no batch to broadcast
+            return a.launch("matmul", oa.as_view(), ob.as_view(), a.dtype,
+                            shape=(oa.shape[0], ob.shape[1]), dtype=a.dtype)
         batch = broadcast_shapes(oa.shape[:-2], ob.shape[:-2])
         av, bv = oa.broadcast_view(batch + oa.shape[-2:]), ob.broadcast_view(batch + ob.shape[-2:])
         shape = batch + (oa.shape[-2], ob.shape[-1])
@@ -69,15 +72,19 @@ class MatMul(GradientFunction):
 def matmul(a, b, transpose_a=False, transpose_b=False):
     """PyTorch's matmul for 1-D to N-D operands, plus the two transpose flags. A 1-D first
     operand is a row vector, a 1-D second one a column; their added dimension is removed."""
-    if a.ndim == 0 or b.ndim == 0:
+    if not a.shape or not b.shape:
         raise ValueError(f"matmul: both operands need at least one dimension, got shapes "
                          f"{a.shape} and {b.shape}")
-    vec_a, vec_b = a.ndim == 1, b.ndim == 1
+    vec_a, vec_b = len(a.shape) == 1, len(b.shape) == 1
     if vec_a:
         a, transpose_a = a.unsqueeze(0), False
     if vec_b:
         b, transpose_b = b.unsqueeze(-1), False
-    out = MatMul.apply(a, b, transpose_a, transpose_b)
+    # MatMul.apply, less its walk over the arguments: the two tensors are known
+    if a.storage.device != b.storage.device:
+        raise two_devices("MatMul", a, b)
+    fn = MatMul()
+    out = fn.link(fn.forward(a, b, transpose_a, transpose_b), (a, b))
     if vec_a:
         out = out.squeeze(-2)
     if vec_b:

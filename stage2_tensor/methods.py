@@ -256,10 +256,10 @@ class TensorMethods:
 
     # ---- shapes (views, see views.py) --------------------------------------------------------
     def view(self, *shape):
-        return views.Reshape.apply(self, _shape_arg(shape), False)
+        return views.reshape(self, _shape_arg(shape), False)
 
     def reshape(self, *shape):
-        return views.Reshape.apply(self, _shape_arg(shape), True)
+        return views.reshape(self, _shape_arg(shape), True)
 
     def flatten(self, start_dim=0, end_dim=-1):
         s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)
@@ -378,7 +378,7 @@ class TensorMethods:
     def __rmod__(self, other): return rounding.remainder(other, self)
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
-    def __matmul__(self, other): return self.matmul(other)
+    def __matmul__(self, other): return matmul.matmul(self, _as_tensor_like(other, self))
     def __rmatmul__(self, other): return _as_tensor_like(other, self).matmul(self)
 
     def __eq__(self, other): return compare("eq", self, other)

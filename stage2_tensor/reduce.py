@@ -19,7 +19,7 @@ ValuesIndices = namedtuple("ValuesIndices", "values indices")
 def normalize_dims(x, dim):
     """None: every dimension; an int or a tuple of ints, negative ones from the end."""
     if dim is None:
-        return tuple(range(x.ndim))
+        return tuple(range(len(x.shape)))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = sorted({normalize_dim(d, x.ndim) for d in dims})
     if len(out) != len(dims):
@@ -28,9 +28,11 @@ def normalize_dims(x, dim):
 
 
 def kept_shape(shape, dims, keepdim):
+    if len(dims) == len(shape):         # every dimension (dims has no repeats): a 0-d result
+        return (1,) * len(shape) if keepdim else ()
     if keepdim:
-        return tuple(1 if d in dims else s for d, s in enumerate(shape))
-    return tuple(s for d, s in enumerate(shape) if d not in dims)
+        return tuple([1 if d in dims else s for d, s in enumerate(shape)])
+    return tuple([s for d, s in enumerate(shape) if d not in dims])
 
 
 def _reduce_kernel(op, x, dims, keepdim, dtype):
@@ -75,7 +77,8 @@ class Extremum(GradientFunction):
 def reduce(op, x, dim=None, keepdim=False):
     dims = normalize_dims(x, dim)
     if op == "sum":
-        return Sum.apply(x, dims, keepdim)
+        fn = Sum()                  # Sum.apply, less its walk over the arguments: x is the one tensor
+        return fn.link(fn.forward(x, dims, keepdim), (x,))
     if op == "mean":
         count = 1
         for d in dims:

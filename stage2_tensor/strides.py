@@ -15,30 +15,31 @@ must exist. ``check_view`` says so for a layout that comes from outside (``Tenso
 the views operations make from a valid one (reshape, permute, slicing, broadcasting) stay
 inside it by construction and are not checked again.
 """
+import math
 import operator
 
 
-def numel(shape):
-    n = 1
-    for size in shape:
-        n *= size
-    return n
+# The number of elements of a shape: the product of its sizes, 1 for a 0-d shape. math's
+# product runs in C: every operation's output asks for it.
+numel = math.prod
 
 
 def make_strides(shape):
     """Row-major strides: the last dimension varies fastest."""
-    strides = _STRIDES.get(shape) if type(shape) is tuple else None
+    strides = ROW_MAJOR.get(shape) if type(shape) is tuple else None
     if strides is None:
         strides = [1] * len(shape)
         for d in range(len(shape) - 2, -1, -1):
             strides[d] = strides[d + 1] * max(shape[d + 1], 1)
         strides = tuple(strides)
-        if type(shape) is tuple and len(_STRIDES) < 10_000:
-            _STRIDES[shape] = strides
+        if type(shape) is tuple and len(ROW_MAJOR) < 10_000:
+            ROW_MAJOR[shape] = strides
     return strides
 
 
-_STRIDES = {}       # every new tensor needs them, and a program uses few distinct shapes
+# shape -> its row-major strides: every new tensor needs them, and a program uses few
+# distinct shapes (tensor.py reads it directly, before calling make_strides)
+ROW_MAJOR = {}
 
 
 def check_view(shape, strides, offset, size):
@@ -83,7 +84,7 @@ def flat_index(index, strides, offset=0):
 
 def is_contiguous(shape, strides):
     """True when the view walks its buffer in row-major order with no gaps."""
-    if type(shape) is tuple and _STRIDES.get(shape) == strides:
+    if type(shape) is tuple and ROW_MAJOR.get(shape) == strides:
         return True             # the usual case, a tensor made contiguous: one dict look-up
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides)):

@@ -22,7 +22,7 @@ from . import backend as backends
 from . import dtypes
 from .backend import View
 from .broadcast import broadcast_strides
-from .strides import check_view, is_contiguous, make_strides, normalize_dim, numel
+from .strides import ROW_MAJOR, check_view, is_contiguous, make_strides, normalize_dim, numel
 
 
 class Storage:
@@ -110,18 +110,18 @@ class Tensor:
         """Run a kernel of this tensor's device; wrap the buffer it returns."""
         storage = self.storage
         device = storage.device
-        # backends.launch, inlined: one Python call fewer on every operation (~0.5 us of
-        # ~6); a backend without the kernel still goes through launch's fallback
-        # a half dtype in or out: launch computes it in float32 (backend.py, "Half
-        # precision"). Asking the launching tensor is enough: stage2 gives an operation's
-        # inputs one dtype before it launches a kernel; other callers use backends.launch.
+        # backends.launch, inlined: one Python call fewer on every operation; a backend
+        # without the kernel still goes through launch's fallback, and so does a half dtype
+        # in or out, which launch computes in float32 (backend.py, "Half precision").
+        # Asking the launching tensor is enough: stage2 gives an operation's inputs one
+        # dtype before it launches a kernel; other callers use backends.launch.
         if dtype.compute is not dtype or self.dtype.compute is not self.dtype:
             buffer = backends.launch(device, kernel, *args, out_dtype=dtype)
-            return _new_tensor(Storage(buffer, device, storage.max_dims), shape, None, 0, dtype)
-        fn = getattr(backends.get(device), kernel, None)
-        buffer = fn(*args) if fn is not None else backends.launch(device, kernel, *args, out_dtype=dtype)
+        else:
+            fn = getattr(backends.get(device), kernel, None)
+            buffer = fn(*args) if fn is not None else backends.launch(device, kernel, *args, out_dtype=dtype)
         # the output is on this tensor's device, whose limit this storage holds
-        return _new_tensor(Storage(buffer, device, storage.max_dims), shape, None, 0, dtype)
+        return _new_output(buffer, device, storage.max_dims, shape, dtype)
 
     # ---- layout -----------------------------------------------------------------------------
     @property
@@ -248,7 +248,26 @@ def _new_tensor(storage, shape, strides, offset, dtype):
         _check_dims(shape, storage.device, limit)
     t = object.__new__(Tensor)
     t.storage, t.shape, t.offset, t.dtype = storage, shape, offset, dtype
-    t.strides = make_strides(shape) if strides is None else tuple(strides)
+    if strides is None:     # row-major: the shapes seen before are in make_strides' table
+        strides = ROW_MAJOR.get(shape) or make_strides(shape)
+    t.strides = strides if type(strides) is tuple else tuple(strides)
+    t._grad, t.grad_fn, t.requires_grad = None, None, False
+    return t
+
+
+def _new_output(buffer, device, max_dims, shape, dtype):
+    """A kernel's output: a new Storage of ``buffer`` and a contiguous tensor of ``shape``
+    viewing all of it; _new_tensor(Storage(buffer, device, max_dims), shape, None, 0,
+    dtype) in one Python call instead of three, as every operation makes one."""
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if max_dims is not None and len(shape) > max_dims:
+        _check_dims(shape, device, max_dims)
+    storage = object.__new__(Storage)
+    storage.buffer, storage.device, storage.version, storage.max_dims = buffer, device, 0, max_dims
+    t = object.__new__(Tensor)
+    t.storage, t.shape, t.offset, t.dtype = storage, shape, 0, dtype
+    t.strides = ROW_MAJOR.get(shape) or make_strides(shape)
     t._grad, t.grad_fn, t.requires_grad = None, None, False
     return t
 

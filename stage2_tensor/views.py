@@ -10,15 +10,19 @@ from .backend import bad_index
 from .broadcast import broadcast_shapes
 from .factories import tensor, zeros
 from .function import GradientFunction
-from .strides import numel, view_strides
+from .strides import is_contiguous, numel, view_strides
 from .tensor import Tensor
 
 
 def resolve_shape(shape, n):
     """A shape with at most one -1, which becomes whatever makes n elements."""
     shape = tuple(shape)
+    if -1 not in shape and numel(shape) == n and min(shape, default=0) >= 0:
+        return shape                          # the usual case: every size given, and right
     if shape.count(-1) > 1:
         raise ValueError(f"shape {shape} has more than one -1")
+    if min(shape, default=0) < -1:
+        raise ValueError(f"shape {shape} has a negative size other than -1")
     known = numel([s for s in shape if s != -1])
     if -1 in shape:
         if known == 0 or n % known:
@@ -32,7 +36,9 @@ def resolve_shape(shape, n):
 class Reshape(GradientFunction):
     def forward(self, x, shape, copy_if_needed):
         self.input_shape = x.shape
-        shape = resolve_shape(shape, x.numel())
+        shape = resolve_shape(shape, numel(x.shape))
+        if is_contiguous(x.shape, x.strides):     # any shape views it, row-major
+            return x.view_of(shape, None, x.offset)
         strides = view_strides(x.shape, x.strides, shape)
         if strides is None:
             if not copy_if_needed:
@@ -44,6 +50,13 @@ class Reshape(GradientFunction):
 
     def backward(self, grad):
         return (grad.reshape(*self.input_shape),)
+
+
+def reshape(x, shape, copy_if_needed):
+    """Reshape.apply(x, shape, copy_if_needed), less apply's walk over the arguments: x is
+    the one tensor (reshapes are among the most frequent operations)."""
+    fn = Reshape()
+    return fn.link(fn.forward(x, shape, copy_if_needed), (x,))
 
 
 class Permute(GradientFunction):

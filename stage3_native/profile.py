@@ -72,14 +72,14 @@ class StepTimer:
         for name in self.methods:
             setattr(self.backend, name, self._timed_method(name, getattr(self.backend, name)))
         cpu_backend.lib = _TimedLib(self, self._lib)
-        cpu_backend._KERNELS.clear()            # kernel() had looked the C functions up once
+        cpu_backend.look_up_kernels()           # the backend had looked the C functions up once
         return self
 
     def __exit__(self, *exc):
         for name in self.methods:
             self.backend.__dict__.pop(name, None)    # the class's methods show through again
         cpu_backend.lib = self._lib
-        cpu_backend._KERNELS.clear()
+        cpu_backend.look_up_kernels()
         return False
 
     def _timed_method(self, name, method):

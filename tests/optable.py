@@ -410,6 +410,22 @@ TENSOR_OPS = [
               lambda ns, a: ns.nn.functional.cross_entropy(a, ns.tensor([0, 2, 0, 4], device=a.device),
                                                            ignore_index=0),
               lambda a: -np.log(_softmax(a))[[1, 3], [2, 4]].mean(), (4, 5)),
+    # the LM head and its loss in one (F.linear_cross_entropy; device "cpu" runs it over
+    # vocabulary chunks, the others as linear then cross_entropy): x (5, 3), weight (7, 3)
+    tensor_op("linear_cross_entropy",
+              lambda ns, x, w, b: ns.nn.functional.linear_cross_entropy(
+                  x, w, ns.tensor([1, 6, -100, 3, 0], device=x.device), bias=b),
+              lambda x, w, b: -np.log(_softmax(x @ w.T + b))[[0, 1, 3, 4], [1, 6, 3, 0]].mean(),
+              (5, 3), (7, 3), (7,)),
+    tensor_op("linear_cross_entropy_sum",
+              lambda ns, x, w: ns.nn.functional.linear_cross_entropy(
+                  x, w, ns.tensor([2, 0, 4, 2], device=x.device), ignore_index=None, reduction="sum"),
+              lambda x, w: -np.log(_softmax(x @ w.T))[[0, 1, 2, 3], [2, 0, 4, 2]].sum(), (4, 2), (5, 2)),
+    tensor_op("linear_cross_entropy_none",
+              lambda ns, x, w: ns.nn.functional.linear_cross_entropy(
+                  x, w, ns.tensor([1, 2, 0], device=x.device), ignore_index=2, reduction="none")
+              * ns.tensor([1.0, 2.0, 3.0], dtype=x.dtype, device=x.device),
+              lambda x, w: -np.log(_softmax(x @ w.T))[[0, 1, 2], [1, 2, 0]] * [1.0, 0.0, 3.0], (3, 4), (3, 4)),
     tensor_op("mse_loss", lambda ns, a, b: ns.nn.functional.mse_loss(a, b), lambda a, b: ((a - b) ** 2).mean(),
               (3, 4), (3, 4)),
     tensor_op("mse_loss_sum", lambda ns, a, b: ns.nn.functional.mse_loss(a, b, reduction="sum") / 3,

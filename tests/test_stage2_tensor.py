@@ -67,6 +67,17 @@ def test_reshape_copies_only_when_it_must():
     assert x.T.reshape(6).storage is not x.storage
 
 
+@pytest.mark.parametrize("device", ["python", "cpu"])
+def test_reshape_checks_the_shape_asked_for(device):
+    x = tg.arange(16.0, device=device).reshape(4, 4)
+    assert x.reshape(2, -1).shape == (2, 8) and x.reshape(-1).tolist() == list(range(16))
+    assert x[:, 1:].reshape(-1).tolist() == [v for v in range(16) if v % 4]    # copied: not contiguous
+    for shape, message in [((-2, -8), "negative size other than -1"), ((-1, -1), "more than one -1"),
+                           ((3, 5), "holds 15 elements, but the tensor has 16"), ((5, -1), "cannot hold 16")]:
+        with pytest.raises(ValueError, match=message):
+            x.reshape(*shape)
+
+
 def test_expand_has_stride_zero():
     x = tg.tensor([[1.0], [2.0]])
     e = x.expand(2, 3)

@@ -213,3 +213,79 @@ def test_the_graph_printer_with_several_outputs():
     lines = lazy.graph(x.grad).splitlines()
     assert lines[-1].startswith("%") and "layer_norm_backward(" in lines[-1]
     assert any(line.endswith("= buffer (2,) float32") for line in lines)     # mean and rstd
+
+
+# ---- writes into buffers nobody reads are recorded, not run (backend.py) ---------------------
+
+def test_a_write_into_a_buffer_nobody_reads_is_recorded():
+    y = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device="cpu:lazy")
+    x = tg.zeros(4, 3, device="cpu:lazy")
+    x[1:3] = y * 2
+    x[0, 1] = -1.0                                 # a second write, into the first one's result
+    assert lazy.kernel_count() == 0 and x.storage.buffer.node.op == "write"
+    want = np.zeros((4, 3), np.float32)
+    want[1:3] = [[2, 4, 6], [8, 10, 12]]
+    want[0, 1] = -1
+    assert x.tolist() == want.tolist()
+    assert lazy.launched == {"binary": 1, "write": 2}
+
+
+def test_a_slice_backward_keeps_the_graph_whole():
+    """Slice.backward writes the gradient into zeros: recorded, so nothing runs before the
+    gradient is read, and the values are device "cpu"'s."""
+    a = np.arange(24, dtype=np.float32).reshape(6, 4) / 10
+    grads = {}
+    for device in ("cpu", "cpu:lazy"):
+        t = tg.from_numpy(a.copy(), device=device).requires_grad_()
+        (t[:, :2].exp().sum() + (t[1:4, 2:] * t[1:4, 2:]).sum()).backward()
+        if device == "cpu:lazy":
+            assert lazy.kernel_count() == 0
+        grads[device] = t.grad.numpy()
+    np.testing.assert_array_equal(grads["cpu:lazy"], grads["cpu"])
+    want = np.zeros_like(a, dtype=np.float64)
+    want[:, :2] = np.exp(a[:, :2])
+    want[1:4, 2:] = 2 * a[1:4, 2:]
+    np.testing.assert_allclose(grads["cpu:lazy"], want, rtol=1e-6)
+
+
+def test_a_write_runs_at_once_where_it_must():
+    # a pending node reads the buffer: it must see the old values
+    x = tg.zeros(3, device="cpu:lazy")
+    x[0] = 1.0                                     # recorded
+    y = x * 2
+    x[1] = 5.0                                     # y reads x: runs y first, then writes
+    assert y.tolist() == [2.0, 0.0, 0.0] and x.tolist() == [1.0, 5.0, 0.0]
+    # the source overlaps the destination: one buffer, read and written
+    x = tg.tensor([1.0, 2.0, 3.0, 4.0], device="cpu:lazy")
+    x[1:] = x[:-1]
+    assert x.tolist() == [1.0, 1.0, 2.0, 3.0]
+    # numpy shares the memory: the write must reach it at once, as on device "cpu"
+    t = tg.zeros(3, device="cpu:lazy")
+    seen = t.numpy()
+    t[2] = 7.0
+    assert seen.tolist() == [0.0, 0.0, 7.0]
+    array = np.zeros(3, dtype=np.float32)
+    shared = tg.from_numpy(array, device="cpu:lazy")
+    shared[0] = 4.0
+    assert array.tolist() == [4.0, 0.0, 0.0]
+
+
+def test_more_nodes_than_the_recent_ones_still_find_their_readers():
+    """graph.RECENT holds the last nodes made; a buffer older than all of them is asked of
+    every pending node (readers) or written at once (unread says: not known)."""
+    from stage3_native.lazy.graph import RECENT
+    x = tg.tensor([1.0, 2.0, 3.0], device="cpu:lazy")
+    y = x * 2                                      # reads x
+    z = tg.tensor([0.0], device="cpu:lazy")
+    for _ in range(RECENT.maxlen + 10):            # unrelated nodes push x's out of RECENT
+        z = z + 1
+    shared = x.numpy()                             # y must run before numpy shares x's memory
+    assert y.storage.buffer.realized
+    shared[0] = 100.0
+    assert y.tolist() == [2.0, 4.0, 6.0]
+    w = tg.zeros(3, device="cpu:lazy")
+    for _ in range(RECENT.maxlen + 10):
+        z = z + 1
+    w[1] = 5.0                                     # w's node is out of RECENT: written at once
+    assert w.storage.buffer.node.op != "write" and w.tolist() == [0.0, 5.0, 0.0]
+    assert z.item() == 2 * (RECENT.maxlen + 10)

@@ -127,6 +127,28 @@ def test_gradients_match_central_differences(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_loss_without_logits_equals_the_plain_loss(device, dtype):
+    """GPT.loss (F.linear_cross_entropy: on "cpu" the vocabulary-chunk kernels) gives
+    model(idx, targets)[1] and the same gradient for every parameter, -1 targets left out
+    as there: float64 to 1e-12, float32 within its noise (the two paths add in other orders)."""
+    dt = getattr(tg, dtype)
+    idx, targets = tokens(device, B=3, T=8)
+    targets[0, :3] = -1
+    results = []
+    for plain in (True, False):
+        model = make_model(device, dtype=dt)
+        loss = model(idx, targets)[1] if plain else model.loss(idx, targets)
+        loss.backward()
+        results.append([loss.item()] + [p.grad.numpy() for p in model.parameters()])
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for plain, fused in zip(*results):
+        np.testing.assert_allclose(fused, plain, rtol=tol, atol=tol * np.abs(plain).max())
+    with pytest.raises(ValueError, match=r"GPT.loss: targets must be a tensor of idx's shape \(3, 8\)"):
+        make_model(device).loss(idx, targets[:, :4])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_causality_future_tokens_do_not_change_earlier_logits(device):
     model = make_model(device)
     idx, _ = tokens(device)

@@ -56,6 +56,56 @@ def test_cache_gives_the_logits_of_a_full_forward_pass(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("capacity", [None, 12], ids=["growing", "block"])
+def test_cache_buffers_written_in_place_give_the_full_forward_pass(device, capacity):
+    # under no_grad (generation) the cache writes into preallocated buffers; without a
+    # capacity they start at the prompt's 3 positions and double (3 -> 6 -> 12)
+    model = small_model(device, block_size=12)
+    idx = tg.tensor([[1, 5, 2, 7, 3, 3, 9, 0, 11, 4], [0, 12, 4, 4, 9, 1, 2, 2, 8, 6]], device=device)
+    with tg.no_grad():
+        full = model(idx).numpy()
+        cache = KVCache(capacity)
+        logits = [model(idx[:, :3], cache=cache).numpy()]
+        buffers = [cache.entries[model.transformer.h[0].attn][0]]
+        for t in range(3, 10):
+            logits.append(model(idx[:, t:t + 1], cache=cache).numpy())
+            buffers.append(cache.entries[model.transformer.h[0].attn][0])
+    assert cache.length() == 10
+    np.testing.assert_allclose(np.concatenate(logits, axis=1), full, rtol=1e-12, atol=1e-12)
+    sizes = [b.shape[2] for b in buffers]
+    assert sizes == ([3, 6, 6, 6, 12, 12, 12, 12] if capacity is None else [12] * 8)
+    assert len({id(b) for b in buffers}) == (3 if capacity is None else 1)   # no copy but to grow
+
+
+def test_cache_returns_what_was_appended_and_rejects_a_bad_capacity():
+    rng = np.random.default_rng(0)
+    parts = [rng.normal(size=(2, 3, n, 4)) for n in (2, 1, 3, 1)]
+    layer = object()
+    for recording in (False, True):      # in-place writes; concatenation while recording a graph
+        cache = KVCache()
+        with tg.set_grad_enabled(recording):
+            for i, part in enumerate(parts):
+                k = tg.tensor(part.tolist(), dtype=tg.float64, device="cpu", requires_grad=True)
+                keys, values = cache.append(layer, k, k * 2)
+                want = np.concatenate(parts[:i + 1], axis=2)
+                np.testing.assert_array_equal(keys.detach().numpy(), want)
+                np.testing.assert_array_equal(values.detach().numpy(), 2 * want)
+                assert cache.length(layer) == want.shape[2]
+        assert keys.requires_grad == recording
+    for bad in (0, -3, 2.5, True, "8"):
+        with pytest.raises(ValueError, match="capacity must be a positive int"):
+            KVCache(bad)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cached_generation_within_the_block_matches_uncached(device):
+    model = small_model(device, block_size=32)
+    idx = tg.tensor([[1, 2, 3]], device=device)
+    cached = model.generate(idx, 20, greedy=True, use_cache=True).tolist()
+    assert cached == model.generate(idx, 20, greedy=True, use_cache=False).tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("sampling", [dict(greedy=True), dict(seed=3), dict(seed=4, top_k=3, temperature=0.7)],
                          ids=["greedy", "sampled", "top_k"])
 def test_cached_and_uncached_generation_give_identical_tokens(device, sampling):

@@ -20,6 +20,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from stage4_models.onnx import InferenceSession  # noqa: E402
+from stage4_models.onnx.examples import torch_unet  # noqa: E402
 from stage4_models.onnx.symbolic import evaluate  # noqa: E402
 
 pytestmark = pytest.mark.stage4
@@ -324,43 +325,15 @@ def torch_unets():
 @functools.cache       # exported once per process: test_stage4_onnx_shapes.py uses them too
 def _export_torch_unets():
     torch = pytest.importorskip("torch")
-    nn, F = torch.nn, torch.nn.functional
-
-    class UNet(nn.Module):
-        def __init__(self, padded):
-            super().__init__()
-            self.padded = padded
-            self.conv1, self.conv2 = nn.Conv2d(1, 4, 3, padding=1), nn.Conv2d(4, 8, 3, padding=1)
-            self.conv3 = nn.Conv2d(12, 1, 3, padding=1)
-
-        def forward(self, x):
-            H, W = x.size(2), x.size(3)
-            if self.padded:
-                x = F.pad(x, (0, (2 - W % 2) % 2, 0, (2 - H % 2) % 2), mode="replicate")
-            x1 = F.relu(self.conv1(x))
-            x2 = F.relu(self.conv2(F.max_pool2d(x1, 2)))
-            y = self.conv3(torch.cat([x1, F.interpolate(x2, scale_factor=2.0, mode="nearest")], 1))
-            return y[:, :, :H, :W] if self.padded else y
-
-    import io
-    import warnings
-    torch.manual_seed(0)
-    out = {}
-    for padded in (True, False):
-        module, f = UNet(padded).eval(), io.BytesIO()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(module, torch.randn(1, 1, 16, 16), f, input_names=["x"], output_names=["y"],
-                              dynamic_axes={"x": {2: "H", 3: "W"}, "y": {2: "H", 3: "W"}}, opset_version=17,
-                              dynamo=False)
-        out[padded] = module, f.getvalue()
-    return torch, out
+    return torch, {padded: torch_unet(padded) for padded in (True, False)}
 
 
 def test_torch_exported_padded_unet_runs_at_every_size(torch_unets):
     torch, unets = torch_unets
     module, data = unets[True]
     assert len(onnx.load_from_string(data).graph.node) == 73
+    with pytest.raises(TypeError, match="padded must be True or False"):
+        torch_unet("yes")
     sess = InferenceSession(data)
     assert sess.get_inputs()[0].shape == [1, 1, "H", "W"]
     for hw in [(1, 1), (5, 7), (16, 16), (9, 4)]:

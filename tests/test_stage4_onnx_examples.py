@@ -116,3 +116,17 @@ def test_supergraph_drawing_marks_the_cheapest_path():
         plain = InferenceSession(data, optimize=False)
         plain.run(None, {"x": _x(6, 8)})
         draw.supergraph(plain.explain()["plans"][0])
+
+
+def test_memory_chart_draws_a_plan_and_refuses_an_empty_one(tmp_path):
+    from types import SimpleNamespace
+
+    from stage4_models.onnx.memory_chart import memory_chart
+    sess = InferenceSession(unet_model(padded=True).SerializeToString())
+    sess.run(None, {"x": _x(5, 7)})
+    [plan] = sess._plans.values()
+    steps = [node for node, _ in plan.steps]
+    path = memory_chart(plan.memory, plan.info, steps, tmp_path / "plan.png", "the padded U-net at 5 x 7")
+    assert path.stat().st_size > 0
+    with pytest.raises(ValueError, match="no buffers to draw"):
+        memory_chart(SimpleNamespace(buffers=[], peak_bytes=0), {}, [], tmp_path / "empty.png", "empty")

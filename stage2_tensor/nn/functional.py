@@ -8,13 +8,16 @@ kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear
 the device has the kernels, scaled_dot_product_attention (``attention.py``). Some live in
 files of their own and are re-exported here: convolution and pooling (``convolution.py``),
 pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
-(``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``).
+(``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``), and
+linear_cross_entropy's fused path, a linear layer and cross_entropy without the logits
+(``linear_cross_entropy.py``).
 """
 import operator
 import warnings
 
 from .. import backend as backends
 from .. import attention, composites, losses
+from .. import linear_cross_entropy as lce
 from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401  (F.conv2d, ...)
@@ -442,6 +445,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return CrossEntropy.apply(input, target, reduction, ignore_index)
 
 
+def linear_cross_entropy(x, weight, target, bias=None, ignore_index=-100, reduction="mean"):
+    """cross_entropy(linear(x, weight, bias), target, ignore_index=ignore_index,
+    reduction=reduction) for x (N, C), weight (V, C), bias (V,) or None and int64 class
+    indices target (N,): the same value and gradients for x, weight and bias. Where the
+    device has the kernel pair (float32, float64) it never holds the (N, V) logits
+    (``linear_cross_entropy.py``); elsewhere it is that composite. A target neither a class
+    (0 to V - 1) nor ignore_index is an IndexError, as in cross_entropy."""
+    ignore_index = lce.check(x, weight, target, bias, ignore_index, reduction)
+    if not lce.fused_on(x):
+        return cross_entropy(linear(x, weight, bias), target, ignore_index=ignore_index, reduction=reduction)
+    return lce.LinearCrossEntropy.apply(x, weight, bias, target.to(dtype=dtypes.int64), reduction, ignore_index)
+
+
 def _check_class_weight(weight, c, fn):
     """A loss's class weights: None, or a tensor of shape (C,)."""
     if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
@@ -625,6 +641,7 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "interpolate", "relu", "gelu", "silu", "softplus", "leaky_relu", "prelu", "elu", "tanh", "sigmoid", "softmax",
            "log_softmax", "linear", "dropout", "dropout1d", "dropout2d", "dropout3d", "layer_norm",
            "batch_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss", "cross_entropy", "nll_loss",
+           "linear_cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss", "huber_loss",
            "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention",
            "pixel_shuffle", "pixel_unshuffle"]

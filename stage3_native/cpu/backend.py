@@ -24,7 +24,7 @@ from .._native import ffi, lib
 from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
                              UNARY_CODE, NativeBackend, float_only, split_dims, stored_dtype)
 
-CTYPE_ARRAY = {dtype: f"{ctype}[]" for dtype, ctype in CTYPE.items()}
+CTYPE_ARRAY = {dtype: ffi.typeof(f"{ctype}[]") for dtype, ctype in CTYPE.items()}   # parsed once
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
           dtypes.float32: "f32", dtypes.float64: "f64"}
 # The performance chapter's ladder (csrc/matmul.c): three loop orders, the system CBLAS
@@ -195,6 +195,23 @@ def ints(values):
     return tuple(values)
 
 
+# The kernels every small operation calls (unary, binary, reduce, matmul) take their shapes
+# and strides as C arrays made once per distinct tuple: cffi's conversion of a tuple, on
+# every call, costs more than a dictionary look-up, and a program uses few layouts. The
+# kernels only read them (const int64_t *), so one array serves every call.
+C_INTS = {}
+
+
+def c_ints(values):
+    """The int64_t array of a tuple of ints, made once (a list is passed on: cffi converts it)."""
+    array = C_INTS.get(values) if type(values) is tuple else values
+    if array is None:
+        if len(C_INTS) >= 10_000:               # a loop over ever new layouts: start over
+            C_INTS.clear()
+        array = C_INTS[values] = ffi.new("int64_t[]", values)
+    return array
+
+
 _KERNELS = {}
 
 
@@ -236,6 +253,46 @@ def kernel(name, dtype):
     if fn is None:
         fn = _KERNELS[name, dtype] = getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
     return fn
+
+
+# The kernels every small operation calls, by dtype: found with one dictionary look-up,
+# not a call of kernel(). Filled from ``lib`` by look_up_kernels (again when the profiler
+# swaps lib for its timed stand-in, profile.py).
+UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS, MATMUL_KERNELS = {}, {}, {}, {}
+_TABLES = {"unary": UNARY_KERNELS, "binary": BINARY_KERNELS, "reduce": REDUCE_KERNELS,
+           "matmul": MATMUL_KERNELS}
+
+
+def look_up_kernels():
+    """Forget the C functions looked up so far (kernel()'s and the tables'); look the tables'
+    up again in ``lib``: tg_<name>_<suffix> for the dtypes the library has it for."""
+    _KERNELS.clear()
+    for name, table in _TABLES.items():
+        table.clear()
+        table.update({dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
+                      if hasattr(lib, f"tg_{name}_{suffix}")})
+
+
+look_up_kernels()
+
+_REDUCE_LAYOUTS = {}
+
+
+def reduce_layout(shape, strides, dims):
+    """A reduction's layout as its kernel takes it: split_dims's kept and reduced shapes
+    and strides as (count, C array) pairs, with the number of outputs and of elements per
+    output. Made once per (shape, strides, dims), like split_dims itself."""
+    key = (shape, strides, dims if type(dims) is tuple else tuple(dims))
+    found = _REDUCE_LAYOUTS.get(key)
+    if found is None:
+        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(shape, strides, key[2])
+        found = ((len(outer_shape), c_ints(outer_shape), c_ints(outer_strides),
+                  len(inner_shape), c_ints(inner_shape), c_ints(inner_strides)),
+                 numel(outer_shape), numel(inner_shape))
+        if len(_REDUCE_LAYOUTS) >= 10_000:
+            _REDUCE_LAYOUTS.clear()
+        _REDUCE_LAYOUTS[key] = found
+    return found
 
 
 class CpuBackend(NativeBackend):
@@ -308,7 +365,8 @@ class CpuBackend(NativeBackend):
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
         out = allocate(numel(x.shape), dtype)
-        kernel("unary", dtype)(UNARY_CODE[op], len(x.shape), x.shape, x.buffer, x.strides, x.offset, out)
+        UNARY_KERNELS[dtype](UNARY_CODE[op], len(x.shape), c_ints(x.shape), x.buffer, c_ints(x.strides),
+                             x.offset, out)
         return out
 
     def binary(self, op, a, b, dtype):
@@ -323,8 +381,8 @@ class CpuBackend(NativeBackend):
         if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
         out = allocate(numel(a.shape), dtype)
-        kernel("binary", dtype)(BINARY_CODE[op], len(a.shape), a.shape, a.buffer, a.strides, a.offset,
-                                b.buffer, b.strides, b.offset, out)
+        BINARY_KERNELS[dtype](BINARY_CODE[op], len(a.shape), c_ints(a.shape), a.buffer, c_ints(a.strides),
+                              a.offset, b.buffer, c_ints(b.strides), b.offset, out)
         return out
 
     def where(self, cond, a, b, dtype):
@@ -337,20 +395,17 @@ class CpuBackend(NativeBackend):
         return out
 
     def reduce(self, op, view, dims, dtype):
-        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
-        if op != "sum" and numel(inner_shape) == 0:
+        layout, n_out, n_inner = reduce_layout(view.shape, view.strides, dims)
+        if op != "sum" and n_inner == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
-        args = (REDUCE_CODE[op], len(outer_shape), outer_shape, outer_strides,
-                len(inner_shape), inner_shape, inner_strides, view.buffer, view.offset)
-        n_out = numel(outer_shape)
         if op.startswith("arg"):
             out = allocate(n_out, dtypes.int64)
-            kernel("argreduce", view.dtype)(*args, out)
+            kernel("argreduce", view.dtype)(REDUCE_CODE[op], *layout, view.buffer, view.offset, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
-        stored = stored_dtype(op, view.dtype, dtype)
+        stored = dtype if dtype is view.dtype else stored_dtype(op, view.dtype, dtype)
         out = allocate(n_out, stored)
-        kernel("reduce", view.dtype)(*args, out, CODE[stored])
+        REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
     def _matmul(self, a, b, dtype, bias):
@@ -362,10 +417,10 @@ class CpuBackend(NativeBackend):
             a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))
             b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))
         out = allocate(len(a_base) * m * n, dtype)
-        kernel("matmul", dtype)(MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
-                                m, n, k, a.buffer, a.strides[-2], a.strides[-1],
-                                b.buffer, b.strides[-2], b.strides[-1],
-                                self._dense_or_null(bias, dtype), out)
+        MATMUL_KERNELS[dtype](MATMUL_VARIANTS[self.matmul_variant], len(a_base), c_ints(a_base), c_ints(b_base),
+                              m, n, k, a.buffer, a.strides[-2], a.strides[-1],
+                              b.buffer, b.strides[-2], b.strides[-1],
+                              ffi.NULL if bias is None else self._dense(bias, dtype), out)
         return out
 
     def index_select(self, view, dim, index):
@@ -446,6 +501,43 @@ class CpuBackend(NativeBackend):
                                                 self._dense_or_null(kept, dtype),
                                                 *backend.ignoring(ignore_index), out)
         return out
+
+    # ---- linear + cross-entropy over vocabulary chunks (linear_cross_entropy.c) -------------
+    # (columns per chunk, rows per tile) the kernels use; 0: their own. The tests set small
+    # ones, so that a small vocabulary is cut into several chunks.
+    linear_cross_entropy_blocks = (0, 0)
+
+    @float_only
+    def linear_cross_entropy(self, x, weight, bias, targets, reduction, ignore_index, dtype):
+        (n, c), v = x.shape, weight.shape[0]
+        losses, lse = allocate(n if reduction == "none" else 1, dtype), allocate(n, dtype)
+        kept = allocate(1, dtype) if reduction == "mean" else None
+        target_ids = self._dense(targets, dtypes.int64)
+        bad = kernel("linear_cross_entropy", dtype)(
+            n, c, v, self._dense(x, dtype), self._dense(weight, dtype), self._dense_or_null(bias, dtype),
+            target_ids, REDUCTIONS.index(reduction), *backend.ignoring(ignore_index),
+            *self.linear_cross_entropy_blocks, losses, lse, ffi.NULL if kept is None else kept)
+        if bad == -2:
+            raise MemoryError(f"linear_cross_entropy: no memory for the tiles of {n} rows of logits")
+        if bad >= 0:
+            raise backend.bad_target(bad, target_ids[bad], v)
+        return losses, lse, kept
+
+    @float_only
+    def linear_cross_entropy_backward(self, x, weight, bias, targets, lse, scale, kept, ignore_index,
+                                      needs, dtype):
+        (n, c), v = x.shape, weight.shape[0]
+        dx, dw, db = (allocate(size, dtype) if need else None
+                      for size, need in zip((n * c, v * c, v), needs))
+        failed = kernel("linear_cross_entropy_backward", dtype)(
+            n, c, v, self._dense(x, dtype), self._dense(weight, dtype), self._dense_or_null(bias, dtype),
+            self._dense(targets, dtypes.int64), self._dense(lse, dtype),
+            self._dense(scale, dtype), 1, self._dense_or_null(kept, dtype),   # scale: n values
+            *backend.ignoring(ignore_index), *self.linear_cross_entropy_blocks,
+            *(ffi.NULL if b is None else b for b in (dx, dw, db)))
+        if failed:
+            raise MemoryError(f"linear_cross_entropy_backward: no memory for the tiles of {n} rows of logits")
+        return dx, dw, db
 
     @float_only
     def mse_loss(self, a, b, reduction, dtype):
@@ -554,21 +646,18 @@ class CpuBackend(NativeBackend):
     # ---- resampling (resample.c): contiguous planes, positions worked out arithmetically -------
     @float_only
     def pad(self, view, before, after, mode, value, dtype):
-        n = len(before)
-        spatial = tuple(view.shape[len(view.shape) - n:])
-        planes = numel(view.shape[:len(view.shape) - n])
-        y = allocate(planes * numel([s + b + a for s, b, a in zip(spatial, before, after)]), dtype)
-        _no_memory("pad", kernel("pad", dtype)(planes, n, spatial, tuple(before), tuple(after),
+        planes, spatial, padded = contracts.pad_geometry(view.shape, before, after)
+        y = allocate(planes * padded, dtype)
+        _no_memory("pad", kernel("pad", dtype)(planes, len(before), spatial, tuple(before), tuple(after),
                                                contracts.PAD_CODES.index(mode), float(value),
                                                self._dense(view, dtype), y))
         return y
 
     @float_only
     def pad_backward(self, grad, spatial, before, after, mode, dtype):
-        n = len(before)
-        planes = numel(grad.shape[:len(grad.shape) - n])
+        planes = contracts.pad_geometry(grad.shape, before, after)[0]
         dx = allocate(planes * numel(spatial), dtype)
-        _no_memory("pad_backward", kernel("pad_backward", dtype)(planes, n, tuple(spatial), tuple(before),
+        _no_memory("pad_backward", kernel("pad_backward", dtype)(planes, len(before), tuple(spatial), tuple(before),
                                                                  tuple(after), contracts.PAD_CODES.index(mode),
                                                                  self._dense(grad, dtype), dx))
         return dx

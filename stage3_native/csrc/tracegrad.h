@@ -177,6 +177,27 @@ TG_SOFTMAX(double, f64)
 TG_ATTENTION(float, f32)
 TG_ATTENTION(double, f64)
 
+/* linear_cross_entropy.c: cross-entropy of the logits x @ w^T + bias (x (n, c), w (v, c),
+ * bias v values or NULL; all contiguous) against n class indices, over chunks of the
+ * vocabulary, never holding all the logits: the losses as tg_cross_entropy gives them, and
+ * lse, each row's logsumexp (n values, for the backward); returns the position of the first
+ * target neither a class nor ignored, -2 when out of memory, else -1. Its gradient: dx,
+ * dw, dbias (each skipped when NULL) from lse and the upstream scale[i * scale_step] /
+ * *kept (kept NULL: 1), returning 1 when out of memory, else 0. chunk and tile: columns per
+ * chunk and rows per tile (0: the kernel's own) */
+#define TG_LINEAR_CROSS_ENTROPY(T, S) \
+    i64 tg_linear_cross_entropy_##S(i64 n, i64 c, i64 v, const T *x, const T *w, const T *bias, \
+                                    const i64 *targets, int reduction, int ignoring, \
+                                    i64 ignore_index, i64 chunk, i64 tile, T *losses, T *lse, \
+                                    T *kept); \
+    int tg_linear_cross_entropy_backward_##S(i64 n, i64 c, i64 v, const T *x, const T *w, \
+                                             const T *bias, const i64 *targets, const T *lse, \
+                                             const T *scale, i64 scale_step, const T *kept, \
+                                             int ignoring, i64 ignore_index, i64 chunk, i64 tile, \
+                                             T *dx, T *dw, T *dbias);
+TG_LINEAR_CROSS_ENTROPY(float, f32)
+TG_LINEAR_CROSS_ENTROPY(double, f64)
+
 /* mse.c: the squared-error loss of a against b (n elements each; reduction 0 none, 1 sum,
  * 2 mean), keeping diff = a - b; and its gradient with respect to a, 2 * diff * grad * factor
  * (grad: one value with grad_step 0, or n with grad_step 1) */

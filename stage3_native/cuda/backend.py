@@ -480,21 +480,18 @@ class CudaBackend(NativeBackend):
     # ---- resampling (resample.cu): contiguous planes, a thread per output -------------------
     @float_only
     def pad(self, view, before, after, mode, value, dtype):
-        n = len(before)
-        spatial = tuple(view.shape[len(view.shape) - n:])
-        planes = numel(view.shape[:len(view.shape) - n])
-        y = self.allocate(planes * numel([s + b + a for s, b, a in zip(spatial, before, after)]), dtype)
-        self.check(self.lib.tg_cuda_pad(CODE[dtype], planes, n, spatial, tuple(before), tuple(after),
+        planes, spatial, padded = contracts.pad_geometry(view.shape, before, after)
+        y = self.allocate(planes * padded, dtype)
+        self.check(self.lib.tg_cuda_pad(CODE[dtype], planes, len(before), spatial, tuple(before), tuple(after),
                                         contracts.PAD_CODES.index(mode), float(value), self._dense(view, dtype), y),
                    "pad")
         return y
 
     @float_only
     def pad_backward(self, grad, spatial, before, after, mode, dtype):
-        n = len(before)
-        planes = numel(grad.shape[:len(grad.shape) - n])
+        planes = contracts.pad_geometry(grad.shape, before, after)[0]
         dx = self.full(planes * numel(spatial), 0, dtype)             # the kernel adds into it
-        self.check(self.lib.tg_cuda_pad_backward(CODE[dtype], planes, n, tuple(spatial), tuple(before),
+        self.check(self.lib.tg_cuda_pad_backward(CODE[dtype], planes, len(before), tuple(spatial), tuple(before),
                                                  tuple(after), contracts.PAD_CODES.index(mode),
                                                  self._dense(grad, dtype), dx), "pad_backward")
         return dx

@@ -20,6 +20,8 @@ every operation, forward and backward, is recorded as a node of a graph.
                   consumers (softmax, LayerNorm), one pass per row
     epilogue.py   a matmul whose element-wise epilogue (GELU(x @ W + b)) runs in TinyBLAS,
                   on each block of the product once it is final
+    cache.py      the plan cache: a read whose graph has the structure of one planned
+                  before runs that plan again, its kernels compiled, the passes skipped
 
     >>> x = tg.tensor([[1.0, 2.0, 3.0]], device="cpu:lazy")
     >>> y = (x * 2).exp()                       # nothing runs
@@ -30,6 +32,7 @@ every operation, forward and backward, is recorded as a node of a graph.
     %4 = unary exp(%3) (1, 3) float32
     >>> y.tolist()          # two kernels (one fused, above lazy.FUSION["min_elements"])
 """
+from . import cache as plan_cache
 from .backend import LazyBackend, pending_count
 from .graph import PENDING, LazyBuffer, Node
 from .plan import plan
@@ -66,6 +69,7 @@ __all__ = [
     "pending",
     "pending_count",
     "plan",
+    "plan_cache",
     "realize",
     "realize_all",
     "reset_kernel_count",

@@ -10,10 +10,16 @@ The backend has exactly the methods device "cpu" has (RECORDED and IN_PLACE, mad
 ``install``), so a kernel "cpu" fuses stays one node here, and one "cpu" lacks falls back
 to python as it does there.
 
-In-place methods (write, sgd_update, adam_update) cannot wait: a pending node may read the
-memory they change, and must see it as it was when the node was recorded. The rule chosen
-is the simplest correct one: run every pending node first, then write. (Running only the
-nodes that read the written buffer would do, at the cost of tracking readers.)
+In-place methods (write, sgd_update, adam_update) cannot simply wait: a pending node may
+read the memory they change, and must see it as it was when the node was recorded. The
+rule is the simplest correct one: run every pending node first, then write. One exception
+keeps a backward pass in one graph: a ``write`` into a buffer that no pending node reads
+(a slice's gradient written into a new tensor of zeros: stage2's Slice.backward) is
+recorded as a node instead, which reads the buffer's old contents and the source and makes
+the new contents; the buffer's LazyBuffer, which every tensor of that storage holds, moves
+to the new node. Whether anything reads the buffer is asked of the last nodes made
+(graph.py's ``unread``); when that cannot tell, or numpy shares the buffer's memory, the
+write runs at once as before.
 
 Each call's arguments are checked as device "cpu" checks them (stage2's contracts.py), but
 when the call is recorded: the error then comes from the operation that made it, and no
@@ -38,7 +44,7 @@ from stage2_tensor.strides import numel
 
 from ..cpu.backend import CpuBackend
 from . import realize as realizing
-from .graph import PENDING, LazyBuffer, Node, readers
+from .graph import PENDING, LazyBuffer, Node, readers, unread
 from .realize import on_cpu
 from .shapes import MULTIPLE, outputs
 
@@ -86,7 +92,11 @@ class LazyBackend(Backend):
 
     def from_numpy(self, array, dtype):
         buffer = self.cpu.from_numpy(array, dtype)
-        return None if buffer is None else _finished("from_numpy", buffer, array.size, dtype)
+        if buffer is None:
+            return None
+        made = _finished("from_numpy", buffer, array.size, dtype)
+        made.node.shared = True         # the array's memory: a write must reach it at once
+        return made
 
     # ---- data out: realize, then read through device "cpu" -------------------------------
     def to_flat(self, view):
@@ -96,7 +106,9 @@ class LazyBackend(Backend):
         return self.cpu.to_bytes(self._realized(view))
 
     def as_numpy(self, view):
-        return self.cpu.as_numpy(self._realized(view, readers_too=True))
+        on = self._realized(view, readers_too=True)
+        view.buffer.node.shared = True  # numpy sees this memory now: writes to it run at once
+        return self.cpu.as_numpy(on)
 
     def size(self, buffer, dtype):
         """How many elements of dtype the LazyBuffer's output will hold (its node knows)."""
@@ -129,9 +141,24 @@ class LazyBackend(Backend):
     def run_in_place(self, op, args):
         contracts.check(op, args)
         with _lock:
+            if op == "write" and _record_write(*args):
+                return
             realizing.realize_all(self.cpu)
             getattr(self.cpu, op)(*[on_cpu(a) for a in args])
             realizing.launched[op] += 1
+
+
+def _record_write(dst, src):
+    """Record write(dst, src) as a node when no pending node reads dst's buffer (see the
+    module's docstring); False when it must run now."""
+    buffer = dst.buffer
+    old = buffer.node
+    if old.shared or (isinstance(src.buffer, LazyBuffer) and src.buffer.node is old) or not unread(buffer):
+        return False
+    before = LazyBuffer(old, buffer.index)          # the contents before the write
+    node = Node("write", (dst._replace(buffer=before), src), [old.outputs[buffer.index or 0]])
+    buffer.node, buffer.index = node, None
+    return True
 
 
 def _finished(op, buffer, n, dtype):

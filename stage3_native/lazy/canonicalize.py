@@ -42,10 +42,12 @@ def is_copy(node):
     return node.op == "contiguous" and not node.realized and node.args[0].dtype is node.args[1]
 
 
-def canonicalize(nodes):
+def canonicalize(nodes, rewritten=None):
     """Rewrite every argument of ``nodes`` (the pending ones) that reads a copy to read the
     copied view instead, where one view can say it. Returns {id(copy): its LazyBuffer} for
-    the copies that lost readers, for dce.py to ask whether anything else holds them."""
+    the copies that lost readers, for dce.py to ask whether anything else holds them.
+    ``rewritten``, a list, gets (reader, argument position) per rewrite (the plan cache
+    replays them: cache.py)."""
     bypassed = {}
     for reader in nodes:
         args, changed = list(reader.args), False
@@ -59,6 +61,8 @@ def canonicalize(nodes):
             if merged is not None:
                 bypassed[id(source)] = a.buffer
                 args[i], changed = merged, True
+                if rewritten is not None:
+                    rewritten.append((reader, i))
         if changed:
             reader.args = tuple(args)
     return bypassed

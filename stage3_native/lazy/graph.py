@@ -10,6 +10,7 @@ Once a node has run (realize.py), ``result`` holds device "cpu"'s buffers and ``
 dropped, so a finished node keeps no input alive. Buffers made from data (from_flat, full,
 from_bytes, from_numpy) are nodes that are finished from the start.
 """
+import collections
 import itertools
 import weakref
 
@@ -19,17 +20,24 @@ _numbers = itertools.count(1)
 # Every node not run yet, weakly: a node no tensor can reach any more vanishes from here
 # (dead code, never run), and an in-place write runs all the others first (backend.py).
 PENDING = weakref.WeakSet()
+# Nodes a kernel error took out of PENDING without a result (realize.py): few, usually none.
+FAILED = weakref.WeakSet()
+# The last nodes made, (number, weak reference) in order: a write asks them whether any
+# pending node reads the buffer it writes (backend.py), without walking all of PENDING.
+RECENT = collections.deque(maxlen=64)
 
 
 class Node:
-    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result")
+    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result", "shared")
 
     def __init__(self, op, args, outputs, result=None):
         self.op = op                    # the backend method: "binary", "matmul", ...
         self.args = args                # its arguments: Views (of LazyBuffers) and plain values
         self.outputs = outputs          # [(shape, dtype) or None] per returned buffer (shapes.py)
         self.result = result            # device "cpu"'s buffers once run, a tuple or one buffer
-        self.number = next(_numbers)    # a name for printing and debugging
+        self.number = next(_numbers)    # a name for printing and debugging, in recorded order
+        self.shared = False             # its memory handed to numpy: written at once (backend.py)
+        RECENT.append((self.number, weakref.ref(self)))
         if result is None:
             PENDING.add(self)
 
@@ -69,13 +77,16 @@ class LazyBuffer:
 
 def views_in(args):
     """The Views of LazyBuffers in a call's arguments: Views, lists of Views (optimizer
-    kernels), None and plain values. Every pass walks arguments through this."""
+    kernels), None and plain values. Every pass walks arguments through this (a list, not
+    a generator: it runs for every node of every read)."""
+    out = []
     for a in args:
         if isinstance(a, View):
             if isinstance(a.buffer, LazyBuffer):
-                yield a
+                out.append(a)
         elif isinstance(a, list):
-            yield from views_in(a)
+            out.extend(views_in(a))
+    return out
 
 
 def buffers_in(args):
@@ -83,7 +94,35 @@ def buffers_in(args):
     return [v.buffer for v in views_in(args)]
 
 
+def unread(buffer):
+    """Whether no pending node reads ``buffer``, known from RECENT alone: every node that
+    could read it was made after the buffer's node, so the walk back stops there. False
+    (not known) when more nodes than RECENT holds were made since."""
+    since = buffer.node.number
+    for number, ref in reversed(RECENT):
+        if number <= since:
+            return True
+        node = ref()
+        if node is None or node.args is None:
+            continue
+        if _reads(node, buffer):
+            return False
+    return False
+
+
+def _reads(node, buffer):
+    return any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(node.args))
+
+
 def readers(buffer):
-    """The pending nodes that read ``buffer`` (the same output of the same node)."""
-    return [n for n in list(PENDING)
-            if any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(n.args))]
+    """The pending nodes that read ``buffer`` (the same output of the same node), in
+    recorded order (the plan cache's key follows it). Only nodes made after the buffer's
+    can read it: found in RECENT when it reaches back that far, else in all of PENDING."""
+    since, found = buffer.node.number, []
+    for number, ref in reversed(RECENT):
+        if number <= since:
+            return found[::-1]
+        node = ref()
+        if node is not None and node.args is not None and _reads(node, buffer) and node in PENDING:
+            found.append(node)
+    return sorted((n for n in list(PENDING) if _reads(n, buffer)), key=lambda n: n.number)

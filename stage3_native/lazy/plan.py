@@ -9,7 +9,8 @@ nodes a read needs to the steps that compute them.
 
 ``plan(nodes)`` runs them in that order and returns a Plan, which prints itself for the
 chapter: one line per step with the ops it fuses and its traffic, then the totals against
-running every node alone.
+running every node alone. A read plans a graph only the first time its structure is seen:
+cache.py keeps what the passes decided, and a graph of the same structure reuses it.
 """
 
 from . import dce, schedule
@@ -72,14 +73,15 @@ def _mb(n):
     return f"{n / 1e6:.2f} MB" if n >= 1e4 else f"{n} B"
 
 
-def plan(nodes, cpu, min_elements=None, count_bytes=True):
+def plan(nodes, cpu, min_elements=None, count_bytes=True, rewritten=None):
     """The steps computing ``nodes`` (and what they need), after every pass; with
-    ``count_bytes``, also what the nodes would move run one kernel each (for printing)."""
+    ``count_bytes``, also what the nodes would move run one kernel each (for printing).
+    ``rewritten``: canonicalize's list of the arguments it rewrote (cache.py)."""
     order = needed(nodes)
     roots = {id(n) for n in nodes}
     in_order = {id(n) for n in order}
     unfused = [sum(schedule.traffic(n)) for n in order] if count_bytes else None
-    bypassed = canonicalize(order + [n for n in list(PENDING) if id(n) not in in_order])
+    bypassed = canonicalize(order + [n for n in list(PENDING) if id(n) not in in_order], rewritten)
     copies = set(bypassed)
     uses = dce.Uses(bypassed)
     dead = {id(n) for n in order if dce.dead(n, roots, uses)}

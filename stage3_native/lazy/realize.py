@@ -3,8 +3,10 @@
 ``realize(nodes)`` runs every node those depend on that has not run yet. The nodes go
 through the graph compiler's passes first (plan.py: canonicalize, dead-code elimination,
 fusion, scheduling); then each step runs: a fused group as one generated kernel, any other
-node as one call of device "cpu"'s method of the same name. With fusion off
-(``FUSION["enabled"]``), every node is its own eager kernel, in the recorded order.
+node as one call of device "cpu"'s method of the same name. A graph with the structure of
+one planned before skips the passes and runs that plan again (cache.py, the plan cache).
+With fusion off (``FUSION["enabled"]``), every node is its own eager kernel, in the
+recorded order.
 
 ``needed`` walks the graph with an explicit stack, not recursion: a training loop's graph
 can be thousands of nodes deep.
@@ -20,7 +22,7 @@ from stage2_tensor import backend
 from stage2_tensor.backend import View
 from stage2_tensor.strides import numel
 
-from .graph import PENDING, LazyBuffer
+from .graph import FAILED, PENDING, LazyBuffer
 
 # Fusion's settings: on unless TRACEGRAD_LAZY_FUSION=0; groups of fewer elements than
 # min_elements run unfused (a kernel's first compile costs ~0.3 s; below a few thousand
@@ -58,7 +60,7 @@ def needed(nodes):
     """The not-yet-run nodes that ``nodes`` need, each after all of its inputs (a depth-first
     post-order, with a stack instead of recursion)."""
     order, seen = [], set()
-    stack = [(n, False) for n in reversed(nodes) if not n.realized]
+    stack = [(n, False) for n in reversed(nodes) if n.result is None]
     while stack:
         node, inputs_done = stack.pop()
         if inputs_done:
@@ -68,7 +70,9 @@ def needed(nodes):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        stack.extend((i, False) for i in reversed(node.inputs()) if not i.realized and id(i) not in seen)
+        for i in reversed(node.inputs()):
+            if i.result is None and id(i) not in seen:
+                stack.append((i, False))
     return order
 
 
@@ -79,29 +83,36 @@ def realize(nodes, cpu=None):
         for node in needed(nodes):
             run(node, cpu)
         return
-    from .plan import plan
-    for step in plan(nodes, cpu, count_bytes=False).steps:
-        if hasattr(step, "nodes"):
-            run_group(step, cpu)
-        else:
-            run(step, cpu)
+    order = needed(nodes)
+    if order:
+        from .cache import realize_planned
+        realize_planned(nodes, order, cpu)
 
 
 def realize_all(cpu=None):
-    """Run every pending node (before an in-place write: see backend.py)."""
-    realize(list(PENDING), cpu)
+    """Run every pending node (before an in-place write: see backend.py), in recorded order
+    (a set's order would give the same graph a new plan cache key each time)."""
+    realize(sorted(PENDING, key=_number), cpu)
+
+
+def _number(node):
+    return node.number
 
 
 def run(node, cpu):
     """One node: its arguments with device "cpu"'s buffers in place of LazyBuffers, one call,
     then keep the result and forget the inputs (so their memory can go)."""
     try:
-        result = getattr(cpu, node.op)(*[on_cpu(a) for a in node.args])
+        args = [on_cpu(a) for a in node.args]
+        result = getattr(cpu, node.op)(*args)
+        if node.op == "write":          # a recorded write (backend.py): the buffer it wrote
+            result = args[0].buffer
     except Exception:
         # A kernel's error (a bad index) reaches the read that ran it. The node leaves
         # PENDING, so in-place writes elsewhere do not raise it again; reading its value
         # again runs it again, and raises again.
         PENDING.discard(node)
+        FAILED.add(node)
         raise
     launched[node.op] += 1
     node.result = result
@@ -120,27 +131,38 @@ def compiled(kind, spec):
     return kernel
 
 
-def run_group(group, cpu):
+def run_group(group, cpu, noted=None):
     """One fused group: its spec built, compiled (once per spec) and run; the values it
-    stores become its nodes' results. A group no generator can take runs node by node."""
+    stores become its nodes' results. A group no generator can take runs node by node:
+    they are returned (a list, empty when the group stores nothing). For the plan cache
+    (cache.py), ``noted(kernel, operand views, output nodes)`` is called before the run."""
     from .kernels import NotFusable
     if not group.stored:
-        return
+        return []
     try:
         spec, views, out_nodes = group.kind.build(group, group.stored)
         kernel = compiled(group.kind, spec)
     except (NotFusable, NotImplementedError, TypeError):
-        for node in group.nodes:
-            if not node.realized:
-                run(node, cpu)
-        return
+        alone = [node for node in group.nodes if not node.realized]
+        for node in alone:
+            run(node, cpu)
+        return alone
     except Exception:
         for node in group.nodes:        # as in run(): the error reaches this read only
             PENDING.discard(node)
+            FAILED.add(node)
         raise
-    ins = [on_cpu(v).buffer for v in views]
-    results = group.kind.run(kernel, group, out_nodes, ins, cpu)
-    launched[group.kind.name] += 1
+    if noted is not None:
+        noted(kernel, views, out_nodes)
+    ins = [v.buffer.cpu_buffer() for v in views]
+    finish(group.kind, group.kind.run(kernel, group, out_nodes, ins, cpu))
+    return []
+
+
+def finish(kind, results):
+    """A fused kernel of ``kind`` has run: the (node, buffer) pairs it stored become the
+    nodes' results, and the nodes let go of their inputs."""
+    launched[kind.name] += 1
     for node, buffer in results:
         node.result = buffer
         node.args = None
@@ -157,7 +179,8 @@ def allocate_for(node):
 def on_cpu(arg):
     """An argument as device "cpu" takes it: a View's LazyBuffer replaced by its buffer."""
     if isinstance(arg, View) and isinstance(arg.buffer, LazyBuffer):
-        return arg._replace(buffer=arg.buffer.cpu_buffer())
+        # View(...) rather than _replace: this runs for every argument of every node
+        return View(arg.buffer.cpu_buffer(), arg.shape, arg.strides, arg.offset, arg.dtype)
     if isinstance(arg, list):
         return [on_cpu(a) for a in arg]
     return arg

@@ -60,7 +60,7 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=Fal
     rng = random.Random(seed) if seed is not None else generator()
     block = model.config.block_size
     tokens = np.array(idx.tolist(), dtype=np.int64)
-    cache = KVCache() if use_cache else None
+    cache = KVCache(block) if use_cache else None        # room for a whole block, allocated once
     was_training = model.training
     model.eval()
     try:

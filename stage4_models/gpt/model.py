@@ -8,6 +8,7 @@ Parameter names are GPT-2's (``transformer.wte.weight``, ``transformer.h.0.attn.
     model = GPT(GPTConfig(vocab_size=65, block_size=128, n_layer=4, n_head=4, n_embd=128))
     model.to("cpu")                        # stage3's native kernels
     logits, loss = model(idx, targets)     # idx, targets: int64 (B, T)
+    loss = model.loss(idx, targets)        # the same loss without the logits (training)
 """
 import math
 from dataclasses import dataclass
@@ -138,7 +139,8 @@ class GPT(nn.Module):
     """The language model (thesis, section "GPT"): ``model(idx)`` gives logits (B, T,
     vocab_size) for int64 token indices idx (B, T); ``model(idx, targets)`` gives (logits,
     loss), the mean cross-entropy of predicting targets[b, t] at every position (positions
-    whose target is -1 are left out).
+    whose target is -1 are left out); ``model.loss(idx, targets)`` that loss alone, without
+    forming the logits (training).
 
     Initialisation is GPT-2's: weights N(0, 0.02), biases 0, LayerNorms 1 and 0, and the two
     projections that add into the residual stream (``attn.c_proj``, ``mlp.c_proj``) N(0,
@@ -179,9 +181,10 @@ class GPT(nn.Module):
         from .pretrained import from_pretrained     # imported here: pretrained.py imports GPT
         return from_pretrained(folder, device, dtype)
 
-    def forward(self, idx, targets=None, cache=None):
-        """idx: int64 (B, T). With a KVCache holding P earlier positions, idx holds the next T
-        tokens, at positions P..P+T-1 (see generate.py)."""
+    def features(self, idx, cache=None):
+        """The last LayerNorm's output (B, T, n_embd) for idx: int64 (B, T), what the LM head
+        reads. With a KVCache holding P earlier positions, idx holds the next T tokens, at
+        positions P..P+T-1 (see generate.py)."""
         B, T = idx.shape
         past = cache.length() if cache is not None else 0
         if past + T > self.config.block_size:
@@ -192,12 +195,32 @@ class GPT(nn.Module):
         x = t.drop(t.wte(idx) + t.wpe.weight[past:past + T])     # (B, T, n_embd)
         for block in t.h:
             x = block(x, cache)
-        logits = self.lm_head(t.ln_f(x))                          # (B, T, vocab_size)
+        return t.ln_f(x)
+
+    def forward(self, idx, targets=None, cache=None):
+        """idx: int64 (B, T): the logits (B, T, vocab_size), and with targets (B, T) the loss
+        as well, (logits, loss). Training needs only the loss: ``loss`` computes it without
+        the logits."""
+        logits = self.lm_head(self.features(idx, cache))          # (B, T, vocab_size)
         if targets is None:
             return logits
+        B, T = idx.shape
         # A target of -1 is not scored (fine-tuning a chatbot scores its answers only).
         loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T), ignore_index=-1)
         return logits, loss
+
+    def loss(self, idx, targets):
+        """``model(idx, targets)[1]``, the mean cross-entropy (targets of -1 left out), without
+        the (B, T, vocab_size) logits: F.linear_cross_entropy takes the LM head and the loss
+        together, over chunks of the vocabulary where the device has the kernel (the
+        performance chapter). The same value and gradients within float rounding."""
+        if not isinstance(targets, tg.Tensor) or targets.shape != idx.shape:
+            raise ValueError(f"GPT.loss: targets must be a tensor of idx's shape {idx.shape}, one "
+                             f"next token per position, got {getattr(targets, 'shape', type(targets).__name__)}")
+        B, T = idx.shape
+        x = self.features(idx).reshape(B * T, -1)
+        return F.linear_cross_entropy(x, self.lm_head.weight, targets.reshape(B * T), bias=self.lm_head.bias,
+                                      ignore_index=-1)
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, greedy=False, seed=None,
                  use_cache=True, stop=None):

@@ -182,9 +182,10 @@ def estimate_loss(model, stream, n_batches, device, first_step=10**9):
     was_training = model.training
     model.eval()
     total = 0.0
-    for i in range(n_batches):
-        x, y = stream.batch(first_step + i)
-        total += model(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))[1].item()
+    with tg.no_grad():                       # no graph: nothing is differentiated here
+        for i in range(n_batches):
+            x, y = stream.batch(first_step + i)
+            total += model.loss(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device)).item()
     model.train(was_training)
     return total / n_batches
 
@@ -229,7 +230,8 @@ def train(config, out=None, resume=None, progress=True, log=print):
             evaluate(step)
         start = time.perf_counter()
         x, y = streams["train"].batch(step)
-        _, loss = run.model(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))
+        # the loss without the (batch, block, vocab) logits: GPT.loss
+        loss = run.model.loss(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))
         opt.zero_grad()
         loss.backward()
         if config.grad_clip:

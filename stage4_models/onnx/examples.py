@@ -5,6 +5,8 @@ networks show what such an engine must get right. Both are one level deep: a 3x3
 (1 -> 4 channels, BatchNorm, ReLU) whose output is the skip connection, a 2x2 max-pool, a
 second convolution (4 -> 8, BatchNorm, ReLU), a 2x nearest upsample, the Concat of the skip
 and the upsampled tensor (12 channels), Dropout, and a last convolution back to one channel.
+(The seed's own networks have no BatchNorm or Dropout and name no channel counts; these are
+added so that the passes have something to fold and drop.)
 
 * ``unet_model(padded=True)`` pads H and W up to even extents first (edge padding) and
   crops the output back to H x W, so the pool and the upsample give back the skip's extent
@@ -14,6 +16,10 @@ and the upsampled tensor (12 channels), Dropout, and a last convolution back to 
   ends are the Gathered [H, W].
 * ``unet_model(padded=False)`` does neither: at an odd extent E the pool gives E // 2, the
   upsample 2 * (E // 2) = E - 1, and the Concat's inputs differ.
+* ``torch_unet(padded)`` is the seed's forward exactly as it is written, in PyTorch
+  (replicate padding, no BatchNorm), exported by PyTorch's TorchScript exporter: the graph a
+  real exporter writes, to be imported as it comes. PyTorch is an optional oracle here, imported
+  only when this is called.
 
 Exporters leave constants as Constant nodes and keep BatchNormalization and inference-time
 Dropout as nodes; so do these models, which gives each of the compiler's graph passes
@@ -123,4 +129,45 @@ def reference_unet(model, x):
     return y[:, :, :H, :W]
 
 
-__all__ = ["reference_unet", "unet_model"]
+def torch_unet(padded=True, seed=0):
+    """The seed's U-net as the seed writes its forward, in PyTorch, exported by PyTorch's
+    TorchScript exporter (opset 17) with H and W left free: ``(module, ONNX bytes)``.
+    ``padded``: pad H and W up to even (replicate) and crop the output back, or not.
+    The weights are PyTorch's default initialisation under ``seed``; the global random state
+    is left as it was. Raises ImportError when PyTorch is not installed."""
+    if not isinstance(padded, bool):
+        raise TypeError(f"torch_unet: padded must be True or False, got {padded!r}")
+    import io
+    import warnings
+
+    import torch
+    nn, F = torch.nn, torch.nn.functional
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(1, 4, 3, padding=1), nn.Conv2d(4, 8, 3, padding=1)
+            self.conv3 = nn.Conv2d(12, 1, 3, padding=1)
+
+        def forward(self, x):
+            H, W = x.size(2), x.size(3)
+            if padded:      # alignUp to a multiple of 2, as the seed writes it
+                x = F.pad(x, (0, (2 - W % 2) % 2, 0, (2 - H % 2) % 2), mode="replicate")
+            x1 = F.relu(self.conv1(x))
+            x2 = F.relu(self.conv2(F.max_pool2d(x1, 2)))
+            y = self.conv3(torch.cat([x1, F.interpolate(x2, scale_factor=2.0, mode="nearest")], 1))
+            return y[:, :, :H, :W] if padded else y
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        module = UNet().eval()
+    f = io.BytesIO()
+    with warnings.catch_warnings():          # the TorchScript exporter's deprecation notice
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, torch.zeros(1, 1, 16, 16), f, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {2: "H", 3: "W"}, "y": {2: "H", 3: "W"}}, opset_version=17,
+                          dynamo=False)
+    return module, f.getvalue()
+
+
+__all__ = ["reference_unet", "torch_unet", "unet_model"]
