@@ -101,11 +101,12 @@ def plain(q, k, v, causal):
     return F.attention_weights(q, k, None, causal) @ v
 
 
+@pytest.mark.parametrize("hd", [16, 8, 40])                  # whole vectors, halves, both
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_equals_the_composite_in_float32(variant, causal):
+def test_fused_equals_the_composite_in_float32(variant, causal, hd):
     """The GPT's layout: q, k, v three head views of one (B, T, 3C) projection (read in place
     by the kernels), the gradient arriving through the heads' transpose back to (B, T, C)."""
-    B, T, H, hd = 3, 70, 4, 16
+    B, T, H = 3, 70, 4
     rng = np.random.default_rng(5)
     qkv = rng.standard_normal((B, T, 3 * H * hd)).astype(np.float32)
     up = rng.standard_normal((B, T, H * hd)).astype(np.float32)

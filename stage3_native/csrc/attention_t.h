@@ -105,16 +105,18 @@ TG_INLINE void FN(att_pack)(const T *x, i64 row, i64 n, i64 cols, T *kt) {
  * vectors of columns stays in vector registers (V, 64 bytes: one AVX-512 register, two
  * AVX2 ones) for the whole loop over k, which per step loads one row of b and broadcasts
  * one element of a per row, as TinyBLAS's micro-kernel does (gemm_simd_t.h): without it
- * every step would load and store the rows of c. R and C are constants wherever this is
- * inlined, so the unused registers and instructions drop out. */
+ * every step would load and store the rows of c. The last of the C vectors may hold only
+ * W lanes (half a vector: a head of 8 floats), the rest zero. R, C and W are constants
+ * wherever this is inlined, so the unused registers and instructions drop out. */
 #define V FN(att_vec)
 #define LANES ((i64)(sizeof(V) / sizeof(T)))
-/* (macros, not functions: a function returning a 64-byte vector has an ABI of its own) */
-#define ATT_LOAD(v, p) memcpy(&(v), (p), sizeof(V))
-#define ATT_STORE(p, v) memcpy((p), &(v), sizeof(V))
+/* (macros, not functions: a function returning a 64-byte vector has an ABI of its own);
+ * the first `lanes` elements, the others of v zero */
+#define ATT_LOAD(v, p, lanes) ((v) = (V){0}, memcpy(&(v), (p), (size_t)(lanes) * sizeof(T)))
+#define ATT_STORE(p, v, lanes) memcpy((p), &(v), (size_t)(lanes) * sizeof(T))
 
-TG_INLINE void FN(att_kernel)(int R, int C, i64 k0, i64 k1, const T *a, i64 a_row, i64 a_p,
-                              const T *b, i64 ldb, T *c, i64 ldc, int accumulate) {
+TG_INLINE void FN(att_kernel)(int R, int C, int W, i64 k0, i64 k1, const T *a, i64 a_row,
+                              i64 a_p, const T *b, i64 ldb, T *c, i64 ldc, int accumulate) {
     V acc[ATT_R][2], bv[2];
     #pragma GCC unroll 4
     for (int r = 0; r < ATT_R; r++)
@@ -123,7 +125,7 @@ TG_INLINE void FN(att_kernel)(int R, int C, i64 k0, i64 k1, const T *a, i64 a_ro
     for (i64 p = k0; p < k1; p++) {
         #pragma GCC unroll 2
         for (int j = 0; j < 2; j++)
-            if (j < C) ATT_LOAD(bv[j], b + p * ldb + j * LANES);
+            if (j < C) ATT_LOAD(bv[j], b + p * ldb + j * LANES, j == C - 1 ? W : LANES);
         #pragma GCC unroll 4
         for (int r = 0; r < ATT_R; r++) {
             if (r >= R) break;
@@ -140,11 +142,12 @@ TG_INLINE void FN(att_kernel)(int R, int C, i64 k0, i64 k1, const T *a, i64 a_ro
         for (int j = 0; j < 2; j++) {
             if (j >= C) break;
             V x = acc[r][j], y;
+            int lanes = j == C - 1 ? W : LANES;
             if (accumulate) {
-                ATT_LOAD(y, c + r * ldc + j * LANES);
+                ATT_LOAD(y, c + r * ldc + j * LANES, lanes);
                 x += y;
             }
-            ATT_STORE(c + r * ldc + j * LANES, x);
+            ATT_STORE(c + r * ldc + j * LANES, x, lanes);
         }
     }
 }
@@ -172,12 +175,17 @@ TG_INLINE void FN(att_mm)(i64 rows, i64 n, i64 k, const T *a, i64 a_row, i64 a_p
         T *cr = c + r * ldc;
         i64 x = 0;
         for (; x + 2 * LANES <= cols; x += 2 * LANES) {
-            if (R == ATT_R) FN(att_kernel)(ATT_R, 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-            else FN(att_kernel)(1, 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            if (R == ATT_R) FN(att_kernel)(ATT_R, 2, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            else FN(att_kernel)(1, 2, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
         }
         for (; x + LANES <= cols; x += LANES) {
-            if (R == ATT_R) FN(att_kernel)(ATT_R, 1, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-            else FN(att_kernel)(1, 1, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            if (R == ATT_R) FN(att_kernel)(ATT_R, 1, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            else FN(att_kernel)(1, 1, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+        }
+        if (x + LANES / 2 <= cols) {                       /* half a vector */
+            if (R == ATT_R) FN(att_kernel)(ATT_R, 1, LANES / 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            else FN(att_kernel)(1, 1, LANES / 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
+            x += LANES / 2;
         }
         for (i64 i = 0; i < R && x < cols; i++) {         /* columns short of a vector (a */
             T *ci = cr + i * ldc;                          /* head of 8 floats): in place */
