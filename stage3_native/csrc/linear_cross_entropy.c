@@ -43,20 +43,16 @@
 #define LCE_CHUNK 512          /* columns of the vocabulary per chunk */
 #define LCE_ROWS 256           /* rows per tile: a float tile of 512 KiB, in L2 */
 #define LCE_PARALLEL_MIN (64.0 * 64 * 256)   /* multiply-adds below which one thread does it */
-#define LANES 16               /* independent partial maxima and sums (softmax.c's) */
+#define LANES 16               /* independent partial sums (softmax.c's) */
 
 /* Fold the segment z[0:cols] of a float row into the running max *m and sum *s of
  * e^(z - *m). The max and the sum are kept in LANES partial results each, so the loops
  * vectorize; the sum is finished in double. */
 TG_SIMD(void, lce_fold_f32, (i64 cols, const float *z, double *m, double *s), (cols, z, m, s)) {
-    float lane_max[LANES], lane_sum[LANES];
-    for (int l = 0; l < LANES; l++) lane_max[l] = -INFINITY, lane_sum[l] = 0;
+    float lane_sum[LANES];
+    for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
     i64 body = cols / LANES * LANES;
-    for (i64 j = 0; j < body; j += LANES)
-        for (int l = 0; l < LANES; l++) lane_max[l] = z[j + l] > lane_max[l] ? z[j + l] : lane_max[l];
-    float seg = -INFINITY;
-    for (int l = 0; l < LANES; l++) seg = lane_max[l] > seg ? lane_max[l] : seg;
-    for (i64 j = body; j < cols; j++) seg = z[j] > seg ? z[j] : seg;
+    float seg = tg_max_f32(cols, z);
     if (seg == -INFINITY) return;          /* every e^z is 0 here (or a NaN row: the sum has it) */
     float big = (double)seg > *m ? seg : (float)*m;   /* *m came from a float: exact */
     for (i64 j = 0; j < body; j += LANES)

@@ -20,14 +20,10 @@
  * sum finished in double. Within a few float ulps of the double-precision formula. */
 TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float *out),
         (size, x, log_softmax, out)) {
-    float lane_max[LANES], lane_sum[LANES];
-    for (int l = 0; l < LANES; l++) lane_max[l] = -INFINITY, lane_sum[l] = 0;
+    float lane_sum[LANES];
+    for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
     i64 body = size / LANES * LANES;
-    for (i64 i = 0; i < body; i += LANES)
-        for (int l = 0; l < LANES; l++) lane_max[l] = x[i + l] > lane_max[l] ? x[i + l] : lane_max[l];
-    float m = -INFINITY;
-    for (int l = 0; l < LANES; l++) m = lane_max[l] > m ? lane_max[l] : m;
-    for (i64 i = body; i < size; i++) m = x[i] > m ? x[i] : m;
+    float m = tg_max_f32(size, x);
     if (m == -INFINITY) m = 0;            /* an all -inf row: e^(x - 0) = 0, as the double path */
     for (i64 i = 0; i < body; i += LANES)
         for (int l = 0; l < LANES; l++) {

@@ -17,6 +17,8 @@
  */
 #ifndef TG_VMATH_H
 #define TG_VMATH_H
+#include <math.h>
+#include <stdint.h>
 #include "simd.h"
 
 TG_INLINE float tg_expf(float x) {
@@ -71,6 +73,22 @@ TG_INLINE float tg_phif(float x) {
               + t * (-0.82215223f + t * 0.17087277f))))))));
     float tail = 0.5f * t * tg_expf(p - half_x2);            /* Phi(-|x|) */
     return x < 0 ? tail : 1.0f - tail;
+}
+
+/* The largest of x[0:n] (-inf for none), written so that gcc vectorizes it: TG_MAX_LANES
+ * independent running maxima (one variable carried through the loop would not vectorize),
+ * combined at the end. Softmax and the chunked cross-entropy start each row with it. */
+#define TG_MAX_LANES 16
+TG_INLINE float tg_max_f32(int64_t n, const float *x) {
+    float lane[TG_MAX_LANES];
+    for (int l = 0; l < TG_MAX_LANES; l++) lane[l] = -INFINITY;
+    int64_t body = n / TG_MAX_LANES * TG_MAX_LANES;
+    for (int64_t i = 0; i < body; i += TG_MAX_LANES)
+        for (int l = 0; l < TG_MAX_LANES; l++) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+    float m = -INFINITY;
+    for (int l = 0; l < TG_MAX_LANES; l++) m = lane[l] > m ? lane[l] : m;
+    for (int64_t i = body; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
 }
 
 #endif
