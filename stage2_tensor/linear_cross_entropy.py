@@ -8,8 +8,8 @@ itself, which picks this path or the composite.
 With a vocabulary of 50,257 tokens and 2,048 positions a step, the logits are a (2048,
 50257) matrix, 412 MB of float32, and cross_entropy keeps their softmax too, for the
 backward pass. A device may compute the same loss over chunks of the vocabulary and keep
-only each row's logsumexp (backend.py, ``linear_cross_entropy``: device "cpu"'s kernel is
-stage3_native/csrc/linear_cross_entropy.c); the backward pass then computes each chunk's
+only each row's logsumexp (backend.py, ``linear_cross_entropy``: the native CPU device has
+such a kernel, in C); the backward pass then computes each chunk's
 logits again. Every other device, and half dtypes, run the composite: linear, then the
 fused cross_entropy, the plain path that the chapters show and the tests compare with.
 
