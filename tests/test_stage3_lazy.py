@@ -289,3 +289,31 @@ def test_more_nodes_than_the_recent_ones_still_find_their_readers():
     w[1] = 5.0                                     # w's node is out of RECENT: written at once
     assert w.storage.buffer.node.op != "write" and w.tolist() == [0.0, 5.0, 0.0]
     assert z.item() == 2 * (RECENT.maxlen + 10)
+
+
+def test_the_fused_attention_and_lm_head_loss_are_recorded_as_nodes():
+    """Device "cpu"'s optional fused kernels (attention, linear_cross_entropy and their
+    backwards) are nodes here like layer_norm, and values and gradients are eager's bit for
+    bit (the same kernels run), on a first read and on a replayed plan."""
+    from stage2_tensor import attention
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((2, 3, 17, 8)).astype(np.float32) for _ in range(3)]
+    x, w = rng.standard_normal((20, 8)).astype(np.float32), rng.standard_normal((30, 8)).astype(np.float32)
+    targets = np.arange(20) % 30
+    targets[3] = -100                                          # an ignored row
+
+    def run(device):
+        q, k, v = [tg.from_numpy(a, device=device).requires_grad_() for a in arrays]
+        assert attention.fused(q, k, v)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if device == "cpu:lazy":                               # one node, not yet run
+            assert y.storage.buffer.node.op == "attention" and not y.storage.buffer.realized
+        xs, ws = (tg.from_numpy(a, device=device).requires_grad_() for a in (x, w))
+        loss = F.linear_cross_entropy(xs, ws, tg.from_numpy(targets, device=device)) + (y * y).sum()
+        loss.backward()
+        return [t.detach().numpy() for t in (loss, y, q.grad, k.grad, v.grad, xs.grad, ws.grad)]
+
+    eager = run("cpu")
+    for _ in range(2):                                         # planned, then replayed
+        for a, b in zip(eager, run("cpu:lazy")):
+            assert np.array_equal(a, b)

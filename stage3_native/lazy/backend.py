@@ -56,7 +56,8 @@ RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "matmul", "index
             "mse_loss", "mse_loss_backward", "dropout", "layer_norm", "layer_norm_backward",
             "batch_norm", "batch_norm_backward", "pad", "pad_backward", "interpolate",
             "interpolate_backward",
-            "im2col", "col2im", "conv_direct", "max_pool", "max_pool_backward")
+            "im2col", "col2im", "conv_direct", "max_pool", "max_pool_backward",
+            "attention", "attention_backward", "linear_cross_entropy", "linear_cross_entropy_backward")
 IN_PLACE = ("write", "sgd_update", "adam_update")
 
 

@@ -83,6 +83,22 @@ def _max_pool(view, kernel, stride, before, dilation, out, dtype):
     return [(shape, dtype), (shape, dtypes.int64)]
 
 
+def _attention(q, k, v, causal, scale, dtype):
+    rows = tuple(q.shape[:-1])
+    return [(rows + (v.shape[-1],), dtype), (rows, dtype)]
+
+
+def _linear_cross_entropy(x, weight, bias, targets, reduction, ignore_index, dtype):
+    n = x.shape[0]
+    kept = ((), dtype) if reduction == "mean" else None
+    return [((n,) if reduction == "none" else (), dtype), ((n,), dtype), kept]
+
+
+def _linear_cross_entropy_backward(x, weight, bias, targets, lse, scale, kept, ignore_index, needs, dtype):
+    shapes = (tuple(x.shape), tuple(weight.shape), (weight.shape[0],))
+    return [(shape, dtype) if need else None for shape, need in zip(shapes, needs)]
+
+
 OUTPUTS = {
     "contiguous": _same(0),
     "unary": _same(1),
@@ -113,9 +129,15 @@ OUTPUTS = {
     "conv_direct": _conv_direct,
     "max_pool": _max_pool,
     "max_pool_backward": lambda grad, where, spatial, dtype: [(tuple(grad.shape[:2]) + tuple(spatial), dtype)],
+    "attention": _attention,
+    "attention_backward": lambda grad, q, k, v, out, lse, causal, scale, dtype: [
+        (tuple(t.shape), dtype) for t in (q, k, v)],
+    "linear_cross_entropy": _linear_cross_entropy,
+    "linear_cross_entropy_backward": _linear_cross_entropy_backward,
 }
 MULTIPLE = {"cross_entropy", "mse_loss", "layer_norm", "layer_norm_backward", "max_pool",
-            "batch_norm", "batch_norm_backward"}   # return tuples
+            "batch_norm", "batch_norm_backward", "attention", "attention_backward",
+            "linear_cross_entropy", "linear_cross_entropy_backward"}   # return tuples
 
 
 def outputs(op, args):
