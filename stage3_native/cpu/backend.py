@@ -212,9 +212,6 @@ def c_ints(values):
     return array
 
 
-_KERNELS = {}
-
-
 def _no_memory(name, failed):
     """The window, resampling and attention kernels return 1 when they could not allocate
     their tables (or tiles)."""
@@ -247,33 +244,41 @@ def reduce_path(tensor, dim=None):
                                            len(inner_shape), inner_shape, inner_strides)]
 
 
+_KERNELS = {}   # name -> {dtype: the C function tg_<name>_<suffix>}, one table per name
+
+
+def _fill(name, table):
+    table.update({dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
+                  if hasattr(lib, f"tg_{name}_{suffix}")})
+
+
+def kernels(name):
+    """The C functions tg_<name>_<suffix> the library has, by dtype: a table made once."""
+    table = _KERNELS.get(name)
+    if table is None:
+        table = _KERNELS[name] = {}
+        _fill(name, table)
+    return table
+
+
 def kernel(name, dtype):
     """The C function tg_<name>_<dtype suffix>, looked up once."""
-    fn = _KERNELS.get((name, dtype))
-    if fn is None:
-        fn = _KERNELS[name, dtype] = getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")
-    return fn
-
-
-# The kernels every small operation calls, by dtype: found with one dictionary look-up,
-# not a call of kernel(). Filled from ``lib`` by look_up_kernels (again when the profiler
-# swaps lib for its timed stand-in, profile.py).
-UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS, MATMUL_KERNELS = {}, {}, {}, {}
-_TABLES = {"unary": UNARY_KERNELS, "binary": BINARY_KERNELS, "reduce": REDUCE_KERNELS,
-           "matmul": MATMUL_KERNELS}
+    fn = kernels(name).get(dtype)
+    return fn if fn is not None else getattr(lib, f"tg_{name}_{SUFFIX[dtype]}")   # raises: none
 
 
 def look_up_kernels():
-    """Forget the C functions looked up so far (kernel()'s and the tables'); look the tables'
-    up again in ``lib``: tg_<name>_<suffix> for the dtypes the library has it for."""
-    _KERNELS.clear()
-    for name, table in _TABLES.items():
+    """Look every table up again in ``lib``, in place (the profiler swaps lib for its timed
+    stand-in, profile.py, and back)."""
+    for name, table in _KERNELS.items():
         table.clear()
-        table.update({dtype: getattr(lib, f"tg_{name}_{suffix}") for dtype, suffix in SUFFIX.items()
-                      if hasattr(lib, f"tg_{name}_{suffix}")})
+        _fill(name, table)
 
 
-look_up_kernels()
+# The kernels every small operation calls, by dtype: found with one dictionary look-up,
+# not a call of kernel().
+UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS, MATMUL_KERNELS = map(kernels, ("unary", "binary", "reduce",
+                                                                              "matmul"))
 
 _REDUCE_LAYOUTS = {}
 
