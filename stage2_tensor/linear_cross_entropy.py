@@ -18,12 +18,10 @@ cut-cross-entropy library's linear_cross_entropy(embeddings, classifier, labels)
 semantics F.cross_entropy's (ignore_index, reduction, a mean over the rows kept: nan when
 none is).
 """
-import operator
-
 from . import backend as backends
 from . import dtypes
 from .function import GradientFunction
-from .losses import check_reduction
+from .losses import check_ignore_index, check_reduction
 from .tensor import Tensor
 
 FN = "linear_cross_entropy"
@@ -95,15 +93,7 @@ def check(x, weight, target, bias, ignore_index, reduction):
             raise RuntimeError(f"{FN}: x is on device {x.device!r} and {name} on {t.device!r}; "
                                "move one with .to(device)")
     check_reduction(reduction, FN)
-    if ignore_index is None:
-        return None
-    try:
-        if isinstance(ignore_index, bool):
-            raise TypeError
-        return operator.index(ignore_index)
-    except TypeError:
-        raise TypeError(f"{FN}: ignore_index must be an int (the target that counts for nothing, "
-                        f"-100 by default) or None, got {ignore_index!r}") from None
+    return check_ignore_index(ignore_index, FN)
 
 
 def fused_on(x):

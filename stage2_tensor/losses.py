@@ -5,6 +5,7 @@ takes for class weights, label smoothing or (N, C, d...) inputs. Each is a compo
 differentiable tensor operations, so every device runs it and autograd differentiates it
 (backend.py, "Primitives and composites"); nn.functional re-exports them.
 """
+import operator
 import warnings
 
 from . import backend, dtypes
@@ -20,6 +21,20 @@ def check_reduction(reduction, fn):
     """Every loss's reductions: "mean", "sum" or "none"."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def check_ignore_index(ignore_index, fn):
+    """A class-index loss's ignore_index: None (every target a class) or an int, returned as
+    a plain int (numpy's too), which the kernels take."""
+    if ignore_index is None:
+        return None
+    try:
+        if isinstance(ignore_index, bool):
+            raise TypeError
+        return operator.index(ignore_index)
+    except TypeError:
+        raise TypeError(f"{fn}: ignore_index must be an int (the target that counts for nothing, "
+                        f"-100 by default) or None, got {ignore_index!r}") from None
 
 
 def _no_legacy(size_average, reduce, fn):

@@ -12,7 +12,6 @@ pad and interpolate (``resampling.py``), batch, instance, group and RMS normaliz
 linear_cross_entropy's fused path, a linear layer and cross_entropy without the logits
 (``linear_cross_entropy.py``).
 """
-import operator
 import warnings
 
 from .. import backend as backends
@@ -420,14 +419,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                          f"{label_smoothing}")
-    if ignore_index is not None:
-        try:
-            if isinstance(ignore_index, bool):
-                raise TypeError
-            ignore_index = operator.index(ignore_index)    # a plain int (numpy's too), for the kernels
-        except TypeError:
-            raise TypeError(f"cross_entropy: ignore_index must be an int (the target that counts "
-                            f"for nothing, -100 by default) or None, got {ignore_index!r}") from None
+    ignore_index = losses.check_ignore_index(ignore_index, "cross_entropy")
     c = input.shape[0 if input.ndim == 1 else 1]
     _check_class_weight(weight, c, "cross_entropy")
     if input.ndim == 1:                               # one sample
@@ -554,6 +546,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return where((input == padding_idx).unsqueeze(-1), out.detach(), out)
 
 
+def _check_scale(scale):
+    """Attention's scale: None (1 / sqrt(d)) or a number."""
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scaled_dot_product_attention: scale must be a number or None, got {type(scale).__name__}")
+
+
 def attention_weights(q, k, attn_mask=None, is_causal=False, scale=None):
     """softmax(q k^T / sqrt(d) + mask) over the keys (thesis, "Self-attention"): for each
     query, how much of each value to take. q: (..., T, d), k: (..., S, d) -> (..., T, S).
@@ -564,8 +562,7 @@ def attention_weights(q, k, attn_mask=None, is_causal=False, scale=None):
     # Scaling q (T x d numbers) instead of the scores (T x S) gives the same result with
     # less work. The 1/sqrt(d) keeps the scores' spread independent of d, so the softmax
     # does not saturate and its gradient does not vanish in wide heads.
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
-        raise TypeError(f"scaled_dot_product_attention: scale must be a number or None, got {type(scale).__name__}")
+    _check_scale(scale)
     scores = (q * (1.0 / d ** 0.5 if scale is None else float(scale))) @ k.transpose(-2, -1)
     T, S = scores.shape[-2:]
     if is_causal:
@@ -604,8 +601,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     device with the fused kernels (attention.py's ``fused``), one kernel each way that never
     keeps the (T, S) weights; otherwise the plain composite."""
     _check_attention(q, k, v)
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
-        raise TypeError(f"scaled_dot_product_attention: scale must be a number or None, got {type(scale).__name__}")
+    _check_scale(scale)
     if attn_mask is None and (dropout_p == 0 or not training) and attention.fused(q, k, v):
         return attention.attention(q, k, v, 0 if is_causal else None, scale)
     weights = attention_weights(q, k, attn_mask, is_causal, scale)
