@@ -69,12 +69,11 @@ class KVCache:
         B, H, _, hd = k.shape
         keys = tg.empty(B, H, room, hd, dtype=k.dtype, device=k.device)
         values = tg.empty(B, H, room, hd, dtype=v.dtype, device=v.device)
-        if entry is not None:
-            length = entry[2]
+        length = 0 if entry is None else entry[2]
+        if length:
             keys[:, :, :length] = entry[0][:, :, :length]
             values[:, :, :length] = entry[1][:, :, :length]
-            return [keys, values, length]
-        return [keys, values, 0]
+        return [keys, values, length]
 
     def clear(self):
         self.entries.clear()

@@ -79,11 +79,9 @@ class CausalSelfAttention(nn.Module):
             k, v = cache.append(self, k, v)                      # (B, H, past + T, hd)
         if self.fused(q, k, v):
             # The same computation as below in one kernel each way, which never keeps the
-            # (T, T) weights of a head (stage2_tensor/attention.py)
-            if past and T > 1:      # new positions past..past+T-1: query i sees keys 0..past+i
-                y = fused_attention.attention(q, k, v, causal=past)
-            else:
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
+            # (T, T) weights of a head (stage2_tensor/attention.py). New positions
+            # past..past+T-1: query i sees keys 0..past+i; one new query sees every key.
+            y = fused_attention.attention(q, k, v, causal=past if T > 1 else None)
             self.last_attention = None
         else:
             # One new query (generation) may see every key; otherwise the future is masked.
