@@ -1,6 +1,15 @@
 /* Attention kernels for one element type T (included by attention.c for float and double;
  * the formulas and the layout are described there). */
 
+/* An operand read in place, (bh, rows, cols): head b's row r starts at at + base[b] + r * row. */
+typedef struct {
+    const T *at;
+    const i64 *base;
+    i64 row;
+} FN(AttOperand);
+#define OPERAND FN(AttOperand)
+#define HEAD(x, b) ((x).at + (x).base[b])
+
 /* ---- variant 0, naive: one query row at a time, every sum in double ------------------- */
 
 /* A head's q . k for query i and key j, scaled. */
@@ -11,24 +20,23 @@ static double FN(att_score)(const AttentionShape *g, const T *q, const T *k) {
 }
 
 /* Returns 1 when out of memory for the row of dv sums, else 0. */
-static int FN(attention_naive)(const AttentionShape *g, const T *q, const i64 *q_base, i64 q_row,
-                               const T *k, const i64 *k_base, i64 k_row, const T *v,
-                               const i64 *v_base, i64 v_row, i64 heads, T *out, T *lse) {
+static int FN(attention_naive)(const AttentionShape *g, OPERAND q, OPERAND k, OPERAND v, i64 heads,
+                               T *out, T *lse) {
     double *acc = malloc((size_t)g->dv * sizeof(double));
     if (!acc) return 1;
     for (i64 b = 0; b < g->bh; b++)
         for (i64 i = 0; i < g->t; i++) {
-            const T *qi = q + q_base[b] + i * q_row;
+            const T *qi = HEAD(q, b) + i * q.row;
             i64 n = att_visible(g, i);
             double m = -INFINITY, sum = 0;
             for (i64 j = 0; j < n; j++) {                       /* pass 1: the max */
-                double x = FN(att_score)(g, qi, k + k_base[b] + j * k_row);
+                double x = FN(att_score)(g, qi, HEAD(k, b) + j * k.row);
                 m = x > m ? x : m;
             }
             for (i64 c = 0; c < g->dv; c++) acc[c] = 0;
             for (i64 j = 0; j < n; j++) {                       /* pass 2: e^(x - m), times v */
-                double e = exp(FN(att_score)(g, qi, k + k_base[b] + j * k_row) - m);
-                const T *vj = v + v_base[b] + j * v_row;
+                double e = exp(FN(att_score)(g, qi, HEAD(k, b) + j * k.row) - m);
+                const T *vj = HEAD(v, b) + j * v.row;
                 sum += e;
                 for (i64 c = 0; c < g->dv; c++) acc[c] += e * (double)vj[c];
             }
@@ -41,12 +49,9 @@ static int FN(attention_naive)(const AttentionShape *g, const T *q, const i64 *q
 }
 
 /* Returns 1 when out of memory for the head's sums, else 0. */
-static int FN(attention_backward_naive)(const AttentionShape *g, const T *q, const i64 *q_base,
-                                        i64 q_row, const T *k, const i64 *k_base, i64 k_row,
-                                        const T *v, const i64 *v_base, i64 v_row, const T *out,
-                                        const i64 *o_base, i64 o_row, const T *lse, const T *dout,
-                                        const i64 *do_base, i64 do_row, i64 heads, T *dq, T *dk,
-                                        T *dv) {
+static int FN(attention_backward_naive)(const AttentionShape *g, OPERAND q, OPERAND k, OPERAND v,
+                                        OPERAND out, OPERAND dout, const T *lse, i64 heads, T *dq,
+                                        T *dk, T *dv) {
     i64 d = g->d, nv = g->dv;
     double *sums = calloc((size_t)(d + g->s * (d + nv)), sizeof(double));
     if (!sums) return 1;
@@ -54,13 +59,13 @@ static int FN(attention_backward_naive)(const AttentionShape *g, const T *q, con
     for (i64 b = 0; b < g->bh; b++) {
         memset(dks, 0, (size_t)(g->s * (d + nv)) * sizeof(double));
         for (i64 i = 0; i < g->t; i++) {
-            const T *qi = q + q_base[b] + i * q_row, *doi = dout + do_base[b] + i * do_row;
-            const T *oi = out + o_base[b] + i * o_row;
+            const T *qi = HEAD(q, b) + i * q.row, *doi = HEAD(dout, b) + i * dout.row;
+            const T *oi = HEAD(out, b) + i * out.row;
             double D = 0, l = (double)lse[b * g->t + i];
             for (i64 c = 0; c < nv; c++) D += (double)doi[c] * (double)oi[c];
             for (i64 p = 0; p < d; p++) dqi[p] = 0;
             for (i64 j = 0, n = att_visible(g, i); j < n; j++) {
-                const T *kj = k + k_base[b] + j * k_row, *vj = v + v_base[b] + j * v_row;
+                const T *kj = HEAD(k, b) + j * k.row, *vj = HEAD(v, b) + j * v.row;
                 double p_ij = exp(FN(att_score)(g, qi, kj) - l), dp = 0;
                 for (i64 c = 0; c < nv; c++) {
                     dp += (double)doi[c] * (double)vj[c];
@@ -266,9 +271,8 @@ TG_SIMD(void, FN(attention_block),
     }
 }
 
-static int FN(attention_blocked)(const AttentionShape *g, const T *q, const i64 *q_base, i64 q_row,
-                                 const T *k, const i64 *k_base, i64 k_row, const T *v,
-                                 const i64 *v_base, i64 v_row, i64 heads, T *out, T *lse) {
+static int FN(attention_blocked)(const AttentionShape *g, OPERAND q, OPERAND k, OPERAND v, i64 heads,
+                                 T *out, T *lse) {
     i64 blocks = (g->t + ATT_BQ - 1) / ATT_BQ, items = g->bh * blocks;
     size_t scratch = (size_t)(ATT_BQ * (g->d + g->dv + ATT_BK + 2) + g->d * ATT_BK);
     int failed = 0;
@@ -284,8 +288,7 @@ static int FN(attention_blocked)(const AttentionShape *g, const T *q, const i64 
             if (!buffer) continue;
             i64 b = it % g->bh, qb = blocks - 1 - it / g->bh;   /* the heaviest blocks first */
             i64 i0 = qb * ATT_BQ, rows = g->t - i0 < ATT_BQ ? g->t - i0 : ATT_BQ;
-            FN(attention_block)(g, q + q_base[b], q_row, k + k_base[b], k_row, v + v_base[b], v_row,
-                                i0, rows, out + att_at(b, heads, g->t, g->dv), heads * g->dv,
+            FN(attention_block)(g, HEAD(q, b), q.row, HEAD(k, b), k.row, HEAD(v, b), v.row, i0, rows, out + att_at(b, heads, g->t, g->dv), heads * g->dv,
                                 lse + b * g->t, buffer);
         }
         free(buffer);
@@ -360,12 +363,9 @@ TG_SIMD(void, FN(attention_backward_head),
     }
 }
 
-static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, const i64 *q_base,
-                                          i64 q_row, const T *k, const i64 *k_base, i64 k_row,
-                                          const T *v, const i64 *v_base, i64 v_row, const T *out,
-                                          const i64 *o_base, i64 o_row, const T *lse, const T *dout,
-                                          const i64 *do_base, i64 do_row, i64 heads, T *dq, T *dk,
-                                          T *dv) {
+static int FN(attention_backward_blocked)(const AttentionShape *g, OPERAND q, OPERAND k,
+                                          OPERAND v, OPERAND out, OPERAND dout, const T *lse,
+                                          i64 heads, T *dq, T *dk, T *dv) {
     size_t scratch = (size_t)(ATT_BQ * (2 * g->d + g->dv + 2 * ATT_BK + 2) + (g->d + g->dv) * ATT_BK);
     int failed = 0;
     #pragma omp parallel if (g->bh > 1 && g->bh * g->t * g->s * (g->d + g->dv) >= 16 * TG_PARALLEL_MIN)
@@ -378,9 +378,9 @@ static int FN(attention_backward_blocked)(const AttentionShape *g, const T *q, c
         #pragma omp for schedule(dynamic, 1)
         for (i64 b = 0; b < g->bh; b++) {
             if (!buffer) continue;
-            FN(attention_backward_head)(g, q + q_base[b], q_row, k + k_base[b], k_row, v + v_base[b],
-                                        v_row, out + o_base[b], o_row, lse + b * g->t,
-                                        dout + do_base[b], do_row, dq + att_at(b, heads, g->t, g->d),
+            FN(attention_backward_head)(g, HEAD(q, b), q.row, HEAD(k, b), k.row, HEAD(v, b), v.row,
+                                        HEAD(out, b), out.row, lse + b * g->t, HEAD(dout, b),
+                                        dout.row, dq + att_at(b, heads, g->t, g->d),
                                         dk + att_at(b, heads, g->s, g->d),
                                         dv + att_at(b, heads, g->s, g->dv), heads, buffer);
         }
@@ -402,11 +402,8 @@ int FN(tg_attention)(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *
                      const T *v, const i64 *v_base, i64 v_row, int causal, i64 offset,
                      double scale, i64 heads, T *out, T *lse) {
     AttentionShape g = {bh, t, s, d, ev, causal, offset, scale};
-    if (variant == 0)
-        return FN(attention_naive)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row, heads,
-                                   out, lse);
-    return FN(attention_blocked)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row, heads,
-                                 out, lse);
+    OPERAND Q = {q, q_base, q_row}, K = {k, k_base, k_row}, V = {v, v_base, v_row};
+    return (variant == 0 ? FN(attention_naive) : FN(attention_blocked))(&g, Q, K, V, heads, out, lse);
 }
 
 int FN(tg_attention_backward)(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, const T *q,
@@ -416,11 +413,11 @@ int FN(tg_attention_backward)(int variant, i64 bh, i64 t, i64 s, i64 d, i64 ev, 
                               const i64 *do_base, i64 do_row, int causal, i64 offset,
                               double scale, i64 heads, T *dq, T *dk, T *dv) {
     AttentionShape g = {bh, t, s, d, ev, causal, offset, scale};
-    if (variant == 0)
-        return FN(attention_backward_naive)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row,
-                                            out, o_base, o_row, lse, dout, do_base, do_row, heads,
-                                            dq, dk, dv);
-    return FN(attention_backward_blocked)(&g, q, q_base, q_row, k, k_base, k_row, v, v_base, v_row,
-                                          out, o_base, o_row, lse, dout, do_base, do_row, heads,
-                                          dq, dk, dv);
+    OPERAND Q = {q, q_base, q_row}, K = {k, k_base, k_row}, V = {v, v_base, v_row};
+    OPERAND O = {out, o_base, o_row}, DO = {dout, do_base, do_row};
+    return (variant == 0 ? FN(attention_backward_naive) : FN(attention_backward_blocked))(
+        &g, Q, K, V, O, DO, lse, heads, dq, dk, dv);
 }
+
+#undef OPERAND
+#undef HEAD
