@@ -378,7 +378,8 @@ class TensorMethods:
     def __rmod__(self, other): return rounding.remainder(other, self)
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
-    def __matmul__(self, other): return matmul.matmul(self, _as_tensor_like(other, self))
+    def __matmul__(self, other):
+        return matmul.matmul(self, other if isinstance(other, Tensor) else _as_tensor_like(other, self))
     def __rmatmul__(self, other): return _as_tensor_like(other, self).matmul(self)
 
     def __eq__(self, other): return compare("eq", self, other)
