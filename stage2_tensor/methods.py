@@ -48,8 +48,7 @@ class TensorMethods:
         _check_tensor("data", value, "value")
         if value.device != self.device:
             raise RuntimeError(f"data: the new value is on device {value.device!r}, the tensor on {self.device!r}")
-        self.storage, self.shape, self.strides = value.storage, value.shape, value.strides
-        self.offset, self.dtype = value.offset, value.dtype
+        self.set_layout(value.storage, value.shape, value.strides, value.offset, value.dtype)
 
     # ---- moving and converting --------------------------------------------------------------
     def to(self, device=None, dtype=None):

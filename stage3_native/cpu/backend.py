@@ -165,6 +165,13 @@ def allocate(n, dtype):
     return _new(CTYPE_ARRAY[dtype], n)
 
 
+# allocate's test, as a number of elements per dtype: the element-wise and reduction
+# wrappers, which run for every small operation, make a small output with ffi.new
+# themselves (``ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)``),
+# one Python call fewer
+SMALL = {dtype: SMALL_BYTES // dtype.itemsize for dtype in CTYPE_ARRAY}
+
+
 def zeros(n, dtype):
     """n zeroed elements of dtype in native memory."""
     if n * dtype.itemsize < SMALL_BYTES:
@@ -370,7 +377,8 @@ class CpuBackend(NativeBackend):
     # the views' shapes are compared inline (contracts.py only builds the error).
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
-        out = allocate(numel(x.shape), dtype)
+        n = numel(x.shape)
+        out = ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)
         UNARY_KERNELS[dtype](UNARY_CODE[op], len(x.shape), C_INTS[x.shape], x.buffer, C_INTS[x.strides],
                              x.offset, out)
         return out
@@ -386,7 +394,8 @@ class CpuBackend(NativeBackend):
                 View(out, a.shape, make_strides(a.shape), 0, dtypes.bool_), dtype)
         if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
-        out = allocate(numel(a.shape), dtype)
+        n = numel(a.shape)
+        out = ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)
         BINARY_KERNELS[dtype](BINARY_CODE[op], len(a.shape), C_INTS[a.shape], a.buffer, C_INTS[a.strides],
                               a.offset, b.buffer, C_INTS[b.strides], b.offset, out)
         return out
@@ -411,7 +420,7 @@ class CpuBackend(NativeBackend):
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
         stored = dtype if dtype is view.dtype else stored_dtype(op, view.dtype, dtype)
-        out = allocate(n_out, stored)
+        out = ffi.new(CTYPE_ARRAY[stored], n_out) if n_out < SMALL[stored] else allocate(n_out, stored)
         REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
@@ -423,7 +432,8 @@ class CpuBackend(NativeBackend):
         else:                                           # each batch element's offsets (lists:
             a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))  # cffi
             b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))  # converts)
-        out = allocate(len(a_base) * m * n, dtype)
+        size = len(a_base) * m * n
+        out = ffi.new(CTYPE_ARRAY[dtype], size) if size < SMALL[dtype] else allocate(size, dtype)
         MATMUL_KERNELS[dtype](MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
                               m, n, k, a.buffer, a.strides[-2], a.strides[-1],
                               b.buffer, b.strides[-2], b.strides[-1],
