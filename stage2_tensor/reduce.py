@@ -24,7 +24,7 @@ def normalize_dims(x, dim):
     """None: every dimension; an int or a tuple of ints, negative ones from the end."""
     if dim is None:
         n = len(x.shape)
-        return ALL_DIMS[n] if n < 17 else tuple(range(n))
+        return ALL_DIMS[n] if n < len(ALL_DIMS) else tuple(range(n))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = sorted({normalize_dim(d, x.ndim) for d in dims})
     if len(out) != len(dims):
@@ -81,8 +81,8 @@ class Extremum(GradientFunction):
 
 
 def reduce(op, x, dim=None, keepdim=False):
-    n = len(x.shape)
-    dims = ALL_DIMS[n] if dim is None and n < 17 else normalize_dims(x, dim)   # every dimension: made once
+    n = len(x.shape)                # normalize_dims, less its call for the usual dim=None
+    dims = ALL_DIMS[n] if dim is None and n < len(ALL_DIMS) else normalize_dims(x, dim)
     if op == "sum":
         fn = Sum()                  # Sum.apply, less its walk over the arguments: x is the one tensor
         return fn.link(fn.forward(x, dims, keepdim), (x,))
