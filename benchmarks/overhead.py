@@ -6,7 +6,8 @@ grad). Each round times both engines back to back (the order alternating), each 
 of a few short timeit repeats. Printed per op: each engine's best time over all rounds (on
 a shared machine noise only adds time, so the minimum is the op's own cost), their ratio,
 and the median and range of the rounds' own ratios (two figures taken moments apart, so a
-slow spell of the machine affects both).
+slow spell of the machine affects both). The goal (issue 22): at most GOAL times PyTorch's
+time per op, judged on the best times' ratio; the last line says which ops meet it.
 
     python benchmarks/overhead.py [--rounds 15]
 """
@@ -29,6 +30,9 @@ OPS = {                      # name: what is timed, written once for both engine
     "relu": lambda a, b: a.relu(),
     "view": lambda a, b: a.reshape(16),
 }
+
+
+GOAL = 1.5                   # at most this many times PyTorch's time per op
 
 
 def per_call_us(fn, number=500, repeat=3):
@@ -61,12 +65,18 @@ def main():
     print(f"one op on 4 x 4 float32 tensors that require grad, 1 thread, best of {args.rounds} rounds; "
           "ratio = time tracegrad / time PyTorch")
     print(f"{'op':18} {'tracegrad us':>13} {'pytorch us':>11} {'ratio':>7}   rounds' ratios: median (range)")
+    missed = []
     for name, us, torch_us, ratios in rows:
         if torch_us:
             print(f"{name:18} {us:13.2f} {torch_us:11.2f} {us / torch_us:6.2f}x   "
                   f"{statistics.median(ratios):.2f}x ({min(ratios):.2f} to {max(ratios):.2f})")
+            if us / torch_us > GOAL:
+                missed.append(f"{name} {us / torch_us:.2f}x")
         else:
             print(f"{name:18} {us:13.2f} {'-':>11} {'-':>7}")
+    if theirs:
+        verdict = "met by every op" if not missed else f"missed by {', '.join(missed)}"
+        print(f"goal, at most {GOAL}x PyTorch's time per op: {verdict}")
 
 
 if __name__ == "__main__":

@@ -25,11 +25,14 @@ from typing import NamedTuple
 
 
 class DType:
-    __slots__ = ("name", "typecode", "itemsize", "kind", "rank", "compute", "encode", "decode")
+    __slots__ = ("name", "typecode", "itemsize", "kind", "rank", "compute", "encode", "decode",
+                 "is_floating_point")
 
     def __init__(self, name, typecode, itemsize, kind, rank, codec=None):
         self.name, self.typecode, self.itemsize = name, typecode, itemsize
         self.kind = kind      # 0 bool, 1 integer, 2 floating point
+        # a field, not a property computed from kind: operations ask it on every call
+        self.is_floating_point = kind == 2
         self.rank = rank      # order for promotion within everything
         # a half dtype's (encode, decode) of its bits; None: the stored value is the number
         self.compute = self if codec is None else None      # set below for the halves
@@ -39,10 +42,6 @@ class DType:
     def is_half(self):
         """A 16-bit float stored as bits and computed in float32 (``compute``)."""
         return self.compute is not self
-
-    @property
-    def is_floating_point(self):
-        return self.kind == 2
 
     def cast(self, x):
         """A Python number converted to what this dtype stores."""

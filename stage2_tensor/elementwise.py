@@ -53,7 +53,8 @@ class Unary(Primitive):
         if op in FLOAT_ONLY and not dtype.is_floating_point:
             dtype = dtypes.float32          # exp of an integer tensor is a float32 tensor
         out = x.launch("unary", op, x.as_view(), dtype, shape=x.shape, dtype=dtype)
-        self.save((x, out))
+        if SAVED[op]:
+            self.save((x, out))
         return out
 
 
@@ -124,14 +125,19 @@ class Binary(Primitive):
 
     def forward(self, a, b, op):
         self.op = op
-        shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
         dtype = a.dtype
         if op == "div" and not dtype.is_floating_point:
             dtype = dtypes.float32          # true division, as in PyTorch
             a, b = a.to(dtype=dtype), b.to(dtype=dtype)
-        av, bv = a.broadcast_view(shape), b.broadcast_view(shape)
+        shape = a.shape
+        if shape == b.shape:                # no broadcasting: the kernel reads both as they are
+            av, bv = a.as_view(), b.as_view()
+        else:
+            shape = broadcast_shapes(shape, b.shape)
+            av, bv = a.broadcast_view(shape), b.broadcast_view(shape)
         out = a.launch("binary", op, av, bv, dtype, shape=shape, dtype=dtype)
-        self.save((a, b, out))
+        if SAVED[op]:                       # add and sub save nothing
+            self.save((a, b, out))
         return out
 
 

@@ -50,9 +50,12 @@ class GradientFunction:
         inputs)`` itself: apply's walk over the arguments and its call with ``*args``
         are then saved."""
         if thread_state.enabled:             # this thread's grad mode (grad_mode.py)
-            needs = ()
-            for t in inputs:                 # a plain loop: cheaper than a comprehension for
-                needs += (t.requires_grad,)  # the one or two inputs of most operations
+            if len(inputs) == 2:             # most operations have one or two tensor inputs:
+                needs = (inputs[0].requires_grad, inputs[1].requires_grad)   # no loop for them
+            elif len(inputs) == 1:
+                needs = (inputs[0].requires_grad,)
+            else:
+                needs = tuple([t.requires_grad for t in inputs])
             if True in needs:
                 self.inputs, self.needs_input_grad = inputs, needs
                 out.requires_grad, out.grad_fn = True, self

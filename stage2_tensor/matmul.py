@@ -34,7 +34,7 @@ def _t(x):
 class MatMul(GradientFunction):
     def forward(self, a, b, transpose_a, transpose_b):
         self.ta, self.tb = transpose_a, transpose_b
-        self.save_for_backward(a, b)
+        self._saved = ((a, a.storage.version), (b, b.storage.version))    # save_for_backward(a, b)
         oa = _t(a) if transpose_a else a
         ob = _t(b) if transpose_b else b
         if oa.shape[-1] != ob.shape[-2]:

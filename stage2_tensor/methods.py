@@ -48,8 +48,7 @@ class TensorMethods:
         _check_tensor("data", value, "value")
         if value.device != self.device:
             raise RuntimeError(f"data: the new value is on device {value.device!r}, the tensor on {self.device!r}")
-        self.storage, self.shape, self.strides = value.storage, value.shape, value.strides
-        self.offset, self.dtype = value.offset, value.dtype
+        self.set_layout(value.storage, value.shape, value.strides, value.offset, value.dtype)
 
     # ---- moving and converting --------------------------------------------------------------
     def to(self, device=None, dtype=None):
@@ -378,7 +377,8 @@ class TensorMethods:
     def __rmod__(self, other): return rounding.remainder(other, self)
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
-    def __matmul__(self, other): return matmul.matmul(self, _as_tensor_like(other, self))
+    def __matmul__(self, other):
+        return matmul.matmul(self, other if isinstance(other, Tensor) else _as_tensor_like(other, self))
     def __rmatmul__(self, other): return _as_tensor_like(other, self).matmul(self)
 
     def __eq__(self, other): return compare("eq", self, other)

@@ -16,10 +16,15 @@ from .strides import normalize_dim
 ValuesIndices = namedtuple("ValuesIndices", "values indices")
 
 
+# (0, 1, ..., n - 1) by n: every dimension, made once (a loss sums everything every step)
+ALL_DIMS = [tuple(range(n)) for n in range(17)]
+
+
 def normalize_dims(x, dim):
     """None: every dimension; an int or a tuple of ints, negative ones from the end."""
     if dim is None:
-        return tuple(range(len(x.shape)))
+        n = len(x.shape)
+        return ALL_DIMS[n] if n < len(ALL_DIMS) else tuple(range(n))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = sorted({normalize_dim(d, x.ndim) for d in dims})
     if len(out) != len(dims):
@@ -36,8 +41,9 @@ def kept_shape(shape, dims, keepdim):
 
 
 def _reduce_kernel(op, x, dims, keepdim, dtype):
-    out = x.launch("reduce", op, x.as_view(), dims, dtype,
-                   shape=kept_shape(x.shape, dims, False), dtype=dtype)
+    # over every dimension (dims has no repeats), the result is 0-d: no kept shape to work out
+    shape = () if len(dims) == len(x.shape) else kept_shape(x.shape, dims, False)
+    out = x.launch("reduce", op, x.as_view(), dims, dtype, shape=shape, dtype=dtype)
     if keepdim:
         out = out.view_of(kept_shape(x.shape, dims, True), None, 0)
     return out
@@ -75,7 +81,8 @@ class Extremum(GradientFunction):
 
 
 def reduce(op, x, dim=None, keepdim=False):
-    dims = normalize_dims(x, dim)
+    n = len(x.shape)                # normalize_dims, less its call for the usual dim=None
+    dims = ALL_DIMS[n] if dim is None and n < len(ALL_DIMS) else normalize_dims(x, dim)
     if op == "sum":
         fn = Sum()                  # Sum.apply, less its walk over the arguments: x is the one tensor
         return fn.link(fn.forward(x, dims, keepdim), (x,))

@@ -42,8 +42,9 @@ class Tensor:
     # slots make that, and reading its fields, measurably cheaper (the performance chapter).
     # "_grad" behind the ``grad`` property, which checks what is assigned; the backward
     # pass, whose gradients have the right shape by construction, writes "_grad" itself.
+    # "_view": as_view()'s View, made on first use (None until then).
     __slots__ = ("storage", "shape", "strides", "offset", "dtype", "_grad", "grad_fn",
-                 "requires_grad", "__weakref__")
+                 "requires_grad", "_view", "__weakref__")
     # methods.py gives tensors ``==`` (element-wise, as in PyTorch); they stay dict keys
     # by identity
     __hash__ = object.__hash__
@@ -65,6 +66,7 @@ class Tensor:
                              f"{storage.max_dims} dimensions, the device {be.max_dims}")
         self.storage, self.shape, self.strides, self.offset = storage, shape, strides, offset
         self.dtype = dtype
+        self._view = None
         self._grad = None
         self.grad_fn = None
         self.requires_grad = False
@@ -91,19 +93,32 @@ class Tensor:
         return _new_tensor(self.storage, shape, strides, offset, self.dtype)
 
     # A View is a namedtuple, whose View(...) runs a Python-level __new__; tuple.__new__
-    # builds the same object in half the time, and every kernel call reads two or three.
+    # builds the same object in half the time. Still, it is made once per tensor and kept:
+    # every kernel call reads two or three, and a parameter or a saved activation is read
+    # by several operations. A tensor's layout is fixed when it is made; the two places that
+    # point an existing tensor elsewhere (``p.data = t``, Module.to) go through set_layout,
+    # which drops the kept View.
     def as_view(self):
         """What a kernel reads: which buffer elements, in which layout, as which dtype."""
-        return tuple.__new__(View, (self.storage.buffer, self.shape, self.strides, self.offset, self.dtype))
+        view = self._view
+        if view is None:
+            view = self._view = tuple.__new__(
+                View, (self.storage.buffer, self.shape, self.strides, self.offset, self.dtype))
+        return view
+
+    def set_layout(self, storage, shape, strides, offset, dtype):
+        """Make this tensor view ``storage`` with another layout and dtype, in place, unchecked
+        (``p.data = t`` and Module.to give another valid tensor's)."""
+        self.storage, self.shape, self.strides, self.offset, self.dtype = storage, shape, strides, offset, dtype
+        self._view = None
 
     def broadcast_view(self, shape):
         """as_view() stretched to ``shape`` by broadcasting (stride 0 where stretched): what
         an element-wise kernel reads. No autograd link: the operation that launches the
         kernel records this tensor itself as its input."""
         if shape == self.shape:
-            strides = self.strides
-        else:
-            strides = broadcast_strides(self.shape, self.strides, shape)
+            return self.as_view()
+        strides = broadcast_strides(self.shape, self.strides, shape)
         return tuple.__new__(View, (self.storage.buffer, shape, strides, self.offset, self.dtype))
 
     def launch(self, kernel, *args, shape, dtype):
@@ -118,7 +133,9 @@ class Tensor:
         if dtype.compute is not dtype or self.dtype.compute is not self.dtype:
             buffer = backends.launch(device, kernel, *args, out_dtype=dtype)
         else:
-            fn = getattr(backends.get(device), kernel, None)
+            # backends.get, less its call: the registered devices' table read at call time
+            be = backends._BACKENDS.get(device) or backends.get(device)
+            fn = getattr(be, kernel, None)
             buffer = fn(*args) if fn is not None else backends.launch(device, kernel, *args, out_dtype=dtype)
         # the output is on this tensor's device, whose limit this storage holds
         return _new_output(buffer, device, storage.max_dims, shape, dtype)
@@ -251,7 +268,7 @@ def _new_tensor(storage, shape, strides, offset, dtype):
     if strides is None:     # row-major: the shapes seen before are in make_strides' table
         strides = ROW_MAJOR.get(shape) or make_strides(shape)
     t.strides = strides if type(strides) is tuple else tuple(strides)
-    t._grad, t.grad_fn, t.requires_grad = None, None, False
+    t._view, t._grad, t.grad_fn, t.requires_grad = None, None, None, False
     return t
 
 
@@ -268,7 +285,7 @@ def _new_output(buffer, device, max_dims, shape, dtype):
     t = object.__new__(Tensor)
     t.storage, t.shape, t.offset, t.dtype = storage, shape, 0, dtype
     t.strides = ROW_MAJOR.get(shape) or make_strides(shape)
-    t._grad, t.grad_fn, t.requires_grad = None, None, False
+    t._view, t._grad, t.grad_fn, t.requires_grad = None, None, None, False
     return t
 
 

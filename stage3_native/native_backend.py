@@ -99,7 +99,9 @@ class NativeBackend(GroupUpdates, Backend):
         bias (None, or a 1-D view of length n) on every row: Linear's fused epilogue. The
         kernels cover float32 and float64 (``_matmul``); other dtypes run on the python
         backend, the bias added after."""
-        contracts.matmul(a, b, dtype, bias)
+        sa, sb = a.shape, b.shape          # two matrices that fit pass inline (every Linear)
+        if not (len(sa) == 2 == len(sb) and sa[1] == sb[0] and (bias is None or bias.shape == sb[1:])):
+            contracts.matmul(a, b, dtype, bias)
         if dtype in FLOATS:
             return self._matmul(a, b, dtype, bias)
         out = self._on_python("matmul", (a, b, dtype), dtype)

@@ -312,8 +312,7 @@ def _move_(p, device, dtype):
     if moved.storage is p.storage:
         return
     moved = moved.contiguous()
-    p.storage, p.shape, p.strides, p.offset, p.dtype = (moved.storage, moved.shape,
-                                                        moved.strides, moved.offset, moved.dtype)
+    p.set_layout(moved.storage, moved.shape, moved.strides, moved.offset, moved.dtype)
     if p.grad is not None:
         p.grad = p.grad.to(device=device, dtype=dtype)
 

@@ -165,6 +165,13 @@ def allocate(n, dtype):
     return _new(CTYPE_ARRAY[dtype], n)
 
 
+# allocate's test, as a number of elements per dtype: the element-wise and reduction
+# wrappers, which run for every small operation, make a small output with ffi.new
+# themselves (``ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)``),
+# one Python call fewer
+SMALL = {dtype: SMALL_BYTES // dtype.itemsize for dtype in CTYPE_ARRAY}
+
+
 def zeros(n, dtype):
     """n zeroed elements of dtype in native memory."""
     if n * dtype.itemsize < SMALL_BYTES:
@@ -195,21 +202,28 @@ def ints(values):
     return tuple(values)
 
 
+class MadeOnce(dict):
+    """A table of values made from their key on first use, ``make(key)``: a key found costs
+    a dictionary look-up (``table[key]``, no Python call), a missing one calls __missing__.
+    A loop over ever new keys cannot grow it without bound: at ``limit`` entries it starts
+    over."""
+
+    def __init__(self, make, limit=10_000):
+        super().__init__()
+        self.make, self.limit = make, limit
+
+    def __missing__(self, key):
+        if len(self) >= self.limit:
+            self.clear()
+        value = self[key] = self.make(key)
+        return value
+
+
 # The kernels every small operation calls (unary, binary, reduce, matmul) take their shapes
 # and strides as C arrays made once per distinct tuple: cffi's conversion of a tuple, on
 # every call, costs more than a dictionary look-up, and a program uses few layouts. The
 # kernels only read them (const int64_t *), so one array serves every call.
-C_INTS = {}
-
-
-def c_ints(values):
-    """The int64_t array of a tuple of ints, made once (a list is passed on: cffi converts it)."""
-    array = C_INTS.get(values) if type(values) is tuple else values
-    if array is None:
-        if len(C_INTS) >= 10_000:               # a loop over ever new layouts: start over
-            C_INTS.clear()
-        array = C_INTS[values] = ffi.new("int64_t[]", values)
-    return array
+C_INTS = MadeOnce(lambda values: ffi.new("int64_t[]", values))
 
 
 def _no_memory(name, failed):
@@ -280,24 +294,18 @@ def look_up_kernels():
 UNARY_KERNELS, BINARY_KERNELS, REDUCE_KERNELS, MATMUL_KERNELS = map(kernels, ("unary", "binary", "reduce",
                                                                               "matmul"))
 
-_REDUCE_LAYOUTS = {}
+def _reduce_layout(key):
+    outer_shape, outer_strides, inner_shape, inner_strides = split_dims(*key)
+    return ((len(outer_shape), C_INTS[outer_shape], C_INTS[outer_strides],
+             len(inner_shape), C_INTS[inner_shape], C_INTS[inner_strides]),
+            numel(outer_shape), numel(inner_shape))
 
 
-def reduce_layout(shape, strides, dims):
-    """A reduction's layout as its kernel takes it: split_dims's kept and reduced shapes
-    and strides as (count, C array) pairs, with the number of outputs and of elements per
-    output. Made once per (shape, strides, dims), like split_dims itself."""
-    key = (shape, strides, dims if type(dims) is tuple else tuple(dims))
-    found = _REDUCE_LAYOUTS.get(key)
-    if found is None:
-        outer_shape, outer_strides, inner_shape, inner_strides = split_dims(shape, strides, key[2])
-        found = ((len(outer_shape), c_ints(outer_shape), c_ints(outer_strides),
-                  len(inner_shape), c_ints(inner_shape), c_ints(inner_strides)),
-                 numel(outer_shape), numel(inner_shape))
-        if len(_REDUCE_LAYOUTS) >= 10_000:
-            _REDUCE_LAYOUTS.clear()
-        _REDUCE_LAYOUTS[key] = found
-    return found
+# A reduction's layout as its kernel takes it, by (shape, strides, dims): split_dims's kept
+# and reduced shapes and strides as (count, C array) pairs, with the number of outputs and
+# of elements per output. Made once per layout: a training loop reduces the same few.
+REDUCE_LAYOUTS = MadeOnce(_reduce_layout)
+ARG_OPS = frozenset(("argmax", "argmin"))
 
 
 class CpuBackend(NativeBackend):
@@ -369,8 +377,9 @@ class CpuBackend(NativeBackend):
     # the views' shapes are compared inline (contracts.py only builds the error).
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
-        out = allocate(numel(x.shape), dtype)
-        UNARY_KERNELS[dtype](UNARY_CODE[op], len(x.shape), c_ints(x.shape), x.buffer, c_ints(x.strides),
+        n = numel(x.shape)
+        out = ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)
+        UNARY_KERNELS[dtype](UNARY_CODE[op], len(x.shape), C_INTS[x.shape], x.buffer, C_INTS[x.strides],
                              x.offset, out)
         return out
 
@@ -385,9 +394,10 @@ class CpuBackend(NativeBackend):
                 View(out, a.shape, make_strides(a.shape), 0, dtypes.bool_), dtype)
         if a.dtype is not dtype or b.dtype is not dtype:
             a, b = self._as(a, dtype), self._as(b, dtype)
-        out = allocate(numel(a.shape), dtype)
-        BINARY_KERNELS[dtype](BINARY_CODE[op], len(a.shape), c_ints(a.shape), a.buffer, c_ints(a.strides),
-                              a.offset, b.buffer, c_ints(b.strides), b.offset, out)
+        n = numel(a.shape)
+        out = ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)
+        BINARY_KERNELS[dtype](BINARY_CODE[op], len(a.shape), C_INTS[a.shape], a.buffer, C_INTS[a.strides],
+                              a.offset, b.buffer, C_INTS[b.strides], b.offset, out)
         return out
 
     def where(self, cond, a, b, dtype):
@@ -400,16 +410,17 @@ class CpuBackend(NativeBackend):
         return out
 
     def reduce(self, op, view, dims, dtype):
-        layout, n_out, n_inner = reduce_layout(view.shape, view.strides, dims)
+        layout, n_out, n_inner = REDUCE_LAYOUTS[view.shape, view.strides,
+                                                dims if type(dims) is tuple else tuple(dims)]
         if op != "sum" and n_inner == 0:
             raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {view.shape})")
-        if op.startswith("arg"):
+        if op in ARG_OPS:
             out = allocate(n_out, dtypes.int64)
             kernel("argreduce", view.dtype)(REDUCE_CODE[op], *layout, view.buffer, view.offset, out)
             return out if dtype is dtypes.int64 else self.contiguous(
                 View(out, (n_out,), (1,), 0, dtypes.int64), dtype)
         stored = dtype if dtype is view.dtype else stored_dtype(op, view.dtype, dtype)
-        out = allocate(n_out, stored)
+        out = ffi.new(CTYPE_ARRAY[stored], n_out) if n_out < SMALL[stored] else allocate(n_out, stored)
         REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
@@ -417,12 +428,13 @@ class CpuBackend(NativeBackend):
         """The product of float views (NativeBackend.matmul checked them)."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
         if len(a.shape) == 2:                           # one product: no batch to walk
-            a_base, b_base = (a.offset,), (b.offset,)
-        else:                                           # each batch element's offsets
-            a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))
-            b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))
-        out = allocate(len(a_base) * m * n, dtype)
-        MATMUL_KERNELS[dtype](MATMUL_VARIANTS[self.matmul_variant], len(a_base), c_ints(a_base), c_ints(b_base),
+            a_base, b_base = C_INTS[a.offset,], C_INTS[b.offset,]
+        else:                                           # each batch element's offsets (lists:
+            a_base = positions(View(None, a.shape[:-2], a.strides[:-2], a.offset, None))  # cffi
+            b_base = positions(View(None, b.shape[:-2], b.strides[:-2], b.offset, None))  # converts)
+        size = len(a_base) * m * n
+        out = ffi.new(CTYPE_ARRAY[dtype], size) if size < SMALL[dtype] else allocate(size, dtype)
+        MATMUL_KERNELS[dtype](MATMUL_VARIANTS[self.matmul_variant], len(a_base), a_base, b_base,
                               m, n, k, a.buffer, a.strides[-2], a.strides[-1],
                               b.buffer, b.strides[-2], b.strides[-1],
                               ffi.NULL if bias is None else self._dense(bias, dtype), out)

@@ -94,21 +94,33 @@ static W FN(row_value)(int op, const T *row, i64 n, i64 *at) {
     return 0;
 }
 
+/* Outputs [lo, hi) of the rows path, each reducing its own contiguous row. */
+static void FN(rows_range)(const Plan *p, int op, const T *x, Out out, i64 *idx, i64 lo, i64 hi) {
+    i64 oidx[TG_MAX_DIMS] = {0}, base = 0;
+    tg_unravel(p->n_outer, p->outer_shape, lo, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
+    for (i64 o = lo; o < hi; o++) {
+        i64 at = 0;
+        W v = FN(row_value)(op, x + base, p->n_in, &at);
+        if (idx) idx[o] = at;
+        else STORE(out, o, v);
+        tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
+    }
+}
+
 static void FN(reduce_rows)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
     int threads = tg_thread_count(), parallel = p->n_out * p->n_in >= TG_PARALLEL_MIN && threads > 1;
-    if (!parallel || p->n_out >= 4 * threads) {             /* threads take whole rows */
-        #pragma omp parallel if (parallel)
+    /* Not "#pragma omp parallel if (parallel)": even a region that runs on one thread
+     * enters the OpenMP runtime, which costs more than summing a small tensor. */
+    if (!parallel) {
+        FN(rows_range)(p, op, x, out, idx, 0, p->n_out);
+        return;
+    }
+    if (p->n_out >= 4 * threads) {                          /* threads take whole rows */
+        #pragma omp parallel
         {
-            i64 lo, hi, oidx[TG_MAX_DIMS] = {0}, base = 0;
+            i64 lo, hi;
             tg_thread_range(p->n_out, 8, &lo, &hi);
-            tg_unravel(p->n_outer, p->outer_shape, lo, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
-            for (i64 o = lo; o < hi; o++) {
-                i64 at = 0;
-                W v = FN(row_value)(op, x + base, p->n_in, &at);
-                if (idx) idx[o] = at;
-                else STORE(out, o, v);
-                tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
-            }
+            FN(rows_range)(p, op, x, out, idx, lo, hi);
         }
         return;
     }
@@ -149,27 +161,37 @@ static void FN(reduce_rows)(const Plan *p, int op, const T *x, Out out, i64 *idx
 
 /* ---- strided: the index increment over each output's elements ------------------------- */
 
-static void FN(reduce_strided)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
-    #pragma omp parallel if (p->n_out * p->n_in >= TG_PARALLEL_MIN && tg_thread_count() > 1)
-    {
-        i64 lo, hi, oidx[TG_MAX_DIMS] = {0}, base = 0;
-        tg_thread_range(p->n_out, 8, &lo, &hi);
-        tg_unravel(p->n_outer, p->outer_shape, lo, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
-        for (i64 o = lo; o < hi; o++) {
-            i64 iidx[TG_MAX_DIMS] = {0}, pos = base, best_i = 0;
-            W sum = 0;
-            T best = x[base];
-            for (i64 i = 0; i < p->n_in; i++) {
-                T v = x[pos];
-                if (op == SUM) sum += (W)v;
-                else if (BEATS(op, v, best)) { best = v; best_i = i; }
-                tg_step(p->n_inner, p->inner_shape, iidx, &pos, p->inner_strides, 0, 0, 0, 0);
-            }
-            if (op == SUM) STORE(out, o, sum);
-            else if (op == MAX || op == MIN) STORE(out, o, (W)best);
-            else idx[o] = best_i;
-            tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
+/* Outputs [lo, hi) of the strided path. */
+static void FN(strided_range)(const Plan *p, int op, const T *x, Out out, i64 *idx, i64 lo, i64 hi) {
+    i64 oidx[TG_MAX_DIMS] = {0}, base = 0;
+    tg_unravel(p->n_outer, p->outer_shape, lo, oidx, 1, (i64 *[]){(i64 *)p->outer_strides}, &base);
+    for (i64 o = lo; o < hi; o++) {
+        i64 iidx[TG_MAX_DIMS] = {0}, pos = base, best_i = 0;
+        W sum = 0;
+        T best = x[base];
+        for (i64 i = 0; i < p->n_in; i++) {
+            T v = x[pos];
+            if (op == SUM) sum += (W)v;
+            else if (BEATS(op, v, best)) { best = v; best_i = i; }
+            tg_step(p->n_inner, p->inner_shape, iidx, &pos, p->inner_strides, 0, 0, 0, 0);
         }
+        if (op == SUM) STORE(out, o, sum);
+        else if (op == MAX || op == MIN) STORE(out, o, (W)best);
+        else idx[o] = best_i;
+        tg_step(p->n_outer, p->outer_shape, oidx, &base, p->outer_strides, 0, 0, 0, 0);
+    }
+}
+
+static void FN(reduce_strided)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
+    if (p->n_out * p->n_in < TG_PARALLEL_MIN || tg_thread_count() == 1) {  /* no OpenMP region */
+        FN(strided_range)(p, op, x, out, idx, 0, p->n_out);
+        return;
+    }
+    #pragma omp parallel
+    {
+        i64 lo, hi;
+        tg_thread_range(p->n_out, 8, &lo, &hi);
+        FN(strided_range)(p, op, x, out, idx, lo, hi);
     }
 }
 
@@ -265,6 +287,19 @@ static void FN(fold_tile)(const Plan *p, int op, const T *x, i64 r, i64 j0, i64 
     for (i64 j = 0; op != SUM && vals && j < m; j++) vals[j] = (W)block[j];
 }
 
+/* Work item w of the columns path: one tile of TG_TILE columns of one kept row, and one
+ * part of its reduced rows. */
+static void FN(column_item)(const Plan *p, int op, const T *x, i64 w, i64 tiles, i64 parts,
+                            W *scratch, i64 *scratch_idx, i64 *idx) {
+    int arg = op == ARGMAX || op == ARGMIN;
+    i64 m = p->outer_shape[p->n_outer - 1], n_out = p->n_out;
+    i64 item = w / parts, part = w % parts, r = item / tiles, j0 = item % tiles * TG_TILE;
+    i64 len = m - j0 < TG_TILE ? m - j0 : TG_TILE, o = r * m + j0;
+    W *v = scratch + part * n_out + o;
+    i64 *at = !arg ? NULL : part == 0 ? idx + o : scratch_idx + part * n_out + o;
+    FN(fold_tile)(p, op, x, r, j0, len, p->n_in * part / parts, p->n_in * (part + 1) / parts, v, at);
+}
+
 static void FN(reduce_columns)(const Plan *p, int op, const T *x, Out out, i64 *idx) {
     int threads = tg_thread_count(), arg = op == ARGMAX || op == ARGMIN;
     int parallel = p->n_out * p->n_in >= TG_PARALLEL_MIN && threads > 1;
@@ -285,13 +320,13 @@ static void FN(reduce_columns)(const Plan *p, int op, const T *x, Out out, i64 *
         FN(reduce_strided)(p, op, x, out, idx);
         return;
     }
-    #pragma omp parallel for schedule(static) if (parallel)
-    for (i64 w = 0; w < items * parts; w++) {
-        i64 item = w / parts, part = w % parts, r = item / tiles, j0 = item % tiles * TG_TILE;
-        i64 len = m - j0 < TG_TILE ? m - j0 : TG_TILE, o = r * m + j0;
-        W *v = scratch + part * n_out + o;
-        i64 *at = !arg ? NULL : part == 0 ? idx + o : scratch_idx + part * n_out + o;
-        FN(fold_tile)(p, op, x, r, j0, len, p->n_in * part / parts, p->n_in * (part + 1) / parts, v, at);
+    if (parallel) {
+        #pragma omp parallel for schedule(static)
+        for (i64 w = 0; w < items * parts; w++)
+            FN(column_item)(p, op, x, w, tiles, parts, scratch, scratch_idx, idx);
+    } else {                                   /* no OpenMP region (see reduce_rows) */
+        for (i64 w = 0; w < items * parts; w++)
+            FN(column_item)(p, op, x, w, tiles, parts, scratch, scratch_idx, idx);
     }
     for (i64 part = 1; part < parts; part++)
         for (i64 o = 0; o < n_out; o++) {
