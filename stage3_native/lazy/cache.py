@@ -48,7 +48,7 @@ from stage2_tensor.dtypes import DType
 
 from . import fusion, kernels
 from .canonicalize import is_copy, merge
-from .graph import FAILED, PENDING, LazyBuffer, views_in
+from .graph import FAILED, PENDING, LazyBuffer
 from .realize import FUSION, finish, run, run_group
 
 CACHE = {"enabled": os.environ.get("TRACEGRAD_PLAN_CACHE", "1") != "0", "size": 256}
@@ -154,7 +154,7 @@ class Key:
             if id(n) in self.index:
                 inside += 1
                 continue
-            for v in views_in(n.args):
+            for v in n.views:
                 b = v.buffer
                 i = self.index.get(id(b.node))
                 if i is None or b.realized:
@@ -224,7 +224,7 @@ class Program:
             if merged is None:          # the key says it cannot happen: plan from scratch
                 raise RuntimeError("plan cache: a rewrite of a cached plan does not apply")
             args[j] = merged
-            node.args = tuple(args)
+            node.rewrite(tuple(args))
         for step in self.steps:
             if type(step) is int:
                 run(order[step], cpu)

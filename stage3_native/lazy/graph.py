@@ -7,7 +7,9 @@ what a tensor's Storage holds on this device: output ``index`` of a node (most m
 have one output; cross_entropy, mse_loss, layer_norm and its backward have several).
 
 Once a node has run (realize.py), ``result`` holds device "cpu"'s buffers and ``args`` is
-dropped, so a finished node keeps no input alive. Buffers made from data (from_flat, full,
+dropped, so a finished node keeps no input alive. ``views`` holds the Views of LazyBuffers
+among the arguments, found once when the node is made (``rewrite`` finds them again when a
+pass changes the arguments): every read walks them (realize.needed, the plan cache's key). Buffers made from data (from_flat, full,
 from_bytes, from_numpy) are nodes that are finished from the start.
 """
 import collections
@@ -28,11 +30,12 @@ RECENT = collections.deque(maxlen=64)
 
 
 class Node:
-    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result", "shared")
+    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result", "shared", "views")
 
     def __init__(self, op, args, outputs, result=None):
         self.op = op                    # the backend method: "binary", "matmul", ...
         self.args = args                # its arguments: Views (of LazyBuffers) and plain values
+        self.views = views_in(args) if args else ()     # the Views of LazyBuffers among them
         self.outputs = outputs          # [(shape, dtype) or None] per returned buffer (shapes.py)
         self.result = result            # device "cpu"'s buffers once run, a tuple or one buffer
         self.number = next(_numbers)    # a name for printing and debugging, in recorded order
@@ -48,7 +51,18 @@ class Node:
     def inputs(self):
         """The nodes this one reads: those of the LazyBuffers in its View arguments (optimizer
         kernels take lists of Views)."""
-        return [b.node for b in buffers_in(self.args or ())]
+        return [v.buffer.node for v in self.views]
+
+    def rewrite(self, args):
+        """New arguments (canonicalization's bypassed copies), their Views found again."""
+        self.args = args
+        self.views = views_in(args)
+
+    def finished(self, result):
+        """The node has run: keep its result, let go of its inputs."""
+        self.result = result
+        self.args = None
+        self.views = ()
 
     def __repr__(self):
         return f"<Node %{self.number} {self.op}{' (realized)' if self.realized else ''}>"
@@ -94,35 +108,36 @@ def buffers_in(args):
     return [v.buffer for v in views_in(args)]
 
 
-def unread(buffer):
-    """Whether no pending node reads ``buffer``, known from RECENT alone: every node that
-    could read it was made after the buffer's node, so the walk back stops there. False
-    (not known) when more nodes than RECENT holds were made since."""
-    since = buffer.node.number
-    for number, ref in reversed(RECENT):
-        if number <= since:
-            return True
-        node = ref()
-        if node is None or node.args is None:
-            continue
-        if _reads(node, buffer):
-            return False
-    return False
-
-
-def _reads(node, buffer):
-    return any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(node.args))
-
-
-def readers(buffer):
-    """The pending nodes that read ``buffer`` (the same output of the same node), in
-    recorded order (the plan cache's key follows it). Only nodes made after the buffer's
-    can read it: found in RECENT when it reaches back that far, else in all of PENDING."""
+def recent_readers(buffer):
+    """The nodes not run yet that read ``buffer`` (the same output of the same node), in
+    recorded order, found in RECENT (pending ones, and any a failed kernel left unrun); None
+    when RECENT does not reach back to the buffer's node. Only nodes made after the
+    buffer's can read it, so the walk back stops there."""
     since, found = buffer.node.number, []
     for number, ref in reversed(RECENT):
         if number <= since:
             return found[::-1]
         node = ref()
-        if node is not None and node.args is not None and _reads(node, buffer) and node in PENDING:
+        if node is not None and node.args is not None and _reads(node, buffer):
             found.append(node)
+    return None
+
+
+def unread(buffer):
+    """Whether no pending node reads ``buffer``, known from RECENT alone (False: some node
+    reads it, or RECENT cannot tell)."""
+    return recent_readers(buffer) == []
+
+
+def _reads(node, buffer):
+    target, index = buffer.node, buffer.index
+    return any(v.buffer.node is target and v.buffer.index == index for v in node.views)
+
+
+def readers(buffer):
+    """The pending nodes that read ``buffer``, in recorded order (the plan cache's key
+    follows it): from RECENT when it reaches back that far, else from all of PENDING."""
+    found = recent_readers(buffer)
+    if found is not None:
+        return [n for n in found if n in PENDING]
     return sorted((n for n in list(PENDING) if _reads(n, buffer)), key=lambda n: n.number)

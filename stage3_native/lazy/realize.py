@@ -70,7 +70,8 @@ def needed(nodes):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for i in reversed(node.inputs()):
+        for v in reversed(node.views):
+            i = v.buffer.node
             if i.result is None and id(i) not in seen:
                 stack.append((i, False))
     return order
@@ -115,8 +116,7 @@ def run(node, cpu):
         FAILED.add(node)
         raise
     launched[node.op] += 1
-    node.result = result
-    node.args = None
+    node.finished(result)
     PENDING.discard(node)
 
 
@@ -164,8 +164,7 @@ def finish(kind, results):
     nodes' results, and the nodes let go of their inputs."""
     launched[kind.name] += 1
     for node, buffer in results:
-        node.result = buffer
-        node.args = None
+        node.finished(buffer)
         PENDING.discard(node)
 
 

@@ -99,6 +99,7 @@ from stage2_tensor.strides import numel
 from . import jit
 from .codegen import (
     CTYPE,
+    row_invariant,
     check_reduction,
     describe,
     element_body,
@@ -170,13 +171,16 @@ def generate_rows(spec, name):
             s = step[k]
             return f"in{k}[p{k}{'' if s == 0 else ' + j' if s == 1 else f' + j * {s}'}]"
         leaf = _row_value_leaf(reductions, len(reductions), "an output")
-        body, results, used = element_body(operands, outputs, load, "        ", leaf)
+        outer = []      # what is the same for the whole row: computed before the loop
+        body, results, used = element_body(operands, outputs, load, "        ", leaf,
+                                           lambda n: row_invariant(n, step), outer)
         n_zeros = max(n_zeros, used)
         out_params = [f"{CTYPE[e.dtype]} *restrict out{i}" for i, e in enumerate(outputs)]
         params = in_params + out_params + ["const i64 *pos"] + row_params + ["const uint64_t *restrict z"]
         lines.append("/* the outputs over one row: out<i> points at the row's first element */")
         lines.append(simd_function("void", f"{name}_outputs", params))
         lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
+        lines += ["    " + line for line in outer]
         lines.append(f"    for (i64 j = 0; j < {m}; j++) {{")
         lines += body
         lines += [f"        out{i}[j] = {r};" for i, r in enumerate(results)]
