@@ -93,21 +93,53 @@ class Key:
     structure, and per pending buffer the View records that read it (for ``held``)."""
 
     def __init__(self, order, roots, cpu):
-        self.index = {id(n): i for i, n in enumerate(order)}
-        self.leaves = {}
-        self.buffers, self.views = {}, {}
+        # One loop, the common arguments inline (a View, a plain value): it runs for every
+        # node of every read. The parts are flat: a View adds three (its buffer's position,
+        # which output, its layout: an int first), a plain value two (its type first), any
+        # other argument one tuple, a node's end None; so no two graphs give the same parts.
+        self.index = index = {}
+        self.leaves = leaves = {}
+        self.buffers, self.views = buffers, views = {}, {}
         parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, fusion.MAX_NODES]
-        view, encode = self.view, self.encode
-        for n in order:
-            parts.append(n.op)
+        append, encode = parts.append, self.encode
+        for position, n in enumerate(order):
+            index[id(n)] = position        # order lists inputs first: known before any reader
+            append(n.op)
             data = DATA.get(n.op)
-            if data is None:
-                parts.extend(view(a) if type(a) is View else encode(a) for a in n.args)
-            else:
-                parts.extend("data" if i in data else encode(a) for i, a in enumerate(n.args))
-            parts.append(None)              # the end of a node's arguments
+            for j, a in enumerate(n.args):
+                t = type(a)
+                if t is View:
+                    b = a.buffer
+                    if type(b) is not LazyBuffer:
+                        raise Uncacheable(f"a View of a {type(b).__name__}")
+                    node = b.node
+                    if node.result is None:
+                        append(index[id(node)])
+                        buffers[id(node)] = b
+                        seen = views.get(id(b))
+                        if seen is None:
+                            views[id(b)] = {id(a)}
+                        else:
+                            seen.add(id(a))
+                    else:
+                        leaf = (id(node), b.index)
+                        ref = leaves.get(leaf)
+                        if ref is None:
+                            ref = leaves[leaf] = len(leaves)
+                        append(-1 - ref)
+                    append(b.index)
+                    append(a[1:])           # shape, strides, offset, dtype
+                elif data is not None and j in data:
+                    append("data")
+                elif t is int or t is str or t is bool or t is DType or a is None:
+                    append(t)
+                    append(a)
+                else:
+                    append(encode(a))
+            append(None)                    # the end of a node's arguments
+        b = node = a = seen = None          # no reference of this frame's left for held() to count
         outside = self.outside(order)
-        parts.append(tuple(sorted(self.index[id(n)] for n in roots if id(n) in self.index)))
+        parts.append(tuple(sorted(index[id(n)] for n in roots if id(n) in index)))
         parts.append(outside)
         parts.append(self.held())
         self.key = Hashed(tuple(parts))
