@@ -485,12 +485,14 @@ def split_rows(shape, operands, dims):
     return shape[:split], m, [s[0] if s else 0 for s in inner_strides]
 
 
-def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
+def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None, inline=False):
     """A TG_SIMD C function ``W fname(in0, ..., pos, extra..., z)``: ``op`` over one row of m
     elements of ``expr`` (operand k's row starts at pos[k] and steps by step[k]), in the
     eager row order, returned in the wide type W (double for floats, int64 for integers).
     extra: more parameters (a row kernel's earlier row values), which leaf(node) may name.
-    Returns the lines and how many opaque zeros the expression uses."""
+    With ``inline``, a plain inline function instead, for a TG_SIMD caller to inline (it
+    then compiles at the caller's instruction set). Returns the lines and how many opaque
+    zeros the expression uses."""
     t = expr.dtype
     c, w, ct = COMPUTE[t], WIDE[t], CTYPE[t]
     is_nan = "isnan" if t in FLOATS else "0 &&"
@@ -503,7 +505,7 @@ def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
                                             lambda n: row_invariant(n, step), outer)
     params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
     params += ["const i64 *pos", *extra, "const uint64_t *restrict z"]
-    lines = [simd_function(w, fname, params)]
+    lines = [f"TG_INLINE {w} {fname}({', '.join(params)}) {{" if inline else simd_function(w, fname, params)]
     lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
     lines += ["    " + line for line in outer]
     lines.append(f"    {ct} buf[{SUM_BLOCK}];    /* one block of the row's values: stays in L1 */")
