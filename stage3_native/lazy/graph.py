@@ -19,18 +19,46 @@ import weakref
 from stage2_tensor.backend import View
 
 _numbers = itertools.count(1)
+
+
+class Pending:
+    """A set of nodes held weakly, as weakref.WeakSet, but through each node's own weak
+    reference (``Node.ref``, which RECENT holds too): one reference made per node, where a
+    WeakSet would make its own; recording a node is the hot path of this device."""
+    __slots__ = ("refs",)
+
+    def __init__(self):
+        self.refs = set()               # weak references; a dead one removes itself (Node)
+
+    def add(self, node):
+        self.refs.add(node.ref)
+
+    def discard(self, node):
+        self.refs.discard(node.ref)
+
+    def __contains__(self, node):
+        return node.ref in self.refs
+
+    def __len__(self):
+        return len(self.refs)
+
+    def __iter__(self):
+        return iter([n for n in (r() for r in list(self.refs)) if n is not None])
+
+
 # Every node not run yet, weakly: a node no tensor can reach any more vanishes from here
 # (dead code, never run), and an in-place write runs all the others first (backend.py).
-PENDING = weakref.WeakSet()
+PENDING = Pending()
 # Nodes a kernel error took out of PENDING without a result (realize.py): few, usually none.
 FAILED = weakref.WeakSet()
 # The last nodes made, (number, weak reference) in order: a write asks them whether any
 # pending node reads the buffer it writes (backend.py), without walking all of PENDING.
 RECENT = collections.deque(maxlen=64)
+_discard, _pending_add = PENDING.refs.discard, PENDING.refs.add
 
 
 class Node:
-    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result", "shared", "views")
+    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "ref", "result", "shared", "views")
 
     def __init__(self, op, args, outputs, result=None):
         self.op = op                    # the backend method: "binary", "matmul", ...
@@ -40,9 +68,14 @@ class Node:
         self.result = result            # device "cpu"'s buffers once run, a tuple or one buffer
         self.number = next(_numbers)    # a name for printing and debugging, in recorded order
         self.shared = False             # its memory handed to numpy: written at once (backend.py)
-        RECENT.append((self.number, weakref.ref(self)))
+        # its weak reference, in RECENT and PENDING; a pending node that dies leaves PENDING
+        # (only a reference hashed while its node lived can be found in a set afterwards)
         if result is None:
-            PENDING.add(self)
+            self.ref = ref = weakref.ref(self, _discard)
+            _pending_add(ref)
+        else:
+            self.ref = ref = weakref.ref(self)
+        RECENT.append((self.number, ref))
 
     @property
     def realized(self):
@@ -91,12 +124,12 @@ class LazyBuffer:
 
 def views_in(args):
     """The Views of LazyBuffers in a call's arguments: Views, lists of Views (optimizer
-    kernels), None and plain values. Every pass walks arguments through this (a list, not
-    a generator: it runs for every node of every read)."""
+    kernels), None and plain values (a list, not a generator; run once per node made)."""
     out = []
     for a in args:
-        if isinstance(a, View):
-            if isinstance(a.buffer, LazyBuffer):
+        t = type(a)
+        if t is View or isinstance(a, View):
+            if type(a.buffer) is LazyBuffer:
                 out.append(a)
         elif isinstance(a, list):
             out.extend(views_in(a))
