@@ -16,7 +16,7 @@ first computes the graph's structural key in one pass over the nodes it needs:
   this read (their values must be stored), and which are held by something else, a
   tensor (dce.py's rule: a reference count above what the pending nodes' Views explain);
 - the settings planning reads: the fusion size threshold, device "cpu"'s matmul variant,
-  the batched epilogue's threshold and the largest group.
+  the epilogue's thresholds (batched, and the output's bytes) and the largest group.
 
 Scalars never reach the generated code as constants: stage2 passes a Python number to a
 kernel as a one-element buffer (a ``full`` node, realized from the start), so a scalar's
@@ -100,7 +100,8 @@ class Key:
         self.index = index = {}
         self.leaves = leaves = {}
         self.buffers, self.views = buffers, views = {}, {}
-        parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, fusion.MAX_NODES]
+        parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, kernels.EPILOGUE_MIN_BYTES,
+                 fusion.MAX_NODES]
         append, encode = parts.append, self.encode
         for position, n in enumerate(order):
             index[id(n)] = position        # order lists inputs first: known before any reader
