@@ -236,9 +236,12 @@ class GroupStep:
         g.kind, g.shape, g.row, g.batch_strides = self.kind, self.shape, self.row, self.batch_strides
         g.nodes = [order[i] for i in self.nodes]
         g.stored = {id(order[i]) for i in self.stored}
-        g.per_row = {id(order[i]) for i in self.per_row}
+        g.per_row = {id(order[i]) for i in self.per_row} if self.per_row else _EMPTY
         ins = [order[i].args[j].buffer.cpu_buffer() for i, j in self.where]
         finish(self.kind, self.kind.run(self.kernel, g, [order[i] for i in self.outs], ins, cpu))
+
+
+_EMPTY = frozenset()
 
 
 class Program:

@@ -86,8 +86,19 @@ def realize(nodes, cpu=None):
         return
     order = needed(nodes)
     if order:
+        _planned()(nodes, order, cpu)
+
+
+_REALIZE_PLANNED = []
+
+
+def _planned():
+    """cache.realize_planned (cache.py imports this module: found on first use, then kept,
+    as an import statement here would look it up on every read)."""
+    if not _REALIZE_PLANNED:
         from .cache import realize_planned
-        realize_planned(nodes, order, cpu)
+        _REALIZE_PLANNED.append(realize_planned)
+    return _REALIZE_PLANNED[0]
 
 
 def realize_all(cpu=None):
