@@ -84,11 +84,11 @@ and the C this module writes for it (abridged):
     }
 
 The row functions are inlined into one TG_SIMD function (compiled once per instruction
-set), which takes four rows at a time, each step for the four before the next: a row's
-reduction is a chain of dependent additions, short when the row is (a row of 128 floats
-is 8 vectors), and four independent chains side by side let the processor overlap them
-(benchmarks/RESULTS.md, the plan cache section, has the measurement). Each row's values
-are the same either way.
+set), which takes a few rows at a time (ROWS_AT_ONCE: four short rows, two long ones),
+each step for all of them before the next: a row's reduction is a chain of dependent
+additions, short when the row is (a row of 128 floats is 8 vectors), and independent
+chains side by side let the processor overlap them (benchmarks/RESULTS.md, the plan cache
+section, has the measurement). Each row's values are the same either way.
 
 (exp(x - max) is computed twice per element, in the sum's pass and in the output pass:
 recomputing from a row in cache is cheaper than writing e to memory and reading it back.)
@@ -129,8 +129,11 @@ from .codegen import (
 from .expr import RowValue
 
 
-# How many rows the kernel works on side by side (see generate_rows).
-ROWS_AT_ONCE = 4
+# How many rows the kernel works on side by side (see generate_rows): four short rows (at
+# most SHORT_ROW elements), two longer ones, whose blocks of values (a buffer each on the
+# stack) four at once would push out of the L1 cache.
+ROWS_AT_ONCE = {"short": 4, "long": 2}
+SHORT_ROW = 256
 
 
 def _row_value_leaf(reductions, limit, what):
@@ -239,13 +242,14 @@ def generate_rows(spec, name):
             out += [f"{indent}out{len(outputs) + i}[o + {r}] = row{s}_{r};" for i, s in enumerate(stored)]
         return out
 
-    # The rows of a range, ROWS_AT_ONCE at a time: each row's reductions are a chain of
+    # The rows of a range, a few at a time (ROWS_AT_ONCE): each row's reductions are a chain of
     # dependent additions, short when rows are (a row of 128 floats is 8 vectors); with
     # several rows' chains side by side the processor overlaps them.
     lines.append(simd_function("void", f"{name}_range", ["i64 lo", "i64 hi"] + range_params(operands, out_dtypes)))
+    at_once = ROWS_AT_ONCE["short" if m <= SHORT_ROW else "long"]
     lines.append("    i64 o = lo;")
-    lines.append(f"    for (; o + {ROWS_AT_ONCE} <= hi; o += {ROWS_AT_ONCE}) {{")
-    lines += rows_at_once(ROWS_AT_ONCE, "        ")
+    lines.append(f"    for (; o + {at_once} <= hi; o += {at_once}) {{")
+    lines += rows_at_once(at_once, "        ")
     lines.append("    }")
     lines.append("    for (; o < hi; o++) {")
     lines += rows_at_once(1, "        ")
