@@ -103,7 +103,7 @@ SECTIONS = ("gelu", "layernorm", "softmax", "step")
 TITLES = {"gelu": "(a) GELU epilogue: F.linear(x, W, b).gelu('tanh'), float32, rows x C -> 4C",
           "layernorm": "(b) LayerNorm over the last dim, float32, in tensor ops (F.layer_norm_composite)",
           "softmax": "(c) softmax over the last dim, float32, in tensor ops (x - max, exp, / sum)",
-          "step": "(d) char-GPT training step (AdamW, random batches), tokens/s from the median round"}
+          "step": "(d) char-GPT training step (AdamW, random batches), tokens/s from the kept round"}
 HEADER = (f"  {'case':44}{'eager ms':>10}{'lazy ms':>10}{'speedup':>9}{'kernels eager':>15}"
           f"{'kernels lazy':>14}{'max |diff|':>12}")
 
