@@ -368,6 +368,7 @@ def test_lazy_conv_bias_relu_is_im2col_and_one_matmul_with_an_epilogue(grad, x_s
     from stage3_native import lazy
     from stage3_native.lazy import kernels
     monkeypatch.setattr(kernels, "BATCHED_MIN", 0)      # these products are small
+    monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", 0)
     rng = np.random.default_rng(8)
     c_in = x_shape[-3]
     x, w, b = (rng.normal(size=s).astype(np.float32) for s in [x_shape, (8, c_in // groups, 3, 3), (8,)])

@@ -97,10 +97,12 @@ def test_layer_norm_keeps_what_backward_needs():
 
 
 @pytest.mark.parametrize("grad", [False, True])
-def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad):
+def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad, monkeypatch):
     """GELU(x @ W^T + b): TinyBLAS's product with the bias, and the activation applied to
     each block of it in the same kernel. With gradients, the product is stored too (GELU's
     backward reads it)."""
+    from stage3_native.lazy import kernels
+    monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", 0)      # this product is small
     x, w, b = arrays((96, 64), (256, 64), (256,))
     with stage3_matmul("tinyblas"):
         eager = F.linear(*[tg.from_numpy(v, device="cpu") for v in (x, w, b)]).gelu(approximate="tanh").numpy()
@@ -113,6 +115,37 @@ def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad):
         got = y.detach().numpy()
     same(got, eager)
     assert lazy.kernel_count() == 1 and lazy.launched["matmul+epilogue"] == 1
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_below_the_epilogue_threshold_the_product_runs_alone(grad, monkeypatch):
+    """A product whose output is smaller than kernels.EPILOGUE_MIN_BYTES runs as the plain
+    TinyBLAS call, and its GELU as its own kernel after it (as eagerly): the same values,
+    bit for bit, and the same gradients as device "cpu"."""
+    from stage3_native.lazy import kernels
+    x, w, b = arrays((96, 64), (256, 64), (256,))
+    monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", 96 * 256 * 4 + 1)     # one byte too many
+    with stage3_matmul("tinyblas"), lazy.fusion(min_elements=0):
+        ours = [tg.from_numpy(v, device="cpu").requires_grad_(grad) for v in (x, w, b)]
+        eager = F.linear(*ours).gelu(approximate="tanh")
+        xs = [tg.from_numpy(v, device="cpu:lazy").requires_grad_(grad) for v in (x, w, b)]
+        y = F.linear(*xs).gelu(approximate="tanh")
+        plan = lazy.plan([y.storage.buffer.node], backend.get("cpu"))
+        assert [getattr(s, "op", None) for s in plan.steps] == ["matmul", "unary"]   # two plain nodes
+        lazy.reset_kernel_count()
+        same(y.detach().numpy(), eager.detach().numpy())
+        assert lazy.kernel_count() == 2 and lazy.launched["matmul+epilogue"] == 0
+        if grad:
+            for out in (eager, y):
+                (out * out).sum().backward()
+            for a, c in zip(ours, xs):
+                np.testing.assert_allclose(c.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", 96 * 256 * 4)         # exactly enough
+    with stage3_matmul("tinyblas"), lazy.fusion(min_elements=0):
+        y = F.linear(*[tg.from_numpy(v, device="cpu:lazy") for v in (x, w, b)]).gelu(approximate="tanh")
+        (step,) = lazy.plan([y.storage.buffer.node], backend.get("cpu")).steps
+        assert step.kind.name == "matmul+epilogue"
+        y.numpy()
 
 
 def test_without_tinyblas_the_matmul_runs_alone():

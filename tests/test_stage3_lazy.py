@@ -291,6 +291,26 @@ def test_more_nodes_than_the_recent_ones_still_find_their_readers():
     assert z.item() == 2 * (RECENT.maxlen + 10)
 
 
+def test_recent_readers_serves_unread_and_readers():
+    """graph.recent_readers: the nodes that read a buffer, oldest first, found in RECENT; None
+    once RECENT no longer reaches back to the buffer's node. unread and readers both ask it."""
+    from stage3_native.lazy.graph import PENDING, RECENT, readers, recent_readers, unread
+    x = tg.tensor([1.0, 2.0, 3.0], device="cpu:lazy")
+    buffer = x.storage.buffer
+    assert recent_readers(buffer) == [] and unread(buffer) and readers(buffer) == []
+    y, z = x * 2, x.exp()
+    expected = [y.storage.buffer.node, z.storage.buffer.node]
+    assert recent_readers(buffer) == expected and not unread(buffer) and readers(buffer) == expected
+    w = tg.tensor([0.0], device="cpu:lazy")
+    for _ in range(RECENT.maxlen + 1):             # x's node leaves RECENT
+        w = w + 1
+    assert recent_readers(buffer) is None and not unread(buffer)       # not known: not unread
+    assert readers(buffer) == expected             # from all of PENDING instead
+    y.numpy()                                      # y ran: only z still reads x
+    assert y.storage.buffer.node not in PENDING and readers(buffer) == expected[1:]
+    assert z.tolist() == pytest.approx(np.exp([1.0, 2.0, 3.0]).tolist()) and w.item() == RECENT.maxlen + 1
+
+
 def test_the_fused_attention_and_lm_head_loss_are_recorded_as_nodes():
     """Device "cpu"'s optional fused kernels (attention, linear_cross_entropy and their
     backwards) are nodes here like layer_norm, and values and gradients are eager's bit for

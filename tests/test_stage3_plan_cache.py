@@ -25,7 +25,9 @@ RNG = np.random.default_rng(11)
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache():
+def fresh_cache(monkeypatch):
+    from stage3_native.lazy import kernels
+    monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", 0)      # these products are small
     lazy.realize_all()
     CACHE.clear()
     with lazy.fusion(min_elements=0):
@@ -242,6 +244,24 @@ def test_a_matmul_epilogue_is_replayed():
         same(got, want)
         assert counts[expect] == 1
         x = normal(24, 16)
+
+
+def test_the_epilogue_threshold_is_part_of_the_key(monkeypatch):
+    """kernels.EPILOGUE_MIN_BYTES decides whether a product takes its epilogue: a plan made
+    under one threshold is not replayed under another (the kernels differ), and both give
+    device "cpu"'s values."""
+    from stage2_tensor import backend
+    from stage3_native.lazy import kernels
+    monkeypatch.setattr(backend.get("cpu"), "matmul_variant", "tinyblas")
+    x, w, b = normal(24, 16), normal(32, 16), normal(32)
+    for threshold, expect, epilogues in ((0, "miss", 1), (0, "hit", 1), (1 << 30, "miss", 0), (1 << 30, "hit", 0)):
+        monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", threshold)
+        lazy.reset_kernel_count()
+        with tg.no_grad():
+            got, want, counts = lazy_and_eager(lambda x, w, b: F.linear(x, w, b).gelu(approximate="tanh"),
+                                               x, w, b)
+        same(got, want)
+        assert counts[expect] == 1 and lazy.launched["matmul+epilogue"] == epilogues
 
 
 def test_a_batched_epilogue_is_replayed(monkeypatch):

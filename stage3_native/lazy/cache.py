@@ -16,7 +16,7 @@ first computes the graph's structural key in one pass over the nodes it needs:
   this read (their values must be stored), and which are held by something else, a
   tensor (dce.py's rule: a reference count above what the pending nodes' Views explain);
 - the settings planning reads: the fusion size threshold, device "cpu"'s matmul variant,
-  the batched epilogue's threshold and the largest group.
+  the epilogue's thresholds (batched, and the output's bytes) and the largest group.
 
 Scalars never reach the generated code as constants: stage2 passes a Python number to a
 kernel as a one-element buffer (a ``full`` node, realized from the start), so a scalar's
@@ -48,7 +48,7 @@ from stage2_tensor.dtypes import DType
 
 from . import fusion, kernels
 from .canonicalize import is_copy, merge
-from .graph import FAILED, PENDING, LazyBuffer, views_in
+from .graph import FAILED, PENDING, LazyBuffer
 from .realize import FUSION, finish, run, run_group
 
 CACHE = {"enabled": os.environ.get("TRACEGRAD_PLAN_CACHE", "1") != "0", "size": 256}
@@ -93,21 +93,54 @@ class Key:
     structure, and per pending buffer the View records that read it (for ``held``)."""
 
     def __init__(self, order, roots, cpu):
-        self.index = {id(n): i for i, n in enumerate(order)}
-        self.leaves = {}
-        self.buffers, self.views = {}, {}
-        parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, fusion.MAX_NODES]
-        view, encode = self.view, self.encode
-        for n in order:
-            parts.append(n.op)
+        # One loop, the common arguments inline (a View, a plain value): it runs for every
+        # node of every read. The parts are flat: a View adds three (its buffer's position,
+        # which output, its layout: an int first), a plain value two (its type first), any
+        # other argument one tuple, a node's end None; so no two graphs give the same parts.
+        self.index = index = {}
+        self.leaves = leaves = {}
+        self.buffers, self.views = buffers, views = {}, {}
+        parts = [FUSION["min_elements"], cpu.matmul_variant, kernels.BATCHED_MIN, kernels.EPILOGUE_MIN_BYTES,
+                 fusion.MAX_NODES]
+        append, encode = parts.append, self.encode
+        for position, n in enumerate(order):
+            index[id(n)] = position        # order lists inputs first: known before any reader
+            append(n.op)
             data = DATA.get(n.op)
-            if data is None:
-                parts.extend(view(a) if type(a) is View else encode(a) for a in n.args)
-            else:
-                parts.extend("data" if i in data else encode(a) for i, a in enumerate(n.args))
-            parts.append(None)              # the end of a node's arguments
+            for j, a in enumerate(n.args):
+                t = type(a)
+                if t is View:
+                    b = a.buffer
+                    if type(b) is not LazyBuffer:
+                        raise Uncacheable(f"a View of a {type(b).__name__}")
+                    node = b.node
+                    if node.result is None:
+                        append(index[id(node)])
+                        buffers[id(node)] = b
+                        seen = views.get(id(b))
+                        if seen is None:
+                            views[id(b)] = {id(a)}
+                        else:
+                            seen.add(id(a))
+                    else:
+                        leaf = (id(node), b.index)
+                        ref = leaves.get(leaf)
+                        if ref is None:
+                            ref = leaves[leaf] = len(leaves)
+                        append(-1 - ref)
+                    append(b.index)
+                    append(a[1:])           # shape, strides, offset, dtype
+                elif data is not None and j in data:
+                    append("data")
+                elif t is int or t is str or t is bool or t is DType or a is None:
+                    append(t)
+                    append(a)
+                else:
+                    append(encode(a))
+            append(None)                    # the end of a node's arguments
+        b = node = a = seen = None          # no reference of this frame's left for held() to count
         outside = self.outside(order)
-        parts.append(tuple(sorted(self.index[id(n)] for n in roots if id(n) in self.index)))
+        parts.append(tuple(sorted(index[id(n)] for n in roots if id(n) in index)))
         parts.append(outside)
         parts.append(self.held())
         self.key = Hashed(tuple(parts))
@@ -154,7 +187,7 @@ class Key:
             if id(n) in self.index:
                 inside += 1
                 continue
-            for v in views_in(n.args):
+            for v in n.views:
                 b = v.buffer
                 i = self.index.get(id(b.node))
                 if i is None or b.realized:
@@ -203,9 +236,12 @@ class GroupStep:
         g.kind, g.shape, g.row, g.batch_strides = self.kind, self.shape, self.row, self.batch_strides
         g.nodes = [order[i] for i in self.nodes]
         g.stored = {id(order[i]) for i in self.stored}
-        g.per_row = {id(order[i]) for i in self.per_row}
+        g.per_row = {id(order[i]) for i in self.per_row} if self.per_row else _EMPTY
         ins = [order[i].args[j].buffer.cpu_buffer() for i, j in self.where]
         finish(self.kind, self.kind.run(self.kernel, g, [order[i] for i in self.outs], ins, cpu))
+
+
+_EMPTY = frozenset()
 
 
 class Program:
@@ -224,7 +260,7 @@ class Program:
             if merged is None:          # the key says it cannot happen: plan from scratch
                 raise RuntimeError("plan cache: a rewrite of a cached plan does not apply")
             args[j] = merged
-            node.args = tuple(args)
+            node.rewrite(tuple(args))
         for step in self.steps:
             if type(step) is int:
                 run(order[step], cpu)

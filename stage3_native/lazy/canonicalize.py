@@ -64,5 +64,5 @@ def canonicalize(nodes, rewritten=None):
                 if rewritten is not None:
                     rewritten.append((reader, i))
         if changed:
-            reader.args = tuple(args)
+            reader.rewrite(tuple(args))
     return bypassed

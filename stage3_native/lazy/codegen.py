@@ -207,7 +207,7 @@ def check_node(node, n_operands):
         raise ValueError(f"Input({node.index}) but the kernel has {n_operands} operands")
 
 
-def element_body(spec_operands, roots, load, indent, leaf=None):
+def element_body(spec_operands, roots, load, indent, leaf=None, invariant=None, outer=None):
     """The statements computing every node of roots for one element: a list of C lines, the
     name of each root's local, and how many opaque zeros (z[0], z[1], ...) they use.
     load(k) is operand k's element expression; leaf(node) that of any other leaf (a
@@ -217,8 +217,15 @@ def element_body(spec_operands, roots, load, indent, leaf=None):
     multiply-add is contracted across it. And a float value read by several ops reaches
     each reader after the first through a keep of its own zero: otherwise gcc would merge
     the computations the readers share (gelu and gelu_grad of one x both compute Phi(x)),
-    and merged code contracts differently from the eager loops, which each run alone."""
-    lines, names = [], {}
+    and merged code contracts differently from the eager loops, which each run alone.
+
+    Hoisting, for the loops over one row: ``invariant(leaf)`` says whether a leaf (an
+    Input, a RowValue) has one value for the whole loop. A node whose leaves all do, and
+    whose op is one IEEE rounds exactly (HOISTED: the same result scalar or vectorized), is
+    computed once before the loop: its lines go to the list ``outer`` (not indented).
+    LayerNorm's mean = row0 / n and std = sqrt(row1 / n + eps) are then one division and
+    one square root per row, as eagerly (a (rows, 1) tensor each), not per element."""
+    body, names, hoisted = [], {}, set()
     nodes = topological(roots)
     readers = {}
     for node in nodes:
@@ -234,6 +241,10 @@ def element_body(spec_operands, roots, load, indent, leaf=None):
         check_node(node, len(spec_operands))
         local = f"t{len(names)}"
         c = COMPUTE[node.dtype]
+        lines = body
+        if invariant is not None and _hoistable(node, invariant, hoisted):
+            hoisted.add(node)
+            lines = outer
         if isinstance(node, Input):
             operand = spec_operands[node.index]
             if operand.dtype != node.dtype:
@@ -264,7 +275,22 @@ def element_body(spec_operands, roots, load, indent, leaf=None):
             if node.dtype in FLOATS and readers.get(node):
                 lines.append(f"{local} = {keep(local, node.dtype, 0)};")
         names[node] = local
-    return [indent + line for line in lines], [names[r] for r in roots], zeros[0]
+    return [indent + line for line in body], [names[r] for r in roots], zeros[0]
+
+
+# Ops whose result is the same computed once (scalar) or per element (vectorized): those
+# IEEE rounds exactly. vmath.h's exp, tanh, ... may differ in the last bit between a scalar
+# and a vectorized loop (see "Exactness"), so they stay in the loop.
+HOISTED = frozenset({"add", "sub", "mul", "div", "sqrt", "neg"})
+
+
+def _hoistable(node, invariant, hoisted):
+    """Whether node has one value for the whole loop and may be computed before it."""
+    if isinstance(node, Const):
+        return True
+    if isinstance(node, Op):
+        return node.op in HOISTED and all(a in hoisted for a in node.args)
+    return bool(invariant(node))
 
 
 # ---- layouts ------------------------------------------------------------------------------
@@ -459,12 +485,14 @@ def split_rows(shape, operands, dims):
     return shape[:split], m, [s[0] if s else 0 for s in inner_strides]
 
 
-def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
+def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None, inline=False):
     """A TG_SIMD C function ``W fname(in0, ..., pos, extra..., z)``: ``op`` over one row of m
     elements of ``expr`` (operand k's row starts at pos[k] and steps by step[k]), in the
     eager row order, returned in the wide type W (double for floats, int64 for integers).
     extra: more parameters (a row kernel's earlier row values), which leaf(node) may name.
-    Returns the lines and how many opaque zeros the expression uses."""
+    With ``inline``, a plain inline function instead, for a TG_SIMD caller to inline (it
+    then compiles at the caller's instruction set). Returns the lines and how many opaque
+    zeros the expression uses."""
     t = expr.dtype
     c, w, ct = COMPUTE[t], WIDE[t], CTYPE[t]
     is_nan = "isnan" if t in FLOATS else "0 &&"
@@ -472,11 +500,14 @@ def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
     def load(k):
         s = step[k]
         return f"in{k}[p{k}{'' if s == 0 else ' + start + j' if s == 1 else f' + (start + j) * {s}'}]"
-    body, (result,), n_zeros = element_body(operands, (expr,), load, "            ", leaf)
+    outer = []      # what is the same for the whole row: computed before the loop
+    body, (result,), n_zeros = element_body(operands, (expr,), load, "            ", leaf,
+                                            lambda n: row_invariant(n, step), outer)
     params = [f"const {CTYPE[o.dtype]} *restrict in{k}" for k, o in enumerate(operands)]
     params += ["const i64 *pos", *extra, "const uint64_t *restrict z"]
-    lines = [simd_function(w, fname, params)]
+    lines = [f"TG_INLINE {w} {fname}({', '.join(params)}) {{" if inline else simd_function(w, fname, params)]
     lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
+    lines += ["    " + line for line in outer]
     lines.append(f"    {ct} buf[{SUM_BLOCK}];    /* one block of the row's values: stays in L1 */")
     if op == "sum":
         lines.append(f"    {w} total = 0;")
@@ -543,6 +574,14 @@ def row_function(fname, operands, expr, op, m, step, extra=(), leaf=None):
         ]
     lines.append("}")
     return lines, n_zeros
+
+
+def row_invariant(leaf, step):
+    """element_body's ``invariant`` for a loop over a row: an operand the row does not step
+    through (step 0: a value per row), or a row value (RowValue: a reduction's result)."""
+    if isinstance(leaf, Input):
+        return step[leaf.index] == 0
+    return isinstance(leaf, RowValue)
 
 
 def rows_entry(name, operands, out_dtypes, n_zeros, kept_shape, m):

@@ -18,7 +18,7 @@ more reference than the Views account for is a tensor (or a View the program kep
 """
 import sys
 
-from .graph import PENDING, views_in
+from .graph import PENDING
 
 
 class Uses:
@@ -32,7 +32,7 @@ class Uses:
         if bypassed:
             bypassed.clear()
         for node in list(PENDING):
-            for a in views_in(node.args):
+            for a in node.views:
                 b = a.buffer
                 if b.realized:
                     continue

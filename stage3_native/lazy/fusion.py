@@ -24,7 +24,6 @@ runs eagerly, device "cpu"'s contiguous with its F16C / AVX-512 BF16 conversion.
 """
 from stage2_tensor.strides import is_contiguous, make_strides, numel, view_strides
 
-from .graph import views_in
 
 
 class Group:
@@ -52,7 +51,7 @@ class Group:
 
 def producers(node):
     """(view, producer node) for each View argument holding a pending node's output."""
-    return [(v, v.buffer.node) for v in views_in(node.args) if not v.buffer.realized]
+    return [(v, v.buffer.node) for v in node.views if not v.buffer.realized]
 
 
 def reads_elementwise(view, producer):
@@ -148,7 +147,7 @@ def fuse(order, kinds, min_elements=0):
 
 def _half(node):
     """Whether the node reads or makes a half (float16, bfloat16) view: never fused."""
-    return (any(v.dtype.is_half for v in views_in(node.args))
+    return (any(v.dtype.is_half for v in node.views)
             or any(o is not None and o[1].is_half for o in node.outputs))
 
 
@@ -167,7 +166,7 @@ def _join(node, ins, group_of, upstream, kinds):
         bit = 1 << group.number
         if any(q not in group and upstream.get(id(q), 0) & bit for _, q in ins):
             continue
-        if any(group.kind.strides(group, v) is None for v in views_in(node.args) if not _inside(v, group)):
+        if any(group.kind.strides(group, v) is None for v in node.views if not _inside(v, group)):
             continue
         size = numel(view.shape) * view.dtype.itemsize
         if size > best_size:

@@ -7,7 +7,9 @@ what a tensor's Storage holds on this device: output ``index`` of a node (most m
 have one output; cross_entropy, mse_loss, layer_norm and its backward have several).
 
 Once a node has run (realize.py), ``result`` holds device "cpu"'s buffers and ``args`` is
-dropped, so a finished node keeps no input alive. Buffers made from data (from_flat, full,
+dropped, so a finished node keeps no input alive. ``views`` holds the Views of LazyBuffers
+among the arguments, found once when the node is made (``rewrite`` finds them again when a
+pass changes the arguments): every read walks them (realize.needed, the plan cache's key). Buffers made from data (from_flat, full,
 from_bytes, from_numpy) are nodes that are finished from the start.
 """
 import collections
@@ -17,29 +19,63 @@ import weakref
 from stage2_tensor.backend import View
 
 _numbers = itertools.count(1)
+
+
+class Pending:
+    """A set of nodes held weakly, as weakref.WeakSet, but through each node's own weak
+    reference (``Node.ref``, which RECENT holds too): one reference made per node, where a
+    WeakSet would make its own; recording a node is the hot path of this device."""
+    __slots__ = ("refs",)
+
+    def __init__(self):
+        self.refs = set()               # weak references; a dead one removes itself (Node)
+
+    def add(self, node):
+        self.refs.add(node.ref)
+
+    def discard(self, node):
+        self.refs.discard(node.ref)
+
+    def __contains__(self, node):
+        return node.ref in self.refs
+
+    def __len__(self):
+        return len(self.refs)
+
+    def __iter__(self):
+        return iter([n for n in (r() for r in list(self.refs)) if n is not None])
+
+
 # Every node not run yet, weakly: a node no tensor can reach any more vanishes from here
 # (dead code, never run), and an in-place write runs all the others first (backend.py).
-PENDING = weakref.WeakSet()
+PENDING = Pending()
 # Nodes a kernel error took out of PENDING without a result (realize.py): few, usually none.
 FAILED = weakref.WeakSet()
 # The last nodes made, (number, weak reference) in order: a write asks them whether any
 # pending node reads the buffer it writes (backend.py), without walking all of PENDING.
 RECENT = collections.deque(maxlen=64)
+_discard, _pending_add = PENDING.refs.discard, PENDING.refs.add
 
 
 class Node:
-    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "result", "shared")
+    __slots__ = ("__weakref__", "args", "number", "op", "outputs", "ref", "result", "shared", "views")
 
     def __init__(self, op, args, outputs, result=None):
         self.op = op                    # the backend method: "binary", "matmul", ...
         self.args = args                # its arguments: Views (of LazyBuffers) and plain values
+        self.views = views_in(args) if args else ()     # the Views of LazyBuffers among them
         self.outputs = outputs          # [(shape, dtype) or None] per returned buffer (shapes.py)
         self.result = result            # device "cpu"'s buffers once run, a tuple or one buffer
         self.number = next(_numbers)    # a name for printing and debugging, in recorded order
         self.shared = False             # its memory handed to numpy: written at once (backend.py)
-        RECENT.append((self.number, weakref.ref(self)))
+        # its weak reference, in RECENT and PENDING; a pending node that dies leaves PENDING
+        # (only a reference hashed while its node lived can be found in a set afterwards)
         if result is None:
-            PENDING.add(self)
+            self.ref = ref = weakref.ref(self, _discard)
+            _pending_add(ref)
+        else:
+            self.ref = ref = weakref.ref(self)
+        RECENT.append((self.number, ref))
 
     @property
     def realized(self):
@@ -48,7 +84,18 @@ class Node:
     def inputs(self):
         """The nodes this one reads: those of the LazyBuffers in its View arguments (optimizer
         kernels take lists of Views)."""
-        return [b.node for b in buffers_in(self.args or ())]
+        return [v.buffer.node for v in self.views]
+
+    def rewrite(self, args):
+        """New arguments (canonicalization's bypassed copies), their Views found again."""
+        self.args = args
+        self.views = views_in(args)
+
+    def finished(self, result):
+        """The node has run: keep its result, let go of its inputs."""
+        self.result = result
+        self.args = None
+        self.views = ()
 
     def __repr__(self):
         return f"<Node %{self.number} {self.op}{' (realized)' if self.realized else ''}>"
@@ -77,12 +124,12 @@ class LazyBuffer:
 
 def views_in(args):
     """The Views of LazyBuffers in a call's arguments: Views, lists of Views (optimizer
-    kernels), None and plain values. Every pass walks arguments through this (a list, not
-    a generator: it runs for every node of every read)."""
+    kernels), None and plain values (a list, not a generator; run once per node made)."""
     out = []
     for a in args:
-        if isinstance(a, View):
-            if isinstance(a.buffer, LazyBuffer):
+        t = type(a)
+        if t is View or isinstance(a, View):
+            if type(a.buffer) is LazyBuffer:
                 out.append(a)
         elif isinstance(a, list):
             out.extend(views_in(a))
@@ -94,35 +141,36 @@ def buffers_in(args):
     return [v.buffer for v in views_in(args)]
 
 
-def unread(buffer):
-    """Whether no pending node reads ``buffer``, known from RECENT alone: every node that
-    could read it was made after the buffer's node, so the walk back stops there. False
-    (not known) when more nodes than RECENT holds were made since."""
-    since = buffer.node.number
-    for number, ref in reversed(RECENT):
-        if number <= since:
-            return True
-        node = ref()
-        if node is None or node.args is None:
-            continue
-        if _reads(node, buffer):
-            return False
-    return False
-
-
-def _reads(node, buffer):
-    return any(b.node is buffer.node and b.index == buffer.index for b in buffers_in(node.args))
-
-
-def readers(buffer):
-    """The pending nodes that read ``buffer`` (the same output of the same node), in
-    recorded order (the plan cache's key follows it). Only nodes made after the buffer's
-    can read it: found in RECENT when it reaches back that far, else in all of PENDING."""
+def recent_readers(buffer):
+    """The nodes not run yet that read ``buffer`` (the same output of the same node), in
+    recorded order, found in RECENT (pending ones, and any a failed kernel left unrun); None
+    when RECENT does not reach back to the buffer's node. Only nodes made after the
+    buffer's can read it, so the walk back stops there."""
     since, found = buffer.node.number, []
     for number, ref in reversed(RECENT):
         if number <= since:
             return found[::-1]
         node = ref()
-        if node is not None and node.args is not None and _reads(node, buffer) and node in PENDING:
+        if node is not None and node.args is not None and _reads(node, buffer):
             found.append(node)
+    return None
+
+
+def unread(buffer):
+    """Whether no pending node reads ``buffer``, known from RECENT alone (False: some node
+    reads it, or RECENT cannot tell)."""
+    return recent_readers(buffer) == []
+
+
+def _reads(node, buffer):
+    target, index = buffer.node, buffer.index
+    return any(v.buffer.node is target and v.buffer.index == index for v in node.views)
+
+
+def readers(buffer):
+    """The pending nodes that read ``buffer``, in recorded order (the plan cache's key
+    follows it): from RECENT when it reaches back that far, else from all of PENDING."""
+    found = recent_readers(buffer)
+    if found is not None:
+        return [n for n in found if n in PENDING]
     return sorted((n for n in list(PENDING) if _reads(n, buffer)), key=lambda n: n.number)

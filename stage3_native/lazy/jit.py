@@ -80,10 +80,9 @@ class Kernel:
                              f"{len(self.spec.operands)} inputs, got {len(outs)} and {len(ins)}")
         if offsets is None:
             offsets = [o.offset for o in self.spec.operands]
+        # lists, which cffi passes as temporary arrays (of void *: any pointer converts)
         ffi = self.ffi
-        self.fn(ffi.new("void *[]", [ffi.cast("void *", o) for o in outs]),
-                ffi.new("void *[]", [ffi.cast("void *", i) for i in ins]) if ins else ffi.NULL,
-                ffi.new("int64_t[]", list(offsets)) if ins else ffi.NULL)
+        self.fn(list(outs), list(ins) if ins else ffi.NULL, list(offsets) if ins else ffi.NULL)
         return outs
 
     def show(self, full=False):

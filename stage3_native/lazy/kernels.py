@@ -57,6 +57,13 @@ ELEMENTWISE = ("unary", "binary", "where", "contiguous")
 # multiply-adds: it then runs one TinyBLAS call per product from Python (~20 us each), which
 # a convolution's (64 x 288 x 576 per image) repays and attention's many small ones would not.
 BATCHED_MIN = 1 << 20
+# A product takes an epilogue only when its output (all of it, every batch element) has
+# this many bytes. The epilogue saves the element-wise kernel's pass over the output; an
+# output that fits in the core's cache makes that pass cheap, cheaper than running the
+# element-wise code on each block from TinyBLAS's callback, so a small product runs alone
+# and the element-wise ops after it fuse among themselves (benchmarks/RESULTS.md, the plan
+# cache section: the char-GPT step's products, (768, 512) floats, were slower with theirs).
+EPILOGUE_MIN_BYTES = 4 << 20
 
 
 class NotFusable(Exception):
@@ -177,7 +184,10 @@ class MatmulEpilogue:
             return None
         if len(a.shape) > 2 and a.shape[-2] * a.shape[-1] * b.shape[-1] < BATCHED_MIN:
             return None
-        return tuple(a.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        shape = tuple(a.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        if numel(shape) * dtype.itemsize < EPILOGUE_MIN_BYTES:
+            return None
+        return shape
 
     def admits(self, group, node, view, producer):
         return elementwise(node) and reads_elementwise(view, producer)

@@ -70,7 +70,8 @@ def needed(nodes):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for i in reversed(node.inputs()):
+        for v in reversed(node.views):
+            i = v.buffer.node
             if i.result is None and id(i) not in seen:
                 stack.append((i, False))
     return order
@@ -85,8 +86,19 @@ def realize(nodes, cpu=None):
         return
     order = needed(nodes)
     if order:
+        _planned()(nodes, order, cpu)
+
+
+_REALIZE_PLANNED = []
+
+
+def _planned():
+    """cache.realize_planned (cache.py imports this module: found on first use, then kept,
+    as an import statement here would look it up on every read)."""
+    if not _REALIZE_PLANNED:
         from .cache import realize_planned
-        realize_planned(nodes, order, cpu)
+        _REALIZE_PLANNED.append(realize_planned)
+    return _REALIZE_PLANNED[0]
 
 
 def realize_all(cpu=None):
@@ -115,8 +127,7 @@ def run(node, cpu):
         FAILED.add(node)
         raise
     launched[node.op] += 1
-    node.result = result
-    node.args = None
+    node.finished(result)
     PENDING.discard(node)
 
 
@@ -164,8 +175,7 @@ def finish(kind, results):
     nodes' results, and the nodes let go of their inputs."""
     launched[kind.name] += 1
     for node, buffer in results:
-        node.result = buffer
-        node.args = None
+        node.finished(buffer)
         PENDING.discard(node)
 
 

@@ -59,25 +59,36 @@ and the C this module writes for it (abridged):
         }
         return total;
     }
-    TG_SIMD(void, rows_outputs, (const float *restrict in0, float *restrict out0, const i64 *pos,
-                                 const float row0, const float row1, ...),
-            (in0, out0, pos, row0, row1, ...)) {
+    TG_INLINE void rows_outputs(const float *restrict in0, float *restrict out0, const i64 *pos,
+                                const float row0, const float row1, ...) {
         for (i64 j = 0; j < 300; j++) {
             ... t3 = tg_expf(in0[p0 + j] - row0) as above ...
             float t5 = t3 / row1;  /* div */
             out0[j] = t5;
         }
     }
+    TG_SIMD(void, rows_range, (i64 lo, i64 hi, const float *restrict in0, ...), (...)) {
+        for (o = lo; o + 4 <= hi; o += 4) {        /* four rows side by side */
+            ... pos[r]: row o + r's first element of each operand ...
+            const float row0_0 = (float)rows_r0(in0, pos[0], z);
+            ... row0_1, row0_2, row0_3, then row1_0 .. row1_3 the same way ...
+            rows_outputs(in0, out0 + (o + 0) * 300, pos[0], row0_0, row1_0, z);
+            ...
+        }
+        ... the last rows one at a time ...
+    }
     void rows(void *const *outs, const void *const *ins, const int64_t *offsets) {
         ...
-        #pragma omp parallel for schedule(static) if (37 * 300 >= TG_PARALLEL_MIN && ...)
-        for (i64 o = 0; o < 37; o++) {
-            i64 pos[1] = {0};  ...                      /* row o's first element */
-            const float row0 = (float)rows_r0(in0, pos, z);
-            const float row1 = (float)rows_r1(in0, pos, row0, z);
-            rows_outputs(in0, out0 + o * 300, pos, row0, row1, z);
-        }
+        #pragma omp parallel if (37 * 300 >= TG_PARALLEL_MIN && tg_thread_count() > 1)
+        { ... this thread's rows [lo, hi) ...; rows_range(lo, hi, in0, out0, z); }
     }
+
+The row functions are inlined into one TG_SIMD function (compiled once per instruction
+set), which takes a few rows at a time (ROWS_AT_ONCE: four short rows, two long ones),
+each step for all of them before the next: a row's reduction is a chain of dependent
+additions, short when the row is (a row of 128 floats is 8 vectors), and independent
+chains side by side let the processor overlap them (benchmarks/RESULTS.md, the plan cache
+section, has the measurement). Each row's values are the same either way.
 
 (exp(x - max) is computed twice per element, in the sum's pass and in the output pass:
 recomputing from a row in cache is cheaper than writing e to memory and reading it back.)
@@ -99,18 +110,30 @@ from stage2_tensor.strides import numel
 from . import jit
 from .codegen import (
     CTYPE,
+    row_invariant,
     check_reduction,
     describe,
     element_body,
     ops_summary,
     preamble,
+    operand_pointers,
+    range_args,
+    range_params,
     row_function,
-    rows_entry,
+    row_positions,
     signature,
     simd_function,
     split_rows,
+    zero_lines,
 )
 from .expr import RowValue
+
+
+# How many rows the kernel works on side by side (see generate_rows): four short rows (at
+# most SHORT_ROW elements), two longer ones, whose blocks of values (a buffer each on the
+# stack) four at once would push out of the L1 cache.
+ROWS_AT_ONCE = {"short": 4, "long": 2}
+SHORT_ROW = 256
 
 
 def _row_value_leaf(reductions, limit, what):
@@ -162,7 +185,8 @@ def generate_rows(spec, name):
     n_zeros = 1
     for j, r in enumerate(reductions):
         leaf = _row_value_leaf(reductions, j, f"reduction {j}")
-        fn, used = row_function(f"{name}_r{j}", operands, r.expr, r.op, m, step, row_params[:j], leaf)
+        fn, used = row_function(f"{name}_r{j}", operands, r.expr, r.op, m, step, row_params[:j], leaf,
+                                inline=True)
         lines += fn + [""]
         n_zeros = max(n_zeros, used)
     if outputs:
@@ -170,13 +194,16 @@ def generate_rows(spec, name):
             s = step[k]
             return f"in{k}[p{k}{'' if s == 0 else ' + j' if s == 1 else f' + j * {s}'}]"
         leaf = _row_value_leaf(reductions, len(reductions), "an output")
-        body, results, used = element_body(operands, outputs, load, "        ", leaf)
+        outer = []      # what is the same for the whole row: computed before the loop
+        body, results, used = element_body(operands, outputs, load, "        ", leaf,
+                                           lambda n: row_invariant(n, step), outer)
         n_zeros = max(n_zeros, used)
         out_params = [f"{CTYPE[e.dtype]} *restrict out{i}" for i, e in enumerate(outputs)]
         params = in_params + out_params + ["const i64 *pos"] + row_params + ["const uint64_t *restrict z"]
         lines.append("/* the outputs over one row: out<i> points at the row's first element */")
-        lines.append(simd_function("void", f"{name}_outputs", params))
+        lines.append(f"TG_INLINE void {name}_outputs({', '.join(params)}) {{")
         lines += [f"    const i64 p{k} = pos[{k}];" for k in range(len(operands))]
+        lines += ["    " + line for line in outer]
         lines.append(f"    for (i64 j = 0; j < {m}; j++) {{")
         lines += body
         lines += [f"        out{i}[j] = {r};" for i, r in enumerate(results)]
@@ -185,15 +212,57 @@ def generate_rows(spec, name):
         lines.append("")
 
     out_dtypes = [e.dtype for e in outputs] + [reductions[s].dtype for s in stored]
-    lines += rows_entry(name, operands, out_dtypes, n_zeros, kept_shape, m)
-    for j, r in enumerate(reductions):
-        args = ", ".join(ins + ["pos"] + [f"row{i}" for i in range(j)] + ["z"])
-        lines.append(f"        const {CTYPE[r.dtype]} row{j} = {_store(r.dtype, f'{name}_r{j}({args})')};")
-    if outputs:
-        args = ", ".join(ins + [f"out{i} + o * {m}" for i in range(len(outputs))] + ["pos"]
-                         + [f"row{j}" for j in range(len(reductions))] + ["z"])
-        lines.append(f"        {name}_outputs({args});")
-    lines += [f"        out{len(outputs) + i}[o] = row{s};" for i, s in enumerate(stored)]
+    tables, position = row_positions(kept_shape, operands, "    ")
+    n_pos = max(len(operands), 1)
+    lines.append("/* pos[k]: operand k's first element of row o */")
+    lines.append(f"TG_INLINE void {name}_pos(i64 o, i64 *pos) {{")
+    if len(kept_shape) == 1:        # one kept dim: no unravelling
+        lines += [f"    pos[{k}] = o * {o.strides[0]};" for k, o in enumerate(operands)]
+    else:
+        lines += tables
+        lines += [line.replace(f"i64 pos[{n_pos}] = {{0}}, rest = o;", "i64 rest = o;")
+                  for line in position]
+    lines.append("}")
+    lines.append("")
+
+    def rows_at_once(count, indent):
+        """Rows o .. o + count - 1, each step for all of them before the next step."""
+        out = [f"{indent}i64 pos[{count}][{n_pos}] = {{{{0}}}};"]
+        out += [f"{indent}{name}_pos(o + {r}, pos[{r}]);" for r in range(count)]
+        for j, red in enumerate(reductions):
+            for r in range(count):
+                args = ", ".join(ins + [f"pos[{r}]"] + [f"row{i}_{r}" for i in range(j)] + ["z"])
+                out.append(f"{indent}const {CTYPE[red.dtype]} row{j}_{r} = "
+                           f"{_store(red.dtype, f'{name}_r{j}({args})')};")
+        for r in range(count):
+            if outputs:
+                args = ", ".join(ins + [f"out{i} + (o + {r}) * {m}" for i in range(len(outputs))] + [f"pos[{r}]"]
+                                 + [f"row{j}_{r}" for j in range(len(reductions))] + ["z"])
+                out.append(f"{indent}{name}_outputs({args});")
+            out += [f"{indent}out{len(outputs) + i}[o + {r}] = row{s}_{r};" for i, s in enumerate(stored)]
+        return out
+
+    # The rows of a range, a few at a time (ROWS_AT_ONCE): each row's reductions are a chain of
+    # dependent additions, short when rows are (a row of 128 floats is 8 vectors); with
+    # several rows' chains side by side the processor overlaps them.
+    lines.append(simd_function("void", f"{name}_range", ["i64 lo", "i64 hi"] + range_params(operands, out_dtypes)))
+    at_once = ROWS_AT_ONCE["short" if m <= SHORT_ROW else "long"]
+    lines.append("    i64 o = lo;")
+    lines.append(f"    for (; o + {at_once} <= hi; o += {at_once}) {{")
+    lines += rows_at_once(at_once, "        ")
+    lines.append("    }")
+    lines.append("    for (; o < hi; o++) {")
+    lines += rows_at_once(1, "        ")
+    lines.append("    }")
+    lines.append("}")
+    lines.append("")
+    lines.append(signature(name) + " {")
+    lines += operand_pointers(operands, out_dtypes) + zero_lines(n_zeros)
+    lines.append(f"    #pragma omp parallel if ({n_rows} * {max(m, 1)} >= TG_PARALLEL_MIN && tg_thread_count() > 1)")
+    lines.append("    {")
+    lines.append("        i64 lo, hi;     /* this thread's rows: whole rows, so the order within each is kept */")
+    lines.append(f"        tg_thread_range({n_rows}, 1, &lo, &hi);")
+    lines.append(f"        {name}_range(lo, hi, {range_args(operands, out_dtypes)});")
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -16,7 +16,6 @@ import heapq
 
 from stage2_tensor.strides import numel
 
-from .graph import views_in
 
 
 def nodes_of(step):
@@ -62,7 +61,7 @@ def traffic(step, stored=None):
     members = {id(n) for n in nodes_of(step)}
     read, seen = 0, set()
     for n in nodes_of(step):
-        for a in views_in(n.args):
+        for a in n.views:
             b = a.buffer
             if not b.realized and id(b.node) in members:
                 continue
