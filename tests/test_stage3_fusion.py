@@ -97,14 +97,14 @@ def test_layer_norm_keeps_what_backward_needs():
 
 
 @pytest.mark.parametrize("grad", [False, True])
-def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad, monkeypatch):
+def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad):
     """GELU(x @ W^T + b): TinyBLAS's product with the bias, and the activation applied to
     each block of it in the same kernel. With gradients, the product is stored too (GELU's
     backward reads it)."""
     from stage3_native.lazy import kernels
-    monkeypatch.setattr(kernels, "EPILOGUE_MIN_BYTES", 0)      # this product is small
+    default = kernels.EPILOGUE_MIN_BYTES
     x, w, b = arrays((96, 64), (256, 64), (256,))
-    with stage3_matmul("tinyblas"):
+    with stage3_matmul("tinyblas"), lazy.fusion(epilogue_min_bytes=0):     # this product is small
         eager = F.linear(*[tg.from_numpy(v, device="cpu") for v in (x, w, b)]).gelu(approximate="tanh").numpy()
         xs = [tg.from_numpy(v, device="cpu:lazy").requires_grad_(grad) for v in (x, w, b)]
         y = F.linear(*xs).gelu(approximate="tanh")
@@ -115,6 +115,7 @@ def test_gelu_of_linear_is_one_matmul_with_an_epilogue(grad, monkeypatch):
         got = y.detach().numpy()
     same(got, eager)
     assert lazy.kernel_count() == 1 and lazy.launched["matmul+epilogue"] == 1
+    assert kernels.EPILOGUE_MIN_BYTES == default            # the with block put it back
 
 
 @pytest.mark.parametrize("grad", [False, True])

@@ -43,17 +43,23 @@ def reset_kernel_count():
 
 
 @contextmanager
-def fusion(enabled=True, min_elements=None):
-    """Fusion on or off (and its size threshold) inside a with block:
-    ``with lazy.fusion(min_elements=0):`` fuses even tiny graphs (tests, the chapter)."""
-    saved = dict(FUSION)
+def fusion(enabled=True, min_elements=None, epilogue_min_bytes=None):
+    """Fusion on or off, and its thresholds, inside a with block: ``with
+    lazy.fusion(min_elements=0):`` fuses even tiny graphs (tests, the chapter);
+    ``epilogue_min_bytes=0`` gives every product its element-wise epilogue
+    (kernels.EPILOGUE_MIN_BYTES)."""
+    from . import kernels           # (kernels imports this module)
+    saved, saved_bytes = dict(FUSION), kernels.EPILOGUE_MIN_BYTES
     FUSION["enabled"] = enabled
     if min_elements is not None:
         FUSION["min_elements"] = min_elements
+    if epilogue_min_bytes is not None:
+        kernels.EPILOGUE_MIN_BYTES = epilogue_min_bytes
     try:
         yield
     finally:
         FUSION.update(saved)
+        kernels.EPILOGUE_MIN_BYTES = saved_bytes
 
 
 def needed(nodes):
