@@ -355,20 +355,23 @@ static int FN(turning_pays)(const FN(GemmKernel) *kr, i64 m, i64 n, i64 k) {
 }
 
 /* out[i, j] = t[j * m + i] (out's rows ldc apart), in 16 x 16 tiles so that both sides
- * move whole cache lines; the rows of out shared among the threads. */
-static void FN(untranspose)(i64 m, i64 n, const T *t, T *out, i64 ldc, int threads) {
+ * move whole cache lines; the rows of out shared among the threads. Each band of 16 rows
+ * of out is final once written: the epilogue, if any, runs on it then, on that thread. */
+static void FN(untranspose)(const FN(Problem) *g, const T *t, int threads) {
+    i64 m = g->m, n = g->n;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (i64 i0 = 0; i0 < m; i0 += 16) {
         i64 i1 = m - i0 < 16 ? m : i0 + 16;
         for (i64 j0 = 0; j0 < n; j0 += 16) {
             i64 j1 = n - j0 < 16 ? n : j0 + 16;
             for (i64 i = i0; i < i1; i++)
-                for (i64 j = j0; j < j1; j++) out[i * ldc + j] = t[j * m + i];
+                for (i64 j = j0; j < j1; j++) g->out[i * g->ldc + j] = t[j * m + i];
         }
+        if (g->epilogue) g->epilogue(g->ctx, i0, i1 - i0, 0, n);
     }
 }
 
-/* One product turned (above); its epilogue, if any, runs once on the whole of out. */
+/* One product turned (above); its epilogue, if any, on bands of out's rows (untranspose). */
 static void FN(gemm_turned)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
     T *t = tg_alloc(sizeof(T) * (size_t)(g->m * g->n));
     if (g->bias)
@@ -378,9 +381,8 @@ static void FN(gemm_turned)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
                           NULL, t, g->m, NULL, NULL, g->bias != NULL};
     if (threads > 1) FN(gemm_shared)(kr, &turned, threads);
     else FN(gemm_with_buffers)(kr, &turned);
-    FN(untranspose)(g->m, g->n, t, g->out, g->ldc, threads);
+    FN(untranspose)(g, t, threads);
     tg_free(t);
-    if (g->epilogue) g->epilogue(g->ctx, 0, g->m, 0, g->n);
 }
 
 /* One product on `threads` threads: turned where that pays, else the five loops on one
