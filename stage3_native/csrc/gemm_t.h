@@ -354,19 +354,19 @@ static int FN(turning_pays)(const FN(GemmKernel) *kr, i64 m, i64 n, i64 k) {
     return turned + 2 * PACK_COST * (double)m * (double)n < padded;
 }
 
-/* out[i, j] = t[j * m + i] (out's rows ldc apart), in 16 x 16 tiles so that both sides
- * move whole cache lines; the rows of out shared among the threads. Each band of 16 rows
- * of out is final once written: the epilogue, if any, runs on it then, on that thread. */
+/* out[i, j] = t[j * m + i] (out's rows ldc apart), in bands of 16 rows of out: for each
+ * column j the band's 16 values are one cache line of t, read once. (t's rows are m apart,
+ * often a power of two: walking several of them at once would keep missing in L1, as in
+ * the packer, gemm_kernels.c.) The band's lines of out stay in L1 while its columns fill
+ * in. The bands are shared among the threads; each is final once written, and the
+ * epilogue, if any, runs on it then, on that thread. */
 static void FN(untranspose)(const FN(Problem) *g, const T *t, int threads) {
     i64 m = g->m, n = g->n;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (i64 i0 = 0; i0 < m; i0 += 16) {
         i64 i1 = m - i0 < 16 ? m : i0 + 16;
-        for (i64 j0 = 0; j0 < n; j0 += 16) {
-            i64 j1 = n - j0 < 16 ? n : j0 + 16;
-            for (i64 i = i0; i < i1; i++)
-                for (i64 j = j0; j < j1; j++) g->out[i * g->ldc + j] = t[j * m + i];
-        }
+        for (i64 j = 0; j < n; j++)
+            for (i64 i = i0; i < i1; i++) g->out[i * g->ldc + j] = t[j * m + i];
         if (g->epilogue) g->epilogue(g->ctx, i0, i1 - i0, 0, n);
     }
 }
