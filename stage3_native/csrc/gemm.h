@@ -44,7 +44,6 @@
         const char *name; \
         int mr, nr;          /* register block: rows of A, columns of B per call */ \
         i64 mc, kc, nc;      /* cache blocks: rows of A, depth, columns of B */ \
-        i64 kc_few;          /* the depth when the rows fit in one block (m < mc) */ \
         MicroKernel_##S run; \
         MicroKernelRows_##S run_rows;    /* the first rows (< mr) only; NULL: none */ \
         PackPanel_##S pack;  /* NULL: gemm_t.h's portable packing only */ \

@@ -197,23 +197,20 @@ AVX2_TARGET static int avx2_pack_f32(int width, int lanes, i64 kc, const float *
 }
 #endif
 
-/* Each kernel with its block sizes (why these: the comment at the top of gemm.c). kc_few is
- * the depth for products whose rows fit in one block (m < mc): few micro-tiles then share
- * each B micro-panel, which is best kept in L1; with more rows a deeper kc pays, as each
- * pass over k reloads and re-stores out's tiles (gemm.c, "Cache blocking").
- *                          name     mr  nr   mc    kc    nc kc_few  micro-kernels (tile, rows)  packing */
+/* Each kernel with its block sizes (why these: the comment at the top of gemm.c).
+ *                          name     mr  nr   mc    kc    nc  micro-kernels (tile, rows)  packing */
 static const GemmKernel_f32 KERNELS_F32[N_KINDS] = {
-    [GENERIC] = {"generic",  4,  8, 128,  256, 4096, 256, generic_kernel_f32, NULL, NULL},
+    [GENERIC] = {"generic",  4,  8, 128,  256, 4096, generic_kernel_f32, NULL, NULL},
 #ifdef TG_GEMM_X86
-    [AVX2]    = {"avx2",     6, 16, 144,  256, 4096, 256, avx2_kernel_f32, avx2_kernel_f32_rows, avx2_pack_f32},
-    [AVX512]  = {"avx512",  14, 32, 168, 1024, 2048, 192, avx512_kernel_f32, avx512_kernel_f32_rows, avx2_pack_f32},
+    [AVX2]    = {"avx2",     6, 16, 144,  256, 4096, avx2_kernel_f32, avx2_kernel_f32_rows, avx2_pack_f32},
+    [AVX512]  = {"avx512",  14, 32, 168, 1024, 2048, avx512_kernel_f32, avx512_kernel_f32_rows, avx2_pack_f32},
 #endif
 };
 static const GemmKernel_f64 KERNELS_F64[N_KINDS] = {
-    [GENERIC] = {"generic",  4,  8,  96,  256, 2048, 256, generic_kernel_f64, NULL, NULL},
+    [GENERIC] = {"generic",  4,  8,  96,  256, 2048, generic_kernel_f64, NULL, NULL},
 #ifdef TG_GEMM_X86
-    [AVX2]    = {"avx2",     6,  8,  96,  256, 2048, 256, avx2_kernel_f64, avx2_kernel_f64_rows, NULL},
-    [AVX512]  = {"avx512",  14, 16, 168,  192, 2048, 192, avx512_kernel_f64, avx512_kernel_f64_rows, NULL},
+    [AVX2]    = {"avx2",     6,  8,  96,  256, 2048, avx2_kernel_f64, avx2_kernel_f64_rows, NULL},
+    [AVX512]  = {"avx512",  14, 16, 168,  192, 2048, avx512_kernel_f64, avx512_kernel_f64_rows, NULL},
 #endif
 };
 

@@ -125,11 +125,11 @@ static i64 FN(even_block)(i64 size, i64 most, int unit) {
     return (block + unit - 1) / unit * unit;
 }
 
-/* The depth of each pass over k for a product of m rows: the kernel's kc, or its kc_few
- * when the rows fit in one block (gemm_kernels.c says why). The product's m, not a thread's
- * band of rows: every thread count sums over k in the same blocks (the same bits). */
-static i64 FN(kc_block)(const FN(GemmKernel) *kr, i64 m, i64 k) {
-    return FN(even_block)(k, m < kr->mc ? kr->kc_few : kr->kc, 1);
+/* The depth of each pass over k: k cut into equal blocks of at most the kernel's kc, the
+ * same whatever the thread count (every thread count sums over k in the same blocks: the
+ * same bits). */
+static i64 FN(kc_block)(const FN(GemmKernel) *kr, i64 k) {
+    return FN(even_block)(k, kr->kc, 1);
 }
 
 /* Packing buffers for a product, in elements: one block each (even_block never exceeds the
@@ -150,7 +150,7 @@ static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, i64 m, i64 kc) {
 static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b_pack,
                             T *a_pack) {
     i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
-    i64 kc_block = FN(kc_block)(kr, g->m, g->k);
+    i64 kc_block = FN(kc_block)(kr, g->k);
     i64 mc_block = FN(even_block)(g->m, kr->mc, kr->mr);
     for (i64 jc = 0; jc < g->n; jc += nc_block) {
         i64 nc = g->n - jc < nc_block ? g->n - jc : nc_block;
@@ -183,7 +183,7 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
 /* Buffers from the caching allocator (no page faults after the first product), then the
  * five loops. */
 static void FN(gemm_with_buffers)(const FN(GemmKernel) *kr, const FN(Problem) *g) {
-    i64 kc = FN(kc_block)(kr, g->m, g->k);
+    i64 kc = FN(kc_block)(kr, g->k);
     T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, kc));
     T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, kc));
     FN(gemm_serial)(kr, g, b_pack, a_pack);
@@ -272,7 +272,7 @@ static int FN(share_b)(int t_m, i64 rows) {
  * out is summed over k in the same blocks and order as on one thread: the same bits. */
 static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
     i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
-    i64 kc_block = FN(kc_block)(kr, g->m, g->k);
+    i64 kc_block = FN(kc_block)(kr, g->k);
     i64 b_size = FN(b_pack_size)(kr, g->n, kc_block);
     int blocks = (int)(((g->n + nc_block - 1) / nc_block) * ((g->k + kc_block - 1) / kc_block));
     T *b_shared = NULL;                         /* the buffers all threads read, if any */
@@ -411,7 +411,7 @@ static void FN(gemm_batch)(const FN(GemmKernel) *kr, i64 batch, const i64 *a_bas
                            const i64 *b_base, const FN(Problem) *g, int threads) {
 #pragma omp parallel num_threads(threads)
     {
-        i64 kc = FN(kc_block)(kr, g->m, g->k);
+        i64 kc = FN(kc_block)(kr, g->k);
         T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, kc));
         T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, kc));
 #pragma omp for schedule(static)
