@@ -189,11 +189,12 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
 # ---------------------------------------------------------------------------------------
 # the parent: alternate the workers, then the tables
 
-def run_worker(library, threads, args, ladder=False):
-    # A TinyBLAS worker calls OpenBLAS only for the float64 reference of each case, so it gets
-    # one OpenBLAS thread: after a call OpenBLAS's idle threads spin (yielding) for tens of
-    # milliseconds, the whole of a training shape's 300 calls, on the cores that OpenMP's
-    # threads need (benchmarks/RESULTS.md, "The slow calls on 2 threads").
+def worker_env(library, threads, args):
+    """The environment of a worker process. A TinyBLAS worker calls OpenBLAS only for the
+    float64 reference of each case, so it gets one OpenBLAS thread: after a call OpenBLAS's
+    idle threads spin (yielding) for about 100 ms, the whole of a training shape's 300 calls,
+    on the cores that OpenMP's threads need (benchmarks/RESULTS.md, TinyBLAS, "the slow calls
+    on 2 threads were the harness")."""
     blas_threads = threads if library == "openblas" or args.blas_threads_in_ours else 1
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas_threads), TRACEGRAD_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
@@ -201,6 +202,11 @@ def run_worker(library, threads, args, ladder=False):
         if args.baseline:
             env["TRACEGRAD_BENCH_ROOT"] = str(Path(args.baseline).resolve())
         env.update(setting.split("=", 1) for setting in args.baseline_env)
+    return env
+
+
+def run_worker(library, threads, args, ladder=False):
+    env = worker_env(library, threads, args)
     command = [sys.executable, __file__, "--worker", "openblas" if library == "openblas" else "tinyblas",
                "--threads", str(threads), "--reps",
                str(args.reps), "--clock", args.clock] + (["--quick"] if args.quick else []) + (["--ladder"] if ladder else [])

@@ -10,6 +10,7 @@ import functools
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -405,3 +406,26 @@ def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):
     assert stage3_native.CpuBackend().matmul_variant == "tinyblas"
     monkeypatch.setenv("TRACEGRAD_BLAS", "blas")
     assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "tinyblas")
+
+
+def test_the_benchmark_keeps_openblas_threads_out_of_tinyblas_workers():
+    """benchmarks/gemm.py: a TinyBLAS worker's OpenBLAS (its float64 references only) runs on
+    one thread, or its idle threads spin on the cores TinyBLAS's threads need; OpenBLAS's
+    own worker gets the thread count measured; --tail reports the slowest calls."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import gemm as bench
+    finally:
+        sys.path.pop(0)
+    args = bench.argparse.Namespace(blas_threads_in_ours=False, baseline=None, baseline_env=["X=1"])
+    assert bench.worker_env("tinyblas", 2, args)["OPENBLAS_NUM_THREADS"] == "1"
+    assert bench.worker_env("baseline", 2, args)["OPENBLAS_NUM_THREADS"] == "1"
+    assert bench.worker_env("baseline", 2, args)["X"] == "1"
+    openblas = bench.worker_env("openblas", 2, args)
+    assert openblas["OPENBLAS_NUM_THREADS"] == "2" and openblas["OMP_NUM_THREADS"] == "2"
+    args.blas_threads_in_ours = True
+    assert bench.worker_env("tinyblas", 2, args)["OPENBLAS_NUM_THREADS"] == "2"
+    slow = [100.0] * 98 + [1.0, 2.0]                    # 2 of 100 calls stalled
+    table = bench.format_tail({"case": {"tinyblas": {"raw": slow}, "openblas": {"raw": [50.0] * 100}}})
+    row = table.splitlines()[1].split()
+    assert row[0] == "case" and float(row[2]) < 3 and float(row[1]) == 100.0 and row[-1] == "100"
