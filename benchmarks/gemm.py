@@ -21,7 +21,10 @@ neighbour slows both alike. Separate processes, because both libraries keep thei
 threads spinning for a while after a call (OpenMP's and OpenBLAS's pools): in one process
 the pool of whichever ran last would compete with the other for the two cores. Each
 process gets OPENBLAS_NUM_THREADS and TRACEGRAD_NUM_THREADS before numpy and the library
-load (OpenBLAS reads its variable only then).
+load (OpenBLAS reads its variable only then). A TinyBLAS process uses OpenBLAS only for the
+float64 reference of each case, on one thread: OpenBLAS's idle threads spin for tens of
+milliseconds after each call, on the cores TinyBLAS's threads need (--blas-threads-in-ours
+brings that back, to measure it). --tail adds the slowest calls (p10, p1 of GFLOPS).
 
 --clock cpu times one thread by its own CPU time (time.thread_time) instead of the wall
 clock: immune to the time slices other processes take on a shared machine, so the figures
@@ -44,7 +47,8 @@ of several settings of libgomp's waiting (GOMP_SPINCOUNT, OMP_WAIT_POLICY), each
 processes (libgomp reads them when it loads), the settings taking turns round by round.
 
     python benchmarks/gemm.py [--quick] [--rounds 3] [--reps 5] [--threads 1 2] [--clock wall|cpu]
-                              [--baseline DIR] [--baseline-env VAR=VALUE] [--wakeup]
+                              [--baseline DIR] [--baseline-env VAR=VALUE] [--wakeup] [--tail]
+                              [--blas-threads-in-ours]
 """
 import argparse
 import json
@@ -185,13 +189,24 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
 # ---------------------------------------------------------------------------------------
 # the parent: alternate the workers, then the tables
 
-def run_worker(library, threads, args, ladder=False):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), TRACEGRAD_NUM_THREADS=str(threads),
+def worker_env(library, threads, args):
+    """The environment of a worker process. A TinyBLAS worker calls OpenBLAS only for the
+    float64 reference of each case, so it gets one OpenBLAS thread: after a call OpenBLAS's
+    idle threads spin (yielding) for about 100 ms, the whole of a training shape's 300 calls,
+    on the cores that OpenMP's threads need (benchmarks/RESULTS.md, TinyBLAS, "the slow calls
+    on 2 threads were the harness")."""
+    blas_threads = threads if library == "openblas" or args.blas_threads_in_ours else 1
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas_threads), TRACEGRAD_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
     if library == "baseline":                   # the same worker on the other checkout
         if args.baseline:
             env["TRACEGRAD_BENCH_ROOT"] = str(Path(args.baseline).resolve())
         env.update(setting.split("=", 1) for setting in args.baseline_env)
+    return env
+
+
+def run_worker(library, threads, args, ladder=False):
+    env = worker_env(library, threads, args)
     command = [sys.executable, __file__, "--worker", "openblas" if library == "openblas" else "tinyblas",
                "--threads", str(threads), "--reps",
                str(args.reps), "--clock", args.clock] + (["--quick"] if args.quick else []) + (["--ladder"] if ladder else [])
@@ -266,6 +281,20 @@ def format_comparison(title, merged):
     return "\n".join(lines)
 
 
+def format_tail(merged):
+    """The slow calls behind a low throughput: the GFLOPS that 10% and 1% of the raw calls
+    fall below (p10, p1), and how many calls there were."""
+    lines = [f"  {'slowest calls, GFLOPS':<24}{'TinyBLAS p10':>14}{'p1':>8}{'OpenBLAS p10':>14}{'p1':>8}{'calls':>8}"]
+    for case, by_library in merged.items():
+        cells = []
+        for library in ("tinyblas", "openblas"):
+            samples = by_library[library]["raw"]
+            cuts = statistics.quantiles(samples, n=100) if len(samples) > 1 else samples * 99
+            cells.append(f"{cuts[9]:14.1f}{cuts[0]:8.1f}")
+        lines.append(f"  {case:<24}" + "".join(cells) + f"{len(by_library['tinyblas']['raw']):8d}")
+    return "\n".join(lines)
+
+
 def format_report(by_threads, extras, args):
     clock = "CPU time of the thread" if args.clock == "cpu" else "wall clock"
     lines = [f"TinyBLAS micro-kernel: {extras['kernel']}; {platform.machine()}, {os.cpu_count()} cpus; "
@@ -279,6 +308,8 @@ def format_report(by_threads, extras, args):
     for threads, merged in by_threads.items():
         plural = "s" if threads > 1 else ""
         lines.append(format_comparison(f"(b, c) float32 on {threads} thread{plural}: GFLOPS", merged))
+        if args.tail:
+            lines.append(format_tail(merged))
         if extras["peak"]:
             big = [case for case in merged if case.startswith("n=")][-1]
             share = {lib_: statistics.median(merged[big][lib_]["raw"]) / (extras["peak"] * threads)
@@ -347,6 +378,9 @@ def main(argv=None):
     parser.add_argument("--baseline-env", metavar="VAR=VALUE", action="append", default=[],
                         help="an environment variable for the baseline's processes only")
     parser.add_argument("--no-ladder", action="store_true", help="leave out (a), the variants' ladder")
+    parser.add_argument("--blas-threads-in-ours", action="store_true",
+                        help="give TinyBLAS's workers OpenBLAS's thread count too (the old harness)")
+    parser.add_argument("--tail", action="store_true", help="also the slowest calls: p10 and p1 of GFLOPS")
     parser.add_argument("--wakeup", action="store_true", help="the cost of a parallel region instead")
     parser.add_argument("--worker", choices=("tinyblas", "openblas"), help=argparse.SUPPRESS)
     parser.add_argument("--wakeup-worker", action="store_true", help=argparse.SUPPRESS)

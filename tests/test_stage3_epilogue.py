@@ -191,15 +191,18 @@ def test_broadcast_operands_and_several_passes_over_k():
     same_bits(got, read(want, m * n, dtype), "(x @ W) * row - col * 0.5")
 
 
-@pytest.mark.parametrize("shape", ["several_blocks", "several_passes"])
+@pytest.mark.parametrize("shape", ["several_blocks", "several_passes", "turned"])
 def test_every_element_is_in_exactly_one_final_block(shape, gemm_kernel, two_threads):
     """The C interface alone, with a Python callback, on every micro-kernel this CPU runs:
     the blocks cover the product once, none is larger than the kernel's cache blocks (so
     the big product has several: more rows than two of them hold), and each is final when
-    its call comes (k past KC: after the last of several passes)."""
+    its call comes (k past KC: after the last of several passes; a turned product: after
+    its transpose)."""
     dtype, d = "float32", dtypes.float32
     blocking = cpu.gemm_blocking(d)
-    m, n, k = (*several_blocks(), 64) if shape == "several_blocks" else (40, 72, blocking["kc"] + 44)
+    m, n, k = {"several_blocks": (*several_blocks(), 64), "several_passes": (40, 72, blocking["kc"] + 44),
+               # few columns: computed turned, then transposed into out in bands of rows
+               "turned": (3 * blocking["mc"] + 5, blocking["nr"] + 1, 30)}[shape]
     x, w = matrix(dtype, m, k, 18), matrix(dtype, k, n, 19)
     final = read(BE.matmul(x, w, d), m * n, dtype).reshape(m, n)
     product = cpu.allocate(m * n, d)

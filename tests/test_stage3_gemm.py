@@ -10,6 +10,7 @@ import functools
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,6 +191,54 @@ def test_partition_edge_shapes(gemm_kernel, threads, dtype_name, layouts, monkey
         assert_within(out, want, bound)
 
 
+def turns(m, n, k, nr):
+    """Whether TinyBLAS computes an m x n x k product turned (gemm_t.h, turning_pays): the
+    columns' padding to whole micro-panels costs more than the rows' plus a transpose."""
+    padded = m * (-(-n // nr) * nr) * k
+    turned = n * (-(-m // nr) * nr) * k
+    return turned + 8 * m * n < padded
+
+
+def turned_shapes(dtype):
+    """Few columns, many rows, for the kernel in use: n just past a micro-panel, or a few
+    columns, or one; over one pass of k and several (k past KC). TinyBLAS runs each turned,
+    out^T = b^T @ a^T into a scratch block, then a transpose into out."""
+    blocks = cpu_backend.gemm_blocking(dtype)
+    nr, mc, kc = blocks["nr"], blocks["mc"], blocks["kc"]
+    return [(2 * mc + 3 * nr, nr + 1, 40), (3 * nr, 3, kc + 9), (97, 1, 50),
+            (4 * nr + 5, 2 * nr + 3, 2 * kc + 7)]
+
+
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("transposed", "transposed"),
+                                     ("strided", "transposed")], ids="-".join)
+@pytest.mark.parametrize("dtype_name", DTYPES)
+def test_narrow_products_run_turned(gemm_kernel, threads, dtype_name, layouts, monkeypatch):
+    """The turned path with a bias (the scratch block's rows, added on the first pass over
+    k), on every micro-kernel, 1, 2 and 3 threads, any strides: within the float bound."""
+    use_variant(monkeypatch, "tinyblas")
+    dtype, np_dtype = DTYPES[dtype_name]
+    nr = cpu_backend.gemm_blocking(dtype)["nr"]
+    for m, n, k in turned_shapes(dtype):
+        assert turns(m, n, k, nr), (m, n, k)
+        a, b, bias, want, bound = product_case(m, n, k, dtype_name, True)
+        ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
+        assert_within(matmul_with_bias(ta, tb, tg.from_numpy(bias, device="cpu"), dtype), want, bound)
+        assert_within((ta @ tb).numpy(), *reference(a, b))
+
+
+@pytest.mark.parametrize("layouts", [("contiguous", "contiguous"), ("contiguous", "transposed"),
+                                     ("transposed", "transposed")], ids="-".join)
+def test_rows_a_power_of_two_apart(gemm_kernel, threads, layouts, monkeypatch):
+    """Operands whose rows are a multiple of 1 KiB apart (k = 256, 512, 1024 floats): the
+    SIMD packer transposes them 8 lanes at a time along k instead of all lanes step by step
+    (gemm_kernels.c), with the edge lanes, the last k % 8 steps and every panel width."""
+    use_variant(monkeypatch, "tinyblas")
+    for m, n, k in [(37, 45, 256), (70, 40, 512), (29, 100, 1024), (3, 33, 512)]:
+        a, b, bias, want, bound = product_case(m, n, k, "float32", True)
+        ta, tb = on_cpu(a, layouts[0]), on_cpu(b, layouts[1])
+        assert_within(matmul_with_bias(ta, tb, tg.from_numpy(bias, device="cpu"), tg.float32), want, bound)
+
+
 def test_every_thread_count_gives_the_same_bits_as_one(gemm_kernel, monkeypatch):
     """Each output element is summed in the same order whatever the split between threads:
     any difference would be a race (a B panel read before it is packed, or packed over
@@ -198,7 +247,8 @@ def test_every_thread_count_gives_the_same_bits_as_one(gemm_kernel, monkeypatch)
     rng = np.random.default_rng(3)
     before = stage3_native.get_num_threads()
     try:
-        for m, n, k in [(301, 77, 300), (32, 4100, 40), (4, 100, 3)] + partition_shapes(tg.float32):
+        for m, n, k in ([(301, 77, 300), (32, 4100, 40), (4, 100, 3)] + partition_shapes(tg.float32)
+                        + turned_shapes(tg.float32)):
             a, b = operands(rng, m, n, k, np.float32)
             ta, tb = on_cpu(a, "contiguous"), on_cpu(b, "transposed")
             results = []
@@ -356,3 +406,26 @@ def test_tinyblas_is_the_default_and_the_system_blas_is_opt_in(monkeypatch):
     assert stage3_native.CpuBackend().matmul_variant == "tinyblas"
     monkeypatch.setenv("TRACEGRAD_BLAS", "blas")
     assert stage3_native.CpuBackend().matmul_variant == ("blas" if HAS_CBLAS else "tinyblas")
+
+
+def test_the_benchmark_keeps_openblas_threads_out_of_tinyblas_workers():
+    """benchmarks/gemm.py: a TinyBLAS worker's OpenBLAS (its float64 references only) runs on
+    one thread, or its idle threads spin on the cores TinyBLAS's threads need; OpenBLAS's
+    own worker gets the thread count measured; --tail reports the slowest calls."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import gemm as bench
+    finally:
+        sys.path.pop(0)
+    args = bench.argparse.Namespace(blas_threads_in_ours=False, baseline=None, baseline_env=["X=1"])
+    assert bench.worker_env("tinyblas", 2, args)["OPENBLAS_NUM_THREADS"] == "1"
+    assert bench.worker_env("baseline", 2, args)["OPENBLAS_NUM_THREADS"] == "1"
+    assert bench.worker_env("baseline", 2, args)["X"] == "1"
+    openblas = bench.worker_env("openblas", 2, args)
+    assert openblas["OPENBLAS_NUM_THREADS"] == "2" and openblas["OMP_NUM_THREADS"] == "2"
+    args.blas_threads_in_ours = True
+    assert bench.worker_env("tinyblas", 2, args)["OPENBLAS_NUM_THREADS"] == "2"
+    slow = [100.0] * 98 + [1.0, 2.0]                    # 2 of 100 calls stalled
+    table = bench.format_tail({"case": {"tinyblas": {"raw": slow}, "openblas": {"raw": [50.0] * 100}}})
+    row = table.splitlines()[1].split()
+    assert row[0] == "case" and float(row[2]) < 3 and float(row[1]) == 100.0 and row[-1] == "100"

@@ -132,6 +132,27 @@ AVX2_TARGET static inline __m256i first_lanes(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* Lanes [bottom, top + 8) of a panel (top, bottom multiples of 8), packed from lanes
+ * contiguous along k (s_step = 1): 8 steps x 8 lanes at a time, transposed in registers;
+ * lane groups from the highest down (see above). */
+AVX2_TARGET static inline __attribute__((always_inline)) void transpose_lanes(
+        int top, int bottom, int width, int lanes, i64 kc, const float *x, i64 s_lane,
+        float *dst) {
+    i64 p = 0;
+    for (; p + 8 <= kc; p += 8)
+        for (int l0 = top; l0 >= bottom; l0 -= 8) {
+            __m256 v[8];
+            for (int i = 0; i < 8; i++)
+                v[i] = l0 + i < lanes ? _mm256_loadu_ps(x + (l0 + i) * s_lane + p)
+                                      : _mm256_setzero_ps();
+            transpose_8x8(v);
+            for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (p + i) * width + l0, v[i]);
+        }
+    for (; p < kc; p++)                                 /* the last kc % 8 steps */
+        for (int l = bottom; l < top + 8 && l < width; l++)
+            dst[p * width + l] = l < lanes ? x[l * s_lane + p] : 0;
+}
+
 /* The packer's body, for a width and a count of lanes that are constants where it is
  * inlined (always_inline), so its loops unroll and its lane checks disappear. */
 AVX2_TARGET static inline __attribute__((always_inline)) int pack_f32(
@@ -148,18 +169,16 @@ AVX2_TARGET static inline __attribute__((always_inline)) int pack_f32(
         return 1;
     }
     if (s_step == 1) {                                  /* transpose 8 steps x 8 lanes */
-        i64 p = 0;
-        for (; p + 8 <= kc; p += 8)
-            for (int l0 = (width - 1) / 8 * 8; l0 >= 0; l0 -= 8) {
-                __m256 v[8];
-                for (int i = 0; i < 8; i++)
-                    v[i] = l0 + i < lanes ? _mm256_loadu_ps(x + (l0 + i) * s_lane + p)
-                                          : _mm256_setzero_ps();
-                transpose_8x8(v);
-                for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (p + i) * width + l0, v[i]);
-            }
-        for (; p < kc; p++)                             /* the last kc % 8 steps */
-            for (int l = 0; l < width; l++) dst[p * width + l] = l < lanes ? x[l * s_lane + p] : 0;
+        /* Rows of x a multiple of 1 KiB apart (a 512-wide operand: 2 KiB) fall into the
+         * same few sets of L1 (64 sets of 8 lines; 2 KiB apart: 2 of them, 16 lines), fewer
+         * than a panel's 14 or 32 rows read in step need: then 8 lanes at a time along the
+         * whole of k, 8 rows read at once. Otherwise all the lanes step by step, which
+         * writes the panel in order. */
+        if ((s_lane * (i64)sizeof(float)) % 1024 == 0)
+#pragma GCC unroll 4
+            for (int l0 = (width - 1) / 8 * 8; l0 >= 0; l0 -= 8)
+                transpose_lanes(l0, l0, width, lanes, kc, x, s_lane, dst);
+        else transpose_lanes((width - 1) / 8 * 8, 0, width, lanes, kc, x, s_lane, dst);
         return 1;
     }
     return 0;
@@ -179,19 +198,19 @@ AVX2_TARGET static int avx2_pack_f32(int width, int lanes, i64 kc, const float *
 #endif
 
 /* Each kernel with its block sizes (why these: the comment at the top of gemm.c).
- *                          name     mr  nr   mc   kc    nc   micro-kernels (tile, rows)  packing */
+ *                          name     mr  nr   mc    kc    nc  micro-kernels (tile, rows)  packing */
 static const GemmKernel_f32 KERNELS_F32[N_KINDS] = {
-    [GENERIC] = {"generic",  4,  8, 128, 256, 4096, generic_kernel_f32, NULL, NULL},
+    [GENERIC] = {"generic",  4,  8, 128,  256, 4096, generic_kernel_f32, NULL, NULL},
 #ifdef TG_GEMM_X86
-    [AVX2]    = {"avx2",     6, 16, 144, 256, 4096, avx2_kernel_f32, avx2_kernel_f32_rows, avx2_pack_f32},
-    [AVX512]  = {"avx512",  14, 32, 336, 192, 4096, avx512_kernel_f32, avx512_kernel_f32_rows, avx2_pack_f32},
+    [AVX2]    = {"avx2",     6, 16, 144,  256, 4096, avx2_kernel_f32, avx2_kernel_f32_rows, avx2_pack_f32},
+    [AVX512]  = {"avx512",  14, 32, 168, 1024, 2048, avx512_kernel_f32, avx512_kernel_f32_rows, avx2_pack_f32},
 #endif
 };
 static const GemmKernel_f64 KERNELS_F64[N_KINDS] = {
-    [GENERIC] = {"generic",  4,  8,  96, 256, 2048, generic_kernel_f64, NULL, NULL},
+    [GENERIC] = {"generic",  4,  8,  96,  256, 2048, generic_kernel_f64, NULL, NULL},
 #ifdef TG_GEMM_X86
-    [AVX2]    = {"avx2",     6,  8,  96, 256, 2048, avx2_kernel_f64, avx2_kernel_f64_rows, NULL},
-    [AVX512]  = {"avx512",  14, 16, 168, 192, 2048, avx512_kernel_f64, avx512_kernel_f64_rows, NULL},
+    [AVX2]    = {"avx2",     6,  8,  96,  256, 2048, avx2_kernel_f64, avx2_kernel_f64_rows, NULL},
+    [AVX512]  = {"avx512",  14, 16, 168,  192, 2048, avx512_kernel_f64, avx512_kernel_f64_rows, NULL},
 #endif
 };
 

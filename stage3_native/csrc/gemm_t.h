@@ -15,6 +15,7 @@ typedef struct {
      * threads call it at once on blocks of their own */
     tg_epilogue epilogue;
     void *ctx;
+    int add_to_out;             /* the first pass over k adds to out's values (else stores) */
 } FN(Problem);
 
 /* ---- packing ------------------------------------------------------------------------
@@ -96,6 +97,24 @@ static void FN(macro_kernel)(const FN(GemmKernel) *kr, i64 mc, i64 nc, i64 kc, c
     }
 }
 
+/* One pass over k (depth kc from pc) of the rows [i0, i0 + m) that fit in one block, their
+ * A block packed in a_pack, against the columns [j0, j0 + n): each B micro-panel packed just
+ * before the micro-kernels read it, into the start of b_pack, so that it is in L1 when they
+ * do. With one block of rows nothing else reads a packed B panel: packing the whole B block
+ * ahead would only send it to L3 and back when it outgrows L2 (a 64 x 3136 convolution's
+ * 3136 x kc block, or a turned product's). */
+static void FN(panels_as_read)(const FN(GemmKernel) *kr, const FN(Problem) *g, i64 i0, i64 m,
+                               i64 j0, i64 n, i64 pc, i64 kc, const T *a_pack, T *b_pack) {
+    int first = pc == 0;
+    for (i64 jr = 0; jr < n; jr += kr->nr) {
+        i64 cols = n - jr < kr->nr ? n - jr : kr->nr;
+        FN(pack_panels)(kr, kr->nr, 0, 1, cols, kc, g->b + pc * g->sb_p + (j0 + jr) * g->sb_j,
+                        g->sb_p, g->sb_j, b_pack);
+        FN(macro_kernel)(kr, m, cols, kc, a_pack, b_pack, g->out + i0 * g->ldc + j0 + jr, g->ldc,
+                         first && g->bias ? g->bias + j0 + jr : NULL, !first || g->add_to_out);
+    }
+}
+
 /* ---- the five loops, on one thread ----------------------------------------------------- */
 
 /* The block size for cutting `size` into equal blocks of at most `most` (a multiple of
@@ -106,15 +125,22 @@ static i64 FN(even_block)(i64 size, i64 most, int unit) {
     return (block + unit - 1) / unit * unit;
 }
 
+/* The depth of each pass over k: k cut into equal blocks of at most the kernel's kc, the
+ * same whatever the thread count (every thread count sums over k in the same blocks: the
+ * same bits). */
+static i64 FN(kc_block)(const FN(GemmKernel) *kr, i64 k) {
+    return FN(even_block)(k, kr->kc, 1);
+}
+
 /* Packing buffers for a product, in elements: one block each (even_block never exceeds the
- * kernel's sizes), plus the slack SIMD packers may write into (gemm.h). */
-static i64 FN(b_pack_size)(const FN(GemmKernel) *kr, i64 n, i64 k) {
-    i64 nc = n < kr->nc ? n : kr->nc, kc = k < kr->kc ? k : kr->kc;
+ * kernel's sizes; kc is kc_block's), plus the slack SIMD packers may write into (gemm.h). */
+static i64 FN(b_pack_size)(const FN(GemmKernel) *kr, i64 n, i64 kc) {
+    i64 nc = n < kr->nc ? n : kr->nc;
     return (nc + kr->nr - 1) / kr->nr * kr->nr * kc + TG_GEMM_PACK_SLACK;
 }
 
-static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, i64 m, i64 k) {
-    i64 mc = m < kr->mc ? m : kr->mc, kc = k < kr->kc ? k : kr->kc;
+static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, i64 m, i64 kc) {
+    i64 mc = m < kr->mc ? m : kr->mc;
     return (mc + kr->mr - 1) / kr->mr * kr->mr * kc + TG_GEMM_PACK_SLACK;
 }
 
@@ -124,7 +150,7 @@ static i64 FN(a_pack_size)(const FN(GemmKernel) *kr, i64 m, i64 k) {
 static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b_pack,
                             T *a_pack) {
     i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
-    i64 kc_block = FN(even_block)(g->k, kr->kc, 1);
+    i64 kc_block = FN(kc_block)(kr, g->k);
     i64 mc_block = FN(even_block)(g->m, kr->mc, kr->mr);
     for (i64 jc = 0; jc < g->n; jc += nc_block) {
         i64 nc = g->n - jc < nc_block ? g->n - jc : nc_block;
@@ -132,6 +158,13 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
             i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
             int first = pc == 0;                /* first pass over k: store, add the bias */
             int last = pc + kc == g->k;         /* last pass: the block is final */
+            if (g->m <= mc_block) {             /* one block of rows: B packed as read */
+                FN(pack_panels)(kr, kr->mr, 0, (g->m + kr->mr - 1) / kr->mr, g->m, kc,
+                                g->a + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
+                FN(panels_as_read)(kr, g, 0, g->m, jc, nc, pc, kc, a_pack, b_pack);
+                if (last && g->epilogue) g->epilogue(g->ctx, 0, g->m, jc, nc);
+                continue;
+            }
             FN(pack_panels)(kr, kr->nr, 0, (nc + kr->nr - 1) / kr->nr, nc, kc,
                             g->b + pc * g->sb_p + jc * g->sb_j, g->sb_p, g->sb_j, b_pack);
             for (i64 ic = 0; ic < g->m; ic += mc_block) {
@@ -139,7 +172,8 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
                 FN(pack_panels)(kr, kr->mr, 0, (mc + kr->mr - 1) / kr->mr, mc, kc,
                                 g->a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
                 FN(macro_kernel)(kr, mc, nc, kc, a_pack, b_pack, g->out + ic * g->ldc + jc,
-                                 g->ldc, first && g->bias ? g->bias + jc : NULL, !first);
+                                 g->ldc, first && g->bias ? g->bias + jc : NULL,
+                                 !first || g->add_to_out);
                 if (last && g->epilogue) g->epilogue(g->ctx, ic, mc, jc, nc);
             }
         }
@@ -149,8 +183,9 @@ static void FN(gemm_serial)(const FN(GemmKernel) *kr, const FN(Problem) *g, T *b
 /* Buffers from the caching allocator (no page faults after the first product), then the
  * five loops. */
 static void FN(gemm_with_buffers)(const FN(GemmKernel) *kr, const FN(Problem) *g) {
-    T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, g->k));
-    T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, g->k));
+    i64 kc = FN(kc_block)(kr, g->k);
+    T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, kc));
+    T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, kc));
     FN(gemm_serial)(kr, g, b_pack, a_pack);
     tg_free(a_pack);
     tg_free(b_pack);
@@ -237,8 +272,8 @@ static int FN(share_b)(int t_m, i64 rows) {
  * out is summed over k in the same blocks and order as on one thread: the same bits. */
 static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
     i64 nc_block = FN(even_block)(g->n, kr->nc, kr->nr);
-    i64 kc_block = FN(even_block)(g->k, kr->kc, 1);
-    i64 b_size = FN(b_pack_size)(kr, g->n, g->k);
+    i64 kc_block = FN(kc_block)(kr, g->k);
+    i64 b_size = FN(b_pack_size)(kr, g->n, kc_block);
     int blocks = (int)(((g->n + nc_block - 1) / nc_block) * ((g->k + kc_block - 1) / kc_block));
     T *b_shared = NULL;                         /* the buffers all threads read, if any */
 #pragma omp parallel num_threads(threads)
@@ -258,7 +293,7 @@ static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
         }
         i64 m_own = rows.hi - rows.lo;
         i64 mc_block = m_own > 0 ? FN(even_block)(m_own, kr->mc, kr->mr) : 1;
-        T *a_pack = m_own > 0 ? tg_alloc(sizeof(T) * FN(a_pack_size)(kr, m_own, g->k)) : NULL;
+        T *a_pack = m_own > 0 ? tg_alloc(sizeof(T) * FN(a_pack_size)(kr, m_own, kc_block)) : NULL;
         const T *a = g->a + rows.lo * g->sa_i;
         int block = 0;
         for (i64 jc = 0; jc < g->n; jc += nc_block) {
@@ -270,6 +305,14 @@ static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
             for (i64 pc = 0; pc < g->k; pc += kc_block, block++) {
                 i64 kc = g->k - pc < kc_block ? g->k - pc : kc_block;
                 int first = pc == 0, last = pc + kc == g->k;
+                if (!shared && m_own > 0 && m_own <= mc_block && cols > 0) {
+                    /* its rows in one block, its own panels: B packed as read */
+                    FN(pack_panels)(kr, kr->mr, 0, (m_own + kr->mr - 1) / kr->mr, m_own, kc,
+                                    a + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
+                    FN(panels_as_read)(kr, g, rows.lo, m_own, jc + j0, cols, pc, kc, a_pack, b_own);
+                    if (last && g->epilogue) g->epilogue(g->ctx, rows.lo, m_own, jc + j0, cols);
+                    continue;
+                }
                 /* the block's panel 0 (shared), or the thread's first (its own buffer) */
                 T *b_pack = shared ? b_shared + (block % 2) * b_size : b_own;
                 FN(pack_panels)(kr, kr->nr, packs.lo, packs.hi, nc, kc,
@@ -285,7 +328,8 @@ static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
                                     a + ic * g->sa_i + pc * g->sa_p, g->sa_p, g->sa_i, a_pack);
                     FN(macro_kernel)(kr, mc, cols, kc, a_pack, b_mine,
                                      g->out + (rows.lo + ic) * g->ldc + jc + j0, g->ldc,
-                                     first && g->bias ? g->bias + jc + j0 : NULL, !first);
+                                     first && g->bias ? g->bias + jc + j0 : NULL,
+                                     !first || g->add_to_out);
                     if (last && g->epilogue) g->epilogue(g->ctx, rows.lo + ic, mc, jc + j0, cols);
                 }
             }
@@ -294,6 +338,59 @@ static void FN(gemm_shared)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
         if (b_own) tg_free(b_own);
     }
     if (b_shared) tg_free(b_shared);
+}
+
+/* ---- narrow products, computed turned ----------------------------------------------
+ * Columns come in whole vectors: n = 49 (ResNet's last stage, 2048 x 512 @ 512 x 49) runs
+ * as 64 columns on the avx512 kernel, a quarter of the multiply-adds on padding. Rows cost
+ * no padding (a bottom-edge tile computes just its rows: run_rows). So where the padding
+ * costs more than a transpose, the product runs turned, out^T = b^T @ a^T, into a scratch
+ * n x m block (the same loops and threads, with the operands' strides swapped), which is
+ * then transposed into out. A bias becomes the scratch block's rows, which the first pass
+ * over k adds to (add_to_out): the kernel's own bias is the same one addition. */
+static int FN(turning_pays)(const FN(GemmKernel) *kr, i64 m, i64 n, i64 k) {
+    double padded = (double)m * (double)((n + kr->nr - 1) / kr->nr * kr->nr) * (double)k;
+    double turned = (double)n * (double)((m + kr->nr - 1) / kr->nr * kr->nr) * (double)k;
+    return turned + 2 * PACK_COST * (double)m * (double)n < padded;
+}
+
+/* out[i, j] = t[j * m + i] (out's rows ldc apart), in bands of 16 rows of out: for each
+ * column j the band's 16 values are one cache line of t, read once. (t's rows are m apart,
+ * often a power of two: walking several of them at once would keep missing in L1, as in
+ * the packer, gemm_kernels.c.) The band's lines of out stay in L1 while its columns fill
+ * in. The bands are shared among the threads; each is final once written, and the
+ * epilogue, if any, runs on it then, on that thread. */
+static void FN(untranspose)(const FN(Problem) *g, const T *t, int threads) {
+    i64 m = g->m, n = g->n;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (i64 i0 = 0; i0 < m; i0 += 16) {
+        i64 i1 = m - i0 < 16 ? m : i0 + 16;
+        for (i64 j = 0; j < n; j++)
+            for (i64 i = i0; i < i1; i++) g->out[i * g->ldc + j] = t[j * m + i];
+        if (g->epilogue) g->epilogue(g->ctx, i0, i1 - i0, 0, n);
+    }
+}
+
+/* One product turned (above); its epilogue, if any, on bands of out's rows (untranspose). */
+static void FN(gemm_turned)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
+    T *t = tg_alloc(sizeof(T) * (size_t)(g->m * g->n));
+    if (g->bias)
+        for (i64 j = 0; j < g->n; j++)
+            for (i64 i = 0; i < g->m; i++) t[j * g->m + i] = g->bias[j];
+    FN(Problem) turned = {g->n, g->m, g->k, g->b, g->sb_j, g->sb_p, g->a, g->sa_p, g->sa_i,
+                          NULL, t, g->m, NULL, NULL, g->bias != NULL};
+    if (threads > 1) FN(gemm_shared)(kr, &turned, threads);
+    else FN(gemm_with_buffers)(kr, &turned);
+    FN(untranspose)(g, t, threads);
+    tg_free(t);
+}
+
+/* One product on `threads` threads: turned where that pays, else the five loops on one
+ * thread or the threads' grid (gemm_shared). */
+static void FN(gemm_one)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
+    if (FN(turning_pays)(kr, g->m, g->n, g->k)) FN(gemm_turned)(kr, g, threads);
+    else if (threads > 1) FN(gemm_shared)(kr, g, threads);
+    else FN(gemm_with_buffers)(kr, g);
 }
 
 /* out = bias on every row (or zeros): the product when k is 0. */
@@ -314,8 +411,9 @@ static void FN(gemm_batch)(const FN(GemmKernel) *kr, i64 batch, const i64 *a_bas
                            const i64 *b_base, const FN(Problem) *g, int threads) {
 #pragma omp parallel num_threads(threads)
     {
-        T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, g->k));
-        T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, g->k));
+        i64 kc = FN(kc_block)(kr, g->k);
+        T *b_pack = tg_alloc(sizeof(T) * FN(b_pack_size)(kr, g->n, kc));
+        T *a_pack = tg_alloc(sizeof(T) * FN(a_pack_size)(kr, g->m, kc));
 #pragma omp for schedule(static)
         for (i64 t = 0; t < batch; t++) {
             FN(Problem) one = *g;
@@ -331,6 +429,8 @@ static void FN(gemm_batch)(const FN(GemmKernel) *kr, i64 batch, const i64 *a_bas
 
 /* ---- the dispatch: how a product runs, decided here and nowhere else ------------------
  *   k == 0                          the bias rows (no product)
+ *   few columns, many rows          turned (gemm_turned: out^T = b^T @ a^T, then a
+ *                                   transpose), where turning_pays; then as below
  *   one thread, or a small product  the five loops on the calling thread: below
  *                                   GEMM_PARALLEL_MIN, waking a thread costs more than it
  *                                   saves
@@ -360,8 +460,7 @@ void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, 
         one.a = a + a_base[t];
         one.b = b + b_base[t];
         one.out = out + t * m * n;
-        if (threads > 1) FN(gemm_shared)(kr, &one, threads);
-        else FN(gemm_with_buffers)(kr, &one);
+        FN(gemm_one)(kr, &one, threads);
     }
 }
 
@@ -379,6 +478,5 @@ void FN(tg_matmul_epilogue)(i64 m, i64 n, i64 k, const T *a, i64 sa_i, i64 sa_p,
     }
     const FN(GemmKernel) *kr = FN(tg_gemm_kernel)();
     FN(Problem) g = {m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out, n, epilogue, ctx};
-    if (FN(threads_for)((double)m * n * k) > 1) FN(gemm_shared)(kr, &g, tg_thread_count());
-    else FN(gemm_with_buffers)(kr, &g);
+    FN(gemm_one)(kr, &g, FN(threads_for)((double)m * n * k));
 }
