@@ -585,8 +585,7 @@ def row_invariant(leaf, step):
 
 
 def rows_entry(name, operands, out_dtypes, n_zeros, kept_shape, m):
-    """The head of a row kernel's entry function, shared by generate_reduce and rows.py: the
-    signature, operand and output pointers, the opaque zeros, and the loop over rows o
+    """The head of generate_reduce's entry function: the signature, operand and output pointers, the opaque zeros, and the loop over rows o
     (OpenMP threads take whole rows) down to pos[k], operand k's first element of row o.
     The caller writes the loop's body and closes the loop and the function."""
     n_rows = numel(kept_shape)
@@ -596,17 +595,19 @@ def rows_entry(name, operands, out_dtypes, n_zeros, kept_shape, m):
                f"    for (i64 o = 0; o < {n_rows}; o++) {{"] + position)
 
 
-def row_positions(kept_shape, operands, indent="        "):
+def row_positions(kept_shape, operands, indent="        ", declare=True):
     """The statements that set pos[k], operand k's first element of row o (kept dims of any
     strides, unravelled from o), inside a loop over o; the static tables they read go before
-    the loop (returned first)."""
+    the loop (returned first). With ``declare``, they declare pos, zeroed; without, they add
+    to a zeroed pos the caller passes."""
     nk = len(kept_shape)
     tables = []
     if nk:
         tables.append(f"    static const i64 shape[{nk}] = {c_array(kept_shape)};")
         for k, o in enumerate(operands):
             tables.append(f"    static const i64 stride{k}[{nk}] = {c_array(o.strides[:nk])};")
-    lines = [f"i64 pos[{max(len(operands), 1)}] = {{0}}, rest = o;    /* each operand's first element of row o */"]
+    lines = [f"i64 pos[{max(len(operands), 1)}] = {{0}}, rest = o;    /* each operand's first element of row o */"
+             if declare else "i64 rest = o;"]
     if nk:
         lines.append(f"for (int d = {nk - 1}; d >= 0; d--) {{")
         lines.append("    i64 id = rest % shape[d];")

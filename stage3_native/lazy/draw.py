@@ -20,7 +20,6 @@ and stage1_scalargrad.viz.save(graph, path) writes an .svg or .png.
 """
 from stage1_scalargrad.viz import digraph, escape
 
-from .graph import buffers_in
 from .show import _node_of
 
 STAGES = ("recorded", "canonical", "dead", "fused")
@@ -38,7 +37,7 @@ class Snapshot:
 def snapshot(*tensors):
     from .realize import needed
     nodes = needed([_node_of(t) for t in tensors])
-    return Snapshot(nodes, [(b.node, n) for n in nodes for b in buffers_in(n.args)])
+    return Snapshot(nodes, [(p, n) for n in nodes for p in n.inputs()])
 
 
 def roots(*tensors):
@@ -68,7 +67,7 @@ def draw(plan, stage="fused", before=None):
     def inputs(node):       # as recorded, or as the passes left them
         if stage == "recorded" or node.args is None:
             return recorded_edges.get(id(node), [])
-        return [b.node for b in buffers_in(node.args)]
+        return node.inputs()
 
     shown = [n for n in nodes if not (stage == "fused" and id(n) in dead)]
     g = digraph("TB", fontsize=10)

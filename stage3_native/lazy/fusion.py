@@ -25,7 +25,6 @@ runs eagerly, device "cpu"'s contiguous with its F16C / AVX-512 BF16 conversion.
 from stage2_tensor.strides import is_contiguous, make_strides, numel, view_strides
 
 
-
 class Group:
     """Nodes computed by one fused kernel of ``kind``, over one iteration space ``shape``,
     in an order they can run in. ``row``: the row length its reductions share (row kernels)."""

@@ -136,11 +136,6 @@ def views_in(args):
     return out
 
 
-def buffers_in(args):
-    """The LazyBuffers in a call's arguments (views_in's buffers)."""
-    return [v.buffer for v in views_in(args)]
-
-
 def recent_readers(buffer):
     """The nodes not run yet that read ``buffer`` (the same output of the same node), in
     recorded order, found in RECENT (pending ones, and any a failed kernel left unrun); None

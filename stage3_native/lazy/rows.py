@@ -212,16 +212,14 @@ def generate_rows(spec, name):
         lines.append("")
 
     out_dtypes = [e.dtype for e in outputs] + [reductions[s].dtype for s in stored]
-    tables, position = row_positions(kept_shape, operands, "    ")
+    tables, position = row_positions(kept_shape, operands, "    ", declare=False)
     n_pos = max(len(operands), 1)
     lines.append("/* pos[k]: operand k's first element of row o */")
     lines.append(f"TG_INLINE void {name}_pos(i64 o, i64 *pos) {{")
     if len(kept_shape) == 1:        # one kept dim: no unravelling
         lines += [f"    pos[{k}] = o * {o.strides[0]};" for k, o in enumerate(operands)]
     else:
-        lines += tables
-        lines += [line.replace(f"i64 pos[{n_pos}] = {{0}}, rest = o;", "i64 rest = o;")
-                  for line in position]
+        lines += tables + position
     lines.append("}")
     lines.append("")
 

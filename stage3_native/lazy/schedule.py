@@ -17,7 +17,6 @@ import heapq
 from stage2_tensor.strides import numel
 
 
-
 def nodes_of(step):
     return step.nodes if hasattr(step, "nodes") else [step]
 
