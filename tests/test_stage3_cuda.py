@@ -112,6 +112,32 @@ def test_buffers_are_freed_with_their_tensor_and_reused(device):
     assert be.memory_reserved() == be.memory_allocated()     # the cache handed back
 
 
+NO_CACHING_CHILD = """
+import stage2_tensor as tg
+from stage2_tensor import backend
+be = backend.get({device!r})
+before = be.memory_reserved()
+t = tg.ones(3, device={device!r})
+exact = be.memory_reserved() - before
+del t
+print(exact, be.memory_reserved() - before)
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_without_the_cache_blocks_are_exact_and_freed_at_once(device):
+    """TRACEGRAD_CUDA_NO_CACHING=1, for compute-sanitizer's memcheck: 3 floats take 12 bytes,
+    not a 512-byte block, and the block goes back to the driver with its tensor. The library
+    reads the variable when it loads: a fresh process."""
+    import subprocess
+    import sys
+    env = {**os.environ, "TRACEGRAD_CUDA_NO_CACHING": "1"}
+    result = subprocess.run([sys.executable, "-c", NO_CACHING_CHILD.format(device=device)], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["12", "0"]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_runtime_errors_carry_the_runtime_message(device):
     with pytest.raises(cuda_backend.CudaError, match=r"allocating \d+ bytes on device .*: out of memory"):

@@ -415,9 +415,12 @@ def test_cli_train_cnn_then_evaluate_and_predict(mnist, tmp_path, capsys):
 
 
 def test_cnn_training_steps_match_pytorchs_example_where_installed():
-    """MnistCNN and its Adadelta steps are PyTorch's example's: from the same weights, on the
-    same batch (eval mode: no dropout), the losses and the updated weights agree to float32
-    rounding over three steps, and fresh layers start with PyTorch's bounds 1/sqrt(fan_in)."""
+    """MnistCNN and its Adadelta steps are PyTorch's example's: fresh layers start with
+    PyTorch's bounds 1/sqrt(fan_in), and from the same weights, on the same batch (eval mode:
+    no dropout), the losses and the updated weights agree over three steps. Both run in
+    float64: in float32 a ReLU whose input lies within rounding of zero (this batch has one
+    in conv2) takes either side in either engine, moving that gradient by its whole upstream
+    value; float64's rounding (~1e-16) flips none, so the agreement left is the arithmetic's."""
     torch = pytest.importorskip("torch")
     import stage2_tensor.nn.functional as F
     import stage2_tensor.optim as optim
@@ -428,9 +431,10 @@ def test_cnn_training_steps_match_pytorchs_example_where_installed():
         for p in (getattr(ours, name).weight, getattr(ours, name).bias):
             top = np.abs(p.detach().numpy()).max()
             assert 0.9 / fan_in ** 0.5 < top <= 1 / fan_in ** 0.5, (name, top)
+    ours.double()
     tn = torch.nn
     ref = tn.ModuleDict(dict(conv1=tn.Conv2d(1, 32, 3), conv2=tn.Conv2d(32, 64, 3),
-                             fc1=tn.Linear(9216, 128), fc2=tn.Linear(128, 10)))
+                             fc1=tn.Linear(9216, 128), fc2=tn.Linear(128, 10))).double()
     with torch.no_grad():
         for name, module in ref.items():
             module.weight.copy_(torch.from_numpy(getattr(ours, name).weight.detach().numpy()))
@@ -442,7 +446,7 @@ def test_cnn_training_steps_match_pytorchs_example_where_installed():
         return tF.log_softmax(ref["fc2"](tF.relu(ref["fc1"](torch.flatten(x, 1)))), dim=1)
 
     rng = np.random.default_rng(0)
-    x, y = rng.normal(size=(8, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 8)
+    x, y = rng.normal(size=(8, 1, 28, 28)), rng.integers(0, 10, 8)
     ours.eval()
     opt, ref_opt = optim.Adadelta(ours.parameters(), lr=1.0), torch.optim.Adadelta(ref.parameters(), lr=1.0)
     for _ in range(3):
@@ -454,7 +458,7 @@ def test_cnn_training_steps_match_pytorchs_example_where_installed():
         ref_opt.zero_grad()
         ref_loss.backward()
         ref_opt.step()
-        assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-5)
+        assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-12)
         for name, module in ref.items():
             np.testing.assert_allclose(getattr(ours, name).weight.detach().numpy(), module.weight.detach().numpy(),
-                                       rtol=0, atol=1e-6, err_msg=name)
+                                       rtol=0, atol=1e-10, err_msg=name)

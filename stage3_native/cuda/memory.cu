@@ -5,7 +5,15 @@
  * allocator, freed blocks are kept in lists by size and handed out again: after the first
  * step, a step costs no cudaMalloc at all. Every kernel runs on the default stream, in
  * order, so a block freed here can be reused by the next kernel at once: the kernels that
- * read it before were queued before it. */
+ * read it before were queued before it.
+ *
+ * TRACEGRAD_CUDA_NO_CACHING=1 (read once, when the library loads) turns the cache off, as
+ * PYTORCH_NO_CUDA_MEMORY_CACHING does PyTorch's: every block is exactly the bytes asked for
+ * and goes back to cudaFree at once. Slower, but then a kernel that reads or writes past a
+ * tensor's last byte leaves the allocation, where compute-sanitizer's memcheck sees it; in
+ * a rounded-up or recycled block the same bug would touch memory memcheck counts as valid
+ * (.ci/gpu runs the sanitizer so). */
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -17,9 +25,14 @@ static std::mutex lock;
 static std::map<size_t, std::vector<void *>> cached;     /* free blocks by size */
 static std::unordered_map<void *, size_t> in_use;         /* live blocks and their sizes */
 static size_t allocated, reserved;
+static const bool caching = [] {
+    const char *off = std::getenv("TRACEGRAD_CUDA_NO_CACHING");
+    return !(off && std::strcmp(off, "1") == 0);
+}();
 
 /* Small sizes round up to 512 bytes, larger ones to 1 MiB: a few sizes reused often. */
 static size_t block_size(size_t bytes) {
+    if (!caching) return bytes == 0 ? 1 : bytes;
     size_t unit = bytes <= (1 << 20) ? 512 : (1 << 20);
     return bytes == 0 ? unit : (bytes + unit - 1) / unit * unit;
 }
@@ -94,7 +107,12 @@ void tg_cuda_free(void *p) {
     auto found = in_use.find(p);
     if (found == in_use.end()) return;
     allocated -= found->second;
-    cached[found->second].push_back(p);
+    if (caching) {
+        cached[found->second].push_back(p);
+    } else {
+        cudaFree(p);
+        reserved -= found->second;
+    }
     in_use.erase(found);
 }
 
