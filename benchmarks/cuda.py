@@ -51,7 +51,7 @@ Sections, in the order they run (--only picks some; rough times on an H100 in br
     that goes first alternates), each block ending with a synchronization; tokens/s from
     the median block. Goal (issue 24): at least half PyTorch's throughput on the char-GPT step.
 
-A section that fails is recorded as {"error": "..."} in the JSON and a line in the table; the
+A section that fails is recorded as {"failed": "..."} in the JSON and a line in the table; the
 others still run and the files are still written (section_seconds: each one's time).
 Results are printed and written, with the GPU's name, to benchmarks/results/cuda.json (the
 chapter's plots read it) and cuda.md (the printed tables). --quick runs tiny sizes as a
@@ -579,7 +579,7 @@ def torch_unet_twin(torch, model):
 
 
 def onnx_inference(be, device, torch, names, unet_size, rounds):
-    """{"ort_threads", "ort_version", "models": {model: onnx_model's result, or {"error"}}}: our
+    """{"ort_threads", "ort_version", "models": {model: onnx_model's result, or {"failed"}}}: our
     InferenceSession on the device, onnxruntime's CPU provider on os.cpu_count() threads,
     and PyTorch on the GPU for the U-net (its twin above; ResNet-50 has no PyTorch twin here)."""
     import tempfile
@@ -592,7 +592,7 @@ def onnx_inference(be, device, torch, names, unet_size, rounds):
             try:
                 results["models"][name] = onnx_model(be, device, torch, name, folder, unet_size, threads, rounds)
             except Exception as err:       # this model: the other still runs
-                results["models"][name] = {"error": error_text(err)}
+                results["models"][name] = {"failed": error_text(err)}
                 print(f"    {name}: failed: {error_text(err)}", flush=True)
             be.empty_cache()
     return results
@@ -644,8 +644,8 @@ def format_onnx(result, device):
     lines = [f"(f) ONNX inference, batch 1, float32: InferenceSession on {device!r}, onnxruntime "
              f"{result['ort_version']} CPU provider on {result['ort_threads']} threads, PyTorch on the GPU; ms per run"]
     for name, r in result["models"].items():
-        if "error" in r:
-            lines.append(f"  {name:9} failed: {r['error']}")
+        if "failed" in r:
+            lines.append(f"  {name:9} failed: {r['failed']}")
             continue
         ms, base = r["ms"], r["ms"]["onnxruntime"]
         lines.append(f"  {name:9} {str(tuple(r['input'])):18} " + "  ".join(
@@ -866,8 +866,8 @@ def main(argv=None):
         except Exception as err:            # one section's failure is recorded; the others still run
             import traceback
             traceback.print_exc()
-            report[name] = {"error": error_text(err)}
-            table = f"{title}: failed: {report[name]['error']}"
+            report[name] = {"failed": error_text(err)}
+            table = f"{title}: failed: {report[name]['failed']}"
         report.setdefault("section_seconds", {})[name] = time.perf_counter() - start
         tables.append(table)
 
