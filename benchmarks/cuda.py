@@ -1,7 +1,8 @@
 """Device "cuda" on one GPU: its kernels against cuBLAS, cuDNN, PyTorch and onnxruntime on the
 same machine (chapter 6b, "06b_cuda": sections 5 and 8).
 
-Sections, in the order they run (--only picks some; rough times on an H100 in brackets):
+Sections, in the order they run (--only picks some; in brackets, rough estimates for an H100, not
+yet measured: the JSON records each section's seconds):
 
 (a) gemm [about 1 min]: SGEMM, float32 (n, n) @ (n, n) for n = 1024, 2048, 4096, 8192: each
     matmul variant of the device (stage3_native/cuda/matmul.cu: "naive" up to 4096, where
@@ -38,21 +39,23 @@ Sections, in the order they run (--only picks some; rough times on an H100 in br
     U-net, its PyTorch twin (torch_unet_twin below, the same weights) on the GPU: ms per
     run, and each output's largest difference from onnxruntime's. ResNet-50 has no PyTorch
     twin in this repository: onnxruntime only.
-(b) mnist [a few minutes: the longest; --mnist-steps shortens it]: stage4's training loop
-    (``python -m stage4_models.mnist train``: 60,000 SGD steps of 32, the thesis's loss, the
-    loss read back every step) on the device and on device "cpu": wall time of the loop.
-    The MNIST files come from the usual cache; where they are missing, random images of the
-    same shapes stand in (the time does not depend on the pixels; the accuracy is then
-    meaningless and not reported).
 (c) gpt [about 30 s]: GPT training, benchmarks/gpt.py's "char" and "tiny" configurations
     (same model, batch, AdamW, random batches): tracegrad on the device against gpt.py's
     PyTorch twin of the model in eager mode on the same GPU, same initial weights and
     batches. Warm-up steps, then --rounds rounds of --steps steps per engine (the engine
     that goes first alternates), each block ending with a synchronization; tokens/s from
     the median block. Goal (issue 24): at least half PyTorch's throughput on the char-GPT step.
+(b) mnist [minutes, the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
+    (``python -m stage4_models.mnist train``: 60,000 SGD steps of 32, the thesis's loss, the
+    loss read back every step) on the device and on device "cpu": wall time of the loop.
+    The MNIST files come from the usual cache; where they are missing, random images of the
+    same shapes stand in (the time does not depend on the pixels; the accuracy is then
+    meaningless and not reported).
 
 A section that fails is recorded as {"failed": "..."} in the JSON and a line in the table; the
-others still run and the files are still written (section_seconds: each one's time).
+others still run and the files are still written (section_seconds: each one's time). The
+files are rewritten after each section ("complete": false until the last one is done), so a
+run cut short keeps what it measured.
 Results are printed and written, with the GPU's name, to benchmarks/results/cuda.json (the
 chapter's plots read it) and cuda.md (the printed tables). --quick runs tiny sizes as a
 smoke test, on device "cuda-emu" too (the kernels on the CPU: no GPU needed; the U-net at
@@ -61,7 +64,7 @@ when --out is given. --torch-on-cpu runs the PyTorch comparisons on the CPU inst
 test that code where there is no GPU. On device "cuda" without a GPU the script stops at
 once, saying why.
 
-    python benchmarks/cuda.py [--device cuda] [--quick] [--only gemm roofline bandwidth conv onnx mnist gpt]
+    python benchmarks/cuda.py [--device cuda] [--quick] [--only gemm roofline bandwidth conv onnx gpt mnist]
                               [--rounds 5] [--steps N] [--mnist-steps N] [--onnx-models resnet50 unet]
                               [--out PATH] [--no-torch] [--torch-on-cpu]
 """
@@ -102,7 +105,7 @@ UNET_SIZE = 256
 QUICK = {"gemm": (64, 160), "mnist_steps": 30, "gpt_steps": 1, "copy": 1 << 16, "vectors": (1 << 12, 1 << 14),
          "matrices": ((64, 256), (256, 64)), "conv": {"tiny (2, 3, 10, 10) -> 4, pad 1": (2, 3, 10, 10, 4, 3, 1)},
          "unet_size": 32}
-SECTIONS = ("gemm", "roofline", "bandwidth", "conv", "onnx", "mnist", "gpt")
+SECTIONS = ("gemm", "roofline", "bandwidth", "conv", "onnx", "gpt", "mnist")   # the longest last
 BLOCK_SECONDS = 0.25              # a timed block of products lasts about this long
 TORCH_DEVICE = "cuda"             # where PyTorch runs: "cpu" only with --torch-on-cpu (a test of this code)
 # FP32 lanes (CUDA cores) per multiprocessor by compute capability, from the throughput table of
@@ -856,6 +859,8 @@ def main(argv=None):
                                                 1 if args.quick else 3),
                 lambda r: format_gpt(r, args.device)),
     }
+    out = Path(args.out) if args.out else (None if args.quick else RESULTS / "cuda.json")
+    report["complete"] = False
     for name in report["sections"]:
         title, measure, format_result = sections[name]
         print(title, flush=True)
@@ -870,14 +875,25 @@ def main(argv=None):
             table = f"{title}: failed: {report[name]['failed']}"
         report.setdefault("section_seconds", {})[name] = time.perf_counter() - start
         tables.append(table)
+        if out is not None:                 # after each section: a run cut short keeps what it measured
+            write(out, report, tables, quiet=True)
 
-    text = "\n\n".join(tables)
-    print("\n" + text)
-    out = Path(args.out) if args.out else (None if args.quick else RESULTS / "cuda.json")
+    report["complete"] = True
+    tables.append("seconds per section: " + ", ".join(f"{k} {v:.0f}" for k, v in report["section_seconds"].items()))
+    print("\n" + "\n\n".join(tables))
     if out is not None:
-        import training         # here, not at the top: it imports torch where there is one
-        training.write_report(out, report, text, "cuda.py")
+        write(out, report, tables)
     return report
+
+
+def write(out, report, tables, quiet=False):
+    """The JSON and the tables beside it as Markdown (training.write_report; quiet: not saying so)."""
+    import contextlib
+    import io
+
+    import training         # here, not at the top: it imports torch where there is one
+    with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
+        training.write_report(out, report, "\n\n".join(tables), "cuda.py")
 
 
 def conv_shapes():

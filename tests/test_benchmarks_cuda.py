@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.stage3, pytest.mark.device("cuda-emu")]
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cuda.py"
-SECTIONS = ("gemm", "roofline", "bandwidth", "conv", "onnx", "mnist", "gpt")
+SECTIONS = ("gemm", "roofline", "bandwidth", "conv", "onnx", "gpt", "mnist")
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 # float32 results against float64 references: a product or sum of at most a few hundred terms,
 # each rounding once (unit roundoff 6e-8), relative to the largest |value|; well above what
@@ -53,6 +53,7 @@ def test_every_section_is_recorded_without_error(report):
         assert section in report and "failed" not in report[section], (section, report.get(section))
         assert report["section_seconds"][section] >= 0
     assert report["torch_device"] == ("cpu" if HAS_TORCH else None)
+    assert report["complete"] is True
 
 
 def test_gemm_points_and_their_intensity(report):
@@ -180,3 +181,14 @@ def test_a_failing_section_is_recorded_and_the_others_still_run(bench, monkeypat
     assert report["conv"] == {"failed": "RuntimeError: no cuDNN today"}
     assert report["roofline"]["copy_bandwidth_gbs"] > 0
     assert "(e) conv2d: failed: RuntimeError: no cuDNN today" in out.with_suffix(".md").read_text()
+
+
+def test_a_run_cut_short_keeps_the_sections_it_finished(bench, monkeypatch, tmp_path):
+    def cut(*args):
+        raise KeyboardInterrupt          # as the end of a GPU lease would end it
+    monkeypatch.setattr(bench, "conv", cut)
+    out = tmp_path / "cuda.json"
+    with pytest.raises(KeyboardInterrupt):
+        bench.main(["--device", "cuda-emu", "--quick", "--no-torch", "--only", "roofline", "conv", "--out", str(out)])
+    report = json.loads(out.read_text())
+    assert report["complete"] is False and report["roofline"]["copy_bandwidth_gbs"] > 0 and "conv" not in report
