@@ -201,7 +201,7 @@ def gemm(be, sizes, rounds, torch):
     be.matmul_variant = saved
     result = {"sizes": list(sizes), "gflops": gflops, "error": errors, "goal": GEMM_GOAL, "goal_size": GOAL_SIZE,
               # flops per byte of the compulsory traffic (a and b read, the product written, once each)
-              "intensity": {n: 2.0 * n ** 3 / (3 * n * n * 4) for n in sizes}}
+              "intensity": {n: gemm_intensity(n) for n in sizes}}
     result.update(own_against_cublas(gflops, be.matmul_variants(), GOAL_SIZE))
     return result
 
