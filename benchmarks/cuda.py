@@ -792,7 +792,7 @@ def format_gpt(results, device):
 # ---- main ------------------------------------------------------------------------------------
 def main(argv=None):
     global TORCH_DEVICE
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--device", default="cuda", choices=("cuda", "cuda-emu"))
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (runs on cuda-emu)")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS),
