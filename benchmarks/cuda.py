@@ -45,7 +45,7 @@ yet measured: the JSON records each section's seconds):
     batches. Warm-up steps, then --rounds rounds of --steps steps per engine (the engine
     that goes first alternates), each block ending with a synchronization; tokens/s from
     the median block. Goal (issue 24): at least half PyTorch's throughput on the char-GPT step.
-(b) mnist [minutes, the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
+(b) mnist [1 to 2 min, the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
     (``python -m stage4_models.mnist train``: 60,000 SGD steps of 32, the thesis's loss, the
     loss read back every step) on the device and on device "cpu": wall time of the loop.
     The MNIST files come from the usual cache; where they are missing, random images of the
