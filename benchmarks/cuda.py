@@ -16,36 +16,36 @@ yet measured: the JSON records each section's seconds):
     numpy's float64 one on 16 rows. Goal (issue 24): the best of our own kernels (every
     variant but the cublas ones, whatever their names) >= 0.50 x cuBLAS float32 at n = 4096;
     each one's ratio is reported.
-(g) roofline [seconds]: the GPU's float32 peak = SMs x FP32 lanes per SM x 2 flops x clock,
+(b) roofline [seconds]: the GPU's float32 peak = SMs x FP32 lanes per SM x 2 flops x clock,
     the attributes from the backend when it exposes them, else PyTorch, else the driver
     library (the JSON says which), the lanes from FP32_LANES_BY_CAPABILITY; the measured
     copy bandwidth (Tensor.clone of 2^26 float32 through the backend: bytes read + written
     per second); and each GEMM point of (a) with its arithmetic intensity 2 n^3 / (3 n^2 x 4
     bytes) and its fraction of the roof min(peak, intensity x bandwidth).
-(d) bandwidth [about 30 s]: element-wise and reduction kernels through the Tensor (the
+(c) bandwidth [about 30 s]: element-wise and reduction kernels through the Tensor (the
     backend's ops, as a model calls them): copy, add, mul, exp and sum of all elements on
     (N,) for N = 2^24, 2^25, 2^26; sum over dim -1 and dim 0 and softmax over rows of
     (4096, 4096) and (16384, 4096) float32. GB/s = the bytes the op must move (inputs read,
     output written, once) / time, and its fraction of (g)'s copy bandwidth; PyTorch's same
     ops on the GPU beside them. Each op is checked against numpy (float64) at the first size.
-(e) conv [about 15 s]: tracegrad's F.conv2d on the device, forward and forward + backward,
+(d) conv [about 15 s]: tracegrad's F.conv2d on the device, forward and forward + backward,
     at benchmarks/conv.py's shapes, against torch.nn.functional.conv2d on the GPU (cuDNN,
     cudnn.benchmark False: the default users get), with TF32 as PyTorch allows it by default
     and with TF32 off; GFLOPS (as conv.py counts them) and ratio. Outputs are checked
     against numpy's float64 convolution.
-(f) onnx [about 30 s]: the light ResNet-50 of the onnx wheel (1x3x224x224) and
+(e) onnx [about 30 s]: the light ResNet-50 of the onnx wheel (1x3x224x224) and
     benchmarks/onnx.py's U-net (1x1x256x256) through stage4_models.onnx.InferenceSession on
     the device, against onnxruntime's CPU provider on os.cpu_count() threads, and, for the
     U-net, its PyTorch twin (torch_unet_twin below, the same weights) on the GPU: ms per
     run, and each output's largest difference from onnxruntime's. ResNet-50 has no PyTorch
     twin in this repository: onnxruntime only.
-(c) gpt [about 30 s]: GPT training, benchmarks/gpt.py's "char" and "tiny" configurations
+(f) gpt [about 30 s]: GPT training, benchmarks/gpt.py's "char" and "tiny" configurations
     (same model, batch, AdamW, random batches): tracegrad on the device against gpt.py's
     PyTorch twin of the model in eager mode on the same GPU, same initial weights and
     batches. Warm-up steps, then --rounds rounds of --steps steps per engine (the engine
     that goes first alternates), each block ending with a synchronization; tokens/s from
     the median block. Goal (issue 24): at least half PyTorch's throughput on the char-GPT step.
-(b) mnist [1 to 2 min, the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
+(g) mnist [1 to 2 min, the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
     (``python -m stage4_models.mnist train``: 60,000 SGD steps of 32, the thesis's loss, the
     loss read back every step) on the device and on device "cpu": wall time of the loop.
     The MNIST files come from the usual cache; where they are missing, random images of the
@@ -238,7 +238,7 @@ def format_gemm(result):
     return "\n".join(lines)
 
 
-# ---- (g) roofline ----------------------------------------------------------------------------
+# ---- (b) roofline ----------------------------------------------------------------------------
 def clock_khz(value):
     """A clock rate in kHz, whichever unit the source gives (CUDA's attribute is in kHz; a GPU
     runs at 0.3 to 4 GHz, so the size of the number says its unit: Hz, kHz or MHz)."""
@@ -347,7 +347,7 @@ def roofline(be, device, gemm_result, n, rounds):
 
 def format_roofline(result):
     props = result["properties"]
-    lines = ["(g) Roofline: float32 peak from the GPU's attributes, copy bandwidth measured"]
+    lines = ["(b) Roofline: float32 peak from the GPU's attributes, copy bandwidth measured"]
     if result["peak_gflops"]:
         lines.append(f"  {props['sm_count']} SMs x {result['fp32_lanes_per_sm']} FP32 lanes x 2 flops x "
                      f"{props['clock_khz'] / 1e6:.3f} GHz (compute capability {props['capability'][0]}."
@@ -365,7 +365,7 @@ def format_roofline(result):
     return "\n".join(lines)
 
 
-# ---- (d) element-wise and reduction bandwidth ------------------------------------------------
+# ---- (c) element-wise and reduction bandwidth ------------------------------------------------
 # name: (bytes moved per element of the input; the call, the same for tracegrad's Tensor and torch's)
 VECTOR_OPS = {"copy": (2, lambda a, b: a.clone()), "add": (3, lambda a, b: a + b), "mul": (3, lambda a, b: a * b),
               "exp": (2, lambda a, b: a.exp()), "sum": (1, lambda a, b: a.sum())}
@@ -424,7 +424,7 @@ def bandwidth(be, device, torch, vector_sizes, matrix_shapes, copy_gbs, rounds):
 
 def format_bandwidth(result):
     engines = result["engines"]
-    lines = [f"(d) Element-wise and reduction kernels: GB/s (bytes moved / time) and fraction of the copy's "
+    lines = [f"(c) Element-wise and reduction kernels: GB/s (bytes moved / time) and fraction of the copy's "
              f"{result['copy_gbs']:.1f} GB/s",
              f"  {'op':16} {'shape':16}" + "".join(f"{e + ' GB/s':>16} {'of copy':>8}" for e in engines)
              + f"{'rel. error':>12}"]
@@ -436,7 +436,7 @@ def format_bandwidth(result):
     return "\n".join(lines)
 
 
-# ---- (e) conv2d against cuDNN ----------------------------------------------------------------
+# ---- (d) conv2d against cuDNN ----------------------------------------------------------------
 def conv2d_reference(x, w, padding):
     """numpy's float64 convolution (stride 1, no dilation): windows times the kernel."""
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
@@ -507,7 +507,7 @@ def conv(be, device, torch, shapes, rounds):
 
 
 def format_conv(result):
-    lines = ["(e) conv2d float32 (benchmarks/conv.py's shapes): GFLOPS = 2 N C_out H_out W_out C_in k^2 / s "
+    lines = ["(d) conv2d float32 (benchmarks/conv.py's shapes): GFLOPS = 2 N C_out H_out W_out C_in k^2 / s "
              "(fwd+bwd: 3x); cuDNN without benchmark mode, with PyTorch's default TF32 "
              f"({result['torch_allow_tf32_default']}) and with TF32 off"]
     for case in result["cases"]:
@@ -522,7 +522,7 @@ def format_conv(result):
     return "\n".join(lines)
 
 
-# ---- (f) ONNX inference ----------------------------------------------------------------------
+# ---- (e) ONNX inference ----------------------------------------------------------------------
 def light_resnet50():
     """benchmarks/onnx.py's: the onnx wheel's light ResNet-50 and its input arange(n) / n."""
     import onnx
@@ -644,7 +644,7 @@ def onnx_model(be, device, torch, name, folder, unet_size, threads, rounds):
 
 
 def format_onnx(result, device):
-    lines = [f"(f) ONNX inference, batch 1, float32: InferenceSession on {device!r}, onnxruntime "
+    lines = [f"(e) ONNX inference, batch 1, float32: InferenceSession on {device!r}, onnxruntime "
              f"{result['ort_version']} CPU provider on {result['ort_threads']} threads, PyTorch on the GPU; ms per run"]
     for name, r in result["models"].items():
         if "failed" in r:
@@ -658,7 +658,7 @@ def format_onnx(result, device):
     return "\n".join(lines)
 
 
-# ---- (b) MNIST -------------------------------------------------------------------------------
+# ---- (g) MNIST -------------------------------------------------------------------------------
 def mnist_data(quick):
     """({"train": (images, labels), "test": ...}, None), or random stand-ins of the same
     shapes and the reason the real files could not be read."""
@@ -691,7 +691,7 @@ def mnist(device, steps, quick):
 
 def format_mnist(result, device):
     seconds = result["seconds"]
-    lines = [f"(b) MNIST, {result['steps']:,} SGD steps of {result['batch']}: wall time of the training loop"
+    lines = [f"(g) MNIST, {result['steps']:,} SGD steps of {result['batch']}: wall time of the training loop"
              + ("" if result["real_data"] else " (random images: MNIST was not found)")]
     for name, s in seconds.items():
         accuracy = result["accuracy"][name]
@@ -701,7 +701,7 @@ def format_mnist(result, device):
     return "\n".join(lines)
 
 
-# ---- (c) GPT ---------------------------------------------------------------------------------
+# ---- (f) GPT ---------------------------------------------------------------------------------
 class Engine:
     """A training step, the synchronization of its device, and what it measured."""
 
@@ -777,7 +777,7 @@ def gpt(be, device, torch, quick, rounds, steps, warmup):
 
 
 def format_gpt(results, device):
-    lines = [f"(c) GPT training (AdamW), tracegrad on device {device!r} vs PyTorch eager on the same GPU"]
+    lines = [f"(f) GPT training (AdamW), tracegrad on device {device!r} vs PyTorch eager on the same GPU"]
     for name, result in results.items():
         for engine, r in result["engines"].items():
             lines.append(f"  {name:6} {engine:10} {r['ms_per_step']:9.2f} ms/step {r['tokens_per_second']:12,.0f} "
@@ -801,7 +801,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, help="GPT steps per timed block (default 10; 1 with --quick)")
     parser.add_argument("--mnist-steps", type=int, help=f"MNIST steps (default {MNIST_STEPS:,})")
     parser.add_argument("--onnx-models", nargs="+", choices=ONNX_MODELS, default=list(ONNX_MODELS),
-                        help="the ONNX models of section (f) (default: both)")
+                        help="the ONNX models of section (e) (default: both)")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     parser.add_argument("--torch-on-cpu", action="store_true",
                         help="compare against PyTorch on the CPU (a test of the comparison code where there is "
@@ -838,23 +838,23 @@ def main(argv=None):
     sections = {   # name: (title, measure, format)
         "gemm": ("(a) SGEMM", lambda: gemm(be, QUICK["gemm"] if args.quick else GEMM_SIZES, rounds, torch),
                  format_gemm),
-        "roofline": ("(g) roofline", lambda: roofline(be, args.device, report.get("gemm"),
+        "roofline": ("(b) roofline", lambda: roofline(be, args.device, report.get("gemm"),
                                                       QUICK["copy"] if args.quick else COPY_ELEMENTS, rounds),
                      format_roofline),
-        "bandwidth": ("(d) element-wise and reduction bandwidth", lambda: bandwidth(
+        "bandwidth": ("(c) element-wise and reduction bandwidth", lambda: bandwidth(
             be, args.device, torch, QUICK["vectors"] if args.quick else VECTOR_SIZES,
             QUICK["matrices"] if args.quick else MATRIX_SHAPES,
             (report.get("roofline") or {}).get("copy_bandwidth_gbs")
             or copy_bandwidth(be, args.device, QUICK["copy"] if args.quick else COPY_ELEMENTS, rounds), rounds),
             format_bandwidth),
-        "conv": ("(e) conv2d", lambda: conv(be, args.device, torch, QUICK["conv"] if args.quick else conv_shapes(),
+        "conv": ("(d) conv2d", lambda: conv(be, args.device, torch, QUICK["conv"] if args.quick else conv_shapes(),
                                             rounds), format_conv),
-        "onnx": ("(f) ONNX inference", lambda: onnx_inference(
+        "onnx": ("(e) ONNX inference", lambda: onnx_inference(
             be, args.device, torch, [m for m in ONNX_MODELS if m in args.onnx_models],
             QUICK["unet_size"] if args.quick else UNET_SIZE, rounds), lambda r: format_onnx(r, args.device)),
-        "mnist": (f"(b) MNIST, {steps:,} steps", lambda: mnist(args.device, steps, args.quick),
+        "mnist": (f"(g) MNIST, {steps:,} steps", lambda: mnist(args.device, steps, args.quick),
                   lambda r: format_mnist(r, args.device)),
-        "gpt": ("(c) GPT training", lambda: gpt(be, args.device, torch, args.quick, rounds,
+        "gpt": ("(f) GPT training", lambda: gpt(be, args.device, torch, args.quick, rounds,
                                                 args.steps or (QUICK["gpt_steps"] if args.quick else 10),
                                                 1 if args.quick else 3),
                 lambda r: format_gpt(r, args.device)),

@@ -180,7 +180,7 @@ def test_a_failing_section_is_recorded_and_the_others_still_run(bench, monkeypat
     report = json.loads(out.read_text())
     assert report["conv"] == {"failed": "RuntimeError: no cuDNN today"}
     assert report["roofline"]["copy_bandwidth_gbs"] > 0
-    assert "(e) conv2d: failed: RuntimeError: no cuDNN today" in out.with_suffix(".md").read_text()
+    assert "(d) conv2d: failed: RuntimeError: no cuDNN today" in out.with_suffix(".md").read_text()
 
 
 def test_a_run_cut_short_keeps_the_sections_it_finished(bench, monkeypatch, tmp_path):
