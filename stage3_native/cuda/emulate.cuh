@@ -15,6 +15,12 @@
  * What this checks is the kernels' logic: indexing, tiling, barriers, grid-stride loops.
  * It says nothing about speed, and it runs threads in a fixed order, so a race that a GPU
  * would show can pass here; the GPU runs of the suite (device "cuda") are the real test.
+ * TRACEGRAD_CUDA_EMU_ORDER=reverse (read once, when the library loads) runs every block's
+ * threads, and the grid's blocks, last to first instead. A thread that reads what another
+ * writes between the same two barriers (a missing __syncthreads, a warp assumed to run in
+ * lockstep) or a block that counts on another having run sees the other's old value in one
+ * of the two orders, so a kernel must give the same results in both (tests/
+ * test_stage3_cuda_emulator.py runs the kernel tests so).
  * Launches are serialized by a mutex: one grid at a time, like a single CUDA stream.
  * -DTG_EMU_UCONTEXT switches fibers with ucontext on x86-64 Linux too (see start()). */
 #ifndef TG_EMULATE_CUH
@@ -51,6 +57,10 @@ inline std::mutex one_grid_at_a_time;
 constexpr size_t STACK = 64 << 10;
 
 inline bool in_fiber;                                       /* false: a plain call (see run_block) */
+inline const bool reverse_order = [] {
+    const char *order = std::getenv("TRACEGRAD_CUDA_EMU_ORDER");
+    return order && std::strcmp(order, "reverse") == 0;
+}();
 
 /* ---- fibers: a stack per thread, and switching between stacks ----------------------------
  * start(t) readies thread t to run the kernel from the top of its own stack, resume(t)
@@ -127,7 +137,8 @@ inline void set_thread(unsigned t) {
  * block must reach each __syncthreads), and the others run as plain calls, which costs far
  * less than switching stacks. Otherwise every thread becomes a fiber, and each pass
  * resumes every live thread once: it runs to its next __syncthreads() (or its end), so
- * after a pass all live threads wait at the same barrier. */
+ * after a pass all live threads wait at the same barrier. In reverse order every thread
+ * is a fiber from the start and each pass runs them from the last to the first. */
 inline void run_block(unsigned n) {
     if (done.size() < n) {
         done.resize(n);
@@ -135,22 +146,27 @@ inline void run_block(unsigned n) {
     }
     for (unsigned t = 0; t < n; t++) done[t] = 0;
     in_fiber = true;
-    start(0);
-    set_thread(0);
-    resume(0);
-    if (done[0]) {                                          /* no barrier: plain calls */
-        in_fiber = false;
-        for (unsigned t = 1; t < n; t++) {
-            set_thread(t);
-            body();
+    unsigned first = 0;                                     /* the first pass starts here */
+    if (!reverse_order) {
+        start(0);
+        set_thread(0);
+        resume(0);
+        if (done[0]) {                                      /* no barrier: plain calls */
+            in_fiber = false;
+            for (unsigned t = 1; t < n; t++) {
+                set_thread(t);
+                body();
+            }
+            return;
         }
-        return;
+        /* Thread 0 already waits at the first barrier: the first pass starts at thread 1,
+         * so that no thread runs a barrier ahead of the others. */
+        first = 1;
     }
-    for (unsigned t = 1; t < n; t++) start(t);
-    /* Thread 0 already waits at the first barrier: the first pass starts at thread 1, so
-     * that no thread runs a barrier ahead of the others. */
-    for (unsigned live = n, first = 1; live > 0; first = 0) {
-        for (unsigned t = first; t < n; t++) {
+    for (unsigned t = first; t < n; t++) start(t);
+    for (unsigned live = n; live > 0; first = 0) {
+        for (unsigned i = first; i < n; i++) {
+            unsigned t = reverse_order ? n - 1 - i : i;
             if (done[t]) continue;
             set_thread(t);
             resume(t);
@@ -170,12 +186,12 @@ struct Launch {
         grid_dim = grid;
         block_dim = block;
         body = [&] { kernel(args...); };
-        for (unsigned z = 0; z < grid.z; z++)
-            for (unsigned y = 0; y < grid.y; y++)
-                for (unsigned x = 0; x < grid.x; x++) {
-                    block_idx = dim3(x, y, z);
-                    run_block(block.x * block.y * block.z);
-                }
+        unsigned blocks = grid.x * grid.y * grid.z;
+        for (unsigned i = 0; i < blocks; i++) {
+            unsigned b = reverse_order ? blocks - 1 - i : i;
+            block_idx = dim3(b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y));
+            run_block(block.x * block.y * block.z);
+        }
         body = nullptr;
     }
 };
