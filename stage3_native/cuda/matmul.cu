@@ -241,7 +241,8 @@ static __device__ __forceinline__ int clamp4(int count) { return count < 0 ? 0 :
  * host found every run 16-byte aligned (a_vec, b_vec), scalar loads otherwise and at the
  * edges. A run along m or n is stored to shared memory as one float4; a run along k is
  * stored as 4 scalars down a column of As (or Bs), conflict-free thanks to PAD: the two
- * threads of one row write banks 16 apart, the 16 rows of a warp 16 consecutive banks.
+ * threads of one row write 4 rows of As apart, 4 x 132 floats, which is 16 banks apart, and
+ * the 16 rows of a warp take 16 consecutive banks: all 32 banks once.
  *
  * WHOLE: the host found every tile whole (m, n multiples of 128), every k-step whole (k a
  * multiple of 8) and every access aligned, so nothing is checked: the same code with the
