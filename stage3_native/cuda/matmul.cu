@@ -219,7 +219,7 @@ __device__ __forceinline__ float4 fetch4(const float *p, i64 step, int valid, bo
                        valid > 2 ? p[2 * step] : 0.f, valid > 3 ? p[3 * step] : 0.f);
 }
 
-static __device__ __forceinline__ int clamp4(int count) { return count < 0 ? 0 : count > VEC ? VEC : count; }
+__device__ __forceinline__ int clamp4(int count) { return count < 0 ? 0 : count > VEC ? VEC : count; }
 
 /* One block: the tile of out at rows [row0, row0 + BM), columns [col0, col0 + BN), as in
  * tiled_tile, with the same 256 threads and 64 outputs each. What changes:
