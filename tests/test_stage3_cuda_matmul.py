@@ -1,8 +1,8 @@
 """Device "cuda"'s matmul (stage3_native/cuda/matmul.cu, cublas.cu) against numpy.
 
-Every variant the device can run (naive, tiled; cuBLAS and its TF32 mode where libcublas
-loads), in float32 and float64, on sizes that are not multiples of the tiled kernel's
-blocks (128 x 128 tiles, k-steps of 8) and past two tiles in each direction (the
+Every variant the device can run (naive, tiled, vectorized; cuBLAS and its TF32 mode where
+libcublas loads), in float32 and float64, on sizes that are not multiples of the tiled
+kernels' blocks (128 x 128 tiles, k-steps of 8) and past two tiles in each direction (the
 emulator's grids have two blocks per dimension, so the kernels' grid-stride loops run),
 with transposed, sliced (no unit stride), offset and stride-0 operands, batched with
 broadcast batch dimensions, with and without the fused bias. Devices "cuda-emu" (the same
@@ -33,7 +33,7 @@ from stage3_native.cuda import backend as cuda_backend
 
 pytestmark = pytest.mark.stage3
 
-VARIANTS = ["naive", "tiled", "cublas", "cublas-tf32"]
+VARIANTS = ["naive", "tiled", "vectorized", "cublas", "cublas-tf32"]
 DTYPES = {"float32": (dtypes.float32, np.float32), "float64": (dtypes.float64, np.float64)}
 EPS = {dtypes.float32: np.finfo(np.float32).eps, dtypes.float64: np.finfo(np.float64).eps}
 
@@ -155,8 +155,9 @@ def host_cublas(tmp_path_factory):
 
 
 # The variants each device runs: the emulator has no cuBLAS (test_emulator_never_loads_cublas),
-# the stand-in is there for cuBLAS alone (its kernels are the emulator's), a GPU has all four.
-DEVICE_VARIANTS = {"cuda-emu": ["naive", "tiled"], "cuda": VARIANTS, HOST_CUBLAS: ["cublas", "cublas-tf32"]}
+# the stand-in is there for cuBLAS alone (its kernels are the emulator's), a GPU has all five.
+DEVICE_VARIANTS = {"cuda-emu": ["naive", "tiled", "vectorized"], "cuda": VARIANTS,
+                   HOST_CUBLAS: ["cublas", "cublas-tf32"]}
 
 
 def pytest_generate_tests(metafunc):
@@ -266,6 +267,88 @@ def test_operand_layouts(be, variant, dtype, a_layout, b_layout):
     a, ha = operand(be, rng, (m, k), *LAYOUTS[a_layout](m, k), dtype)
     b, hb = operand(be, rng, (k, n), *LAYOUTS[b_layout](k, n), dtype)
     check(product(be, a, b, dtype), ha, hb, dtype, variant)
+
+
+# The vectorized kernel reads an operand with 128-bit loads only where every run of 4 along
+# its unit stride starts on a 16-byte boundary (offset, leading stride and batch strides
+# multiples of 4), else with scalar loads: layouts of a (rows, cols) operand on either side
+# of that line, row-major and transposed. (strides, offset) from rows, cols.
+def _up4(x):
+    return (x + 3) // 4 * 4
+
+
+ALIGNMENT_LAYOUTS = {
+    "aligned": lambda r, c: ((_up4(c), 1), 0),
+    "aligned, offset 4": lambda r, c: ((_up4(c), 1), 4),
+    "offset 1": lambda r, c: ((_up4(c), 1), 1),
+    "offset 2": lambda r, c: ((_up4(c), 1), 2),
+    "lead not a multiple of 4": lambda r, c: ((_up4(c) + 1, 1), 0),
+    "transposed aligned": lambda r, c: ((1, _up4(r) + 4), 8),
+    "transposed offset 3": lambda r, c: ((1, _up4(r)), 3),
+    "transposed lead not a multiple of 4": lambda r, c: ((1, _up4(r) + 2), 0),
+}
+FLOAT32 = DTYPES["float32"]
+
+
+@pytest.mark.parametrize("a_layout", list(ALIGNMENT_LAYOUTS))
+@pytest.mark.parametrize("b_layout", list(ALIGNMENT_LAYOUTS))
+@pytest.mark.parametrize("m, n, k", [(72, 68, 36), (70, 130, 34)])
+def test_alignment_of_vector_loads(be, variant, a_layout, b_layout, m, n, k):
+    """float32, every mix of aligned and misaligned, row-major and transposed operands; k
+    ends mid-slab (36: a whole run of 4 past the last full k-step, 34: part of one), and the
+    second shape has rows and columns that end mid-run and n past a tile."""
+    rng = np.random.default_rng(m + n + k)
+    a, ha = operand(be, rng, (m, k), *ALIGNMENT_LAYOUTS[a_layout](m, k), FLOAT32)
+    b, hb = operand(be, rng, (k, n), *ALIGNMENT_LAYOUTS[b_layout](k, n), FLOAT32)
+    check(product(be, a, b, FLOAT32), ha, hb, FLOAT32, variant)
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (127, 129), (128, 128), (129, 127), (1, 132), (256, 128)])
+@pytest.mark.parametrize("k", range(1, 10))
+@pytest.mark.parametrize("transposed", [False, True], ids=["rows", "transposed"])
+def test_tile_edges(be, variant, m, n, k, transposed):
+    """float32 around the tile's edges (127, 128, 129) and the k-step's (k = 1 .. 9, also
+    k < 8, a single partial slab), operands aligned so that the vectorized kernel takes its
+    128-bit loads wherever a whole run of 4 lies inside them, with the bias: output rows of
+    132 are stored as float4s, odd ones element by element."""
+    rng = np.random.default_rng(m * 1000 + n * 10 + k)
+    layout = ALIGNMENT_LAYOUTS["transposed aligned" if transposed else "aligned"]
+    a, ha = operand(be, rng, (m, k), *layout(m, k), FLOAT32)
+    b, hb = operand(be, rng, (k, n), *layout(k, n), FLOAT32)
+    bias, hbias = bias_operand(be, rng, n, FLOAT32)
+    check(product(be, a, b, FLOAT32, bias), ha, hb, FLOAT32, variant, hbias)
+
+
+@pytest.mark.parametrize("a_transposed", [False, True], ids=["a", "a.T"])
+@pytest.mark.parametrize("b_transposed", [False, True], ids=["b", "b.T"])
+@pytest.mark.parametrize("with_bias", [False, True], ids=["", "bias"])
+def test_whole_tiles(be, variant, a_transposed, b_transposed, with_bias):
+    """float32 products of whole 128 x 128 tiles and whole k-steps with every operand
+    aligned, the case the vectorized kernel runs without edge checks (its WHOLE version):
+    a batch of 3 with b broadcast, two tiles along n, three k-steps, each layout."""
+    m, n, k = 128, 256, 24
+    rng = np.random.default_rng(10 + 2 * a_transposed + b_transposed)
+    a_strides = (m * k, 1, m) if a_transposed else (m * k, k, 1)
+    b_strides = (0, 1, k) if b_transposed else (0, n, 1)
+    a, ha = operand(be, rng, (3, m, k), a_strides, 4, FLOAT32)
+    b, hb = operand(be, rng, (3, k, n), b_strides, 8, FLOAT32)
+    bias, hbias = bias_operand(be, rng, n, FLOAT32) if with_bias else (None, None)
+    check(product(be, a, b, FLOAT32, bias), ha, hb, FLOAT32, variant, hbias)
+
+
+@pytest.mark.parametrize("a_entry", [20 * 12, 20 * 12 + 1, 0], ids=["aligned", "misaligned", "broadcast"])
+@pytest.mark.parametrize("b_offset", [0, 4, 1])
+@pytest.mark.parametrize("n", [36, 37])
+def test_batch_alignment(be, variant, a_entry, b_offset, n):
+    """A batch of 3 whose entries of a are 16-byte aligned, or every other one not (an entry
+    stride not a multiple of 4), or one a shared by all (stride 0), times one b broadcast
+    over the batch, aligned or not; n = 36 stores float4s, 37 cannot."""
+    m, k = 20, 12
+    rng = np.random.default_rng(a_entry + b_offset + n)
+    a, ha = operand(be, rng, (3, m, k), (a_entry, k, 1), 4, FLOAT32)
+    b, hb = operand(be, rng, (3, k, n), (0, n, 1), b_offset, FLOAT32)
+    bias, hbias = bias_operand(be, rng, n, FLOAT32)
+    check(product(be, a, b, FLOAT32, bias), ha, hb, FLOAT32, variant, hbias)
 
 
 @pytest.mark.parametrize("a_strides", [(17, 1), (1, 1), (0, 1), (5, 3)])
@@ -380,13 +463,13 @@ def test_variant_setting(be):
     """The default is cuBLAS where it loaded, else the tiled kernel; a variant the device
     cannot run is refused, with why."""
     available = be.matmul_variants()
-    assert available[:2] == ["naive", "tiled"]
+    assert available[:3] == ["naive", "tiled", "vectorized"]
     assert ("cublas" in available) == be.has_cublas()
     saved = be.matmul_variant
     try:
         be._matmul_variant = None                       # as a fresh backend has it
         assert be.matmul_variant == ("cublas" if be.has_cublas() else "tiled")
-        with pytest.raises(ValueError, match="expected one of naive, tiled, cublas, cublas-tf32"):
+        with pytest.raises(ValueError, match="expected one of naive, tiled, vectorized, cublas, cublas-tf32"):
             be.matmul_variant = "blas"
         if not be.has_cublas():
             with pytest.raises(ValueError, match="emulator has no cuBLAS" if be.name == "cuda-emu" else "cuBLAS"):

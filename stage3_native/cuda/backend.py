@@ -272,9 +272,11 @@ class CudaBackend(NativeBackend):
 
     # ---- matmul (matmul.cu, cublas.cu) --------------------------------------------------------
     # matmul.cu's variants, slowest first: the textbook kernel, the shared-memory tiled one,
-    # cuBLAS (loaded at run time, when there is one), and cuBLAS with float32 products on
-    # the tensor cores in TF32 (10-bit mantissas: faster, less exact; float64 unchanged).
-    MATMUL_VARIANTS = {"naive": 0, "tiled": 1, "cublas": 2, "cublas-tf32": 3}
+    # the tiled one with 128-bit loads and double-buffered shared memory (float32; float64
+    # runs the tiled kernel), cuBLAS (loaded at run time, when there is one), and cuBLAS
+    # with float32 products on the tensor cores in TF32 (10-bit mantissas: faster, less
+    # exact; float64 unchanged).
+    MATMUL_VARIANTS = {"naive": 0, "tiled": 1, "vectorized": 2, "cublas": 3, "cublas-tf32": 4}
 
     @property
     def matmul_variant(self):
@@ -296,7 +298,7 @@ class CudaBackend(NativeBackend):
 
     def matmul_variants(self):
         """The variants this device can run."""
-        names = ["naive", "tiled"]
+        names = ["naive", "tiled", "vectorized"]
         if self.has_cublas():
             names.append("cublas")
             if self.lib.tg_cuda_has_cublas_tf32():

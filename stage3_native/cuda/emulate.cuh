@@ -41,6 +41,24 @@
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)                    /* a register budget for nvcc: nothing here */
+
+/* CUDA's 128-bit vector of floats (matmul's vectorized kernel): 16-byte aligned as on the
+ * GPU, and may_alias because a kernel reads float arrays through it, which CUDA allows and
+ * the host compiler's type-based alias analysis otherwise would not. */
+struct __attribute__((aligned(16), may_alias)) float4 { float x, y, z, w; };
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+namespace emu {
+/* A GPU faults on a vector access not aligned to its size ("misaligned address"); the CPU
+ * would read the right values anyway. Kernels' vector accesses call this here (matmul.cu's
+ * as_float4), so that the emulator stops where the GPU would. */
+inline void check_aligned(const void *p, size_t bytes) {
+    if ((uintptr_t)p % bytes == 0) return;
+    std::fprintf(stderr, "emulate.cuh: misaligned address %p for a %zu-byte vector access\n", p, bytes);
+    std::abort();
+}
+}  // namespace emu
 
 struct dim3 {
     unsigned x, y, z;
