@@ -171,21 +171,28 @@ __device__ __forceinline__ void tiled_tile(i64 row0, i64 col0, i64 m, i64 n, i64
 }
 
 /* Every tile of every batch entry, the grid's blocks taking turns (grid-stride loops in
- * all three dimensions). The loops depend on the block only, so all its threads reach
- * the same barriers. */
-template <typename T, bool A_ALONG_K, bool B_ALONG_N>
-__global__ void tiled_kernel(i64 batch, Strided<2> batches, i64 m, i64 n, i64 k,
-                             const T *a, i64 sa_i, i64 sa_p, const T *b, i64 sb_p, i64 sb_j,
-                             const T *bias, T *out) {
+ * all three dimensions): tile(row0, col0, z, base), base[0] and base[1] the offsets of
+ * batch entry z's a and b. The loops depend on the block only, so all its threads reach
+ * the same barriers. Both tiled kernels walk their tiles so. */
+template <typename Tile>
+__device__ __forceinline__ void for_each_tile(i64 batch, const Strided<2> &batches, i64 m, i64 n, Tile tile) {
     i64 tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
     for (i64 z = blockIdx.z; z < batch; z += gridDim.z) {
         i64 base[2];
         batches.locate(z, base);
         for (i64 tm = blockIdx.y; tm < tiles_m; tm += gridDim.y)
-            for (i64 tn = blockIdx.x; tn < tiles_n; tn += gridDim.x)
-                tiled_tile<T, A_ALONG_K, B_ALONG_N>(tm * BM, tn * BN, m, n, k, a + base[0], sa_i, sa_p,
-                                                    b + base[1], sb_p, sb_j, bias, out + z * m * n);
+            for (i64 tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) tile(tm * BM, tn * BN, z, base);
     }
+}
+
+template <typename T, bool A_ALONG_K, bool B_ALONG_N>
+__global__ void tiled_kernel(i64 batch, Strided<2> batches, i64 m, i64 n, i64 k,
+                             const T *a, i64 sa_i, i64 sa_p, const T *b, i64 sb_p, i64 sb_j,
+                             const T *bias, T *out) {
+    for_each_tile(batch, batches, m, n, [=](i64 row0, i64 col0, i64 z, const i64 *base) {
+        tiled_tile<T, A_ALONG_K, B_ALONG_N>(row0, col0, m, n, k, a + base[0], sa_i, sa_p, b + base[1], sb_p, sb_j,
+                                            bias, out + z * m * n);
+    });
 }
 
 /* ---- vectorized: 128-bit accesses and double-buffered shared memory (float32) -------------- */
@@ -359,7 +366,7 @@ __device__ __forceinline__ void vectorized_tile(i64 row0, i64 col0, i64 m, i64 n
     }
 }
 
-/* Every tile of every batch entry, as tiled_kernel walks them. __launch_bounds__ tells
+/* Every tile of every batch entry (for_each_tile). __launch_bounds__ tells
  * nvcc the block size, so it budgets registers for 256 threads; for the kernel without
  * edges (WHOLE), two blocks per SM, 128 registers a thread: it needs no more, and while one
  * block waits at its barrier the other's warps keep the SM busy. */
@@ -368,16 +375,10 @@ __global__ void __launch_bounds__(TILED_THREADS, WHOLE ? 2 : 1)
 vectorized_kernel(i64 batch, Strided<2> batches, i64 m, i64 n, i64 k,
                   const float *a, i64 sa_i, i64 sa_p, bool a_vec, const float *b, i64 sb_p, i64 sb_j,
                   bool b_vec, const float *bias, float *out, bool out_vec) {
-    i64 tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-    for (i64 z = blockIdx.z; z < batch; z += gridDim.z) {
-        i64 base[2];
-        batches.locate(z, base);
-        for (i64 tm = blockIdx.y; tm < tiles_m; tm += gridDim.y)
-            for (i64 tn = blockIdx.x; tn < tiles_n; tn += gridDim.x)
-                vectorized_tile<A_ALONG_K, B_ALONG_N, WHOLE>(tm * BM, tn * BN, m, n, k, a + base[0], sa_i,
-                                                             sa_p, a_vec, b + base[1], sb_p, sb_j, b_vec,
-                                                             bias, out + z * m * n, out_vec);
-    }
+    for_each_tile(batch, batches, m, n, [=](i64 row0, i64 col0, i64 z, const i64 *base) {
+        vectorized_tile<A_ALONG_K, B_ALONG_N, WHOLE>(row0, col0, m, n, k, a + base[0], sa_i, sa_p, a_vec,
+                                                     b + base[1], sb_p, sb_j, b_vec, bias, out + z * m * n, out_vec);
+    });
 }
 
 /* Whether every run of 4 that the vectorized kernel reads from an operand along its unit
