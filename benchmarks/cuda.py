@@ -523,26 +523,20 @@ def format_conv(result):
 
 
 # ---- (e) ONNX inference ----------------------------------------------------------------------
-def light_resnet50():
-    """benchmarks/onnx.py's: the onnx wheel's light ResNet-50 and its input arange(n) / n."""
-    import onnx
-    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
-    n = 1 * 3 * 224 * 224
-    return str(path), (np.arange(n, dtype=np.float32) / n).reshape(1, 3, 224, 224)
-
-
-def unet(folder, size):
-    """benchmarks/onnx.py's U-net (stage4_models/unet, 16/32 channels, seed 0) exported with H
-    and W free, its 1x1xSIZExSIZE input, and the model itself (for the PyTorch twin's weights)."""
-    from stage4_models.onnx.export import export
-    from stage4_models.unet.model import UNet
-    tg.seed(0)
-    model = UNet(16, device="cpu")
-    path = str(Path(folder) / "unet.onnx")
-    dims = {0: "N", 2: "H", 3: "W"}
-    export(model, tg.zeros(1, 1, 28, 28, device="cpu"), path, input_names=["noisy"], output_names=["denoised"],
-           dynamic_axes={"noisy": dims, "denoised": dims})
-    return path, np.random.default_rng(0).random((1, 1, size, size), dtype=np.float32), model
+def onnx_bench():
+    """benchmarks/onnx.py, whose models and inputs section (e) runs, loaded by its path (as a
+    module named onnx it would shadow the onnx package). It drops this folder from sys.path
+    as it loads, and gpt.py and training.py are imported from there later: sys.path is put
+    back as it was."""
+    import importlib.util
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("bench_onnx", HERE / "onnx.py")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
+    return module
 
 
 def torch_unet_twin(torch, model):
@@ -606,10 +600,12 @@ def onnx_model(be, device, torch, name, folder, unet_size, threads, rounds):
     "ort_scale": largest |ort output|, "torch": why PyTorch is or is not timed}."""
     import onnxruntime
     from stage4_models.onnx import InferenceSession
+    bench = onnx_bench()
     if name == "resnet50":
-        (path, x), twin = light_resnet50(), None
+        (path, x), twin = bench.light_resnet50(), None
     else:
-        path, x, model = unet(folder, unet_size)
+        model = bench.unet_model()
+        path, x = bench.export_unet(model, folder), bench.unet_input(unet_size)
         twin = torch_unet_twin(torch, model) if torch is not None else None
     ours = InferenceSession(path, device=device)
     options = onnxruntime.SessionOptions()

@@ -54,17 +54,28 @@ def light_resnet50():
     return str(path), (np.arange(n, dtype=np.float32) / n).reshape(1, 3, 224, 224)
 
 
-def unet_256(folder):
-    """Our U-net (random weights: the speed does not depend on them), exported to ``folder``."""
+def unet_model():
+    """Our U-net, 16/32 channels, with seed 0's random weights (the speed does not depend on them)."""
     import stage2_tensor as tg
-    from stage4_models.onnx.export import export
     from stage4_models.unet.model import UNet
     tg.seed(0)
+    return UNet(16, device="cpu")
+
+
+def export_unet(model, folder):
+    """``model`` exported to ``folder``/unet.onnx with N, H and W left free: the file's path."""
+    import stage2_tensor as tg
+    from stage4_models.onnx.export import export
     path = os.path.join(folder, "unet.onnx")
     dims = {0: "N", 2: "H", 3: "W"}
-    export(UNet(16, device="cpu"), tg.zeros(1, 1, 28, 28, device="cpu"), path, input_names=["noisy"],
+    export(model, tg.zeros(1, 1, 28, 28, device="cpu"), path, input_names=["noisy"],
            output_names=["denoised"], dynamic_axes={"noisy": dims, "denoised": dims})
-    return path, unet_input(256)
+    return path
+
+
+def unet_256(folder):
+    """Our U-net exported to ``folder``, and its 1x1x256x256 input."""
+    return export_unet(unet_model(), folder), unet_input(256)
 
 
 def session(engine, path, threads, device):
