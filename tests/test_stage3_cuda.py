@@ -3,6 +3,8 @@ copies, and every op on strided layouts against device "cpu". The gradient check
 numpy comparisons of every op run on both devices through the shared suite (engines.py);
 the kernel families have their own files (test_stage3_cuda_*.py)."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -129,8 +131,6 @@ def test_without_the_cache_blocks_are_exact_and_freed_at_once(device):
     """TRACEGRAD_CUDA_NO_CACHING=1, for compute-sanitizer's memcheck: 3 floats take 12 bytes,
     not a 512-byte block, and the block goes back to the driver with its tensor. The library
     reads the variable when it loads: a fresh process."""
-    import subprocess
-    import sys
     env = {**os.environ, "TRACEGRAD_CUDA_NO_CACHING": "1"}
     result = subprocess.run([sys.executable, "-c", NO_CACHING_CHILD.format(device=device)], env=env,
                             capture_output=True, text=True, timeout=120)

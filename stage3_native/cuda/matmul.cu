@@ -405,6 +405,15 @@ static int launch_matmul(int variant, i64 batch, const Strided<2> &batches, i64 
      * either way. */
     const bool a_along_k = sa_p == 1 || sa_i != 1, b_along_n = sb_j == 1 || sb_p != 1;
     const dim3 tiles(blocks_for(n, BN), blocks_for(m, BM), blocks_for(batch, 1)), block(TILED_THREADS);
+    /* LAUNCH_AS(A_ALONG_K, B_ALONG_N), a launch macro, for this product's way of reading each
+     * operand: one instantiation of the four, as the tiled and the vectorized kernels have. */
+#define BY_LAYOUT(LAUNCH_AS) \
+    do { \
+        if (a_along_k && b_along_n) LAUNCH_AS(true, true); \
+        else if (a_along_k) LAUNCH_AS(true, false); \
+        else if (b_along_n) LAUNCH_AS(false, true); \
+        else LAUNCH_AS(false, false); \
+    } while (0)
     if (variant == NAIVE) {
         dim3 grid(blocks_for(n, NAIVE_SIDE), blocks_for(m, NAIVE_SIDE), blocks_for(batch, 1));
         LAUNCH(grid, dim3(NAIVE_SIDE, NAIVE_SIDE), naive_kernel<T>)(batch, batches, m, n, k, a, sa_i, sa_p,
@@ -422,7 +431,7 @@ static int launch_matmul(int variant, i64 batch, const Strided<2> &batches, i64 
             bool out_vec = n % VEC == 0 && (uintptr_t)out % 16 == 0;
             /* Whole tiles, whole k-steps, every access 128-bit: the kernel without edges. */
             bool whole = m % BM == 0 && n % BN == 0 && k % BK == 0 && k > 0 && a_vec && b_vec && out_vec;
-#define VECTORIZED(A_ALONG_K, B_ALONG_N) \
+#define VECTORIZED_AS(A_ALONG_K, B_ALONG_N) \
             do { \
                 if (whole) \
                     LAUNCH(tiles, block, vectorized_kernel<A_ALONG_K, B_ALONG_N, true>)(batch, batches, m, n, \
@@ -431,24 +440,19 @@ static int launch_matmul(int variant, i64 batch, const Strided<2> &batches, i64 
                     LAUNCH(tiles, block, vectorized_kernel<A_ALONG_K, B_ALONG_N, false>)(batch, batches, m, n, \
                         k, a, sa_i, sa_p, a_vec, b, sb_p, sb_j, b_vec, bias, out, out_vec); \
             } while (0)
-            if (a_along_k && b_along_n) VECTORIZED(true, true);
-            else if (a_along_k) VECTORIZED(true, false);
-            else if (b_along_n) VECTORIZED(false, true);
-            else VECTORIZED(false, false);
-#undef VECTORIZED
+            BY_LAYOUT(VECTORIZED_AS);
+#undef VECTORIZED_AS
             return LAUNCHED();
         }
     }
     /* TILED, and VECTORIZED for float64: the vectorized kernel is float32 only (a float4 of
      * doubles would be 32 bytes, two 128-bit accesses, and twice the registers). */
-#define TILED_LAUNCH(A_ALONG_K, B_ALONG_N) \
+#define TILED_AS(A_ALONG_K, B_ALONG_N) \
     LAUNCH(tiles, block, tiled_kernel<T, A_ALONG_K, B_ALONG_N>)(batch, batches, m, n, k, a, sa_i, sa_p, \
                                                                b, sb_p, sb_j, bias, out)
-    if (a_along_k && b_along_n) TILED_LAUNCH(true, true);
-    else if (a_along_k) TILED_LAUNCH(true, false);
-    else if (b_along_n) TILED_LAUNCH(false, true);
-    else TILED_LAUNCH(false, false);
-#undef TILED_LAUNCH
+    BY_LAYOUT(TILED_AS);
+#undef TILED_AS
+#undef BY_LAYOUT
     return LAUNCHED();
 }
 

@@ -100,9 +100,10 @@ int tg_cuda_interpolate_backward(int dtype, i64 planes, i64 h, i64 w, i64 oh, i6
  * dimensions have one shape and a stride per operand (0 where broadcast); within a batch
  * entry, a's element (i, p) is at i * sa_i + p * sa_p, b's (p, j) at p * sb_p + j * sb_j.
  * variant: 0 naive, 1 tiled, 2 vectorized (float32; float64 runs tiled), 3 cuBLAS, 4 cuBLAS
- * with TF32 tensor cores (float32 only); dtype 3 or 4. cuBLAS is opened at run time (never linked): tg_cuda_has_cublas says
- * whether it loaded (the emulator: never), tg_cuda_cublas_load tries one more path. A
- * cuBLAS error comes back as TG_CUBLAS_STATUS + its status (tg_cuda_cublas_status_name);
+ * with TF32 tensor cores (float32 only); dtype 3 or 4. cuBLAS is opened at run time (never
+ * linked): tg_cuda_has_cublas says whether it loaded (the emulator: never),
+ * tg_cuda_cublas_load tries one more path. A cuBLAS error comes back as TG_CUBLAS_STATUS +
+ * its status (tg_cuda_cublas_status_name);
  * TG_CUBLAS_DECLINED, from tg_cuda_cublas_matmul only, means "not for cuBLAS: use a kernel". */
 enum { TG_CUBLAS_DECLINED = -1, TG_CUBLAS_STATUS = 100000 };
 int tg_cuda_matmul(int variant, int dtype, int batch_ndim, const i64 *batch_shape,
