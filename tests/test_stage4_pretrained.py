@@ -139,6 +139,7 @@ def good_header():
 
 
 DATA = pack("F32", [1.0, 2.0]) + pack("I64", [3])
+EMPTY = b'{"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}'       # an entry with no bytes
 
 
 def with_entry(name, **changes):
@@ -181,6 +182,20 @@ CORRUPTIONS = {
                                                      b={"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}),
                                          data=DATA[8:]),
                                     r"tensor 'a' of .*shape \[0, 1180591620717411303424\] is too large"),
+    # A bool is one byte, 0 or 1: numpy would take bytes 2 and 255 as True, and sum them as 258.
+    "a bool byte neither 0 nor 1": (dict(header={"a": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}},
+                                         data=bytes([1, 2, 255])),
+                                    r"tensor 'a' of .*element 1 is the byte 2; expected 0 \(false\) or 1 \(true\)"),
+    "header longer than the reference reads": (dict(header=good_header(), data=DATA, length=10 ** 8 + 1),
+                                               r"header length 100000001 is more than 100000000 bytes"),
+    # json.loads would keep the second "a" silently (raw JSON text: a dict cannot hold it twice)
+    "a name given twice": (dict(header=None, data=b'{"a": ' + EMPTY + b', "b": ' + EMPTY + b', "a": ' + EMPTY + b'}'),
+                           r"tensor 'a' of .*the header has two entries of this name; expected one"),
+    "a field given twice": (dict(header=None, data=b'{"a": {"dtype": "F32", "shape": [0], "dtype": "I64", '
+                                                   b'"data_offsets": [0, 0]}}'),
+                            r"tensor 'a' of .*its entry gives 'dtype' more than once"),
+    "a metadata key given twice": (dict(header=None, data=b'{"__metadata__": {"k": "1", "k": "2"}}'),
+                                   r"__metadata__ gives 'k' more than once"),
 }
 
 

@@ -8,11 +8,11 @@ A file is three parts:
 The header maps each tensor's name to {"dtype": "F32", "shape": [768, 2304],
 "data_offsets": [begin, end]}, byte offsets into the data part; an optional
 "__metadata__" entry maps strings to strings. A tensor's bytes are its elements in
-row-major order, little-endian. Nothing in the file is executed (unlike a pickled
-PyTorch checkpoint), and the header says where every tensor is, so a reader can check the
-whole layout before trusting a single number, as ``read_numpy`` does: the tensors must
-tile the data part exactly, in some order, without gaps or overlaps (what the reference
-implementation demands too).
+row-major order, little-endian; a BOOL is one byte, 0 or 1. Nothing in the file is
+executed (unlike a pickled PyTorch checkpoint), and the header says where every tensor is,
+so a reader can check the whole layout before trusting a single number, as ``read_numpy``
+does, with the reference implementation's rules: a header of at most 100 MB, each name
+once, and tensors that tile the data part exactly, in some order, without gaps or overlaps.
 
 ``load`` gives stage2 tensors, ``read_numpy`` numpy arrays (the 16-bit floats F16 and BF16
 become float32, which holds each of their values exactly), ``save`` writes a file.
@@ -21,6 +21,7 @@ import json
 import math
 import os
 import struct
+from collections import Counter
 
 import numpy as np
 
@@ -40,6 +41,7 @@ SAVED_DTYPES = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32",
                 np.dtype(np.int32): "I32", np.dtype(np.bool_): "BOOL"}
 METADATA = "__metadata__"
 MAX_NUMEL = 2 ** 63 - 1         # what numpy (and a native kernel) can index
+MAX_HEADER = 100_000_000        # the reference implementation's limit on the header's bytes
 
 
 class _Corrupt:
@@ -51,6 +53,16 @@ class _Corrupt:
     def __call__(self, why, name=None):
         where = f"tensor {name!r} of " if name is not None else ""
         return ValueError(f"safetensors: {where}{self.path}: {why}")
+
+
+class _Object(dict):
+    """A JSON object that remembers the keys written in it more than once. Python's json
+    keeps the last silently; the reference implementation refuses such a header, since two
+    readers could then disagree on which tensor a name means."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.repeated = [key for key, n in Counter(key for key, _ in pairs).items() if n > 1]
 
 
 def read_header(path):
@@ -65,12 +77,15 @@ def read_header(path):
         if len(head) < 8:
             raise corrupt(f"the file has {size} bytes; expected at least 8 (the header length)")
         n, = struct.unpack("<Q", head)
+        if n > MAX_HEADER:
+            raise corrupt(f"the header length {n} is more than {MAX_HEADER} bytes, the most the "
+                          "reference implementation reads")
         if n > size - 8:
             raise corrupt(f"the header length {n} reaches beyond the file: expected at most "
                           f"{size - 8} (the file's {size} bytes less the 8 of the length)")
         text = f.read(n)
     try:
-        header = json.loads(text.decode("utf-8"))
+        header = json.loads(text.decode("utf-8"), object_pairs_hook=_Object)
     except (UnicodeDecodeError, ValueError) as err:
         raise corrupt(f"the header is not UTF-8 JSON ({err})") from None
     except RecursionError:
@@ -78,7 +93,13 @@ def read_header(path):
     if not isinstance(header, dict):
         raise corrupt(f"the header is a JSON {type(header).__name__}; expected an object "
                       "mapping tensor names to their dtype, shape and data_offsets")
+    if header.repeated:
+        name = header.repeated[0]
+        raise corrupt("the header has two entries of this name; expected one (a name means one "
+                      "tensor)", None if name == METADATA else name)
     metadata = header.pop(METADATA, {})
+    if isinstance(metadata, _Object) and metadata.repeated:
+        raise corrupt(f"{METADATA} gives {metadata.repeated[0]!r} more than once; expected each key once")
     if not (isinstance(metadata, dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
         raise corrupt(f"{METADATA} is {metadata!r}; expected an object of strings to strings")
@@ -93,6 +114,9 @@ def _entry(corrupt, name, info, data_start):
     if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
         raise corrupt(f"its entry is {info!r}; expected an object with dtype, shape and "
                       "data_offsets", name)
+    if info.repeated:
+        raise corrupt(f"its entry gives {info.repeated[0]!r} more than once; expected each "
+                      "field once", name)
     dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
     if not isinstance(dtype, str) or dtype not in FILE_DTYPES:
         raise corrupt(f"dtype {dtype!r} is not supported; expected one of "
@@ -141,6 +165,7 @@ def _check_tiling(corrupt, tensors, data_start, data_size):
 def read_numpy(path):
     """{name: numpy array} of the file at path, in the header's order, in the machine's
     byte order; F16 and BF16 tensors come back as float32 (exactly)."""
+    corrupt = _Corrupt(path)
     tensors, _, _ = read_header(path)
     arrays = {}
     with open(path, "rb") as f:
@@ -148,7 +173,12 @@ def read_numpy(path):
             raw = np.empty(end - begin, dtype=np.uint8)      # written in place, no copy
             f.seek(begin)
             if f.readinto(raw) != len(raw):
-                raise _Corrupt(path)("the file ended inside this tensor's bytes", name)
+                raise corrupt("the file ended inside this tensor's bytes", name)
+            if dtype == "BOOL" and raw.max(initial=0) > 1:
+                # numpy would take any byte as a bool, and a sum would count its value
+                at = int(np.argmax(raw > 1))
+                raise corrupt(f"element {at} is the byte {raw[at]}; expected 0 (false) or 1 "
+                              "(true), one byte per bool", name)
             arrays[name] = _decode(raw, dtype).reshape(shape)
     return arrays
 
