@@ -185,6 +185,19 @@ def test_sequence_longer_than_block_size_raises(device):
         model(idx)
 
 
+def test_config_sizes_are_checked_where_the_config_is_made():
+    """n_head 0 was a ZeroDivisionError inside a layer; every size is checked by GPTConfig."""
+    sizes = dict(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8)
+    with pytest.raises(ValueError, match=r"GPTConfig: n_head must be at least 1, got 0"):
+        GPTConfig(**{**sizes, "n_head": 0})
+    with pytest.raises(ValueError, match=r"n_embd \(8\) must be a multiple of n_head \(3\)"):
+        GPTConfig(**{**sizes, "n_head": 3})
+    with pytest.raises(TypeError, match=r"GPTConfig: block_size must be an int, got 8.0"):
+        GPTConfig(**{**sizes, "block_size": 8.0})
+    with pytest.raises(TypeError, match=r"GPTConfig: n_layer must be an int, got True"):
+        GPTConfig(**{**sizes, "n_layer": True})
+
+
 def test_parameter_count_and_initialisation():
     model = make_model("python", std=None)
     V, T, L, C = CONFIG.vocab_size, CONFIG.block_size, CONFIG.n_layer, CONFIG.n_embd

@@ -409,6 +409,16 @@ BAD_CONFIGS = {
     "no n_positions": (dict(n_positions=..., n_ctx=...), r"missing key\(s\) n_positions"),
     "other model": (dict(model_type="llama"), r"model_type is 'llama'; expected 'gpt2'"),
     "wider mlp": (dict(n_inner=64), r"n_inner is 64; this GPT's MLP is 4 \* n_embd = 32 wide"),
+
+
+    "no heads": (dict(n_head=0), r"n_head must be at least 1, got 0"),
+    "heads not dividing the width": (dict(n_head=3), r"n_embd \(8\) must be a multiple of n_head \(3\)"),
+    "a size as a string": (dict(n_embd="8"), r"n_embd must be an int, got '8'"),
+    "a size as a bool": (dict(vocab_size=True), r"vocab_size must be an int, got True"),
+    "no positions": (dict(n_positions=-1), r"n_positions must be at least 1, got -1"),
+    "no positions, under the old key": (dict(n_positions=..., n_ctx=0), r"n_ctx must be at least 1, got 0"),
+    "epsilon not a number": (dict(layer_norm_epsilon="1e-5"), r"layer_norm_epsilon is '1e-5'; expected a positive"),
+    "epsilon zero": (dict(layer_norm_epsilon=0), r"layer_norm_epsilon is 0; expected a positive number"),
 }
 
 
@@ -419,6 +429,61 @@ def test_configs_this_gpt_cannot_compute_are_refused(tmp_path, case):
     with pytest.raises(ValueError, match=message) as err:
         GPT.from_pretrained(folder)
     assert "config.json" in str(err.value)
+
+
+def test_a_config_json_that_is_no_object_is_refused(tmp_path):
+    folder = write_checkpoint(tmp_path / "gpt2", hf_weights())
+    (folder / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"config.json: it holds a JSON list; expected an object"):
+        GPT.from_pretrained(folder)
+    (folder / "config.json").write_text("[" * 100_000)
+    with pytest.raises(ValueError, match=r"config.json is not JSON"):
+        GPT.from_pretrained(folder)
+
+
+CONFIG_LIES = {   # config.json's sizes against a small checkpoint's weights
+    "wide": (dict(n_embd=65536), r"wte.weight: expected shape \(11, 65536\), found \(11, 8\)"),
+    "long": (dict(n_positions=2 ** 40), r"wpe.weight: expected shape \(1099511627776, 8\), found \(8, 8\)"),
+    "large vocabulary": (dict(vocab_size=10 ** 9), r"wte.weight: expected shape \(1000000000, 8\)"),
+    "deep": (dict(n_layer=10 ** 9), r"holds 32 tensor\(s\), fewer than the 12 \* n_layer \+ 4 = 12000000004"),
+    "one more layer": (dict(n_layer=3), r"holds 32 tensor\(s\), fewer than the 12 \* n_layer \+ 4 = 40"),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_LIES)
+def test_config_sizes_are_checked_against_the_weights_before_the_model_is_built(tmp_path, monkeypatch, case):
+    """config.json says how large a model to build: sizes the weights file does not hold
+    are refused from its header, before a model of that size (gigabytes) is allocated."""
+    from stage4_models.gpt import pretrained
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was built before config.json was checked against the weights")
+    monkeypatch.setattr(pretrained, "GPT", never)
+    changes, message = CONFIG_LIES[case]
+    folder = write_checkpoint(tmp_path / "gpt2", hf_weights(), hf_config(**changes))
+    with pytest.raises(ValueError, match=message) as err:
+        GPT.from_pretrained(folder)
+    assert "model.safetensors does not fit GPT-2" in str(err.value)
+
+
+def test_a_four_byte_weights_file_is_refused_before_allocating(tmp_path, monkeypatch):
+    """The sweep's case: n_embd 65536 in config.json beside a weights file of one float."""
+    from stage4_models.gpt import pretrained
+    monkeypatch.setattr(pretrained, "GPT", None)          # building it would raise a TypeError
+    folder = write_checkpoint(tmp_path / "gpt2", {"wte.weight": np.ones(1, np.float32)},
+                              hf_config(n_embd=65536))
+    with pytest.raises(ValueError, match=r"holds 1 tensor\(s\), fewer than the 12 \* n_layer \+ 4 = 28"):
+        GPT.from_pretrained(folder)
+
+
+def test_parameter_shapes_are_those_of_a_built_model():
+    """pretrained.parameter_shapes works out from a config what GPT(config) would hold,
+    without building it; the two must agree."""
+    from stage4_models.gpt import pretrained
+    from stage4_models.gpt.model import GPTConfig
+    config = GPTConfig(vocab_size=7, block_size=5, n_layer=3, n_head=2, n_embd=4)
+    built = {name: tuple(t.shape) for name, t in GPT(config).state_dict().items() if name != "lm_head.weight"}
+    assert pretrained.parameter_shapes(config) == built
 
 
 def test_missing_files_say_where_to_get_them(tmp_path):

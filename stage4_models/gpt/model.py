@@ -18,6 +18,8 @@ import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
 from stage2_tensor import attention as fused_attention
 
+SIZES = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")     # GPTConfig's shape fields
+
 
 @dataclass
 class GPTConfig:
@@ -29,6 +31,19 @@ class GPTConfig:
     dropout: float = 0.0
     bias: bool = True          # biases in the Linear layers (GPT-2 has them)
 
+    def __post_init__(self):
+        # Checked here, where every GPT's shape is set (a config.json's values come straight
+        # in): n_head 0 would otherwise surface as a ZeroDivisionError deep in a layer.
+        for name in SIZES:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"GPTConfig: {name} must be an int, got {value!r}")
+            if value < 1:
+                raise ValueError(f"GPTConfig: {name} must be at least 1, got {value}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"GPTConfig: n_embd ({self.n_embd}) must be a multiple of n_head "
+                             f"({self.n_head}), each head taking n_embd / n_head of it")
+
 
 class CausalSelfAttention(nn.Module):
     """Multi-head self-attention in which position t attends to positions 0..t only
@@ -38,8 +53,6 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, config):
         super().__init__()
-        if config.n_embd % config.n_head:
-            raise ValueError(f"n_embd ({config.n_embd}) must be a multiple of n_head ({config.n_head})")
         self.n_head, self.n_embd = config.n_head, config.n_embd
         self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)

@@ -46,6 +46,7 @@ folder (Hugging Face's names without prefix, Conv1D weights (in, out), no buffer
 Hugging Face's ``GPT2LMHeadModel.from_pretrained`` both read.
 """
 import json
+import math
 import re
 from pathlib import Path
 
@@ -56,7 +57,7 @@ import stage2_tensor.factories as factories
 import stage2_tensor.nn as nn
 
 from .model import GPT, GPTConfig
-from .safetensors import read_numpy, save
+from .safetensors import read_header, read_numpy, save
 
 PREFIX = "transformer."
 CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
@@ -66,8 +67,9 @@ REQUIRED = ("vocab_size", "n_embd", "n_head", "n_layer")
 
 def read_config(path):
     """(GPTConfig, LayerNorm eps) from a Hugging Face GPT-2 config.json. Settings our GPT
-    does not implement are refused with a ValueError naming them, rather than loaded into a
-    model that would compute something else."""
+    does not implement, and sizes no GPT has (GPTConfig's own checks), are refused with a
+    ValueError naming the key and the file, rather than loaded into a model that would
+    compute something else."""
     path = Path(path)
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
@@ -75,12 +77,14 @@ def read_config(path):
         raise FileNotFoundError(f"from_pretrained: {path} not found; a Hugging Face GPT-2 folder "
                                 "holds config.json and model.safetensors (see "
                                 "stage4_models/gpt/pretrained.py for where to get them)") from None
-    except ValueError as err:
-        raise ValueError(f"from_pretrained: {path} is not JSON ({err})") from None
+    except (ValueError, RecursionError) as err:     # not UTF-8, not JSON, nested too deeply
+        raise ValueError(f"from_pretrained: {path} is not JSON ({type(err).__name__}: {err})") from None
 
     def refuse(why):
         return ValueError(f"from_pretrained: {path}: {why}")
 
+    if not isinstance(config, dict):
+        raise refuse(f"it holds a JSON {type(config).__name__}; expected an object of GPT-2's settings")
     if config.get("model_type", "gpt2") != "gpt2":
         raise refuse(f"model_type is {config['model_type']!r}; expected 'gpt2'")
     missing = [key for key in REQUIRED if key not in config]
@@ -94,62 +98,104 @@ def read_config(path):
     if activation != "gelu_new":
         raise refuse(f"activation_function is {activation!r}; this GPT's MLP computes "
                      "'gelu_new' (GELU's tanh approximation) only")
-    n_embd = config["n_embd"]
-    if config.get("n_inner") not in (None, 4 * n_embd):
-        raise refuse(f"n_inner is {config['n_inner']}; this GPT's MLP is 4 * n_embd = {4 * n_embd} wide")
+    positions = "n_positions" if "n_positions" in config else "n_ctx"    # n_ctx: older files
+    try:            # dropout 0: the model is for inference (and fine-tuning, where one sets it anew)
+        gpt = GPTConfig(vocab_size=config["vocab_size"], block_size=config[positions],
+                        n_layer=config["n_layer"], n_head=config["n_head"], n_embd=config["n_embd"],
+                        dropout=0.0, bias=True)
+    except (TypeError, ValueError) as err:          # a size that is no positive int, n_head 0, ...
+        raise refuse(str(err).removeprefix("GPTConfig: ").replace("block_size", positions)) from None
+    if config.get("n_inner") not in (None, 4 * gpt.n_embd):
+        raise refuse(f"n_inner is {config['n_inner']}; this GPT's MLP is 4 * n_embd = {4 * gpt.n_embd} wide")
     if not config.get("scale_attn_weights", True) or config.get("scale_attn_by_inverse_layer_idx", False):
         raise refuse("the attention scores are scaled differently (scale_attn_weights, "
                      "scale_attn_by_inverse_layer_idx); this GPT divides them by sqrt(head size)")
-    # dropout 0: the model is for inference (and fine-tuning, where one sets it anew)
-    return (GPTConfig(vocab_size=config["vocab_size"],
-                      block_size=config.get("n_positions", config.get("n_ctx")),
-                      n_layer=config["n_layer"], n_head=config["n_head"], n_embd=n_embd,
-                      dropout=0.0, bias=True),
-            config.get("layer_norm_epsilon", 1e-5))
+    eps = config.get("layer_norm_epsilon", 1e-5)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < math.inf:
+        raise refuse(f"layer_norm_epsilon is {eps!r}; expected a positive number")
+    return gpt, eps
 
 
-def checkpoint_state(model, weights, where="the checkpoint"):
-    """{our parameter name: numpy array} from a checkpoint's {name: array} in Hugging Face's
-    layout (the module docstring's four differences undone). Missing tensors, unexpected
-    ones and wrong shapes are all listed in one ValueError, with shapes as the checkpoint
-    should hold them (Conv1D weights (in, out))."""
-    ours = {name: tuple(t.shape) for name, t in model.state_dict().items() if name != "lm_head.weight"}
+def parameter_shapes(config):
+    """{our parameter name: shape} of ``GPT(config)``, less the tied lm_head.weight, worked
+    out from the config alone: what a checkpoint must hold, known before a model of the
+    config's size is built (the tests compare it with a built model's state dict)."""
+    C = config.n_embd
+    layer = {"ln_1.weight": (C,), "ln_1.bias": (C,),
+             "attn.c_attn.weight": (3 * C, C), "attn.c_attn.bias": (3 * C,),
+             "attn.c_proj.weight": (C, C), "attn.c_proj.bias": (C,),
+             "ln_2.weight": (C,), "ln_2.bias": (C,),
+             "mlp.c_fc.weight": (4 * C, C), "mlp.c_fc.bias": (4 * C,),
+             "mlp.c_proj.weight": (C, 4 * C), "mlp.c_proj.bias": (C,)}
+    shapes = {PREFIX + "wte.weight": (config.vocab_size, C), PREFIX + "wpe.weight": (config.block_size, C)}
+    for i in range(config.n_layer):
+        shapes.update({f"{PREFIX}h.{i}.{name}": shape for name, shape in layer.items()})
+    shapes.update({PREFIX + "ln_f.weight": (C,), PREFIX + "ln_f.bias": (C,)})
+    return shapes
+
+
+def match_checkpoint(config, shapes, where="the checkpoint"):
+    """({our parameter name: the checkpoint's tensor name}, the name of its lm_head.weight or
+    None) for a checkpoint in Hugging Face's layout whose tensors have ``shapes`` ({name:
+    shape}): the module docstring's prefixes and buffers undone. Only shapes are compared,
+    so a file's header suffices, before any weight is read or any model built. Too few
+    tensors for config's layers, missing tensors, unexpected ones and wrong shapes are all
+    listed in one ValueError, with shapes as the checkpoint should hold them (Conv1D
+    weights (in, out))."""
+    # Each layer is 12 tensors: a config.json's n_layer beyond what the file can hold is
+    # refused before the expected names (12 per layer) are even listed.
+    if 12 * config.n_layer + 4 > len(shapes):
+        raise _misfit(config, where, [f"it holds {len(shapes)} tensor(s), fewer than the 12 * n_layer + 4 = "
+                      f"{12 * config.n_layer + 4} of such a model"])
+    ours = parameter_shapes(config)
 
     def hf_shape(name):
         return ours[name][::-1] if name.endswith(CONV1D) else ours[name]
 
-    found, names, lm_head = {}, {}, None
-    for name, array in weights.items():
+    found, lm_head = {}, None
+    for name, shape in shapes.items():
         short = name[len(PREFIX):] if name.startswith(PREFIX) else name
         if BUFFER.fullmatch(short):
             continue
         if short == "lm_head.weight":
-            lm_head = array
+            lm_head = name
             continue
-        found[PREFIX + short], names[PREFIX + short] = array, name
+        found[PREFIX + short] = name
 
     problems = []
     missing = [name[len(PREFIX):] for name in ours if name not in found]
     if missing:
         problems.append("missing: " + ", ".join(missing))
-    unexpected = [names[name] for name in found if name not in ours]
+    unexpected = [found[name] for name in found if name not in ours]
     if unexpected:
         problems.append("unexpected: " + ", ".join(unexpected))
-    problems += [f"{names[name]}: expected shape {hf_shape(name)}"
-                 f"{' (Conv1D: in, out)' if name.endswith(CONV1D) else ''}, found {found[name].shape}"
-                 for name in ours if name in found and found[name].shape != hf_shape(name)]
-    wte = found.get(PREFIX + "wte.weight")
-    if lm_head is not None and not problems and not np.array_equal(lm_head, wte):
-        problems.append("lm_head.weight differs from wte.weight; this GPT ties them "
-                        f"(expected equal {wte.shape} matrices, found {lm_head.shape})")
+    problems += [f"{found[name]}: expected shape {hf_shape(name)}"
+                 f"{' (Conv1D: in, out)' if name.endswith(CONV1D) else ''}, found {tuple(shapes[found[name]])}"
+                 for name in ours if name in found and tuple(shapes[found[name]]) != hf_shape(name)]
     if problems:
-        raise ValueError(f"from_pretrained: {where} does not fit GPT-2 with n_layer="
-                         f"{model.config.n_layer}, n_embd={model.config.n_embd}, vocab_size="
-                         f"{model.config.vocab_size}, block_size={model.config.block_size}:\n  "
-                         + "\n  ".join(problems))
-    state = {name: found[name].T if name.endswith(CONV1D) else found[name] for name in ours}
-    state["lm_head.weight"] = state[PREFIX + "wte.weight"]
+        raise _misfit(config, where, problems)
+    return {name: found[name] for name in ours}, lm_head
+
+
+def checkpoint_state(config, weights, where="the checkpoint"):
+    """{our parameter name: numpy array} from a checkpoint's {name: array} in Hugging Face's
+    layout (``match_checkpoint``'s checks, then Conv1D weights transposed and the tied
+    lm_head checked to equal the token embedding)."""
+    names, lm_head = match_checkpoint(config, {name: a.shape for name, a in weights.items()}, where)
+    state = {ours: weights[theirs].T if ours.endswith(CONV1D) else weights[theirs]
+             for ours, theirs in names.items()}
+    wte = state[PREFIX + "wte.weight"]
+    if lm_head is not None and not np.array_equal(weights[lm_head], wte):
+        raise _misfit(config, where, ["lm_head.weight differs from wte.weight; this GPT ties them "
+                                      f"(expected equal {wte.shape} matrices, found {weights[lm_head].shape})"])
+    state["lm_head.weight"] = wte
     return state
+
+
+def _misfit(config, where, problems):
+    return ValueError(f"from_pretrained: {where} does not fit GPT-2 with n_layer={config.n_layer}, "
+                      f"n_embd={config.n_embd}, vocab_size={config.vocab_size}, block_size="
+                      f"{config.block_size}:\n  " + "\n  ".join(problems))
 
 
 def from_pretrained(folder, device=None, dtype=None):
@@ -162,14 +208,16 @@ def from_pretrained(folder, device=None, dtype=None):
     if not path.exists():
         raise FileNotFoundError(f"from_pretrained: {path} not found; see "
                                 "stage4_models/gpt/pretrained.py for where to get it")
-    weights = read_numpy(path)
+    # config.json says how large a model to build: its sizes are checked against the weights'
+    # header first, so a config that lies is refused before anything of its size is allocated.
+    header, _, _ = read_header(path)
+    match_checkpoint(config, {name: shape for name, (_, shape, _, _) in header.items()}, str(path))
+    state = checkpoint_state(config, read_numpy(path), str(path))
     with factories.skip_init(device):
         model = GPT(config, device=device, dtype=dtype)
     for m in model.modules():
         if isinstance(m, nn.LayerNorm):
             m.eps = eps
-    state = checkpoint_state(model, weights, str(path))
-    del weights
     params = model.state_dict()
     tensors = {name: tg.from_numpy(np.ascontiguousarray(array, dtype=params[name].dtype.name),
                                    device=params[name].device)
