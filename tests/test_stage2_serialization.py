@@ -236,16 +236,67 @@ def test_map_location_must_be_a_known_device_name(tmp_path):
         load(path, map_location="gpu")
 
 
+posix_locks = pytest.mark.skipif(os.name != "posix", reason="temporaries are swept where files can be locked")
+
+
+@posix_locks
 def test_a_save_removes_temporary_files_of_killed_saves_only(tmp_path):
     """A save killed mid-write leaves its .NAME.PID.HEX.tmp; the next save to that path
-    removes it once its process is gone, and keeps those of running processes (maybe a
-    save in progress) and every other file."""
+    removes it. A write in progress holds a lock on its file, so such a file stays (so
+    does an empty one of a running process: a writer between creating and locking it),
+    and so does every other file. The id in the name is no proof of life: one of a
+    running process (an id handed out again) with bytes in an unlocked file is stale."""
+    import fcntl
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = tmp_path / f".w.tg.{dead.pid}.0badcafe.tmp"
-    running = tmp_path / f".w.tg.{os.getpid()}.0badf00d.tmp"
-    other = tmp_path / f".v.tg.{dead.pid}.0badcafe.tmp"        # another file's
-    for path in (stale, running, other, tmp_path / "notes.tmp"):
+    reused = tmp_path / f".w.tg.{os.getpid()}.0badf00d.tmp"         # a live id, nobody writing
+    writing = tmp_path / f".w.tg.{os.getpid()}.00c0ffee.tmp"
+    created = tmp_path / f".w.tg.{os.getpid()}.0000beef.tmp"
+    other = tmp_path / f".v.tg.{dead.pid}.0badcafe.tmp"             # another file's
+    for path in (stale, reused, writing, other, tmp_path / "notes.tmp"):
         path.write_bytes(b"half a file")
-    save(tg.ones(2), tmp_path / "w.tg")
-    assert sorted(os.listdir(tmp_path)) == sorted([running.name, other.name, "notes.tmp", "w.tg"])
+    created.write_bytes(b"")
+    with open(writing, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)                             # as atomic_write does
+        save(tg.ones(2), tmp_path / "w.tg")
+    assert sorted(os.listdir(tmp_path)) == sorted([writing.name, created.name, other.name, "notes.tmp", "w.tg"])
+
+
+KILLED_MID_WRITE = """
+import importlib.util, sys, time
+spec = importlib.util.spec_from_file_location("atomic", sys.argv[1])   # atomic.py alone: quick
+atomic = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(atomic)
+
+def write(f):
+    f.write(b"half a checkpoint")
+    f.flush()
+    print("writing", flush=True)
+    time.sleep(60)
+atomic.atomic_write(sys.argv[2], write)
+"""
+
+
+@posix_locks
+@pytest.mark.skipif(not hasattr(os, "waitid"), reason="os.waitid: wait for an exit without reaping it")
+def test_a_save_killed_by_a_parent_that_has_not_reaped_it_is_swept(tmp_path):
+    """The sweep's case: a trainer killed mid-save by the program that started it, which
+    has not yet waited for it. The dead process is a zombie whose id still answers
+    os.kill(pid, 0), so a check by id kept its temporary file; its lock is gone."""
+    from stage2_tensor import atomic
+    target = tmp_path / "checkpoint.tg"
+    child = subprocess.Popen([sys.executable, "-c", KILLED_MID_WRITE, atomic.__file__, str(target)],
+                             stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"writing\n"
+        child.kill()
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)      # dead, not reaped: a zombie
+        [left] = [p.name for p in tmp_path.iterdir()]
+        assert left.startswith(f".checkpoint.tg.{child.pid}.") and left.endswith(".tmp")
+        save(tg.ones(2), target)
+        assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.tg"]
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
