@@ -1,10 +1,12 @@
 """What every stage4 trainer uses (mnist, names, gpt; chat through gpt): the device, the
-mini-batches, the progress bar, the files a run leaves behind (CSV logs, a text log, a JSON
-summary). Checkpoints are written and read by the program's ``checkpoint.CheckpointKind``
+mini-batches, the progress bar, the files a run leaves behind (``write_run``: the checkpoint,
+CSV logs and a JSON summary, each written atomically and all at the same moments; a text
+log). Checkpoints are written and read by the program's ``checkpoint.CheckpointKind``
 (``save``: ``tg.save``, atomic). The model packages import this module, the tokenizer and
 each other never (``chat`` builds on ``gpt``).
 """
 import csv
+import io
 import json
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage2_tensor import backend
+from stage2_tensor.atomic import atomic_write, remove_stale_temporaries
 
 
 def use_device(name):
@@ -69,28 +72,51 @@ def progress_bar(name, steps, show=True, first=0):
 
 
 def run_folder(out):
-    """The folder ``out`` a run writes to, made if missing."""
+    """The folder ``out`` a run writes to, made if missing. Temporary files that killed
+    writes left there (stage2_tensor/atomic.py) are removed now, when a run starts, rather
+    than only when the same file is written again."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)
+    return out
+
+
+def write_run(out, save_checkpoint, logs, summary=None):
+    """A run's files at one moment, in the folder ``out``: ``save_checkpoint(path)`` writes
+    checkpoint.tg, then each CSV log of ``logs`` ({file name: (header, rows)}), then
+    summary.json (when ``summary``, a dict, is given). Each file is written atomically, so
+    a kill leaves it as it was or whole and new; all are written at the same moments, so
+    the logs beside a checkpoint are its own. The checkpoint goes first: a run killed
+    between two files leaves logs a moment behind it, never ahead (a resumed run takes its
+    logs from the checkpoint and writes them anew). Returns the folder."""
+    out = run_folder(out)
+    save_checkpoint(out / "checkpoint.tg")
+    for name, (header, rows) in logs.items():
+        write_csv(out / name, header, rows)
+    if summary is not None:
+        write_summary(out / "summary.json", summary)
     return out
 
 
 def write_csv(path, header, rows):
-    """A CSV file: the ``header`` row, then ``rows``."""
-    with open(path, "w", newline="") as f:
-        csv.writer(f).writerows([header, *rows])
+    """A CSV file: the ``header`` row, then ``rows``, written atomically (``atomic_write``)."""
+    text = io.StringIO()
+    csv.writer(text).writerows([header, *rows])
+    atomic_write(path, lambda f: f.write(text.getvalue().encode("utf-8")))
     return path
 
 
-def write_losses(path, losses):
-    """A run's loss per step as a CSV file (step, loss), each loss to 9 significant digits:
-    enough to read a float32 back exactly."""
-    return write_csv(path, ("step", "loss"), [(i, f"{v:.9g}") for i, v in enumerate(losses)])
+def loss_log(losses):
+    """A run's loss per step as a CSV log's (header, rows): step, loss, each loss to 9
+    significant digits, enough to read a float32 back exactly."""
+    return ("step", "loss"), [(i, f"{v:.9g}") for i, v in enumerate(losses)]
 
 
 def write_summary(path, summary):
-    """A run's summary, a dict, as indented JSON."""
-    Path(path).write_text(json.dumps(summary, indent=2) + "\n")
+    """A run's summary, a dict, as indented JSON, written atomically (``atomic_write``)."""
+    text = json.dumps(summary, indent=2) + "\n"
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    return path
 
 
 class Logger:

@@ -1,8 +1,12 @@
 """stage4's GPT beyond the forward pass: generation (with and without the KV cache), the
 learning-rate schedule, gradient clipping, the character tokenizer, and the training program
 (learning, checkpoints, resuming, the command line)."""
+import csv
+import json
 import math
 import random
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -259,6 +263,57 @@ def test_resumed_run_takes_the_same_steps(tmp_path):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)   # bit-exact checkpoint
     log = (tmp_path / "half" / "train.log").read_text()
     assert "resumed at step 3" in log and "tokens/s" in log
+
+
+def killed_at_evaluation(monkeypatch, n):
+    """Make the run die (as if killed) at its evaluation number n (each evaluates two streams)."""
+    calls, real = [], training.estimate_loss
+
+    def estimate_loss(*args, **kwargs):
+        calls.append(None)
+        if len(calls) > 2 * n:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(training, "estimate_loss", estimate_loss)
+
+
+def test_the_logs_beside_a_checkpoint_are_its_own(tmp_path, monkeypatch):
+    """A run killed after a checkpoint leaves loss.csv, log.csv and summary.json of that
+    moment, whole: they were written at the end only (an older run's, or none, sat beside
+    each checkpoint) and in place (a kill left part of a file)."""
+    killed_at_evaluation(monkeypatch, 1)             # step 0's evaluation, the checkpoint at 3, dead
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny_run(tmp_path), out=out, progress=False, log=None)
+    saved = tg.load(out / "checkpoint.tg")
+    assert saved["step"] == 3
+    with open(out / "loss.csv", newline="") as f:
+        header, *rows = list(csv.reader(f))
+    assert header == ["step", "loss"] and [int(step) for step, _ in rows] == [0, 1, 2]
+    np.testing.assert_array_equal(np.float32([loss for _, loss in rows]), np.float32(saved["losses"]))
+    with open(out / "log.csv", newline="") as f:
+        assert [row[0] for row in csv.reader(f)] == ["step", "0"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 3 and "final_val_loss" not in summary
+    assert sorted(p.name for p in out.iterdir()) == ["checkpoint.tg", "log.csv", "loss.csv", "summary.json",
+                                                     "train.log"]
+
+
+def test_a_run_removes_what_killed_saves_left_when_it_starts(tmp_path, monkeypatch):
+    """A save killed mid-write leaves a temporary file; the next run in that folder removes
+    it when it starts, even if it writes nothing (it used to stay until the next write to
+    the same name)."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    out = tmp_path / "run"
+    out.mkdir()
+    stale = [out / f".{name}.{dead.pid}.0badcafe.tmp" for name in ("checkpoint.tg", "loss.csv")]
+    for path in stale:
+        path.write_bytes(b"half a file")
+    killed_at_evaluation(monkeypatch, 0)                      # dead before any write
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny_run(tmp_path), out=out, progress=False, log=None)
+    assert not any(path.exists() for path in stale)
 
 
 def tiny_checkpoint(path, **changes):

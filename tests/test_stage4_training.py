@@ -5,6 +5,9 @@ module exists for: no model package imports another's modules, except chat build
 import ast
 import csv
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +17,8 @@ import pytest
 import stage2_tensor.nn as nn
 import stage4_models
 from stage4_models.checkpoint import CheckpointKind
-from stage4_models.training import Batches, Logger, progress_bar, use_device, write_csv, write_summary
+from stage4_models.training import (Batches, Logger, progress_bar, run_folder, use_device, write_csv, write_run,
+                                    write_summary)
 
 # ---- mini-batches ------------------------------------------------------------------------
 def test_batches_cover_each_example_once_per_epoch_with_a_partial_last_batch():
@@ -65,6 +69,54 @@ def test_csv_summary_and_log_files(tmp_path):
     assert (tmp_path / "run" / "train.log").read_text() == "first\nsecond\n" and echoed == ["first"]
     Logger(tmp_path / "run", None, append=False)("again")
     assert (tmp_path / "run" / "train.log").read_text() == "again\n"
+
+
+def test_logs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """loss.csv and summary.json were rewritten in place: a run killed meanwhile left part
+    of a file (572 of 1,500 rows). Now the old file stays until the new one is complete."""
+    path, summary = tmp_path / "loss.csv", tmp_path / "summary.json"
+    write_csv(path, ("step", "loss"), [(0, 0.5)])
+    write_summary(summary, {"steps": 1})
+    before = path.read_bytes(), summary.read_bytes()
+
+    def rows():                                  # the run dies part way through the rows
+        yield from ((i, 0.25) for i in range(572))
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        write_csv(path, ("step", "loss"), rows())
+
+    def fail(*args):
+        raise OSError("killed before the rename")
+    monkeypatch.setattr(os, "replace", fail)     # the new bytes are complete, not yet the file's
+    with pytest.raises(OSError, match="killed"):
+        write_csv(path, ("step", "loss"), [(i, 0.25) for i in range(1500)])
+    with pytest.raises(OSError, match="killed"):
+        write_summary(summary, {"steps": 1500})
+    monkeypatch.undo()
+    assert (path.read_bytes(), summary.read_bytes()) == before
+    assert sorted(os.listdir(tmp_path)) == ["loss.csv", "summary.json"]
+
+
+def test_a_run_writes_its_checkpoint_logs_and_summary_together(tmp_path):
+    written = []
+    out = write_run(tmp_path / "run", lambda path: written.append(path) or path.write_bytes(b"ck"),
+                    {"loss.csv": (("step", "loss"), [(0, "0.5")])}, {"steps": 1})
+    assert written == [out / "checkpoint.tg"]
+    assert sorted(p.name for p in out.iterdir()) == ["checkpoint.tg", "loss.csv", "summary.json"]
+    write_run(out, lambda path: path.write_bytes(b"ck2"), {})          # no summary: it stays
+    assert (out / "checkpoint.tg").read_bytes() == b"ck2" and (out / "summary.json").exists()
+
+
+def test_a_run_folder_loses_the_temporary_files_of_killed_writes(tmp_path):
+    """A write killed mid-way leaves .NAME.PID.HEX.tmp; a run starting in the folder removes
+    those whose writer is gone (here a process that has exited), whatever file they were for."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for name in ("checkpoint.tg", "loss.csv", "summary.json"):
+        (tmp_path / f".{name}.{dead.pid}.0badcafe.tmp").write_bytes(b"half a file")
+    (tmp_path / "notes.tmp").write_bytes(b"someone else's")
+    run_folder(tmp_path)
+    assert os.listdir(tmp_path) == ["notes.tmp"]
 
 
 @dataclass

@@ -34,7 +34,7 @@ from .. import tokens
 from ..checkpoint import CheckpointKind
 from ..data import fetch
 from ..tokenizer import CharTokenizer, GPT2Tokenizer
-from ..training import Logger, progress_bar, run_folder, use_device, write_csv, write_summary
+from ..training import Logger, loss_log, progress_bar, run_folder, use_device, write_run
 from .model import GPT, GPTConfig
 
 CHECKPOINT_KIND = "tracegrad-gpt"
@@ -243,7 +243,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
         run.seconds += time.perf_counter() - start
         bar.set_postfix(loss=f"{run.losses[-1]:.4f}", refresh=False)
         if out and run.step % config.checkpoint_interval == 0 and run.step < config.steps:
-            save_checkpoint(run, opt, out / "checkpoint.tg")
+            save_run(run, opt, out)
     evaluate(run.step)
     run.final = {name: estimate_loss(run.model, s, config.final_eval_batches, device)
                  for name, s in streams.items()}
@@ -256,17 +256,18 @@ def train(config, out=None, resume=None, progress=True, log=print):
 
 
 def save_run(run, opt, out):
-    """checkpoint.tg, log.csv (the evaluations), loss.csv (every step) and summary.json."""
-    save_checkpoint(run, opt, out / "checkpoint.tg")
-    write_csv(out / "log.csv", LOG_FIELDS, [[row.get(name, "") for name in LOG_FIELDS] for row in run.history])
-    write_csv(out / "loss.csv", ("step", "loss"), enumerate(run.losses))
-    write_summary(out / "summary.json", summary(run))
+    """checkpoint.tg, log.csv (the evaluations), loss.csv (every step) and summary.json, all
+    of the run as it is now (``write_run``): at every checkpoint and at the end."""
+    history = [[row.get(name, "") for name in LOG_FIELDS] for row in run.history]
+    write_run(out, lambda path: save_checkpoint(run, opt, path),
+              {"log.csv": (LOG_FIELDS, history), "loss.csv": loss_log(run.losses)}, summary(run))
 
 
 def summary(run):
+    """The run so far; the final losses once it has finished (run.final)."""
+    finished = {"final_train_loss": run.final["train"], "final_val_loss": run.final["val"]} if run.final else {}
     return {"config": asdict(run.config), "parameters": run.model.num_parameters(), "steps": run.step,
-            "seconds": round(run.seconds, 2), "tokens_per_second": round(run.tokens_per_second),
-            "final_train_loss": run.final["train"], "final_val_loss": run.final["val"]}
+            "seconds": round(run.seconds, 2), "tokens_per_second": round(run.tokens_per_second), **finished}
 
 
 def save_checkpoint(run, opt, path):

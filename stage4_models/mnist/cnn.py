@@ -27,7 +27,7 @@ import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_losses, write_summary
+from ..training import Batches, loss_log, progress_bar, use_device, write_run
 from . import data
 
 MEAN, STD = 0.1307, 0.3081           # of MNIST's training pixels in [0, 1]
@@ -125,14 +125,12 @@ def evaluate_cnn(model, images, labels, chunk=200):
 
 
 def save_cnn_run(result, config, out):
-    """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
-    out = run_folder(out)
-    write_losses(out / "loss.csv", result.losses)
-    CHECKPOINT.save(out / "checkpoint.tg", config, result.model)
-    write_summary(out / "summary.json", {
-        "accuracy": result.accuracy, "epochs": config.epochs, "steps": len(result.losses),
-        "wall_seconds": round(result.wall_seconds, 3), "examples_per_second": round(result.examples_per_second),
-        "final_loss_avg100": float(np.mean(result.losses[-100:])), "config": asdict(config)})
+    """Write ``out``/checkpoint.tg, loss.csv (step, loss) and summary.json (``write_run``)."""
+    summary = {"accuracy": result.accuracy, "epochs": config.epochs, "steps": len(result.losses),
+               "wall_seconds": round(result.wall_seconds, 3), "examples_per_second": round(result.examples_per_second),
+               "final_loss_avg100": float(np.mean(result.losses[-100:])), "config": asdict(config)}
+    return write_run(out, lambda path: CHECKPOINT.save(path, config, result.model),
+                     {"loss.csv": loss_log(result.losses)}, summary)
 
 
 def cnn_summary_line(result, config):

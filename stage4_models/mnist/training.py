@@ -11,7 +11,7 @@ import stage2_tensor as tg
 import stage2_tensor.optim as optim
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_losses, write_summary
+from ..training import Batches, loss_log, progress_bar, use_device, write_run
 from . import data
 from .model import CLASSES, LOSSES, MnistNet, cross_entropy_loss, thesis_loss
 
@@ -131,11 +131,9 @@ def evaluate(model, images, labels, chunk=10000):
 
 # ---- what a run leaves behind ------------------------------------------------------------
 def save_run(result, config, out):
-    """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
-    out = run_folder(out)
-    write_losses(out / "loss.csv", result.losses)
-    save_checkpoint(result.model, config, out / "checkpoint.tg")
-    write_summary(out / "summary.json", {**summary(result, config), "config": asdict(config)})
+    """Write ``out``/checkpoint.tg, loss.csv (step, loss) and summary.json (``write_run``)."""
+    return write_run(out, lambda path: save_checkpoint(result.model, config, path),
+                     {"loss.csv": loss_log(result.losses)}, {**summary(result, config), "config": asdict(config)})
 
 
 def summary(result, config):

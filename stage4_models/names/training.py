@@ -16,7 +16,7 @@ import stage2_tensor.optim as optim
 from stage2_tensor.optim.lr_scheduler import LinearLR
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_csv, write_summary
+from ..training import Batches, progress_bar, use_device, write_csv, write_run
 from . import data, sampling
 from .mlp import BLOCK_SIZE, EMBEDDING_SIZE, HIDDEN, MLPLanguageModel
 
@@ -140,12 +140,11 @@ def sample(model, vocab, n=20, seed=0, prompt="", max_length=sampling.MAX_LENGTH
 
 # ---- what a run leaves behind ------------------------------------------------------------
 def save_run(result, config, out):
-    """Write ``out``/loss.csv (step, loss, lr), checkpoint.tg (atomic) and summary.json."""
-    out = run_folder(out)
-    write_csv(out / "loss.csv", ("step", "loss", "lr"),
-              [(i, f"{l:.9g}", f"{lr:.9g}") for i, (l, lr) in enumerate(zip(result.losses, result.lrs))])
-    save_checkpoint(result.model, result.vocab, config, out / "checkpoint.tg")
-    write_summary(out / "summary.json", {**summary(result, config), "config": asdict(config)})
+    """Write ``out``/checkpoint.tg, loss.csv (step, loss, lr) and summary.json (``write_run``)."""
+    losses = [(i, f"{l:.9g}", f"{lr:.9g}") for i, (l, lr) in enumerate(zip(result.losses, result.lrs))]
+    return write_run(out, lambda path: save_checkpoint(result.model, result.vocab, config, path),
+                     {"loss.csv": (("step", "loss", "lr"), losses)},
+                     {**summary(result, config), "config": asdict(config)})
 
 
 def write_average_log(result, path, window=1000):

@@ -18,7 +18,7 @@ import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 
 from ..checkpoint import CheckpointKind
-from ..training import Batches, progress_bar, run_folder, use_device, write_losses, write_summary
+from ..training import Batches, loss_log, progress_bar, use_device, write_run
 from . import data
 from .model import UNet
 
@@ -95,15 +95,13 @@ def denoise(model, noisy, chunk=200):
 
 
 def save_unet_run(result, config, out):
-    """Write ``out``/loss.csv (step, loss), checkpoint.tg (atomic) and summary.json."""
-    out = run_folder(out)
-    write_losses(out / "loss.csv", result.losses)
-    CHECKPOINT.save(out / "checkpoint.tg", config, result.model)
-    write_summary(out / "summary.json", {
-        "psnr_noisy_db": round(result.psnr_noisy, 3), "psnr_denoised_db": round(result.psnr_denoised, 3),
-        "psnr_gain_db": round(result.psnr_denoised - result.psnr_noisy, 3), "steps": len(result.losses),
-        "wall_seconds": round(result.wall_seconds, 3), "examples_per_second": round(result.examples_per_second, 1),
-        "final_loss_avg20": float(np.mean(result.losses[-20:])), "config": asdict(config)})
+    """Write ``out``/checkpoint.tg, loss.csv (step, loss) and summary.json (``write_run``)."""
+    summary = {"psnr_noisy_db": round(result.psnr_noisy, 3), "psnr_denoised_db": round(result.psnr_denoised, 3),
+               "psnr_gain_db": round(result.psnr_denoised - result.psnr_noisy, 3), "steps": len(result.losses),
+               "wall_seconds": round(result.wall_seconds, 3), "examples_per_second": round(result.examples_per_second, 1),
+               "final_loss_avg20": float(np.mean(result.losses[-20:])), "config": asdict(config)}
+    return write_run(out, lambda path: CHECKPOINT.save(path, config, result.model),
+                     {"loss.csv": loss_log(result.losses)}, summary)
 
 
 def unet_summary_line(result, config):
