@@ -147,7 +147,13 @@ def load(path, map_location=None):
     devices = _devices(records, map_location, where, corrupt)
     tensors, at = [], 0
     for record, device in zip(records, devices):
-        tensors.append(_make_tensor(record, payload[at:at + record.nbytes], header["byteorder"], device))
+        raw = payload[at:at + record.nbytes]
+        if record.dtype is dtypes.bool_ and bytes(raw).translate(None, b"\x00\x01"):
+            # save writes a bool as one byte, 0 or 1; another byte would read as True
+            i, byte = next((i, b) for i, b in enumerate(raw) if b > 1)
+            raise corrupt(f"tensor {record.index} is bool, but its element {i} is the byte {byte}; "
+                          "expected 0 or 1")
+        tensors.append(_make_tensor(record, raw, header["byteorder"], device))
         at += record.nbytes
     return _decode(header["object"], tensors, corrupt)
 

@@ -204,6 +204,13 @@ def test_crafted_files_are_refused_naming_the_file_and_the_field(case, tmp_path)
     assert str(err.value).startswith(f"load: {path} is not a valid tracegrad file: ")
 
 
+def test_a_bool_byte_other_than_0_or_1_is_refused(tmp_path):
+    """save writes a bool as one byte, 0 or 1: a crafted 2 or 255 used to load as True."""
+    path = crafted(tmp_path / "b.tg", one_tensor(dtype="bool", shape=[3], nbytes=3), bytes([1, 2, 255]))
+    with pytest.raises(RuntimeError, match=r"b.tg .*tensor 0 is bool, but its element 1 is the byte 2; expected 0 or 1"):
+        load(path)
+
+
 def test_header_length_beyond_the_file_and_json_nested_too_deep(tmp_path):
     path = tmp_path / "h.tg"
     path.write_bytes(serialization.MAGIC + struct.pack("<Q", 2 ** 40) + b"{}" + bytes(4))
