@@ -472,8 +472,9 @@ def test_a_four_byte_weights_file_is_refused_before_allocating(tmp_path, monkeyp
     monkeypatch.setattr(pretrained, "GPT", None)          # building it would raise a TypeError
     folder = write_checkpoint(tmp_path / "gpt2", {"wte.weight": np.ones(1, np.float32)},
                               hf_config(n_embd=65536))
-    with pytest.raises(ValueError, match=r"holds 1 tensor\(s\), fewer than the 12 \* n_layer \+ 4 = 28"):
+    with pytest.raises(ValueError, match=r"holds 1 tensor\(s\), fewer than the 12 \* n_layer \+ 4 = 28") as err:
         GPT.from_pretrained(folder)
+    assert "(103,082,295,296 parameters, 412,329,181,184 bytes in float32)" in str(err.value)
 
 
 def test_parameter_shapes_are_those_of_a_built_model():
@@ -484,6 +485,7 @@ def test_parameter_shapes_are_those_of_a_built_model():
     config = GPTConfig(vocab_size=7, block_size=5, n_layer=3, n_head=2, n_embd=4)
     built = {name: tuple(t.shape) for name, t in GPT(config).state_dict().items() if name != "lm_head.weight"}
     assert pretrained.parameter_shapes(config) == built
+    assert pretrained.parameter_count(config) == sum(math.prod(shape) for shape in built.values())
 
 
 def test_missing_files_say_where_to_get_them(tmp_path):

@@ -192,10 +192,19 @@ def checkpoint_state(config, weights, where="the checkpoint"):
     return state
 
 
+def parameter_count(config):
+    """The numbers in ``GPT(config)`` (the tied lm_head once): embeddings, 12 C^2 + 13 C per
+    block, the final LayerNorm; ``parameter_shapes`` added up, without listing them."""
+    C = config.n_embd
+    return (config.vocab_size + config.block_size) * C + config.n_layer * (12 * C * C + 13 * C) + 2 * C
+
+
 def _misfit(config, where, problems):
+    n = parameter_count(config)
     return ValueError(f"from_pretrained: {where} does not fit GPT-2 with n_layer={config.n_layer}, "
                       f"n_embd={config.n_embd}, vocab_size={config.vocab_size}, block_size="
-                      f"{config.block_size}:\n  " + "\n  ".join(problems))
+                      f"{config.block_size} ({n:,} parameters, {4 * n:,} bytes in float32):\n  "
+                      + "\n  ".join(problems))
 
 
 def from_pretrained(folder, device=None, dtype=None):
