@@ -10,8 +10,8 @@
 
 ``train`` shows a progress bar; every eval_interval steps it prints (and appends to
 OUT/train.log) the train and validation loss, the training time so far and tokens/s.
-OUT gets checkpoint.tg (also every checkpoint_interval steps, to resume from), log.csv
-(the evaluations), loss.csv (every step) and summary.json. The corpus is tiny-shakespeare
+OUT gets checkpoint.tg (to resume from), log.csv (the evaluations), loss.csv (every step)
+and summary.json, together every checkpoint_interval steps and at the end. The corpus is tiny-shakespeare
 unless --data names a token file (``python -m stage4_models.tokens prepare``) or a text.
 ``sample`` prints the prompt continued by the model.
 """

@@ -191,9 +191,10 @@ def estimate_loss(model, stream, n_batches, device, first_step=10**9):
 
 
 def train(config, out=None, resume=None, progress=True, log=print):
-    """Train as ``config`` says, writing to the folder ``out`` (when given) a checkpoint
-    every ``checkpoint_interval`` steps and at the end, ``log.csv`` (the evaluations),
-    ``loss.csv`` (every step) and ``train.log``; ``resume``: a checkpoint to continue from.
+    """Train as ``config`` says, writing to the folder ``out`` (when given) a checkpoint,
+    ``log.csv`` (the evaluations), ``loss.csv`` (every step) and ``summary.json`` every
+    ``checkpoint_interval`` steps and at the end (``save_run``), and ``train.log`` as it
+    goes; ``resume``: a checkpoint to continue from.
     Returns a Run. A run that starts from ``init_from`` takes that model's shape (block
     size, layers, heads, width, tokenizer) with its weights; the config gives the rest."""
     device = use_device(config.device)
