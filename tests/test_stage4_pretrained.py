@@ -594,6 +594,26 @@ def test_save_pretrained_refuses_what_gpt2_cannot_hold(tmp_path):
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
+def test_save_pretrained_writes_config_json_whole_or_not_at_all(tmp_path, monkeypatch):
+    """config.json was rewritten in place: a kill mid-write left part of it."""
+    from stage4_models.gpt import GPTConfig
+    from stage4_models.gpt.pretrained import save_pretrained
+    folder = save_pretrained(small_gpt("python"), tmp_path / "gpt2")
+    before = (folder / "config.json").read_bytes()
+    rename = os.replace
+
+    def killed(src, dst):
+        if str(dst).endswith("config.json"):
+            raise OSError("killed before the rename")
+        return rename(src, dst)
+    monkeypatch.setattr(os, "replace", killed)
+    shallower = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8))
+    with pytest.raises(OSError, match="killed"):
+        save_pretrained(shallower, folder)
+    assert (folder / "config.json").read_bytes() == before
+    assert sorted(os.listdir(folder)) == ["config.json", "model.safetensors"]
+
+
 def test_hugging_face_reads_what_save_pretrained_writes(tmp_path):
     """Optional oracle: transformers' GPT2LMHeadModel loads our folder and computes our logits."""
     torch = pytest.importorskip("torch")
