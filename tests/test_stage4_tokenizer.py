@@ -2,9 +2,12 @@
 from the same local encoder.json and vocab.bpe (tiktoken is the tests' oracle only; the
 tokenizer does not use it): the thesis's example, over a megabyte of varied text,
 hypothesis-generated strings, round trips of text and of invalid UTF-8 bytes, special
-tokens, errors, and BPE training whose saved files load back (into tiktoken too)."""
+tokens, errors, and BPE training whose saved files load back (into tiktoken too); pieces
+of hundreds of kilobytes (one word, one run of spaces) in linear time and memory."""
 import json
 import random
+import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -16,7 +19,8 @@ from hypothesis import strategies as st
 from stage4_models import data as datafiles
 from stage4_models.tokenizer import GPT2Tokenizer, byte_unicode
 from stage4_models.tokenizer import __main__ as cli
-from stage4_models.tokenizer.bpe import _bpe_heap, bpe, merge_steps
+import stage4_models.tokenizer.bpe as bpe_module
+from stage4_models.tokenizer.bpe import WINDOW, _bpe_heap, _bpe_list, _bpe_windows, bpe, merge_steps
 from stage4_models.tokenizer.gpt2 import FILES
 from stage4_models.tokenizer.pretokenize import GPT2_PATTERN, pretokenize
 from stage4_models.tokenizer.train import train, train_tokenizer
@@ -194,6 +198,90 @@ def test_long_pieces_heap_and_plain_merges_agree(tok):
     for piece in ["a" * 700, " " + "ab" * 400, "1" * 999, byte_unicode.encode("é日😀".encode() * 60)]:
         assert _bpe_heap(piece, ranks) == list(merge_steps(piece, ranks))[-1][0]
         assert bpe(piece, ranks) == _bpe_heap(piece, ranks)
+
+
+# ---- long pieces: linear time and memory, the same tokens ---------------------------------
+def random_text(alphabet, size, seed=0):
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(size))
+
+
+LONG_PIECES = {
+    "one letter": "a" * 100_003,
+    "spaces, then a word": " " * 100_001 + "x",
+    "random letters": random_text("abcdefghijklmnopqrstuvwxyz", 30_000),
+    "random frequent letters": random_text("etaoinshrdlu", 30_000, seed=1),
+    "random digits": random_text("0123456789", 20_000, seed=2),
+    "random symbols": random_text("!#$%&()*+,-./:;<=>?@[]^_`{|}~", 20_000, seed=3),
+    "GPT-2's longest token, repeated": "\u00c3\u00c2" * 5_001,    # 128-byte tokens
+    "dashes": "-" * 10_007,
+    "a word repeated without spaces": "tokenization" * 3_001,
+    "accents and emoji": random_text("éüßø😀日本", 10_000, seed=4),
+}
+
+
+@pytest.mark.parametrize("text", LONG_PIECES.values(), ids=LONG_PIECES.keys())
+def test_long_pieces_identical_to_tiktoken(tok, oracle, text):
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+
+
+def test_windows_join_into_the_merges_of_the_whole_piece(tok):
+    # Tiny windows and margins: seams that hold and seams that fail (the heap then merges
+    # the whole piece); either way, the tokens of the whole piece merged at once.
+    rng = random.Random(0)
+    for _ in range(150):
+        alphabet = rng.choice(["a", "ab", "etaoin", "0123456789", " \n", "-=", "é日😀", "ing the "])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 300)))
+        piece = byte_unicode.encode(text.encode())
+        window = rng.randint(2, 40)
+        assert _bpe_windows(piece, tok.encoder, window, rng.randint(0, window)) == _bpe_list(piece, tok.encoder)
+
+
+def test_long_pieces_are_merged_window_by_window(tok, monkeypatch):
+    # The windows' seams hold on long runs (the heap never sees the whole piece), so a
+    # piece costs its windows, each merged once however often it repeats.
+    heap = bpe_module._bpe_heap
+
+    def windows_only(symbols, ranks):
+        assert len(symbols) <= WINDOW, "a seam failed: the whole piece went to the heap"
+        return heap(symbols, ranks)
+    monkeypatch.setattr(bpe_module, "_bpe_heap", windows_only)
+    for text in LONG_PIECES.values():
+        piece = byte_unicode.encode(text[:5_000].encode())
+        assert bpe(piece, tok.encoder) == heap(piece, tok.encoder)
+
+
+def cpu_seconds(tok, text):
+    """The least CPU time of three encodings of ``text``, each with an empty piece cache
+    (CPU time: other programs on the machine do not count)."""
+    times = []
+    for _ in range(3):
+        tok._cache.clear()
+        start = time.process_time()
+        tok.encode(text)
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+@pytest.mark.parametrize("unit, small", [("a", 50_000), (" ", 50_000), ("random", 5_000)])
+def test_long_pieces_encode_in_linear_time(tok, unit, small):
+    # 8x the characters take about 8x the time; a merge loop that scans the whole piece per
+    # merge would take 64x. The margin is generous: the machine is shared.
+    text = random_text("abcdefghijklmnopqrstuvwxyz", 8 * small) if unit == "random" else unit * 8 * small
+    ratio = cpu_seconds(tok, text) / cpu_seconds(tok, text[:small])
+    assert ratio < 24, f"8x the input took {ratio:.1f}x the time"
+
+
+def test_long_pieces_encode_in_linear_memory(tok):
+    # A piece of n bytes holds a few of its windows and its tokens, not n heap entries.
+    for text in ["a" * 200_000, " " * 200_000, random_text("etaoinshrdlu", 10_000)]:
+        tracemalloc.start()
+        try:
+            tok.encode(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 64 * len(text), f"{peak / len(text):.0f} bytes per character of {text[:3]!r}..."
 
 
 def test_merge_steps_on_one_word(tok):

@@ -9,7 +9,9 @@ Encoding is three steps, one file each: cut the text into pieces (``pretokenize.
 write each piece's UTF-8 bytes as GPT-2 byte characters (``byte_unicode.py``), merge each
 piece's symbols by rank (``bpe.py``) and look the symbols up in encoder.json. Most text
 repeats its words, so the ids of every piece seen are cached: after the first page of a
-book, encoding is mostly one regex pass and one dictionary lookup per piece.
+book, encoding is mostly one regex pass and one dictionary lookup per piece. Pieces
+of more than ``bpe.LONG`` characters are not cached: they seldom come back, and one of
+megabytes would stay in memory.
 
 The two files come from GPT-2's release: ``encoder.json`` maps each of the 50,257 tokens
 (as a string of byte characters) to its id; ``vocab.bpe`` lists the 50,000 merges in
@@ -25,7 +27,7 @@ import regex
 
 from ..data import DataFile, fetch
 from . import byte_unicode
-from .bpe import bpe
+from .bpe import LONG, bpe
 from .pretokenize import PATTERN
 
 ENDOFTEXT = "<|endoftext|>"
@@ -128,9 +130,10 @@ class GPT2Tokenizer:
             piece_ids = cache.get(piece)
             if piece_ids is None:
                 piece_ids = self._encode_piece(piece.encode("utf-8", errors))
-                if len(cache) >= CACHE_LIMIT:
-                    cache.clear()
-                cache[piece] = piece_ids
+                if len(piece) <= LONG:
+                    if len(cache) >= CACHE_LIMIT:
+                        cache.clear()
+                    cache[piece] = piece_ids
             ids += piece_ids
         return ids
 
