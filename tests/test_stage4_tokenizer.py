@@ -6,6 +6,7 @@ tokens, errors, and BPE training whose saved files load back (into tiktoken too)
 of hundreds of kilobytes (one word, one run of spaces) in linear time and memory."""
 import json
 import random
+import re
 import time
 import tracemalloc
 
@@ -23,7 +24,7 @@ import stage4_models.tokenizer.bpe as bpe_module
 from stage4_models.tokenizer.bpe import WINDOW, _bpe_heap, _bpe_list, _bpe_windows, bpe, merge_steps
 from stage4_models.tokenizer.gpt2 import FILES
 from stage4_models.tokenizer.pretokenize import GPT2_PATTERN, pretokenize
-from stage4_models.tokenizer.train import train, train_tokenizer
+from stage4_models.tokenizer.train import save, train, train_tokenizer
 from stage4_models.tokens import SHAKESPEARE
 
 pytestmark = pytest.mark.stage4
@@ -320,7 +321,65 @@ def test_decode_unknown_id_is_a_clear_error(tok):
         tok.decode([-1])
     with pytest.raises(ValueError, match="unknown token id 'a'"):
         tok.decode([1, "a"])
+    for bad in (-7, 10**12, 1.0, None):                     # 1.0 is no id, though 1.0 == 1
+        with pytest.raises(ValueError, match=re.escape(f"unknown token id {bad!r}: expected an int in 0..50256")):
+            tok.decode([15496, bad])
     assert tok.decode(np.array(THESIS_IDS)) == THESIS_TEXT     # numpy ids (TokenStream's) work
+
+
+@pytest.mark.parametrize("bad", [-7, 10**12, 50257, "50256", 50256.0, 995])
+def test_special_ids_outside_the_vocabulary_are_refused(tok, bad):
+    # A vocabulary's ids are 0..n_vocab - 1, each once (tiktoken's explicit_n_vocab check).
+    message = ("which 'Ġworld' has already" if bad == 995 else
+               re.escape(f"special token '<|endoftext|>' has id {bad!r}: expected an int in 0..50256"))
+    with pytest.raises(ValueError, match=message):
+        GPT2Tokenizer(tok.encoder, {"<|endoftext|>": bad})
+
+
+def test_files_that_are_not_utf8_name_the_file(tmp_path, gpt2_files):
+    encoder_json, vocab_bpe = gpt2_files
+    bad = tmp_path / "vocab.bpe"
+    bad.write_bytes(b"#version: 0.2\n\xc4\xa0 t\n\xff\xfe\n")
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: not UTF-8 text (byte 0xff at offset 19); "
+                                                   f"expected GPT-2's vocab.bpe")):
+        GPT2Tokenizer.from_files(encoder_json, bad)
+    bad = tmp_path / "encoder.json"
+    bad.write_bytes(b'{"a": 0, "\xe9": 1}')
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: not UTF-8 text (byte 0xe9 at offset 10); "
+                                                   f"expected a JSON object {{token: id}}")):
+        GPT2Tokenizer.from_files(bad, vocab_bpe)
+
+
+def small_vocabulary(folder):
+    """encoder.json (as a dict) and vocab.bpe of a vocabulary of 261 tokens."""
+    save(train(SENNRICH, 261), folder)
+    return json.loads((folder / "encoder.json").read_text(encoding="utf-8")), folder / "vocab.bpe"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", r"not a JSON file \(Expecting property name"),
+    ("[1, 2]", r"expected a JSON object \{token: id\} \(GPT-2's encoder.json\), got list"),
+    ({"Ġlo": "259"}, r"token 'Ġlo' has id '259': expected an int in 0\.\.260"),
+    ({"Ġlo": 259.0}, r"token 'Ġlo' has id 259.0: expected an int in 0\.\.260"),
+    ({"Ġlo": True}, r"token 'Ġlo' has id True: expected an int in 0\.\.260"),
+    ({"Ġlo": 10**12}, r"token 'Ġlo' has id 1000000000000: expected an int in 0\.\.260"),
+    ({"Ġlo": 0}, r"token 'Ġlo' has id 0, which '!' has already"),
+    ({"<|endoftext|>": -7}, r"special token '<\|endoftext\|>' has id -7: expected an int in 0\.\.260"),
+    ({"<|endoftext|>": None}, r"special token '<\|endoftext\|>' has id None: expected an int"),
+])
+def test_encoder_json_with_wrong_content_is_named(tmp_path, content, message):
+    encoder, vocab_bpe = small_vocabulary(tmp_path)
+    path = tmp_path / "encoder.json"
+    path.write_text(content if isinstance(content, str) else json.dumps({**encoder, **content}), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(str(path)) + ": .*" + message):
+        GPT2Tokenizer.from_files(path, vocab_bpe)
+
+
+def test_vocab_bpe_with_an_unknown_merge_is_named(tmp_path):
+    encoder, vocab_bpe = small_vocabulary(tmp_path)
+    vocab_bpe.write_text("#version: 0.2\ne s\nx yz\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{vocab_bpe}: merge 'x' 'yz' uses 'yz', which no earlier merge made")):
+        GPT2Tokenizer.from_files(tmp_path / "encoder.json", vocab_bpe)
 
 
 def test_encode_wants_str(tok):
@@ -393,6 +452,9 @@ def test_cli_encode_decode_train(tmp_path, gpt2_files, monkeypatch, capsys):
     assert capsys.readouterr().out == THESIS_TEXT + "\n"
     assert cli.main(["decode", "99999"]) == 2
     assert "unknown token id 99999" in capsys.readouterr().err
+    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
+    assert cli.main(["encode", "--file", str(tmp_path / "latin1.txt")]) == 2
+    assert f"{tmp_path / 'latin1.txt'}: not UTF-8 text (byte 0xe9 at offset 3)" in capsys.readouterr().err
     (tmp_path / "c.txt").write_text(SENNRICH)
     assert cli.main(["train", str(tmp_path / "c.txt"), "--vocab-size", "260", "--out", str(tmp_path / "v")]) == 0
     assert (tmp_path / "v" / "vocab.bpe").read_text() == "#version: 0.2\ne s\nes t\nĠ l\n"
