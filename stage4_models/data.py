@@ -39,6 +39,17 @@ class DataFile:
         return Path(self.folder) / self.name
 
 
+def read_text(path, expected):
+    """The text of the UTF-8 file ``path``. A file that is not UTF-8 is a ValueError naming
+    it, the first bad byte and ``expected`` (what the file should hold): Python's own
+    UnicodeDecodeError names neither the file nor what it was for."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+                         f"{err.start}); expected {expected}") from None
+
+
 def cache_dir():
     return Path.home() / ".cache" / "tracegrad"
 

@@ -27,7 +27,7 @@ from stage2_tensor.atomic import atomic_write
 
 from .arguments import output_file
 from .cli import Parser, dispatch
-from .data import DataFile
+from .data import DataFile, read_text
 from .tokenizer import ENDOFTEXT, CharTokenizer, GPT2Tokenizer
 
 DTYPE = np.dtype("<u2")           # little-endian uint16, whatever the machine's order
@@ -51,7 +51,7 @@ def documents(corpus):
         raise FileNotFoundError(f"corpus not found: {corpus} (expected a text file or a folder of *.txt files)")
     docs = []
     for f in files:
-        docs += f.read_text(encoding="utf-8").split(ENDOFTEXT)
+        docs += read_text(f, "a UTF-8 text file (a document of the corpus)").split(ENDOFTEXT)
     return [d for d in docs if d]
 
 

@@ -202,6 +202,9 @@ def test_char_tokenizer():
     assert tok.encode("\n A~") == [0, 1, 34, 95]
     with pytest.raises(ValueError, match=r"character 'é' at offset 3 is not in the character vocabulary"):
         tok.encode("caf\u00e9")
+    for bad in (-1, 96, 1.0):               # -1 is no id, not the last character ('~')
+        with pytest.raises(ValueError, match=rf"unknown token id {bad}: expected an int in 0\.\.95"):
+            tok.decode([1, bad])
 
 
 def test_prepare_char_token_file(tmp_path):

@@ -2,9 +2,13 @@
 from the same local encoder.json and vocab.bpe (tiktoken is the tests' oracle only; the
 tokenizer does not use it): the thesis's example, over a megabyte of varied text,
 hypothesis-generated strings, round trips of text and of invalid UTF-8 bytes, special
-tokens, errors, and BPE training whose saved files load back (into tiktoken too)."""
+tokens, errors, and BPE training whose saved files load back (into tiktoken too); pieces
+of hundreds of kilobytes (one word, one run of spaces) in linear time and memory."""
 import json
 import random
+import re
+import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -16,10 +20,11 @@ from hypothesis import strategies as st
 from stage4_models import data as datafiles
 from stage4_models.tokenizer import GPT2Tokenizer, byte_unicode
 from stage4_models.tokenizer import __main__ as cli
-from stage4_models.tokenizer.bpe import _bpe_heap, bpe, merge_steps
+import stage4_models.tokenizer.bpe as bpe_module
+from stage4_models.tokenizer.bpe import WINDOW, _bpe_heap, _bpe_list, _bpe_windows, bpe, merge_steps
 from stage4_models.tokenizer.gpt2 import FILES
 from stage4_models.tokenizer.pretokenize import GPT2_PATTERN, pretokenize
-from stage4_models.tokenizer.train import train, train_tokenizer
+from stage4_models.tokenizer.train import save, train, train_tokenizer
 from stage4_models.tokens import SHAKESPEARE
 
 pytestmark = pytest.mark.stage4
@@ -196,6 +201,90 @@ def test_long_pieces_heap_and_plain_merges_agree(tok):
         assert bpe(piece, ranks) == _bpe_heap(piece, ranks)
 
 
+# ---- long pieces: linear time and memory, the same tokens ---------------------------------
+def random_text(alphabet, size, seed=0):
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(size))
+
+
+LONG_PIECES = {
+    "one letter": "a" * 100_003,
+    "spaces, then a word": " " * 100_001 + "x",   # tiktoken's regex panics near a million
+    "random letters": random_text("abcdefghijklmnopqrstuvwxyz", 30_000),
+    "random frequent letters": random_text("etaoinshrdlu", 30_000, seed=1),
+    "random digits": random_text("0123456789", 20_000, seed=2),
+    "random symbols": random_text("!#$%&()*+,-./:;<=>?@[]^_`{|}~", 20_000, seed=3),
+    "GPT-2's longest token, repeated": "\u00c3\u00c2" * 5_001,    # 128-byte tokens
+    "dashes": "-" * 10_007,
+    "a word repeated without spaces": "tokenization" * 3_001,
+    "accents and emoji": random_text("éüßø😀日本", 10_000, seed=4),
+}
+
+
+@pytest.mark.parametrize("text", LONG_PIECES.values(), ids=LONG_PIECES.keys())
+def test_long_pieces_identical_to_tiktoken(tok, oracle, text):
+    assert tok.encode(text) == oracle.encode_ordinary(text)
+
+
+def test_windows_join_into_the_merges_of_the_whole_piece(tok):
+    # Tiny windows and margins: seams that hold and seams that fail (the heap then merges
+    # the whole piece); either way, the tokens of the whole piece merged at once.
+    rng = random.Random(0)
+    for _ in range(150):
+        alphabet = rng.choice(["a", "ab", "etaoin", "0123456789", " \n", "-=", "é日😀", "ing the "])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 300)))
+        piece = byte_unicode.encode(text.encode())
+        window = rng.randint(2, 40)
+        assert _bpe_windows(piece, tok.encoder, window, rng.randint(0, window)) == _bpe_list(piece, tok.encoder)
+
+
+def test_long_pieces_are_merged_window_by_window(tok, monkeypatch):
+    # The windows' seams hold on long runs (the heap never sees the whole piece), so a
+    # piece costs its windows, each merged once however often it repeats.
+    heap = bpe_module._bpe_heap
+
+    def windows_only(symbols, ranks):
+        assert len(symbols) <= WINDOW, "a seam failed: the whole piece went to the heap"
+        return heap(symbols, ranks)
+    monkeypatch.setattr(bpe_module, "_bpe_heap", windows_only)
+    for text in LONG_PIECES.values():
+        piece = byte_unicode.encode(text[:5_000].encode())
+        assert bpe(piece, tok.encoder) == heap(piece, tok.encoder)
+
+
+def cpu_seconds(tok, text):
+    """The least CPU time of three encodings of ``text``, each with an empty piece cache
+    (CPU time: other programs on the machine do not count)."""
+    times = []
+    for _ in range(3):
+        tok._cache.clear()
+        start = time.process_time()
+        tok.encode(text)
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+@pytest.mark.parametrize("unit, small", [("a", 50_000), (" ", 50_000), ("random", 5_000)])
+def test_long_pieces_encode_in_linear_time(tok, unit, small):
+    # 8x the characters take about 8x the time; a merge loop that scans the whole piece per
+    # merge would take 64x. The margin is generous: the machine is shared.
+    text = random_text("abcdefghijklmnopqrstuvwxyz", 8 * small) if unit == "random" else unit * 8 * small
+    ratio = cpu_seconds(tok, text) / cpu_seconds(tok, text[:small])
+    assert ratio < 24, f"8x the input took {ratio:.1f}x the time"
+
+
+def test_long_pieces_encode_in_linear_memory(tok):
+    # A piece of n bytes holds a few of its windows and its tokens, not n heap entries.
+    for text in ["a" * 200_000, " " * 200_000, random_text("etaoinshrdlu", 10_000)]:
+        tracemalloc.start()
+        try:
+            tok.encode(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 64 * len(text), f"{peak / len(text):.0f} bytes per character of {text[:3]!r}..."
+
+
 def test_merge_steps_on_one_word(tok):
     steps = list(merge_steps(byte_unicode.encode(b" lowest"), tok.encoder))
     assert steps[0][0] == list("Ġlowest") and steps[0][1] is None
@@ -232,7 +321,65 @@ def test_decode_unknown_id_is_a_clear_error(tok):
         tok.decode([-1])
     with pytest.raises(ValueError, match="unknown token id 'a'"):
         tok.decode([1, "a"])
+    for bad in (-7, 10**12, 1.0, None):                     # 1.0 is no id, though 1.0 == 1
+        with pytest.raises(ValueError, match=re.escape(f"unknown token id {bad!r}: expected an int in 0..50256")):
+            tok.decode([15496, bad])
     assert tok.decode(np.array(THESIS_IDS)) == THESIS_TEXT     # numpy ids (TokenStream's) work
+
+
+@pytest.mark.parametrize("bad", [-7, 10**12, 50257, "50256", 50256.0, 995])
+def test_special_ids_outside_the_vocabulary_are_refused(tok, bad):
+    # A vocabulary's ids are 0..n_vocab - 1, each once (tiktoken's explicit_n_vocab check).
+    message = ("which 'Ġworld' has already" if bad == 995 else
+               re.escape(f"special token '<|endoftext|>' has id {bad!r}: expected an int in 0..50256"))
+    with pytest.raises(ValueError, match=message):
+        GPT2Tokenizer(tok.encoder, {"<|endoftext|>": bad})
+
+
+def test_files_that_are_not_utf8_name_the_file(tmp_path, gpt2_files):
+    encoder_json, vocab_bpe = gpt2_files
+    bad = tmp_path / "vocab.bpe"
+    bad.write_bytes(b"#version: 0.2\n\xc4\xa0 t\n\xff\xfe\n")
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: not UTF-8 text (byte 0xff at offset 19); "
+                                                   f"expected GPT-2's vocab.bpe")):
+        GPT2Tokenizer.from_files(encoder_json, bad)
+    bad = tmp_path / "encoder.json"
+    bad.write_bytes(b'{"a": 0, "\xe9": 1}')
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: not UTF-8 text (byte 0xe9 at offset 10); "
+                                                   f"expected a JSON object {{token: id}}")):
+        GPT2Tokenizer.from_files(bad, vocab_bpe)
+
+
+def small_vocabulary(folder):
+    """encoder.json (as a dict) and vocab.bpe of a vocabulary of 261 tokens."""
+    save(train(SENNRICH, 261), folder)
+    return json.loads((folder / "encoder.json").read_text(encoding="utf-8")), folder / "vocab.bpe"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", r"not a JSON file \(Expecting property name"),
+    ("[1, 2]", r"expected a JSON object \{token: id\} \(GPT-2's encoder.json\), got list"),
+    ({"Ġlo": "259"}, r"token 'Ġlo' has id '259': expected an int in 0\.\.260"),
+    ({"Ġlo": 259.0}, r"token 'Ġlo' has id 259.0: expected an int in 0\.\.260"),
+    ({"Ġlo": True}, r"token 'Ġlo' has id True: expected an int in 0\.\.260"),
+    ({"Ġlo": 10**12}, r"token 'Ġlo' has id 1000000000000: expected an int in 0\.\.260"),
+    ({"Ġlo": 0}, r"token 'Ġlo' has id 0, which '!' has already"),
+    ({"<|endoftext|>": -7}, r"special token '<\|endoftext\|>' has id -7: expected an int in 0\.\.260"),
+    ({"<|endoftext|>": None}, r"special token '<\|endoftext\|>' has id None: expected an int"),
+])
+def test_encoder_json_with_wrong_content_is_named(tmp_path, content, message):
+    encoder, vocab_bpe = small_vocabulary(tmp_path)
+    path = tmp_path / "encoder.json"
+    path.write_text(content if isinstance(content, str) else json.dumps({**encoder, **content}), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(str(path)) + ": .*" + message):
+        GPT2Tokenizer.from_files(path, vocab_bpe)
+
+
+def test_vocab_bpe_with_an_unknown_merge_is_named(tmp_path):
+    encoder, vocab_bpe = small_vocabulary(tmp_path)
+    vocab_bpe.write_text("#version: 0.2\ne s\nx yz\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{vocab_bpe}: merge 'x' 'yz' uses 'yz', which no earlier merge made")):
+        GPT2Tokenizer.from_files(tmp_path / "encoder.json", vocab_bpe)
 
 
 def test_encode_wants_str(tok):
@@ -305,6 +452,9 @@ def test_cli_encode_decode_train(tmp_path, gpt2_files, monkeypatch, capsys):
     assert capsys.readouterr().out == THESIS_TEXT + "\n"
     assert cli.main(["decode", "99999"]) == 2
     assert "unknown token id 99999" in capsys.readouterr().err
+    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
+    assert cli.main(["encode", "--file", str(tmp_path / "latin1.txt")]) == 2
+    assert f"{tmp_path / 'latin1.txt'}: not UTF-8 text (byte 0xe9 at offset 3)" in capsys.readouterr().err
     (tmp_path / "c.txt").write_text(SENNRICH)
     assert cli.main(["train", str(tmp_path / "c.txt"), "--vocab-size", "260", "--out", str(tmp_path / "v")]) == 0
     assert (tmp_path / "v" / "vocab.bpe").read_text() == "#version: 0.2\ne s\nes t\nĠ l\n"

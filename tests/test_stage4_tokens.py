@@ -1,6 +1,8 @@
 """stage4's token datasets (stage4_models/tokens.py): the uint16 little-endian file with
 <|endoftext|> between documents, the refusal of ids that do not fit, and the seeded
 random-window stream of (x, y) batches."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -22,9 +24,12 @@ def small_tok(tmp_path_factory):
 
 
 def byte_tokenizer(eot):
-    """Only the 256 bytes, plus <|endoftext|> at id ``eot``."""
-    return GPT2Tokenizer({c: i for i, c in enumerate(byte_unicode.BYTE_ENCODER.values())},
-                         {"<|endoftext|>": eot})
+    """The 256 bytes, then tokens of two and three bytes up to id eot - 1 (a vocabulary's
+    ids are 0..n_vocab - 1), then <|endoftext|> at id ``eot``."""
+    chars = list(byte_unicode.BYTE_ENCODER.values())
+    longer = itertools.chain(itertools.product(chars, repeat=2), itertools.product(chars, repeat=3))
+    tokens = chars + ["".join(t) for t in itertools.islice(longer, eot - len(chars))]
+    return GPT2Tokenizer({t: i for i, t in enumerate(tokens)}, {"<|endoftext|>": eot})
 
 
 def test_prepare_writes_uint16_le_with_separators(tmp_path, small_tok):
@@ -72,6 +77,9 @@ def test_cli_prepare_and_its_errors(tmp_path, capsys):
     assert ids.count(261) == 1 and max(ids) == 261 and len(ids) < len("the catthe mat") + 1
     assert tokens.main(["prepare", str(tmp_path / "none.txt"), str(tmp_path / "x.bin"), "--vocab", str(vocab)]) == 2
     assert "corpus not found" in capsys.readouterr().err
+    (tmp_path / "latin1.txt").write_bytes("the café".encode("latin-1"))
+    assert tokens.main(["prepare", str(tmp_path / "latin1.txt"), str(tmp_path / "x.bin"), "--char"]) == 2
+    assert f"{tmp_path / 'latin1.txt'}: not UTF-8 text (byte 0xe9 at offset 7)" in capsys.readouterr().err
 
 
 def test_stream_batches_are_shifted_windows_and_seeded():

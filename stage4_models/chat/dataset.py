@@ -69,13 +69,23 @@ _split = split   # training_text's argument named ``split`` hides the function t
 
 
 def format_turn(question, answer):
-    return f"User: {question}\nBot: {answer}\n"
+    """One turn of a conversation, ``"User: <question>\\nBot: <answer>\\n"``."""
+    return f"{prompt(question)} {one_line(answer)}\n"
 
 
 def prompt(question):
     """What the model continues: the turn up to "Bot:" (the answer's leading space is the
-    model's to write, as in the training text)."""
-    return PROMPT_TEMPLATE.format(question=question)
+    model's to write, as in the training text). Every question, of the training text and
+    of a user, goes through here, on one line (``one_line``)."""
+    return PROMPT_TEMPLATE.format(question=one_line(question))
+
+
+def one_line(text):
+    """``text``'s lines joined by spaces. A turn is one line, so a line break in a question
+    would end the User's line, and what the user typed after it ("Bot: ...") would read as
+    the Bot's turn. The breaks are str.splitlines's: \\n, \\r and the rarer ones (\\v, \\f,
+    \\x1c-\\x1e, \\x85, \\u2028, \\u2029), which other programs may show as new lines."""
+    return " ".join(text.splitlines())
 
 
 def answer_from(generated):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..arguments import output_folder
 from ..cli import Parser, dispatch
+from ..data import read_text
 from .gpt2 import GPT2Tokenizer
 from .train import save, train
 
@@ -47,7 +48,7 @@ def main(argv=None):
 def run_encode(args):
     if (args.text is None) == (args.file is None):
         raise ValueError("give either a text or --file FILE")
-    text = args.text if args.file is None else Path(args.file).read_text(encoding="utf-8")
+    text = args.text if args.file is None else read_text(args.file, "a UTF-8 text file to encode")
     ids = load(args.vocab).encode(text, allowed_special="all" if args.allow_special else ())
     print(" ".join(map(str, ids)))
     return 0
@@ -59,7 +60,7 @@ def run_decode(args):
 
 
 def run_train(args):
-    documents = [Path(p).read_text(encoding="utf-8") for p in args.corpus]
+    documents = [read_text(p, "a UTF-8 text file (a document of the corpus)") for p in args.corpus]
     merges = train(documents, args.vocab_size, verbose=True)
     encoder_json, vocab_bpe = save(merges, args.out)
     print(f"{len(merges)} merges, {len(merges) + 257} tokens: wrote {encoder_json} and {vocab_bpe}")

@@ -7,6 +7,8 @@ characters Shakespeare never used (digits, '@' in an e-mail address), which a vo
 built from the corpus (65 characters for tiny-shakespeare) would not let it read.
 """
 
+from .gpt2 import look_up
+
 CHARACTERS = "\n" + "".join(chr(c) for c in range(32, 127))
 
 
@@ -19,6 +21,8 @@ class CharTokenizer:
 
     def __init__(self):
         self.id_of = {c: i for i, c in enumerate(CHARACTERS)}
+        # A table, not CHARACTERS[i]: a string would read id -1 as its last character.
+        self.char_of = dict(enumerate(CHARACTERS))
         self.n_vocab = len(CHARACTERS)
 
     def encode(self, text):
@@ -32,4 +36,5 @@ class CharTokenizer:
     encode_ordinary = encode
 
     def decode(self, ids):
-        return "".join(CHARACTERS[i] for i in ids)
+        """The text of ``ids``; an id outside 0..95 is a ValueError naming it."""
+        return "".join(look_up(self.char_of, ids))

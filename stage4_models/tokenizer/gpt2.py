@@ -9,7 +9,9 @@ Encoding is three steps, one file each: cut the text into pieces (``pretokenize.
 write each piece's UTF-8 bytes as GPT-2 byte characters (``byte_unicode.py``), merge each
 piece's symbols by rank (``bpe.py``) and look the symbols up in encoder.json. Most text
 repeats its words, so the ids of every piece seen are cached: after the first page of a
-book, encoding is mostly one regex pass and one dictionary lookup per piece.
+book, encoding is mostly one regex pass and one dictionary lookup per piece. Pieces
+of more than ``bpe.LONG`` characters are not cached: they seldom come back, and one of
+megabytes would stay in memory.
 
 The two files come from GPT-2's release: ``encoder.json`` maps each of the 50,257 tokens
 (as a string of byte characters) to its id; ``vocab.bpe`` lists the 50,000 merges in
@@ -19,13 +21,14 @@ rank order. A token's id is its merge rank (bytes 0..255, then 256 + line), whic
 when asked to (``allowed_special``); otherwise the text "<|endoftext|>" is ordinary text.
 """
 import json
+from operator import index
 from pathlib import Path
 
 import regex
 
-from ..data import DataFile, fetch
+from ..data import DataFile, fetch, read_text
 from . import byte_unicode
-from .bpe import bpe
+from .bpe import LONG, bpe
 from .pretokenize import PATTERN
 
 ENDOFTEXT = "<|endoftext|>"
@@ -47,11 +50,10 @@ class GPT2Tokenizer:
     def __init__(self, encoder, special=None):
         self.encoder = dict(encoder)
         self.special = dict(special or {})
+        check_ids(self.encoder, self.special)
         self.decoder = {i: byte_unicode.decode(s) for s, i in self.encoder.items()}
         self.decoder.update({i: s.encode("utf-8") for s, i in self.special.items()})
-        if len(self.decoder) != len(self.encoder) + len(self.special):
-            raise ValueError("two tokens share an id: every token needs its own id")
-        self.n_vocab = max(self.decoder) + 1
+        self.n_vocab = len(self.decoder)
         self._cache = {}
         self._special_pattern = None
 
@@ -64,23 +66,30 @@ class GPT2Tokenizer:
             if not path.is_file():
                 raise FileNotFoundError(f"tokenizer file not found: {path} (expected GPT-2's "
                                         f"encoder.json and vocab.bpe, or files written by train.save)")
+        expected = "a JSON object {token: id} (GPT-2's encoder.json)"
         try:
-            encoder = json.loads(encoder_json.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"{encoder_json}: not a JSON file ({err}); expected a JSON object "
-                             f"{{token: id}}") from None
+            encoder = json.loads(read_text(encoder_json, expected))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{encoder_json}: not a JSON file ({err}); expected {expected}") from None
         if not isinstance(encoder, dict):
-            raise ValueError(f"{encoder_json}: expected a JSON object {{token: id}}, got {type(encoder).__name__}")
-        merges = read_merges(vocab_bpe)
+            raise ValueError(f"{encoder_json}: expected {expected}, got {type(encoder).__name__}")
         special = {s: encoder.pop(s) for s in (ENDOFTEXT,) if s in encoder}
-        ranks = ranks_from_merges(merges)
+        try:
+            tokenizer = cls(encoder, special)
+        except ValueError as err:
+            raise ValueError(f"{encoder_json}: {err}") from None
+        try:
+            ranks = ranks_from_merges(read_merges(vocab_bpe))
+        except ValueError as err:
+            message = str(err)
+            raise ValueError(message if str(vocab_bpe) in message else f"{vocab_bpe}: {message}") from None
         if encoder != ranks:
             wrong = next((t for t in ranks if encoder.get(t) != ranks[t]), None) or \
                 next(t for t in encoder if t not in ranks)
             raise ValueError(f"{encoder_json} and {vocab_bpe} do not match: token {wrong!r} has id "
                              f"{encoder.get(wrong)} in encoder.json but rank {ranks.get(wrong)} from "
                              f"vocab.bpe (bytes 0-255, then 256 + merge line); expected equal")
-        return cls(encoder, special)
+        return tokenizer
 
     @classmethod
     def default(cls, download=True):
@@ -128,9 +137,10 @@ class GPT2Tokenizer:
             piece_ids = cache.get(piece)
             if piece_ids is None:
                 piece_ids = self._encode_piece(piece.encode("utf-8", errors))
-                if len(cache) >= CACHE_LIMIT:
-                    cache.clear()
-                cache[piece] = piece_ids
+                if len(piece) <= LONG:
+                    if len(cache) >= CACHE_LIMIT:
+                        cache.clear()
+                    cache[piece] = piece_ids
             ids += piece_ids
         return ids
 
@@ -159,17 +169,7 @@ class GPT2Tokenizer:
     # ---- decoding ----------------------------------------------------------------------
     def decode_bytes(self, ids):
         """The bytes the token ids stand for (inverse of ``encode_bytes`` and ``encode``)."""
-        decoder = self.decoder
-        try:
-            return b"".join([decoder[i] for i in ids])
-        except (KeyError, TypeError):       # find the culprit only on the error path
-            for i in ids:
-                try:
-                    decoder[i]
-                except (KeyError, TypeError):
-                    raise ValueError(f"unknown token id {i!r}: expected an int in "
-                                     f"0..{self.n_vocab - 1}") from None
-            raise
+        return b"".join(look_up(self.decoder, ids))
 
     def decode(self, ids):
         """The text of the token ids. A token may end inside a multi-byte character; bytes
@@ -184,10 +184,44 @@ class GPT2Tokenizer:
         return f"GPT2Tokenizer(n_vocab={self.n_vocab}, special={self.special})"
 
 
+def check_ids(encoder, special):
+    """Refuse a vocabulary whose ids are not 0..n_vocab - 1, each once (n_vocab: its number
+    of tokens, mergeable and special), as tiktoken does given ``explicit_n_vocab``. A
+    model's embedding table has a row per id, so an id of 10**12 would size it, and a
+    negative one would read a row from the end."""
+    n_vocab, owner = len(encoder) + len(special), {}
+    for kind, table in (("token", encoder), ("special token", special)):
+        for token, i in table.items():
+            if not isinstance(token, str) or not token:
+                raise ValueError(f"{kind} {token!r}: expected a non-empty str")
+            if type(i) is not int or not 0 <= i < n_vocab:
+                raise ValueError(f"{kind} {token!r} has id {i!r}: expected an int in 0..{n_vocab - 1} "
+                                 f"(the ids of a vocabulary of {n_vocab} tokens)")
+            if i in owner:
+                raise ValueError(f"{kind} {token!r} has id {i}, which {owner[i]!r} has already: "
+                                 f"every token needs its own id")
+            owner[i] = token
+
+
+def look_up(table, ids):
+    """[table[i] for i in ids] (table: {id: token}); an id not in it (negative, too large,
+    not an int) is a ValueError naming the id and the vocabulary's range. ``index`` lets
+    numpy's ints in and keeps 1.0 out, which a dict would take for 1."""
+    try:
+        return [table[index(i)] for i in ids]
+    except (KeyError, TypeError):       # find the culprit only on the error path
+        for i in ids:
+            try:
+                table[index(i)]
+            except (KeyError, TypeError):
+                raise ValueError(f"unknown token id {i!r}: expected an int in 0..{len(table) - 1}") from None
+        raise
+
+
 def read_merges(vocab_bpe):
     """The merges of a vocab.bpe file, in rank order, as (left, right) pairs of strings."""
     path = Path(vocab_bpe)
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = read_text(path, "GPT-2's vocab.bpe ('#version: 0.2', then one merge a line)").split("\n")
     if not lines or not lines[0].startswith("#version"):
         raise ValueError(f"{path}: first line {lines[0][:40]!r}, expected '#version: 0.2'")
     merges = []
