@@ -245,8 +245,9 @@ def _lifetimes(nodes, outputs):
         for name in node.inputs:
             last[name] = i
     free = [[] for _ in nodes]
+    kept = set(outputs)
     for name, i in last.items():
-        if name not in outputs:
+        if name not in kept:
             free[i].append(name)
     return free
 
