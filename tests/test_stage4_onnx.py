@@ -287,6 +287,28 @@ def test_run_checks_its_feed():
         sess.run(["nope"], {"x": x})
 
 
+def test_outputs_are_the_callers_own_arrays():
+    """onnxruntime returns arrays of their own: writing into an output changes neither a later
+    run (a weight reshaped, a weight added: values the plan keeps) nor the caller's input (an
+    Identity's output), on the devices whose numpy() shares memory."""
+    nodes = [helper.make_node("Identity", ["x"], ["a"]), helper.make_node("Reshape", ["w", "s"], ["b"]),
+             helper.make_node("Add", ["x", "w"], ["c"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "abc"],
+                              [numpy_helper.from_array(np.arange(3, dtype=np.float32), "w"), _int64("s", [3])])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    for device in ("cpu", "cpu:lazy"):
+        sess = InferenceSession(data, device=device)
+        x = np.zeros(3, np.float32)
+        outputs = sess.run(None, {"x": x})
+        assert not any(np.shares_memory(out, x) for out in outputs)
+        for out in outputs:
+            out[:] = 100
+        assert np.array_equal(x, [0, 0, 0])
+        for out, expected in zip(sess.run(None, {"x": x}), ([0, 0, 0], [0, 1, 2], [0, 1, 2])):
+            assert np.array_equal(out, expected)
+
+
 def _graph(nodes, inputs, opset=13):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])

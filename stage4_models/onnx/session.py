@@ -156,12 +156,13 @@ class InferenceSession:
 
     @staticmethod
     def _to_numpy(value, declared):
+        """An output as an array of its own, as onnxruntime returns it: numpy() on a native
+        device shares the tensor's memory, which may be a weight, a value the plan keeps for
+        every run, or the caller's input (an Identity's output)."""
         if not isinstance(value, HostTensor) and value.dtype.name == "bfloat16":
             value = value.float()           # numpy has no bfloat16; float32 holds every bfloat16
         array = to_numpy(value) if isinstance(value, HostTensor) else value.numpy()
-        if declared.dtype is not None and array.dtype.name != declared.dtype:
-            array = array.astype(declared.dtype)
-        return array
+        return array.astype(declared.dtype or array.dtype, copy=True)
 
     def memory(self):
         """The plan's live activation bytes per step and their peak, as expressions of the
