@@ -309,6 +309,54 @@ def test_outputs_are_the_callers_own_arrays():
             assert np.array_equal(out, expected)
 
 
+def _external_model(folder, location="w.bin"):
+    """(the bytes of a model y = x + w whose initializer w keeps its data in the file
+    ``location``, relative to ``folder``, which holds it; w)."""
+    from onnx.external_data_helper import set_external_data
+    w = np.arange(4, dtype=np.float32)
+    (folder / location).parent.mkdir(parents=True, exist_ok=True)
+    (folder / location).write_bytes(w.tobytes())
+    tensor = numpy_helper.from_array(np.zeros(4, np.float32), "w")
+    set_external_data(tensor, location)
+    tensor.ClearField("raw_data")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [tensor])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString(), w
+
+
+def test_external_data_is_read_from_the_models_folder_only(tmp_path, monkeypatch):
+    """A model file's external data is read from its folder; a model given as bytes has
+    none, so its external data comes from ``external_data_dir`` (onnxruntime's
+    "session.model_external_initializers_file_folder_path") or is refused naming the tensor
+    and the file, even when the working directory holds a file of that name."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    data, w = _external_model(folder)
+    (folder / "model.onnx").write_bytes(data)
+    x = np.ones(4, np.float32)
+    monkeypatch.chdir(folder)
+    with pytest.raises(ValueError, match=r"initializer: tensor 'w' keeps its data in the external file 'w\.bin'.*"
+                                         r"pass external_data_dir="):
+        InferenceSession(data)
+    monkeypatch.chdir(tmp_path)
+    [y] = InferenceSession(data, external_data_dir=folder).run(None, {"x": x})
+    assert np.array_equal(y, x + w)
+    [y] = InferenceSession(str(folder / "model.onnx")).run(None, {"x": x})
+    assert np.array_equal(y, x + w)
+    with pytest.raises(ValueError, match="external_data_dir is for a model given as bytes"):
+        InferenceSession(str(folder / "model.onnx"), external_data_dir=folder)
+    with pytest.raises(ValueError, match="is not a folder"):
+        InferenceSession(data, external_data_dir=tmp_path / "absent")
+    # a location outside the folder is refused (by the onnx package), though the file is there
+    outside, _ = _external_model(folder, "../secret.bin")
+    assert (tmp_path / "secret.bin").exists()
+    (folder / "outside.onnx").write_bytes(outside)
+    for source, kwargs in ((str(folder / "outside.onnx"), {}), (outside, {"external_data_dir": folder})):
+        with pytest.raises(ValueError, match=r"external data cannot be read: .*tensor name: w.*points outside"):
+            InferenceSession(source, **kwargs)
+
+
 def _graph(nodes, inputs, opset=13):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])

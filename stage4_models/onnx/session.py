@@ -40,15 +40,18 @@ class NodeArg:
 
 
 class InferenceSession:
-    def __init__(self, path_or_bytes, device="cpu", dtype=None, optimize=True, measured_costs=None):
+    def __init__(self, path_or_bytes, device="cpu", dtype=None, optimize=True, measured_costs=None,
+                 external_data_dir=None):
         """``dtype``: None keeps the model's float types; "float16", "float32" or "float64"
         stores every float weight and activation in that type (float16 computes in float32;
         a node whose float16 result overflows stores float32: passes/specialize.py).
         ``optimize``: run the passes (False: the graph as imported, node by node).
-        ``measured_costs``: kernel name -> cost per byte, for the selection (passes/select.py)."""
+        ``measured_costs``: kernel name -> cost per byte, for the selection (passes/select.py).
+        ``external_data_dir``: for a model given as bytes, the folder its tensors' external
+        data files are in (a model file's are read from its own folder: importer.py)."""
         if not isinstance(optimize, bool):
             raise TypeError(f"InferenceSession: optimize must be True or False, got {optimize!r}")
-        self.imported = self.graph = import_model(load_model(path_or_bytes))
+        self.imported = self.graph = import_model(load_model(path_or_bytes, external_data_dir))
         self.inference = infer(self.graph)     # symbolic shapes; refuses unprovable Concats
         self.optimize = optimize
         self.measured_costs = measured_costs
