@@ -5,7 +5,7 @@ import stage2_tensor.nn.functional as F
 from stage2_tensor import Tensor
 
 from . import register
-from .common import axis, count_inputs, ints_attr, number_attr
+from .common import axis, check_size, count_inputs, ints_attr, number_attr
 from .host import HostTensor, take
 from ..shapes import shape_of
 
@@ -109,6 +109,7 @@ def pad(ctx, node, inputs):
         raise ValueError(f"{node.describe()}: pads must hold a begin and an end for each of {len(axes)} axes, "
                          f"got {pads}")
     per_dim = {a: (pads[i], pads[i + len(axes)]) for i, a in enumerate(axes)}
+    check_size(node, [d + sum(per_dim.get(a, (0, 0))) for a, d in enumerate(shape_of(x))], x.dtype.itemsize)
     first = min([a for a, p in per_dim.items() if p != (0, 0)], default=x.ndim)
     pairs = []
     for d in range(x.ndim - 1, first - 1, -1):
