@@ -357,6 +357,31 @@ def test_external_data_is_read_from_the_models_folder_only(tmp_path, monkeypatch
             InferenceSession(source, **kwargs)
 
 
+@pytest.mark.parametrize("opset", [0, -5, 28, 99])
+def test_an_opset_outside_the_engines_is_refused(opset):
+    """onnxruntime refuses an opset below 1 or above its newest; this engine implements 1 to 27."""
+    with pytest.raises(ValueError, match=rf"imports ONNX opset {opset}; this engine implements opsets 1 to 27"):
+        InferenceSession(_small_model(opset=opset).SerializeToString())
+
+
+def test_negative_dims():
+    """A negative dim_value in a graph input or output is no extent: unknown (None), as
+    onnxruntime reads it; in a tensor it is refused, as onnx's checker and onnxruntime do."""
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 3])])
+    sess = InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    assert sess.get_inputs()[0].shape == [None, 3] and sess.get_outputs()[0].shape == [None, 3]
+    [y] = sess.run(None, {"x": -np.ones((5, 3), np.float32)})
+    assert np.array_equal(y, np.zeros((5, 3)))
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[-1], raw_data=np.ones(2, np.float32).tobytes())
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [w])
+    with pytest.raises(ValueError, match=r"initializer: tensor 'w' has dims \[-1\]; each must be non-negative"):
+        InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+
+
 def _graph(nodes, inputs, opset=13):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])

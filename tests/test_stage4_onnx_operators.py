@@ -185,6 +185,16 @@ def test_slice(bounds):
     _check("Slice", {"x": x(4, 5)}, 13, consts=consts)
 
 
+def test_slice_steps_past_the_extent_are_clamped():
+    """A step longer than the dim is one step, as onnxruntime clamps it (no view with a stride
+    past int64), of either sign; a step of 0 is refused naming the node."""
+    for steps in (i64(2 ** 62, -2 ** 63), i64(2 ** 63 - 1, -2 ** 62)):
+        _check("Slice", {"x": x(4, 5)}, 13, consts=[("s", i64(1, -1)), ("e", i64(2 ** 62, -2 ** 63)),
+                                                    ("a", i64(0, 1)), ("t", steps)])
+    with pytest.raises(ValueError, match=r"Slice \(opset 13\) node '#0': .*steps \[0\] .*no zero step"):
+        _ours("Slice", {"x": x(4, 5)}, 13, consts=[("s", i64(0)), ("e", i64(3)), ("a", i64(0)), ("t", i64(0))])
+
+
 def test_slice_legacy_attributes():
     _check("Slice", {"x": x(4, 5)}, 9, starts=[1, -3], ends=[3, 100], axes=[0, 1])
 
@@ -311,6 +321,12 @@ def test_an_allocation_that_fails_names_the_node(monkeypatch):
     monkeypatch.setattr(convolution, "conv", no_memory)
     with pytest.raises(MemoryError, match=r"Conv \(opset 13\) node '#0': out of memory \(alloc\(\) returned NULL\)"):
         _ours("Conv", {"x": x(1, 1, 4, 4)}, 13, consts=[("w", x(1, 1, 1, 1))])
+
+
+def test_resize_refuses_what_opset_18_added():
+    with pytest.raises(ValueError, match=r"Resize \(opset 18\) node '#0': antialias, axes and keep_aspect_ratio_policy"):
+        _ours("Resize", {"x": x(1, 1, 4, 4)}, 18, consts=[("s", np.array([1, 1, 2, 2], np.float32))],
+              _inputs=["x", "", "s"], antialias=1)
 
 
 def test_dropout_is_the_identity_at_inference():

@@ -12,6 +12,11 @@ from .ir import Graph, Node, Value
 from .operators import OPERATORS
 
 ONNX_DOMAINS = ("", "ai.onnx")
+# The ONNX opsets this engine implements: up to 27, every change to its operators is
+# implemented (opset 18's axes inputs, Split's uneven parts, Pad's wrap), refused by name
+# (Resize's antialias, axes...) or about what it refuses anyway (float8 casts, float Ranges);
+# opset 28 gives SpaceToDepth a mode it lacks. onnxruntime refuses an opset outside its own.
+OPSETS = range(1, 28)
 
 
 def _onnx():
@@ -85,7 +90,8 @@ def _value(info):
                          "only tensor inputs and outputs are supported")
     shape = None
     if t.tensor_type.HasField("shape"):
-        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+        # a negative dim_value is no extent: unknown, as onnxruntime reads it (an unset one too)
+        shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or None)
                       for d in t.tensor_type.shape.dim)
     elem = t.tensor_type.elem_type
     return Value(info.name, shape, numpy_dtype(elem, f"graph value {info.name!r}") if elem else None)
@@ -93,6 +99,8 @@ def _value(info):
 
 def _tensor(proto, where):
     from onnx import external_data_helper, numpy_helper
+    if any(d < 0 for d in proto.dims):
+        raise ValueError(f"{where}: tensor {proto.name!r} has dims {list(proto.dims)}; each must be non-negative")
     if external_data_helper.uses_external_data(proto):
         # (load_model read every file it could; numpy_helper would look in the working directory)
         location = external_data_helper.ExternalDataInfo(proto).location
@@ -135,6 +143,9 @@ def import_model(model):
         opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
     if not opsets:                      # IR version 1 models predate opset_import
         opsets[""] = 1
+    if "" in opsets and opsets[""] not in OPSETS:
+        raise ValueError(f"the model imports ONNX opset {opsets['']}; this engine implements opsets "
+                         f"{OPSETS[0]} to {OPSETS[-1]}")
     g = model.graph
     constants = {t.name: _tensor(t, "initializer") for t in g.initializer}
     inputs = [_value(v) for v in g.input if v.name not in constants]

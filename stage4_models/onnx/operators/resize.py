@@ -101,5 +101,9 @@ def resize(ctx, node, inputs, dst=None):
         scales = _float_host(scales)
     if scales is not None and not scales.values:
         scales = None
+    if node.opset >= 18 and (node.attr("antialias", 0) or node.attr("axes") is not None
+                             or node.attr("keep_aspect_ratio_policy", "stretch") != "stretch"):
+        raise ValueError(f"{node.describe()}: antialias, axes and keep_aspect_ratio_policy (opset 18) are not "
+                         "supported")
     out = _resize_sizes(ctx, node, x, scales, sizes)
     return [_interpolate(node, x, out, node.attr("mode", "nearest"), transform, dst)]

@@ -31,12 +31,15 @@ def _slice_params(ctx, node, inputs, ndim):
 
 
 def _bounds(start, end, step, size):
-    """A slice's clamped (start, end) as ONNX defines them."""
+    """A slice's clamped (start, end, step) as ONNX defines them; the step clamped to the
+    dim's extent, as onnxruntime does (one step that long already leaves the dim), so no
+    stride past int64 reaches a view."""
     start += size if start < 0 else 0
     end += size if end < 0 else 0
+    step = min(max(step, -max(size, 1)), max(size, 1))
     if step > 0:
-        return min(max(start, 0), size), min(max(end, 0), size)
-    return min(max(start, -1), size - 1), min(max(end, -1), size - 1)
+        return min(max(start, 0), size), min(max(end, 0), size), step
+    return min(max(start, -1), size - 1), min(max(end, -1), size - 1), step
 
 
 @register("Slice")
@@ -47,13 +50,13 @@ def slice_(ctx, node, inputs):
     if isinstance(x, HostTensor):
         positions = [list(range(d)) for d in shape]
         for ax, start, end, step in params:
-            start, end = _bounds(start, end, step, shape[ax])
+            start, end, step = _bounds(start, end, step, shape[ax])
             positions[ax] = positions[ax][start:end if end >= 0 else None:step]
         return [take(x, positions)]
     x = ctx.tensor(x, node)
     for ax, start, end, step in params:
         size = shape_of(x)[ax]
-        start, end = _bounds(start, end, step, size)
+        start, end, step = _bounds(start, end, step, size)
         if step < 0:                         # as a forward slice of the flipped axis
             x, start, end, step = x.flip(ax), size - 1 - start, size - 1 - end, -step
         index = (slice(None),) * ax + (slice(start, max(end, start), step),)
