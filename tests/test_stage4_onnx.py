@@ -287,6 +287,101 @@ def test_run_checks_its_feed():
         sess.run(["nope"], {"x": x})
 
 
+def test_outputs_are_the_callers_own_arrays():
+    """onnxruntime returns arrays of their own: writing into an output changes neither a later
+    run (a weight reshaped, a weight added: values the plan keeps) nor the caller's input (an
+    Identity's output), on the devices whose numpy() shares memory."""
+    nodes = [helper.make_node("Identity", ["x"], ["a"]), helper.make_node("Reshape", ["w", "s"], ["b"]),
+             helper.make_node("Add", ["x", "w"], ["c"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "abc"],
+                              [numpy_helper.from_array(np.arange(3, dtype=np.float32), "w"), _int64("s", [3])])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    for device in ("cpu", "cpu:lazy"):
+        sess = InferenceSession(data, device=device)
+        x = np.zeros(3, np.float32)
+        outputs = sess.run(None, {"x": x})
+        assert not any(np.shares_memory(out, x) for out in outputs)
+        for out in outputs:
+            out[:] = 100
+        assert np.array_equal(x, [0, 0, 0])
+        for out, expected in zip(sess.run(None, {"x": x}), ([0, 0, 0], [0, 1, 2], [0, 1, 2])):
+            assert np.array_equal(out, expected)
+
+
+def _external_model(folder, location="w.bin"):
+    """(the bytes of a model y = x + w whose initializer w keeps its data in the file
+    ``location``, relative to ``folder``, which holds it; w)."""
+    from onnx.external_data_helper import set_external_data
+    w = np.arange(4, dtype=np.float32)
+    (folder / location).parent.mkdir(parents=True, exist_ok=True)
+    (folder / location).write_bytes(w.tobytes())
+    tensor = numpy_helper.from_array(np.zeros(4, np.float32), "w")
+    set_external_data(tensor, location)
+    tensor.ClearField("raw_data")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [tensor])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString(), w
+
+
+def test_external_data_is_read_from_the_models_folder_only(tmp_path, monkeypatch):
+    """A model file's external data is read from its folder; a model given as bytes has
+    none, so its external data comes from ``external_data_dir`` (onnxruntime's
+    "session.model_external_initializers_file_folder_path") or is refused naming the tensor
+    and the file, even when the working directory holds a file of that name."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    data, w = _external_model(folder)
+    (folder / "model.onnx").write_bytes(data)
+    x = np.ones(4, np.float32)
+    monkeypatch.chdir(folder)
+    with pytest.raises(ValueError, match=r"initializer: tensor 'w' keeps its data in the external file 'w\.bin'.*"
+                                         r"pass external_data_dir="):
+        InferenceSession(data)
+    monkeypatch.chdir(tmp_path)
+    [y] = InferenceSession(data, external_data_dir=folder).run(None, {"x": x})
+    assert np.array_equal(y, x + w)
+    [y] = InferenceSession(str(folder / "model.onnx")).run(None, {"x": x})
+    assert np.array_equal(y, x + w)
+    with pytest.raises(ValueError, match="external_data_dir is for a model given as bytes"):
+        InferenceSession(str(folder / "model.onnx"), external_data_dir=folder)
+    with pytest.raises(ValueError, match="is not a folder"):
+        InferenceSession(data, external_data_dir=tmp_path / "absent")
+    # a location outside the folder is refused (by the onnx package), though the file is there
+    outside, _ = _external_model(folder, "../secret.bin")
+    assert (tmp_path / "secret.bin").exists()
+    (folder / "outside.onnx").write_bytes(outside)
+    for source, kwargs in ((str(folder / "outside.onnx"), {}), (outside, {"external_data_dir": folder})):
+        with pytest.raises(ValueError, match=r"external data cannot be read: .*tensor name: w.*points outside"):
+            InferenceSession(source, **kwargs)
+
+
+@pytest.mark.parametrize("opset", [0, -5, 28, 99])
+def test_an_opset_outside_the_engines_is_refused(opset):
+    """onnxruntime refuses an opset below 1 or above its newest; this engine implements 1 to 27."""
+    with pytest.raises(ValueError, match=rf"imports ONNX opset {opset}; this engine implements opsets 1 to 27"):
+        InferenceSession(_small_model(opset=opset).SerializeToString())
+
+
+def test_negative_dims():
+    """A negative dim_value in a graph input or output is no extent: unknown (None), as
+    onnxruntime reads it; in a tensor it is refused, as onnx's checker and onnxruntime do."""
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 3])])
+    sess = InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    assert sess.get_inputs()[0].shape == [None, 3] and sess.get_outputs()[0].shape == [None, 3]
+    [y] = sess.run(None, {"x": -np.ones((5, 3), np.float32)})
+    assert np.array_equal(y, np.zeros((5, 3)))
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[-1], raw_data=np.ones(2, np.float32).tobytes())
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [w])
+    with pytest.raises(ValueError, match=r"initializer: tensor 'w' has dims \[-1\]; each must be non-negative"):
+        InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+
+
 def _graph(nodes, inputs, opset=13):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])

@@ -185,6 +185,16 @@ def test_slice(bounds):
     _check("Slice", {"x": x(4, 5)}, 13, consts=consts)
 
 
+def test_slice_steps_past_the_extent_are_clamped():
+    """A step longer than the dim is one step, as onnxruntime clamps it (no view with a stride
+    past int64), of either sign; a step of 0 is refused naming the node."""
+    for steps in (i64(2 ** 62, -2 ** 63), i64(2 ** 63 - 1, -2 ** 62)):
+        _check("Slice", {"x": x(4, 5)}, 13, consts=[("s", i64(1, -1)), ("e", i64(2 ** 62, -2 ** 63)),
+                                                    ("a", i64(0, 1)), ("t", steps)])
+    with pytest.raises(ValueError, match=r"Slice \(opset 13\) node '#0': .*steps \[0\] .*no zero step"):
+        _ours("Slice", {"x": x(4, 5)}, 13, consts=[("s", i64(0)), ("e", i64(3)), ("a", i64(0)), ("t", i64(0))])
+
+
 def test_slice_legacy_attributes():
     _check("Slice", {"x": x(4, 5)}, 9, starts=[1, -3], ends=[3, 100], axes=[0, 1])
 
@@ -245,6 +255,78 @@ def test_shape_cast_constants_range():
                                     ("c", np.array(3, dtype=np.int64))])
     _check("Mod", {}, 13, consts=[("a", i64(7, -7)), ("b", i64(2, 2))])
     _check("Div", {}, 13, consts=[("a", i64(7, -7)), ("b", i64(2, 2))])
+
+
+def test_a_long_range_is_made_without_a_python_list():
+    _check("Range", {}, 13, consts=[("a", np.array(-5, dtype=np.int64)), ("b", np.array(1000, dtype=np.int64)),
+                                    ("c", np.array(7, dtype=np.int64))])
+
+
+def _host(name, *values):
+    return (name, np.array(values, dtype=np.int64))
+
+
+HUGE = 2 ** 20      # an extent: two of them, or a few of them squared, pass any machine's memory
+# (op, opset, graph inputs, constants, attributes, what the size check names)
+TOO_LARGE = [
+    ("Range", 13, {}, [_host("a", 0), _host("b", 2 ** 40), _host("c", 1)], {},
+     r"output of shape \(1099511627776,\) asks for 8796093022208"),
+    ("ConstantOfShape", 13, {}, [_host("s", HUGE, HUGE, 8)], {}, r"output of shape \(1048576, 1048576, 8\)"),
+    ("Resize", 13, {"x": x(1, 1, 4, 4)}, [_host("z", 1, 1, HUGE, HUGE)], {"_inputs": ["x", "", "", "z"]},
+     r"output of shape \(1, 1, 1048576, 1048576\) asks for 4398046511104"),
+    ("Upsample", 9, {"x": x(1, 1, 4, 4)}, [("s", np.array([1, 1, 1e6, 1e6], np.float32))], {}, "output"),
+    ("Tile", 13, {"x": x(1, 4)}, [_host("r", HUGE, HUGE)], {}, r"output of shape \(1048576, 4194304\)"),
+    ("Expand", 13, {"x": x(1, 4)}, [_host("e", HUGE, HUGE, 4)], {}, r"output of shape \(1048576, 1048576, 4\)"),
+    ("Pad", 13, {"x": x(1, 4)}, [_host("p", HUGE, HUGE, HUGE, HUGE)], {}, "output"),
+    ("Conv", 13, {"x": x(1, 1, 4, 4)}, [("w", x(1, 1, 1, 1))], {"pads": [HUGE] * 4}, "padded input"),
+    ("MaxPool", 13, {"x": x(1, 1, 4, 4)}, [], {"kernel_shape": [3, 3], "dilations": [HUGE, HUGE],
+                                                "auto_pad": "SAME_UPPER"}, "padded input"),
+    ("ConvTranspose", 13, {"x": x(1, 1, 4, 4)}, [("w", x(1, 1, 1, 1))], {"strides": [HUGE, HUGE]}, "full result"),
+]
+
+
+@pytest.mark.parametrize("op, opset, feeds, consts, attrs, what", TOO_LARGE, ids=[case[0] for case in TOO_LARGE])
+def test_a_size_the_model_computes_is_checked_before_anything_is_allocated(op, opset, feeds, consts, attrs, what):
+    """Bounds, sizes, scales, repeats, pads and strides are the model's numbers: a tiny file
+    may ask for terabytes. The operator refuses, naming the node and the bytes, before it
+    allocates anything (onnxruntime fails such a node with an allocation error naming it)."""
+    with pytest.raises(ValueError, match=rf"{op} \(opset {opset}\) node '#0': its {what}.*bytes, more than this "
+                                         r"machine's memory \(\d+ bytes\)"):
+        _ours(op, feeds, opset, consts=consts, **attrs)
+
+
+def test_a_negative_or_unindexable_extent_is_refused():
+    """A negative extent, as onnxruntime refuses it; an empty tensor whose other extents
+    multiply past int64 (what its strides and numpy's shapes hold)."""
+    with pytest.raises(ValueError, match=r"Tile \(opset 13\) node '#0': its output of shape \(0, 4611686018427387904\) "
+                                         r"has extents past what int64 strides index"):
+        _ours("Tile", {"x": x(1, 4)}, 13, consts=[_host("r", 0, 2 ** 60)])
+    with pytest.raises(ValueError, match=r"Pad \(opset 13\) node '#0': its output would have shape \(-6, 4\)"):
+        _ours("Pad", {"x": x(1, 4)}, 13, consts=[_host("p", -3, 0, -4, 0)])
+    with pytest.raises(ValueError, match=r"Expand \(opset 13\) node '#0': shape \(1, 4\) does not broadcast"):
+        _ours("Expand", {"x": x(1, 4)}, 13, consts=[_host("e", -1, 4)])
+    with pytest.raises(ValueError, match=r"Resize \(opset 13\) node '#0': scales \[1.0, 1.0, inf, 1.0\] must give one "
+                                         r"positive finite factor"):
+        _ours("Resize", {"x": x(1, 1, 4, 4)}, 13, consts=[("s", np.array([1, 1, np.inf, 1], np.float32))],
+              _inputs=["x", "", "s"])
+
+
+def test_an_allocation_that_fails_names_the_node(monkeypatch):
+    """A size no check refuses may still find the machine without room: the allocator's
+    MemoryError says which node asked."""
+    from stage2_tensor import convolution
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("alloc() returned NULL")
+    monkeypatch.setattr(convolution, "conv", no_memory)
+    with pytest.raises(MemoryError, match=r"Conv \(opset 13\) node '#0': out of memory \(alloc\(\) returned NULL\)"):
+        _ours("Conv", {"x": x(1, 1, 4, 4)}, 13, consts=[("w", x(1, 1, 1, 1))])
+
+
+def test_resize_refuses_what_opset_18_added():
+    with pytest.raises(ValueError, match=r"Resize \(opset 18\) node '#0': antialias, axes and keep_aspect_ratio_policy"):
+        _ours("Resize", {"x": x(1, 1, 4, 4)}, 18, consts=[("s", np.array([1, 1, 2, 2], np.float32))],
+              _inputs=["x", "", "s"], antialias=1)
 
 
 def test_dropout_is_the_identity_at_inference():

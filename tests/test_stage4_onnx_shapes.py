@@ -270,6 +270,29 @@ def test_plan_memory_is_an_expression_of_the_input_dims(hw):
     assert evaluate(peak, at) == max(measured)
 
 
+def test_plan_memory_time_grows_linearly_along_a_chain():
+    """memory() sums the live bytes in one sweep over the steps (a value's bytes join the
+    total at its first step and leave after its last): along a chain whose every value is
+    a graph output, alive to the end, 16x the steps take some 16x the time, far below the
+    256x of summing every value alive at every step."""
+    from stage4_models.onnx.importer import import_model
+    from stage4_models.onnx.inference import infer
+    from stage4_models.onnx.inference.memory import profile
+    from tests.test_stage4_onnx_passes import _time_ratio
+
+    def chain(n):
+        nodes = [helper.make_node("Add", [f"v{i}", "c"], [f"v{i + 1}"]) for i in range(n)]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, ["N", 4])],
+                                  [helper.make_tensor_value_info(f"v{i + 1}", TensorProto.FLOAT, None) for i in range(n)],
+                                  [numpy_helper.from_array(np.ones(4, np.float32), "c")])
+        imported = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        return imported, infer(imported)
+    small, large = chain(100), chain(1600)
+    assert [total for _, total in profile(*small)] == [(max(i, 1) + 1) * 16 * N for i in range(100)]
+    ratio = _time_ratio(lambda: profile(*small), lambda: profile(*large), rounds=2)
+    assert ratio < 100, ratio
+
+
 # ---- the backend test models --------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["pytorch-operator", "pytorch-converted"])
 def test_every_value_of_the_backend_models_as_the_run_computes_it(kind):

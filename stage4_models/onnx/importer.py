@@ -12,6 +12,11 @@ from .ir import Graph, Node, Value
 from .operators import OPERATORS
 
 ONNX_DOMAINS = ("", "ai.onnx")
+# The ONNX opsets this engine implements: up to 27, every change to its operators is
+# implemented (opset 18's axes inputs, Split's uneven parts, Pad's wrap), refused by name
+# (Resize's antialias, axes...) or about what it refuses anyway (float8 casts, float Ranges);
+# opset 28 gives SpaceToDepth a mode it lacks. onnxruntime refuses an opset outside its own.
+OPSETS = range(1, 28)
 
 
 def _onnx():
@@ -19,25 +24,51 @@ def _onnx():
     return onnx
 
 
-def load_model(path_or_bytes):
-    """The ModelProto in a file (a path) or in bytes; ValueError when it does not parse."""
+def load_model(path_or_bytes, external_data_dir=None):
+    """The ModelProto in a file (a path) or in bytes; ValueError when it does not parse.
+
+    A tensor may keep its data in a file beside the model (ONNX's external data, for models
+    past protobuf's 2 GB): it is read from the model file's folder, or for bytes from
+    ``external_data_dir`` (onnxruntime's session option
+    "session.model_external_initializers_file_folder_path"), never from the working
+    directory; the onnx package refuses a location outside that folder."""
     onnx = _onnx()
     from google.protobuf.message import DecodeError
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_bytes)
-    elif isinstance(path_or_bytes, (str, os.PathLike)):
-        if not os.path.isfile(path_or_bytes):
-            raise ValueError(f"ONNX model file {os.fspath(path_or_bytes)!r} does not exist")
         try:
-            return onnx.load(os.fspath(path_or_bytes))
-        except (DecodeError, RuntimeError, ValueError, OSError) as e:
-            raise ValueError(f"{os.fspath(path_or_bytes)!r} is not a valid ONNX model: {e}") from None
-    else:
+            model = onnx.load_model_from_string(bytes(path_or_bytes))
+        except (DecodeError, RuntimeError, ValueError) as e:
+            raise ValueError(f"the bytes are not a valid ONNX model: {e}") from None
+        if external_data_dir is not None:
+            if not isinstance(external_data_dir, (str, os.PathLike)):
+                raise TypeError(f"external_data_dir must be a path, got {type(external_data_dir).__name__}")
+            if not os.path.isdir(external_data_dir):
+                raise ValueError(f"external_data_dir {os.fspath(external_data_dir)!r} is not a folder")
+            _load_external_data(model, os.fspath(external_data_dir))
+        return model
+    if not isinstance(path_or_bytes, (str, os.PathLike)):
         raise TypeError(f"expected a path or the model's bytes, got {type(path_or_bytes).__name__}")
+    path = os.fspath(path_or_bytes)
+    if external_data_dir is not None:
+        raise ValueError("external_data_dir is for a model given as bytes; a model file's external data is "
+                         "read from the file's own folder")
+    if not os.path.isfile(path):
+        raise ValueError(f"ONNX model file {path!r} does not exist")
     try:
-        return onnx.load_model_from_string(data)
-    except (DecodeError, RuntimeError, ValueError) as e:
-        raise ValueError(f"the bytes are not a valid ONNX model: {e}") from None
+        model = onnx.load(path, load_external_data=False)
+    except (DecodeError, RuntimeError, ValueError, OSError) as e:
+        raise ValueError(f"{path!r} is not a valid ONNX model: {e}") from None
+    _load_external_data(model, os.path.dirname(os.path.abspath(path)))
+    return model
+
+
+def _load_external_data(model, folder):
+    """The tensors' external data read from ``folder`` (the onnx package checks each location)."""
+    onnx = _onnx()
+    try:
+        onnx.external_data_helper.load_external_data_for_model(model, folder)
+    except (onnx.checker.ValidationError, ValueError, OSError) as e:
+        raise ValueError(f"the model's external data cannot be read: {e}") from None
 
 
 def numpy_dtype(elem_type, where):
@@ -59,14 +90,23 @@ def _value(info):
                          "only tensor inputs and outputs are supported")
     shape = None
     if t.tensor_type.HasField("shape"):
-        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+        # a negative dim_value is no extent: unknown, as onnxruntime reads it (an unset one too)
+        shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or None)
                       for d in t.tensor_type.shape.dim)
     elem = t.tensor_type.elem_type
     return Value(info.name, shape, numpy_dtype(elem, f"graph value {info.name!r}") if elem else None)
 
 
 def _tensor(proto, where):
-    from onnx import numpy_helper
+    from onnx import external_data_helper, numpy_helper
+    if any(d < 0 for d in proto.dims):
+        raise ValueError(f"{where}: tensor {proto.name!r} has dims {list(proto.dims)}; each must be non-negative")
+    if external_data_helper.uses_external_data(proto):
+        # (load_model read every file it could; numpy_helper would look in the working directory)
+        location = external_data_helper.ExternalDataInfo(proto).location
+        raise ValueError(f"{where}: tensor {proto.name!r} keeps its data in the external file {location!r}, and "
+                         "a model given as bytes has no folder to read it from: pass external_data_dir= (the "
+                         "folder that holds it) or the model file's path")
     try:
         return numpy_helper.to_array(proto)
     except Exception as e:          # the onnx package raises several kinds for a bad tensor
@@ -103,6 +143,9 @@ def import_model(model):
         opsets["" if o.domain == "ai.onnx" else o.domain] = o.version
     if not opsets:                      # IR version 1 models predate opset_import
         opsets[""] = 1
+    if "" in opsets and opsets[""] not in OPSETS:
+        raise ValueError(f"the model imports ONNX opset {opsets['']}; this engine implements opsets "
+                         f"{OPSETS[0]} to {OPSETS[-1]}")
     g = model.graph
     constants = {t.name: _tensor(t, "initializer") for t in g.initializer}
     inputs = [_value(v) for v in g.input if v.name not in constants]

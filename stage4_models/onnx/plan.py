@@ -19,6 +19,7 @@ Concat's buffer (made when the first of them runs), and such a Concat copying on
 inputs no producer wrote. The first run,
 made before the passes, ran node by node.
 """
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import stage2_tensor as tg
@@ -180,10 +181,8 @@ def _conv_step(ctx, conv, name, relu, into):
         if into is not None:
             (target, (_, axis, start, extent)) = into
             out = _slice(env, (target, axis), start, extent)
-        try:
+        with naming(conv):
             env[name] = conv_into(ctx, conv, inputs, relu=relu, out=out)
-        except (ValueError, TypeError, RuntimeError, IndexError) as e:
-            raise ValueError(f"{conv.describe()}: {e}") from e
     return run
 
 
@@ -198,10 +197,8 @@ def _into_step(ctx, node, name, into):
         while inputs and inputs[-1] is None:
             inputs.pop()
         out = _slice(env, (target, axis), start, extent)
-        try:
+        with naming(node):
             [env[name]] = write(ctx, node, inputs, out)
-        except (ValueError, TypeError, RuntimeError, IndexError) as e:
-            raise ValueError(f"{node.describe()}: {e}") from e
     return run
 
 
@@ -245,10 +242,26 @@ def _lifetimes(nodes, outputs):
         for name in node.inputs:
             last[name] = i
     free = [[] for _ in nodes]
+    kept = set(outputs)
     for name, i in last.items():
-        if name not in outputs:
+        if name not in kept:
             free[i].append(name)
     return free
+
+
+@contextmanager
+def naming(node):
+    """Errors from tracegrad's ops say which node raised them: a ValueError, or the
+    allocator's MemoryError (sizes the operators' checks let through, that the machine
+    has no room for at the moment)."""
+    try:
+        yield
+    except (ValueError, TypeError, RuntimeError, IndexError) as e:
+        if node.describe() in str(e):
+            raise
+        raise ValueError(f"{node.describe()}: {e}") from e
+    except MemoryError as e:
+        raise MemoryError(f"{node.describe()}: out of memory ({e})") from e
 
 
 def _apply(fn, ctx, node, env):
@@ -256,12 +269,8 @@ def _apply(fn, ctx, node, env):
     inputs = [env[name] if name else None for name in node.inputs]
     while inputs and inputs[-1] is None:       # trailing optional inputs left out
         inputs.pop()
-    try:
+    with naming(node):
         outputs = fn(ctx, node, inputs)
-    except (ValueError, TypeError, RuntimeError, IndexError) as e:    # from tracegrad's ops: say which node
-        if node.describe() in str(e):
-            raise
-        raise ValueError(f"{node.describe()}: {e}") from e
     wanted = node.outputs
     if any(n for n in wanted[len(outputs):]):
         raise ValueError(f"{node.describe()}: output {len(outputs)} and later are not supported")

@@ -40,15 +40,18 @@ class NodeArg:
 
 
 class InferenceSession:
-    def __init__(self, path_or_bytes, device="cpu", dtype=None, optimize=True, measured_costs=None):
+    def __init__(self, path_or_bytes, device="cpu", dtype=None, optimize=True, measured_costs=None,
+                 external_data_dir=None):
         """``dtype``: None keeps the model's float types; "float16", "float32" or "float64"
         stores every float weight and activation in that type (float16 computes in float32;
         a node whose float16 result overflows stores float32: passes/specialize.py).
         ``optimize``: run the passes (False: the graph as imported, node by node).
-        ``measured_costs``: kernel name -> cost per byte, for the selection (passes/select.py)."""
+        ``measured_costs``: kernel name -> cost per byte, for the selection (passes/select.py).
+        ``external_data_dir``: for a model given as bytes, the folder its tensors' external
+        data files are in (a model file's are read from its own folder: importer.py)."""
         if not isinstance(optimize, bool):
             raise TypeError(f"InferenceSession: optimize must be True or False, got {optimize!r}")
-        self.imported = self.graph = import_model(load_model(path_or_bytes))
+        self.imported = self.graph = import_model(load_model(path_or_bytes, external_data_dir))
         self.inference = infer(self.graph)     # symbolic shapes; refuses unprovable Concats
         self.optimize = optimize
         self.measured_costs = measured_costs
@@ -156,12 +159,13 @@ class InferenceSession:
 
     @staticmethod
     def _to_numpy(value, declared):
+        """An output as an array of its own, as onnxruntime returns it: numpy() on a native
+        device shares the tensor's memory, which may be a weight, a value the plan keeps for
+        every run, or the caller's input (an Identity's output)."""
         if not isinstance(value, HostTensor) and value.dtype.name == "bfloat16":
             value = value.float()           # numpy has no bfloat16; float32 holds every bfloat16
         array = to_numpy(value) if isinstance(value, HostTensor) else value.numpy()
-        if declared.dtype is not None and array.dtype.name != declared.dtype:
-            array = array.astype(declared.dtype)
-        return array
+        return array.astype(declared.dtype or array.dtype, copy=True)
 
     def memory(self):
         """The plan's live activation bytes per step and their peak, as expressions of the

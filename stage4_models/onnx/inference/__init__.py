@@ -85,7 +85,7 @@ class Inference:
                 raise CannotInfer(f"an extent has more than {MAX_TERMS} terms")
         except ShapeRefusal:
             raise
-        except (CannotInfer, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
+        except (CannotInfer, ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:
             # A rule's failure is no refusal: the operators check their inputs at run time.
             self.fallbacks.append((node, f"{type(e).__name__}: {e}"))
             outputs = self._unknown(node, inputs)

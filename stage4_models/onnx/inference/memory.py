@@ -63,8 +63,20 @@ def profile(graph, inference, float_itemsize=None):
         if sym.shape is None:
             raise ValueError(f"the memory of {name!r} is unknown: its rank is not inferred")
         return product(sym.shape) * _itemsize(sym.dtype, float_itemsize)
-    return [(node, sum((nbytes(n) for n in born if born[n] <= i <= death[n]), as_expr(0)))
-            for i, node in enumerate(schedule)]
+    # one sweep: a value's bytes join the total at the step it is born and leave after the
+    # step it dies (canonical forms cancel exactly)
+    births, deaths = [[] for _ in schedule], [[] for _ in schedule]
+    for name in born:
+        births[born[name]].append(name)
+        deaths[death[name]].append(name)
+    total, out = as_expr(0), []
+    for i, node in enumerate(schedule):
+        for name in births[i]:
+            total = total + nbytes(name)
+        out.append((node, total))
+        for name in deaths[i]:
+            total = total - nbytes(name)
+    return out
 
 
 def peak(totals):

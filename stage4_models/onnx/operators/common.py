@@ -1,5 +1,18 @@
 """Small checks every operator family uses (chapter 13, "13_inference_compiler")."""
 import math
+import os
+
+
+def _machine_memory():
+    """This machine's memory in bytes, or int64's limit where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2 ** 63 - 1
+
+
+# No tensor larger than the machine's memory can be allocated (nor indexed past int64)
+MEMORY_BYTES = min(_machine_memory(), 2 ** 63 - 1)
 
 
 def axis(node, value, ndim, what="axis"):
@@ -36,3 +49,22 @@ def count_inputs(node, inputs, low, high=None):
     if len(inputs) > high or len(inputs) < low or any(v is None for v in inputs[:low]):
         raise ValueError(f"{node.describe()}: expected {low}" + (f" to {high}" if high != low else "")
                          + f" inputs, got {len(inputs)} ({', '.join(node.inputs) or 'none'})")
+
+
+def check_size(node, shape, itemsize, what="output"):
+    """``shape`` as a tuple, or ValueError naming the node: an extent is negative, or a tensor
+    of that shape (``itemsize`` bytes an element) would not fit in this machine's memory.
+    Called before an operator allocates a size the model computes (a Range's bounds, a
+    Resize's sizes, pads, repeats), so a tiny file cannot ask for terabytes; onnxruntime
+    fails such a node with an allocation error naming it."""
+    shape = tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{node.describe()}: its {what} would have shape {shape}; extents must be non-negative")
+    if math.prod(d for d in shape if d) * itemsize > 2 ** 63 - 1:
+        # (a 0 empties the tensor, but the strides, products of the extents, are int64s)
+        raise ValueError(f"{node.describe()}: its {what} of shape {shape} has extents past what int64 strides index")
+    nbytes = math.prod(shape) * itemsize
+    if nbytes > MEMORY_BYTES:
+        raise ValueError(f"{node.describe()}: its {what} of shape {shape} asks for {nbytes} bytes, more than "
+                         f"this machine's memory ({MEMORY_BYTES} bytes)")
+    return shape

@@ -12,7 +12,7 @@ import stage2_tensor.nn.functional as F
 from stage2_tensor import convolution
 
 from . import register
-from .common import count_inputs, ints_attr
+from .common import check_size, count_inputs, ints_attr
 from ..shapes import shape_of
 
 
@@ -33,18 +33,22 @@ def window(node, x, kernel):
         pads = ints_attr(node, "pads", [0] * 2 * n, 2 * n)
         if any(p < 0 for p in pads):
             raise ValueError(f"{node.describe()}: pads must be non-negative, got {pads}")
-        return strides, dilations, pads[:n], pads[n:]
-    if auto_pad == "VALID":
-        return strides, dilations, [0] * n, [0] * n
-    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = pads[:n], pads[n:]
+    elif auto_pad == "VALID":
+        begin, end = [0] * n, [0] * n
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for size, k, s, d in zip(shape_of(x)[2:], kernel, strides, dilations):
+            total = max((math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto_pad == "SAME_UPPER" else large)
+            end.append(large if auto_pad == "SAME_UPPER" else small)
+    else:
         raise ValueError(f"{node.describe()}: auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, "
                          f"got {auto_pad!r}")
-    begin, end = [], []
-    for size, k, s, d in zip(shape_of(x)[2:], kernel, strides, dilations):
-        total = max((math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        small, large = total // 2, total - total // 2
-        begin.append(small if auto_pad == "SAME_UPPER" else large)
-        end.append(large if auto_pad == "SAME_UPPER" else small)
+    # the pads are the model's numbers: the padded input (what the op may make) must fit
+    check_size(node, [*shape_of(x)[:2], *(i + b + e for i, b, e in zip(shape_of(x)[2:], begin, end))],
+               x.dtype.itemsize, "padded input")
     return strides, dilations, begin, end
 
 
@@ -117,6 +121,12 @@ def conv_transpose(ctx, node, inputs):
     strides = ints_attr(node, "strides", [1] * n, n)
     dilations = ints_attr(node, "dilations", [1] * n, n)
     out_pad = ints_attr(node, "output_padding", [0] * n, n)
+    if not isinstance(group, int) or group < 1 or any(v < 1 for v in strides + dilations):
+        raise ValueError(f"{node.describe()}: group, strides and dilations must be positive, got {group!r}, "
+                         f"{strides}, {dilations}")
+    # the full result (before pads crop it) grows with the strides, the model's numbers: it must fit
+    full = [s * (i - 1) + (k - 1) * d + 1 for s, i, k, d in zip(strides, shape_of(x)[2:], kernel, dilations)]
+    check_size(node, [shape_of(x)[0], shape_of(w)[1] * group, *full], x.dtype.itemsize, "full result")
     output_shape = ints_attr(node, "output_shape")
     auto_pad = node.attr("auto_pad", "NOTSET")
     if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -133,6 +143,8 @@ def conv_transpose(ctx, node, inputs):
     else:
         pads = ints_attr(node, "pads", [0] * 2 * n, 2 * n)
         begin, end = pads[:n], pads[n:]
+    check_size(node, [shape_of(x)[0], shape_of(w)[1] * group,
+                      *(f - b - e + op for f, b, e, op in zip(full, begin, end, out_pad))], x.dtype.itemsize)
     if begin == end and all(p >= 0 for p in begin) and all(op < max(s, d) for op, s, d in
                                                           zip(out_pad, strides, dilations)):
         return [convolution.conv_transpose(x, w, b, strides, begin, out_pad, group, dilations, n=n)]

@@ -9,7 +9,7 @@ import stage2_tensor as tg
 from stage2_tensor.broadcast import broadcast_shapes
 
 from . import register
-from .common import axis, count_inputs, ints_attr
+from .common import axis, check_size, count_inputs, ints_attr
 from .host import HostTensor, permute
 from ..shapes import shape_of
 
@@ -183,6 +183,7 @@ def tile(ctx, node, inputs):
     if len(repeats) != x.ndim or any(r < 0 for r in repeats):
         raise ValueError(f"{node.describe()}: repeats {repeats} must give one non-negative count per dim of "
                          f"{shape_of(x)}")
+    check_size(node, [d * r for d, r in zip(shape_of(x), repeats)], x.dtype.itemsize)
     return [x.repeat(*repeats)]
 
 
@@ -192,7 +193,11 @@ def expand(ctx, node, inputs):
     x = ctx.tensor(inputs[0], node)
     dims = ctx.ints(inputs[1], node, "the shape")
     try:
-        target = broadcast_shapes(shape_of(x), tuple(dims))
+        target = broadcast_shapes(shape_of(x), tuple(dims)) if min(dims, default=0) >= 0 else None
     except (ValueError, RuntimeError):
-        raise ValueError(f"{node.describe()}: shape {shape_of(x)} does not broadcast to {dims}") from None
+        target = None
+    if target is None:
+        raise ValueError(f"{node.describe()}: shape {shape_of(x)} does not broadcast to {dims}")
+    # a view, but what reads it makes the whole tensor (onnxruntime makes it here)
+    check_size(node, target, x.dtype.itemsize)
     return [x.reshape(*([1] * (len(target) - x.ndim)), *shape_of(x)).expand(*target)]

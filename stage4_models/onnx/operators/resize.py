@@ -8,7 +8,7 @@ import stage2_tensor.nn.functional as F
 from stage2_tensor.resampling import interpolate_into
 
 from . import register
-from .common import count_inputs
+from .common import check_size, count_inputs
 from .host import HostTensor
 from ..shapes import shape_of
 
@@ -22,8 +22,8 @@ def _resize_sizes(ctx, node, x, scales, sizes):
             factors = scales
         else:
             factors = [float(v) for v in ctx.host(scales, node, "scales").values]
-        if len(factors) != len(shape) or any(f <= 0 for f in factors):
-            raise ValueError(f"{node.describe()}: scales {factors} must give one positive factor per dim "
+        if len(factors) != len(shape) or not all(math.isfinite(f) and f > 0 for f in factors):
+            raise ValueError(f"{node.describe()}: scales {factors} must give one positive finite factor per dim "
                              f"of {shape}")
         out = [int(math.floor(d * f)) for d, f in zip(shape, factors)]
     else:
@@ -31,7 +31,7 @@ def _resize_sizes(ctx, node, x, scales, sizes):
     if len(out) != len(shape) or list(out[:2]) != list(shape[:2]) or any(d < 1 for d in out):
         raise ValueError(f"{node.describe()}: resizes {shape} to {out}; only the spatial dims of an (N, C, ...) "
                          "input may change, to positive sizes")
-    return out
+    return list(check_size(node, out, x.dtype.itemsize))
 
 
 def _interpolate(node, x, out, mode, transform, dst=None):
@@ -101,5 +101,9 @@ def resize(ctx, node, inputs, dst=None):
         scales = _float_host(scales)
     if scales is not None and not scales.values:
         scales = None
+    if node.opset >= 18 and (node.attr("antialias", 0) or node.attr("axes") is not None
+                             or node.attr("keep_aspect_ratio_policy", "stretch") != "stretch"):
+        raise ValueError(f"{node.describe()}: antialias, axes and keep_aspect_ratio_policy (opset 18) are not "
+                         "supported")
     out = _resize_sizes(ctx, node, x, scales, sizes)
     return [_interpolate(node, x, out, node.attr("mode", "nearest"), transform, dst)]

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from . import register
-from .common import count_inputs
+from .common import check_size, count_inputs
 from .context import tg_dtype
 from .host import HostTensor, cast_values, fits_host
 from ..shapes import shape_of
@@ -80,14 +80,13 @@ def constant_array(node):
 def constant_of_shape(ctx, node, inputs):
     count_inputs(node, inputs, 1)
     dims = ctx.ints(inputs[0], node, "the shape")
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{node.describe()}: shape must be non-negative, got {dims}")
     value = node.attr("value")
     if value is None:
         value = np.zeros((1,), dtype=np.float32)
     if not isinstance(value, np.ndarray) or value.size != 1:
         raise ValueError(f"{node.describe()}: attribute value must be a one-element tensor")
     dtype = value.dtype.name
+    check_size(node, dims, value.dtype.itemsize)
     if fits_host(dtype, dims):
         return [HostTensor(dims, [value.reshape(-1)[0].item()] * math.prod(dims), dtype)]
     import stage2_tensor as tg
@@ -99,13 +98,19 @@ def constant_of_shape(ctx, node, inputs):
 
 @register("Range")
 def range_(ctx, node, inputs):
+    """max(ceil((limit - start) / delta), 0) entries start + i * delta, counted before any is
+    made: a long one is made by numpy on the device, not as a Python list."""
     count_inputs(node, inputs, 3)
     start, limit, delta = (ctx.host(v, node, "a Range bound") for v in inputs)
     s, lim, d = start.values[0], limit.values[0], delta.values[0]
-    if d == 0:
-        raise ValueError(f"{node.describe()}: delta must not be 0")
-    n = max(math.ceil((lim - s) / d), 0)
-    values = [s + i * d for i in range(n)]
+    if d == 0 or not all(math.isfinite(v) for v in (s, lim, d)):
+        raise ValueError(f"{node.describe()}: start, limit and delta must be finite and delta not 0, "
+                         f"got {s}, {lim}, {d}")
+    n = max(math.ceil((lim - s) / d), 0)       # (in floats, as onnxruntime counts)
     if fits_host(start.dtype, (n,)):
-        return [HostTensor((n,), values, start.dtype)]
-    return [ctx.tensor(HostTensor((n,), values, start.dtype), node)]
+        return [HostTensor((n,), [s + i * d for i in range(n)], start.dtype)]
+    check_size(node, (n,), np.dtype(start.dtype).itemsize)
+    import stage2_tensor as tg
+    target = tg_dtype(start.dtype, node.describe())
+    values = (s + d * np.arange(n)).astype(target.name)
+    return [tg.from_numpy(values, device=ctx.device)]

@@ -5,7 +5,7 @@ import stage2_tensor.nn.functional as F
 from stage2_tensor import Tensor
 
 from . import register
-from .common import axis, count_inputs, ints_attr, number_attr
+from .common import axis, check_size, count_inputs, ints_attr, number_attr
 from .host import HostTensor, take
 from ..shapes import shape_of
 
@@ -31,12 +31,15 @@ def _slice_params(ctx, node, inputs, ndim):
 
 
 def _bounds(start, end, step, size):
-    """A slice's clamped (start, end) as ONNX defines them."""
+    """A slice's clamped (start, end, step) as ONNX defines them; the step clamped to the
+    dim's extent, as onnxruntime does (one step that long already leaves the dim), so no
+    stride past int64 reaches a view."""
     start += size if start < 0 else 0
     end += size if end < 0 else 0
+    step = min(max(step, -max(size, 1)), max(size, 1))
     if step > 0:
-        return min(max(start, 0), size), min(max(end, 0), size)
-    return min(max(start, -1), size - 1), min(max(end, -1), size - 1)
+        return min(max(start, 0), size), min(max(end, 0), size), step
+    return min(max(start, -1), size - 1), min(max(end, -1), size - 1), step
 
 
 @register("Slice")
@@ -47,13 +50,13 @@ def slice_(ctx, node, inputs):
     if isinstance(x, HostTensor):
         positions = [list(range(d)) for d in shape]
         for ax, start, end, step in params:
-            start, end = _bounds(start, end, step, shape[ax])
+            start, end, step = _bounds(start, end, step, shape[ax])
             positions[ax] = positions[ax][start:end if end >= 0 else None:step]
         return [take(x, positions)]
     x = ctx.tensor(x, node)
     for ax, start, end, step in params:
         size = shape_of(x)[ax]
-        start, end = _bounds(start, end, step, size)
+        start, end, step = _bounds(start, end, step, size)
         if step < 0:                         # as a forward slice of the flipped axis
             x, start, end, step = x.flip(ax), size - 1 - start, size - 1 - end, -step
         index = (slice(None),) * ax + (slice(start, max(end, start), step),)
@@ -109,6 +112,7 @@ def pad(ctx, node, inputs):
         raise ValueError(f"{node.describe()}: pads must hold a begin and an end for each of {len(axes)} axes, "
                          f"got {pads}")
     per_dim = {a: (pads[i], pads[i + len(axes)]) for i, a in enumerate(axes)}
+    check_size(node, [d + sum(per_dim.get(a, (0, 0))) for a, d in enumerate(shape_of(x))], x.dtype.itemsize)
     first = min([a for a, p in per_dim.items() if p != (0, 0)], default=x.ndim)
     pairs = []
     for d in range(x.ndim - 1, first - 1, -1):

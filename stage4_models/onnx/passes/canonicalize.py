@@ -13,11 +13,12 @@ same values with fewer nodes, found by small patterns on the graph.
   "edge") are one Pad with the pads summed.
 
 Like stage3_native/lazy/canonicalize.py, a rewrite only reroutes readers and replaces
-nodes; what is left without readers is dce.py's to remove.
+nodes; what is left without readers is dce.py's to remove. Each rewrite walks the nodes
+once, asking an Index (edit.py) who writes and reads a value.
 """
 import numpy as np
 
-from .edit import copy_graph, fresh_name, only_reader, producer_map, protected, readers, rename_reads
+from .edit import Index, copy_graph
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -32,13 +33,12 @@ def canonicalize(graph):
 
 
 # ---- Identity and Dropout ------------------------------------------------------------------------------
-def _passes_through(graph, node):
+def _passes_through(graph, node, read, protected):
     if node.op_type == "Identity":
         return True
     if node.op_type != "Dropout":
         return False
-    if len(node.outputs) > 1 and node.outputs[1] and (readers(graph, node.outputs[1])
-                                                      or node.outputs[1] in protected(graph)):
+    if len(node.outputs) > 1 and node.outputs[1] and (node.outputs[1] in read or node.outputs[1] in protected):
         return False                    # the mask is read
     if node.opset >= 12 and len(node.inputs) > 2 and node.inputs[2]:
         mode = graph.constants.get(node.inputs[2])
@@ -47,31 +47,46 @@ def _passes_through(graph, node):
 
 
 def _drop_pass_through(graph, changes):
-    for node in list(graph.nodes):
-        if not _passes_through(graph, node) or not node.inputs[0]:
+    index = Index(graph)
+    read = set(index.readers)       # (a Dropout's mask: its readers all come after it, none renamed yet)
+    alias = {}                      # a name no longer written -> the name its readers read instead
+
+    def resolve(name):
+        while name in alias:
+            name = alias[name]
+        return name
+
+    for node in graph.nodes:
+        node.inputs = [resolve(name) for name in node.inputs]
+        if not node.inputs or not node.inputs[0] or not node.outputs or not node.outputs[0] \
+                or not _passes_through(graph, node, read, index.protected):
             continue
         src, out = node.inputs[0], node.outputs[0]
-        if out in protected(graph):
+        if out in index.protected:
             # the caller asks for `out` by name: the producer of `src` may write it instead
-            producer = producer_map(graph).get(src)
-            if producer is None or src in protected(graph):
+            producer = index.producer.get(src)
+            if producer is None or src in index.protected:
                 continue
-            producer.outputs = [out if n == src else n for n in producer.outputs]
-            rename_reads(graph, src, out)
+            index.set_outputs(producer, [out if n == src else n for n in producer.outputs])
+            alias[src] = out
         else:
-            rename_reads(graph, out, src)
-        graph.nodes.remove(node)
+            alias[out] = src
+        index.remove(node)
         changes.append(f"dropped {node.op_type} {node.name!r}")
+    for node in graph.nodes:        # the readers of a renamed value visited before its rename
+        node.inputs = [resolve(name) for name in node.inputs]
+    index.done()
 
 
 # ---- BatchNormalization into Conv ----------------------------------------------------------------------
 def _fold_batch_norm(graph, changes):
-    for bn in list(graph.nodes):
+    index = Index(graph)
+    for bn in graph.nodes:
         if bn.op_type != "BatchNormalization" or len(bn.inputs) != 5 or not bn.attr("spatial", 1) \
                 or bn.attr("training_mode", 0) or len([o for o in bn.outputs if o]) != 1:
             continue
-        conv = producer_map(graph).get(bn.inputs[0])
-        if conv is None or conv.op_type != "Conv" or not only_reader(graph, bn.inputs[0], bn):
+        conv = index.producer.get(bn.inputs[0])
+        if conv is None or conv.op_type != "Conv" or len(conv.inputs) < 2 or not index.only_reader(bn.inputs[0], bn):
             continue
         w = graph.constants.get(conv.inputs[1])
         b = graph.constants.get(conv.inputs[2]) if len(conv.inputs) > 2 and conv.inputs[2] else None
@@ -84,15 +99,16 @@ def _fold_batch_norm(graph, changes):
         if any(len(s) != m for s in (scale, beta, mean, var)) or (b is not None and b.size != m):
             continue                    # malformed: leave it for the operator to report
         s = scale / np.sqrt(var + float(bn.attr("epsilon", 1e-5)))
-        w_name = fresh_name(graph, f"{conv.inputs[1]}_bn")
+        w_name = index.fresh(f"{conv.inputs[1]}_bn")
         graph.constants[w_name] = (w.astype(np.float64) * s.reshape(-1, *[1] * (w.ndim - 1))).astype(w.dtype)
-        b_name = fresh_name(graph, f"{w_name}_bias")
+        b_name = index.fresh(f"{w_name}_bias")
         b0 = np.zeros(m) if b is None else b.astype(np.float64).reshape(-1)
         graph.constants[b_name] = ((b0 - mean) * s + beta).astype(w.dtype)
-        conv.inputs = [conv.inputs[0], w_name, b_name]
-        conv.outputs = [bn.outputs[0]]
-        graph.nodes.remove(bn)
+        index.set_inputs(conv, [conv.inputs[0], w_name, b_name])
+        index.remove(bn)
+        index.set_outputs(conv, [bn.outputs[0]])
         changes.append(f"folded BatchNormalization {bn.name!r} into Conv {conv.name!r}")
+    index.done()
 
 
 # ---- consecutive Slices --------------------------------------------------------------------------------
@@ -126,11 +142,13 @@ def _compose(first, second):
 
 
 def _merge_slices(graph, changes):
-    for second in list(graph.nodes):
-        if second.op_type != "Slice":
+    index = Index(graph)
+    for second in graph.nodes:
+        if second.op_type != "Slice" or not second.inputs:
             continue
-        first = producer_map(graph).get(second.inputs[0])
-        if first is None or first.op_type != "Slice" or not only_reader(graph, second.inputs[0], second):
+        first = index.producer.get(second.inputs[0])
+        if first is None or first.op_type != "Slice" or not first.inputs \
+                or not index.only_reader(second.inputs[0], second):
             continue
         p1, p2 = _slice_params(graph, first), _slice_params(graph, second)
         if p1 is None or p2 is None:
@@ -144,15 +162,16 @@ def _merge_slices(graph, changes):
         starts, ends, steps = ([merged[a][i] for a in axes] for i in range(3))
         if second.opset < 10:
             second.attributes = {"starts": starts, "ends": ends, "axes": axes}
-            second.inputs = [first.inputs[0]]
+            index.set_inputs(second, [first.inputs[0]])
         else:
             names = []
             for what, values in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps)):
-                names.append(fresh_name(graph, f"{second.outputs[0]}_{what}"))
+                names.append(index.fresh(f"{second.outputs[0]}_{what}"))
                 graph.constants[names[-1]] = np.array(values, dtype=np.int64)
-            second.inputs = [first.inputs[0], *names]
-        graph.nodes.remove(first)
+            index.set_inputs(second, [first.inputs[0], *names])
+        index.remove(first)
         changes.append(f"merged Slice {first.name!r} into Slice {second.name!r}")
+    index.done()
 
 
 # ---- consecutive Pads ----------------------------------------------------------------------------------
@@ -176,11 +195,13 @@ def _pad_params(graph, node):
 
 
 def _merge_pads(graph, changes):
-    for second in list(graph.nodes):
-        if second.op_type != "Pad":
+    index = Index(graph)
+    for second in graph.nodes:
+        if second.op_type != "Pad" or not second.inputs:
             continue
-        first = producer_map(graph).get(second.inputs[0])
-        if first is None or first.op_type != "Pad" or not only_reader(graph, second.inputs[0], second):
+        first = index.producer.get(second.inputs[0])
+        if first is None or first.op_type != "Pad" or not first.inputs \
+                or not index.only_reader(second.inputs[0], second):
             continue
         p1, p2 = _pad_params(graph, first), _pad_params(graph, second)
         if p1 is None or p2 is None or p1[:2] != p2[:2] or len(p1[2]) != len(p2[2]):
@@ -188,10 +209,11 @@ def _merge_pads(graph, changes):
         pads = [a + b for a, b in zip(p1[2], p2[2])]
         if second.opset < 11:
             second.attributes["pads" if second.opset >= 2 else "paddings"] = pads
-            second.inputs = [first.inputs[0]]
+            index.set_inputs(second, [first.inputs[0]])
         else:
-            name = fresh_name(graph, f"{second.outputs[0]}_pads")
+            name = index.fresh(f"{second.outputs[0]}_pads")
             graph.constants[name] = np.array(pads, dtype=np.int64)
-            second.inputs = [first.inputs[0], name, *second.inputs[2:3]]
-        graph.nodes.remove(first)
+            index.set_inputs(second, [first.inputs[0], name, *second.inputs[2:3]])
+        index.remove(first)
         changes.append(f"merged Pad {first.name!r} into Pad {second.name!r}")
+    index.done()

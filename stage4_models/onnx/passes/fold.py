@@ -42,7 +42,7 @@ def _compute(ctx, node, arrays):
         while inputs and inputs[-1] is None:
             inputs.pop()
         outputs = OPERATORS[node.op_type](ctx, node, inputs)
-    except (ValueError, TypeError, RuntimeError, IndexError, KeyError, NotImplementedError):
+    except (ValueError, TypeError, RuntimeError, IndexError, KeyError, NotImplementedError, MemoryError):
         return None
     if len(outputs) < len([n for n in node.outputs if n]):
         return None

@@ -20,6 +20,7 @@ The offsets are this plan's: tracegrad allocates each tensor itself, so the plan
 what an arena would need (the number the chapter compares), it does not yet allocate one;
 the Concat buffers it shares are real (plan.py's compile).
 """
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -98,12 +99,20 @@ def plan_memory(steps, info, outputs, schedule=None, writes=None):
                 offset += nbytes[name]
             in_place.append(node.name)
 
+    roots = {}
+
     def root(name):
-        offset = 0
-        while name in parent:
-            name, extra = parent[name]
-            offset += extra
-        return name, offset
+        """(the value whose buffer ``name`` lives in, the offset there): each chain of views
+        is walked once, every value on it remembered."""
+        path = []
+        while name in parent and name not in roots:
+            path.append(name)
+            name = parent[name][0]
+        top, offset = roots.get(name, (name, 0))
+        for value in reversed(path):
+            offset += parent[value][1]
+            roots[value] = (top, offset)
+        return roots[path[0]] if path else (top, offset)
 
     buffers = {}
     for name in start:
@@ -113,18 +122,62 @@ def plan_memory(steps, info, outputs, schedule=None, writes=None):
             b = buffers[r] = Buffer(r, _aligned(nbytes[r]), start[name], end[name])
         b.start, b.end = min(b.start, start[name]), max(b.end, end[name])
         b.members.append((name, offset))
-    placed = []
-    for b in sorted(buffers.values(), key=lambda b: (-b.size, b.start)):
-        busy = sorted((p.offset, p.offset + p.size) for p in placed if p.start <= b.end and b.start <= p.end)
+    placed = _place(list(buffers.values()))
+    peak = max((b.offset + b.size for b in placed), default=0)
+    # the bytes alive at each step: +size where a buffer starts, -size after it ends, summed
+    change = [0] * (len(steps) + 2)
+    for b in placed:
+        change[b.start] += b.size
+        change[b.end + 1] -= b.size
+    live = max(itertools.accumulate(change[:-1]))
+    naive = sum(_aligned(nbytes[name]) for name in start if name not in views)
+    ordered = sorted(placed, key=lambda b: (b.start, b.name))
+    return MemoryPlan(ordered, peak, naive, live, in_place)
+
+
+def _place(buffers):
+    """Each buffer's offset, the largest first, at the lowest offset free of the buffers
+    placed before it that are alive at a step it is (returned in that order). Those are
+    found in the buffers sorted by first step, as a balanced tree (each range's middle its
+    root) where each subtree knows its latest last step: a subtree all dead before the buffer
+    starts, or all born after it ends, is skipped. So a plan costs n log n plus the pairs of
+    buffers alive together (a long chain has few), not n squared."""
+    by_start = sorted(buffers, key=lambda b: b.start)
+    latest = [0] * len(by_start)             # at each subtree's middle: its latest last step
+
+    def build(lo, hi):
+        if lo == hi:
+            return -1
+        mid = (lo + hi) // 2
+        latest[mid] = max(by_start[mid].end, build(lo, mid), build(mid + 1, hi))
+        return latest[mid]
+
+    def alive_with(b, lo, hi, found):
+        """The placed buffers of by_start[lo:hi] alive at a step of b's, into ``found``."""
+        if lo == hi:
+            return
+        mid = (lo + hi) // 2
+        if latest[mid] < b.start:
+            return
+        alive_with(b, lo, mid, found)
+        other = by_start[mid]
+        if other.start > b.end:
+            return                          # it and all after it are born after b ends
+        if other.offset is not None and other.end >= b.start:
+            found.append((other.offset, other.offset + other.size))
+        alive_with(b, mid + 1, hi, found)
+
+    build(0, len(by_start))
+    for b in buffers:
+        b.offset = None                     # not placed yet
+    order = sorted(buffers, key=lambda b: (-b.size, b.start))
+    for b in order:
+        busy = []
+        alive_with(b, 0, len(by_start), busy)
         offset = 0
-        for lo, hi in busy:
+        for lo, hi in sorted(busy):
             if offset + b.size <= lo:
                 break
             offset = max(offset, hi)
         b.offset = offset
-        placed.append(b)
-    peak = max((b.offset + b.size for b in placed), default=0)
-    live = max((sum(b.size for b in placed if b.start <= t <= b.end) for t in range(len(steps) + 1)), default=0)
-    naive = sum(_aligned(nbytes[name]) for name in start if name not in views)
-    ordered = sorted(placed, key=lambda b: (b.start, b.name))
-    return MemoryPlan(ordered, peak, naive, live, in_place)
+    return order

@@ -29,6 +29,7 @@ device "cpu" has these kernels, in float32 and float64; elsewhere (another devic
 storage) the producer computes into a buffer of its own and copies it into its slice at
 once, which the report says: the plan's memory is the same, the copy is not saved.
 """
+from collections import Counter
 from dataclasses import dataclass, field
 
 # (the schedule's kernel, its last node's op type) that can write its output into a given
@@ -63,6 +64,7 @@ def plan_writes(steps, schedule, info, dtypes, outputs, device):
     (which steps each kernel runs), ``info`` name -> (shape, itemsize), ``dtypes`` name ->
     tracegrad dtype of the device tensors, ``outputs`` the graph's output names."""
     writes = Writes()
+    outputs = set(outputs)
     kernel_of = {}                  # output of a kernel's last node -> (kernel, its last node)
     by_name = {node.name: node for node in steps}
     for choice in (schedule.choices if schedule else []):
@@ -76,9 +78,10 @@ def plan_writes(steps, schedule, info, dtypes, outputs, device):
         shape = info[node.outputs[0]][0]
         axis = node.attr("axis", 1 if node.opset < 4 else None) % len(shape)
         lines, start = [], 0
+        repeats = Counter(node.inputs)
         for name in node.inputs:
             extent = info[name][0][axis] if name in info else 0
-            why = _why_not(name, node, axis, kernel_of, held, info, outputs)
+            why = _why_not(name, node, axis, kernel_of, held, info, outputs, repeats[name])
             if why is None:
                 kernel, last = kernel_of[name]
                 writes.into[name] = (node.name, axis, start, extent)
@@ -105,13 +108,14 @@ def _indirect(name, writer, dtypes, device):
     return None
 
 
-def _why_not(name, concat, axis, kernel_of, held, info, outputs):
-    """Why ``name`` cannot be written into its slice of ``concat``'s buffer, or None."""
+def _why_not(name, concat, axis, kernel_of, held, info, outputs, repeats):
+    """Why ``name`` (``repeats`` times among ``concat``'s inputs) cannot be written into its
+    slice of ``concat``'s buffer, or None."""
     if name not in info or name not in kernel_of:
         return "a graph input or a constant"
     if name in outputs:
         return "a graph output"
-    if concat.inputs.count(name) > 1:
+    if repeats > 1:
         return "it appears more than once"
     if name in held:
         return f"it already lives in {held[name]}'s buffer"
