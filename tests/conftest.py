@@ -1,3 +1,4 @@
+import errno
 import functools
 import os
 
@@ -122,6 +123,17 @@ def offline(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setattr(datafiles.urllib.request, "urlopen", unreachable)
     return tmp_path / "home"
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """Writing fails as on a full disk, at the flush before the rename (``os.fsync``) that
+    every atomic write makes (stage2_tensor/atomic.py). A writer that goes through
+    ``atomic_write`` then raises, leaving the previous file whole and no temporary file;
+    one that writes in place never flushes, and has already replaced the file."""
+    def fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", fsync)
 
 
 @pytest.fixture(scope="module")

@@ -170,6 +170,20 @@ def test_an_output_that_is_the_input_is_an_identity(tmp_path):
     assert [n.op_type for n in proto.graph.node] == ["Identity"]
 
 
+def test_a_failing_export_leaves_the_old_file_and_no_temporary(tmp_path, full_disk):
+    """export writes through stage2's atomic_write: a write that fails keeps the previous
+    model whole and removes its temporary file; a killed export's temporary file (its
+    process id one no process can have) is removed by the next export."""
+    path = tmp_path / "id.onnx"
+    old = b"the previous model"
+    path.write_bytes(old)
+    (tmp_path / f".id.onnx.{2 ** 40}.0badcafe.tmp").write_bytes(b"half")
+    with pytest.raises(OSError, match="No space left on device"):
+        export(Passthrough(), tg.zeros(2, 3, device="cpu"), path)
+    assert path.read_bytes() == old
+    assert [p.name for p in tmp_path.iterdir()] == ["id.onnx"]
+
+
 class Exp(nn.Module):
     def __init__(self):
         super().__init__()

@@ -27,12 +27,12 @@ eval mode (dropout off, batch norm on its running statistics), as torch.onnx.exp
 and its modes are restored after. The result passes ``onnx.checker.check_model``.
 """
 import importlib
-import os
 
 import numpy as np
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
+from stage2_tensor.atomic import atomic_write
 from stage2_tensor.nn.modules import Module
 from stage2_tensor.tensor import Tensor
 
@@ -366,9 +366,9 @@ def export(model, example_input, path=None, input_names=None, output_names=None,
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tracegrad")
     onnx.checker.check_model(proto)
     if path is not None:
-        tmp = f"{os.fspath(path)}.tmp"
-        onnx.save(proto, tmp)
-        os.replace(tmp, path)                   # atomic: a reader never sees half a file
+        # the old file or the whole new one, never half (a killed export's temporary file
+        # is swept by the next write: stage2_tensor/atomic.py)
+        atomic_write(path, lambda f: f.write(proto.SerializeToString()))
     return proto
 
 
