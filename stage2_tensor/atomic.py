@@ -55,6 +55,12 @@ def atomic_write(path, write):
             os.close(fd)
 
 
+def atomic_write_text(path, text, encoding="utf-8"):
+    """``atomic_write`` of the string ``text`` (a log, JSON, a vocabulary), encoded."""
+    data = text.encode(encoding)                        # an unencodable text fails before any file
+    atomic_write(path, lambda f: f.write(data))
+
+
 def _hold(f):
     """Lock the new temporary file ``f`` for this write. Returns a second descriptor of it,
     which keeps the lock after ``f`` is closed, until the rename (a lock lasts while any

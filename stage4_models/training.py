@@ -14,7 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm   # widgets in Jupyter, text in a terminal
 
 from stage2_tensor import backend
-from stage2_tensor.atomic import atomic_write, remove_stale_temporaries
+from stage2_tensor.atomic import atomic_write_text, remove_stale_temporaries
 
 
 def use_device(name):
@@ -102,7 +102,7 @@ def write_csv(path, header, rows):
     """A CSV file: the ``header`` row, then ``rows``, written atomically (``atomic_write``)."""
     text = io.StringIO()
     csv.writer(text).writerows([header, *rows])
-    atomic_write(path, lambda f: f.write(text.getvalue().encode("utf-8")))
+    atomic_write_text(path, text.getvalue())
     return path
 
 
@@ -115,7 +115,7 @@ def loss_log(losses):
 def write_summary(path, summary):
     """A run's summary, a dict, as indented JSON, written atomically (``atomic_write``)."""
     text = json.dumps(summary, indent=2) + "\n"
-    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    atomic_write_text(path, text)
     return path
 
 

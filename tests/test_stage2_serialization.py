@@ -270,6 +270,16 @@ def test_a_save_removes_temporary_files_of_killed_saves_only(tmp_path):
     assert sorted(os.listdir(tmp_path)) == sorted([writing.name, created.name, other.name, "notes.tmp", "w.tg"])
 
 
+def test_atomic_write_text_writes_encoded_text_or_leaves_the_file_as_it_was(tmp_path):
+    from stage2_tensor.atomic import atomic_write_text
+    path = tmp_path / "notes.txt"
+    atomic_write_text(path, "café\n")
+    assert path.read_bytes() == "café\n".encode("utf-8")
+    with pytest.raises(UnicodeEncodeError):
+        atomic_write_text(path, "naïve\n", encoding="ascii")
+    assert os.listdir(tmp_path) == ["notes.txt"] and path.read_text(encoding="utf-8") == "café\n"
+
+
 KILLED_MID_WRITE = """
 import importlib.util, sys, time
 spec = importlib.util.spec_from_file_location("atomic", sys.argv[1])   # atomic.py alone: quick

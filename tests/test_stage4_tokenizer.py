@@ -444,6 +444,26 @@ def test_trained_files_load_back_and_round_trip(tmp_path):
     assert oracle.encode_ordinary(text) == ids              # tiktoken reads our files too
 
 
+VOCABULARY_FILES = ("encoder.json", "vocab.bpe")
+
+
+def test_saving_removes_the_temporary_files_of_killed_saves(tmp_path):
+    """save writes both files through stage2's atomic_write: a killed save's temporary
+    files (process ids no process can have) are removed by the next save."""
+    for name in VOCABULARY_FILES:
+        (tmp_path / f".{name}.{2 ** 40}.0badcafe.tmp").write_bytes(b"half")
+    save([("e", "s")], tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == list(VOCABULARY_FILES)
+
+
+def test_a_failing_save_keeps_the_previous_vocabulary(tmp_path, full_disk):
+    for name in VOCABULARY_FILES:
+        (tmp_path / name).write_text(f"previous {name}")
+    with pytest.raises(OSError, match="No space left on device"):
+        save([("e", "s")], tmp_path)
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {n: f"previous {n}" for n in VOCABULARY_FILES}
+
+
 def test_cli_encode_decode_train(tmp_path, gpt2_files, monkeypatch, capsys):
     monkeypatch.setenv("TRACEGRAD_DATA", str(gpt2_files[0].parent.parent))
     assert cli.main(["encode", THESIS_TEXT]) == 0

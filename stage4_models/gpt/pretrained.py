@@ -55,7 +55,7 @@ import numpy as np
 import stage2_tensor as tg
 import stage2_tensor.factories as factories
 import stage2_tensor.nn as nn
-from stage2_tensor.atomic import atomic_write
+from stage2_tensor.atomic import atomic_write_text
 
 from .model import GPT, GPTConfig
 from .safetensors import read_header, read_numpy, save
@@ -284,6 +284,5 @@ def save_pretrained(model, folder):
     config = hf_config(model)
     folder.mkdir(parents=True, exist_ok=True)
     save(hf_state(model), folder / "model.safetensors", metadata={"format": "pt"})
-    text = json.dumps(config, indent=2) + "\n"
-    atomic_write(folder / "config.json", lambda f: f.write(text.encode("utf-8")))   # whole or not at all
+    atomic_write_text(folder / "config.json", json.dumps(config, indent=2) + "\n")   # whole or not at all
     return folder

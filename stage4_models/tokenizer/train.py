@@ -20,6 +20,8 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from stage2_tensor.atomic import atomic_write_text
+
 from . import byte_unicode
 from .gpt2 import ENDOFTEXT, GPT2Tokenizer
 from .pretokenize import pretokenize
@@ -91,7 +93,9 @@ def _merge_word(w, words, n, pair, pair_counts, where):
 
 
 def save(merges, folder):
-    """Write ``folder``/vocab.bpe and ``folder``/encoder.json; return their paths."""
+    """Write ``folder``/vocab.bpe and ``folder``/encoder.json, each atomically (a kill leaves
+    a file as it was or whole and new; a kill between the two leaves a pair that
+    ``GPT2Tokenizer.from_files`` refuses as not matching); return their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     encoder = {c: i for i, c in enumerate(byte_unicode.BYTE_ENCODER.values())}
@@ -99,8 +103,8 @@ def save(merges, folder):
         encoder[left + right] = len(encoder)
     encoder[ENDOFTEXT] = len(encoder)
     vocab_bpe, encoder_json = folder / "vocab.bpe", folder / "encoder.json"
-    vocab_bpe.write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
-    encoder_json.write_text(json.dumps(encoder), encoding="utf-8")
+    atomic_write_text(vocab_bpe, "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    atomic_write_text(encoder_json, json.dumps(encoder))
     return encoder_json, vocab_bpe
 
 
