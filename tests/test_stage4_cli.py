@@ -19,8 +19,8 @@ pytestmark = pytest.mark.stage4
 @pytest.fixture
 def paths(tmp_path):
     """The bad inputs, by name: random bytes and a truncated tracegrad file for a
-    checkpoint, a folder where a file belongs, a plain file where a folder belongs; and a
-    small text corpus."""
+    checkpoint, a folder where a file belongs, a plain file where a folder belongs; a small
+    text corpus, and one in Latin-1."""
     (tmp_path / "random.tg").write_bytes(os.urandom(1000))
     tg.save({"weights": tg.zeros(64)}, tmp_path / "whole.tg")
     whole = (tmp_path / "whole.tg").read_bytes()
@@ -28,6 +28,7 @@ def paths(tmp_path):
     (tmp_path / "folder").mkdir()
     (tmp_path / "file").write_text("not a folder\n")
     (tmp_path / "corpus.txt").write_text("to be or not to be\n")
+    (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))      # a corpus that is not UTF-8
     # a tracegrad file that says it is an MNIST checkpoint, with none of MnistNet's weights
     tg.save({"kind": MNIST_KIND, "config": {}, "model": {"w": tg.zeros(3)}}, tmp_path / "other.tg")
     return {p.stem: str(p) for p in tmp_path.iterdir()}
@@ -107,8 +108,17 @@ OUTPUTS = [
 ]
 
 
-@pytest.mark.parametrize("program, argv, expected", NUMBERS + CHECKPOINTS + OUTPUTS,
-                         ids=[f"{p} {a}" for p, a, _ in NUMBERS + CHECKPOINTS + OUTPUTS])
+# a corpus that is not UTF-8 is named, with the first bad byte (data.read_text)
+CORPORA = [
+    ("gpt", "train --steps 1 --data {latin1} --out {folder}",
+     "{latin1}: not UTF-8 text (byte 0xe9 at offset 3); expected a token .bin or a UTF-8 text file"),
+    ("tokenizer", "train {latin1} --out {folder}", "{latin1}: not UTF-8 text (byte 0xe9 at offset 3)"),
+]
+
+CASES = NUMBERS + CHECKPOINTS + OUTPUTS + CORPORA
+
+
+@pytest.mark.parametrize("program, argv, expected", CASES, ids=[f"{p} {a}" for p, a, _ in CASES])
 def test_a_bad_input_is_one_error_line_and_status_2(program, argv, expected, paths, capsys):
     assert_user_error(program, argv.format(**paths).split(), expected.format(**paths), capsys)
 

@@ -32,7 +32,7 @@ from stage2_tensor.optim.lr_scheduler import WarmupCosineLR
 
 from .. import tokens
 from ..checkpoint import CheckpointKind
-from ..data import fetch
+from ..data import fetch, read_text
 from ..tokenizer import CharTokenizer, GPT2Tokenizer
 from ..training import Logger, loss_log, progress_bar, run_folder, use_device, write_run
 from .model import GPT, GPTConfig
@@ -126,7 +126,7 @@ def load_corpus(config, tokenizer):
         return np.asarray(tokens.load(path, tokenizer.n_vocab)), None
     if not path.is_file():
         raise FileNotFoundError(f"corpus not found: {path} (expected a token .bin or a text file)")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "a token .bin or a UTF-8 text file (the corpus)")
     return np.array(tokenizer.encode_ordinary(text), dtype=np.int64), text
 
 
