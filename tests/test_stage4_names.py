@@ -54,6 +54,9 @@ def test_read_names_checks_each_line(tmp_path):
         path.write_text(text)
         with pytest.raises(ValueError, match=message):
             data.read_names(path)
+    path.write_bytes("ann\nzoë\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"names.txt: not UTF-8 text \(byte 0xeb at offset 6\); expected one lowercase"):
+        data.read_names(path)
 
 
 def test_missing_names_offline_is_an_error_naming_the_file(offline, monkeypatch):

@@ -15,7 +15,7 @@ import random
 
 import numpy as np
 
-from ..data import DataFile, fetch
+from ..data import DataFile, fetch, read_text
 
 FILE = DataFile("names", "names.txt",
                 ("https://raw.githubusercontent.com/karpathy/makemore/master/names.txt",),
@@ -37,10 +37,9 @@ def load(download=True):
 
 
 def read_names(path):
-    """The names of a text file, one a line (a final newline or none). A line that is
+    """The names of a UTF-8 text file, one a line (a final newline or none). A line that is
     empty or holds a space, ``.`` or an upper-case letter is an error naming the line."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    lines = read_text(path, "one lowercase name a line").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     for number, line in enumerate(lines, 1):
