@@ -10,11 +10,10 @@ and only when it is in neither is it downloaded from its public original into th
 checked against its SHA-256 (a wrong or cut-off download is deleted, never used) and then
 used. Offline, the error names the missing files and the variable that would find them.
 """
+import functools
 import hashlib
 import os
-import shutil
 import sys
-import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,31 +90,35 @@ def fetch(files, download=True):
     return paths
 
 
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+class _WrongBytes(Exception):
+    """A download whose SHA-256 is not the file's (a moved page, a cut-off transfer)."""
 
 
 def _download(file):
-    """Download ``file`` into the cache (temp file, checksum, rename); its path, or None
-    when no mirror could be reached or none gave the right bytes."""
+    """Download ``file`` into the cache; its path, or None when no mirror could be reached or
+    none gave the right bytes. The bytes go through ``atomic_write`` (stage2_tensor/atomic.py)
+    and are checked as they arrive: a wrong, failed or killed download never becomes the
+    file, and a killed one's temporary file is removed by the next download."""
+    from stage2_tensor.atomic import atomic_write     # here: the tokenizer imports this module, no tensors
     target = cache_dir() / file.relative
     target.parent.mkdir(parents=True, exist_ok=True)
     for url in file.urls:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{file.name}.")
         print(f"downloading {file.relative} from {url}", file=sys.stderr)
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as response:
-                shutil.copyfileobj(response, out)
-            if sha256_of(tmp) == file.sha256:
-                os.replace(tmp, target)
-                return target
-        except OSError:                  # offline, refused, timed out: try the next mirror
+            atomic_write(target, functools.partial(_copy_checked, url, file.sha256))
+            return target
+        except (OSError, _WrongBytes):   # offline, refused, timed out, wrong bytes: try the next mirror
             pass
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
     return None
+
+
+def _copy_checked(url, sha256, out):
+    """Copy the download of ``url`` into the file ``out``; _WrongBytes unless its SHA-256
+    is ``sha256``."""
+    digest = hashlib.sha256()
+    with urllib.request.urlopen(url, timeout=30) as response:
+        for block in iter(lambda: response.read(1 << 20), b""):
+            digest.update(block)
+            out.write(block)
+    if digest.hexdigest() != sha256:
+        raise _WrongBytes(f"{url}: SHA-256 {digest.hexdigest()}, expected {sha256}")

@@ -40,6 +40,15 @@ def test_idx_round_trip_of_write_idx_with_ints(tmp_path):
     np.testing.assert_array_equal(idx.read_idx(tmp_path / "v.gz"), values)
 
 
+@pytest.mark.parametrize("name", ["v.idx", "v.gz"])
+def test_a_failing_write_idx_keeps_the_previous_file(tmp_path, full_disk, name):
+    """write_idx writes through stage2's atomic_write: the old file whole, no temporary."""
+    (tmp_path / name).write_bytes(b"previous")
+    with pytest.raises(OSError, match="No space left on device"):
+        idx.write_idx(tmp_path / name, np.zeros(3, np.uint8))
+    assert [(p.name, p.read_bytes()) for p in tmp_path.iterdir()] == [(name, b"previous")]
+
+
 def test_truncated_idx_is_an_error_naming_file_and_sizes(tmp_path):
     path = tmp_path / "short"
     path.write_bytes(idx_bytes(np.zeros((3, 28, 28), np.uint8))[:-10])
@@ -149,6 +158,42 @@ def test_download_with_wrong_checksum_is_rejected(offline, monkeypatch):
     with pytest.raises(FileNotFoundError, match="t10k-labels"):
         datafiles.fetch([data.files("test")[1]])
     assert not list(offline.rglob("*t10k*")), "bytes with a wrong checksum were kept"
+
+
+def test_a_download_is_checked_and_written_atomically(offline, monkeypatch):
+    """The bytes go through stage2's atomic_write: the file appears whole or not at all, and
+    a killed download's temporary file (a process id no process can have) is removed by
+    the next download of that file."""
+    import hashlib
+    import io
+
+    class CutOff(io.BytesIO):
+        def read(self, n=-1):
+            if self.tell():
+                raise ConnectionResetError("connection reset by peer")
+            return super().read(4)
+    payload = b"the file's bytes"
+    file = datafiles.DataFile("test", "f.bin", ("https://example.invalid/f.bin",),
+                              hashlib.sha256(payload).hexdigest())
+    folder = offline / ".cache" / "tracegrad" / "test"
+    folder.mkdir(parents=True)
+    (folder / f".f.bin.{2 ** 40}.0badcafe.tmp").write_bytes(b"half")
+    monkeypatch.setattr(datafiles.urllib.request, "urlopen", lambda *a, **k: CutOff(payload))
+    with pytest.raises(FileNotFoundError, match="test/f.bin"):
+        datafiles.fetch([file])
+    assert not list(folder.iterdir())
+    monkeypatch.setattr(datafiles.urllib.request, "urlopen", lambda *a, **k: io.BytesIO(payload))
+    [path] = datafiles.fetch([file])
+    assert path.read_bytes() == payload and [p.name for p in folder.iterdir()] == ["f.bin"]
+
+
+def test_a_table_write_that_fails_keeps_the_previous_table(tmp_path, full_disk):
+    from stage4_models.mnist import table
+    path = tmp_path / "mnist_results.json"
+    path.write_text("{}\n")
+    with pytest.raises(OSError, match="No space left on device"):
+        table.write({"sgd": {"accuracy": 0.9}}, path)
+    assert [(p.name, p.read_text()) for p in tmp_path.iterdir()] == [(path.name, "{}\n")]
 
 
 # ---- the loss and the optimizers, one step at a time, against numpy ----------------------

@@ -17,6 +17,8 @@ import zlib
 
 import numpy as np
 
+from stage2_tensor.atomic import atomic_write
+
 from ..data import MAX_DIMS
 
 # type code -> element type (big-endian, as the format stores it)
@@ -72,8 +74,8 @@ def read_idx(path, expect_magic=None):
 
 
 def write_idx(path, array):
-    """Write ``array`` as an IDX file (gzipped when the name ends in .gz): for tests and for
-    a reader's own digit sets."""
+    """Write ``array`` as an IDX file (gzipped when the name ends in .gz), atomically: for
+    tests and for a reader's own digit sets."""
     array = np.asarray(array)
     codes = {dtype.newbyteorder("="): code for code, dtype in TYPES.items()}
     code = codes.get(array.dtype.newbyteorder("="))
@@ -82,9 +84,9 @@ def write_idx(path, array):
                         f"{sorted(str(d) for d in codes)}")
     payload = struct.pack(f">HBB{array.ndim}I", 0, code, array.ndim, *array.shape)
     payload += array.astype(TYPES[code]).tobytes()
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "wb") as f:
-        f.write(payload)
+    if str(path).endswith(".gz"):
+        payload = gzip.compress(payload)
+    atomic_write(path, lambda f: f.write(payload))     # the old file or the whole new one
 
 
 def _open(path):

@@ -9,6 +9,7 @@ import platform
 import statistics
 
 from stage1_scalargrad.workspace import logs_dir
+from stage2_tensor.atomic import atomic_write_text
 
 from . import data
 from .training import THESIS, Config, evaluate, summary_line, train
@@ -46,9 +47,7 @@ def build(runs, seeds, steps, device, train_set):
 def write(table, path=None):
     """Write the table as JSON (default: logs_dir()/mnist_results.json); return the path."""
     path = path or logs_dir() / "mnist_results.json"
-    with open(path, "w") as f:
-        json.dump(table, f, indent=2)
-        f.write("\n")
+    atomic_write_text(path, json.dumps(table, indent=2) + "\n")     # the old table or the whole new one
     return path
 
 
