@@ -196,6 +196,25 @@ def test_command_line_writes_the_files(tmp_path, capsys):
     assert (tmp_path / "out" / "heldout.jsonl").read_bytes() == (dataset.DATA / "heldout.jsonl").read_bytes()
 
 
+def test_write_removes_the_temporary_files_of_killed_writes(tmp_path):
+    """Both files go through stage2's atomic_write: a killed write's temporary files
+    (process ids no process can have) are removed by the next write."""
+    names = ["heldout.jsonl", "train.txt"]
+    for name in names:
+        (tmp_path / f".{name}.{2 ** 40}.0badcafe.tmp").write_bytes(b"half")
+    dataset.write(tmp_path, repeats=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+
+
+def test_a_failing_write_keeps_the_previous_files(tmp_path, full_disk):
+    for name in ("heldout.jsonl", "train.txt"):
+        (tmp_path / name).write_text(f"previous {name}")
+    with pytest.raises(OSError, match="No space left on device"):
+        dataset.write(tmp_path, repeats=1)
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {
+        "heldout.jsonl": "previous heldout.jsonl", "train.txt": "previous train.txt"}
+
+
 def test_heldout_rows(parts):
     rows = dataset.read_heldout(dataset.DATA / "heldout.jsonl")
     assert rows == dataset.heldout_rows(parts)

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from stage2_tensor.atomic import atomic_write_text
+
 from ..arguments import non_negative_int, output_folder, positive_int
 from ..cli import Parser, dispatch
 from .college import COLLEGE, FACTS
@@ -195,16 +197,15 @@ def heldout_rows(split):
 
 
 def write(folder, facts=FACTS, held_out=HELD_OUT, seed=SEED, repeats=REPEATS):
-    """Write train.txt and heldout.jsonl into ``folder``; returns their paths."""
+    """Write train.txt and heldout.jsonl into ``folder``, each atomically (a kill leaves a
+    file as it was or whole and new); returns their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     parts = split(facts, held_out, seed)
     train, heldout = folder / "train.txt", folder / "heldout.jsonl"
-    # newline="": "\n" on every platform, so the shipped files are the same bytes anywhere.
-    with open(train, "w", encoding="ascii", newline="") as f:
-        f.write(training_text(facts, parts, seed, repeats))
-    with open(heldout, "w", encoding="ascii", newline="") as f:
-        f.writelines(json.dumps(row) + "\n" for row in heldout_rows(parts))
+    # bytes, "\n" on every platform, so the shipped files are the same bytes anywhere
+    atomic_write_text(train, training_text(facts, parts, seed, repeats), encoding="ascii")
+    atomic_write_text(heldout, "".join(json.dumps(row) + "\n" for row in heldout_rows(parts)), encoding="ascii")
     return train, heldout
 
 
