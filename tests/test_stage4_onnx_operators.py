@@ -3,6 +3,9 @@ one-node model against onnx's reference evaluator (``onnx.reference``, numpy, sh
 onnx): the attributes of old opsets beside their newer inputs (Pad, Clip, Squeeze, Slice,
 Upsample and Resize, Softmax's 2-d coercion before opset 13, Add's broadcast/axis before 7).
 Tolerances as in test_stage4_onnx.py (float32 sums: rtol 1e-4, atol 1e-5)."""
+import errno
+import os
+
 import numpy as np
 import pytest
 
@@ -293,6 +296,38 @@ def test_a_size_the_model_computes_is_checked_before_anything_is_allocated(op, o
     with pytest.raises(ValueError, match=rf"{op} \(opset {opset}\) node '#0': its {what}.*bytes, more than this "
                                          r"machine's memory \(\d+ bytes\)"):
         _ours(op, feeds, opset, consts=consts, **attrs)
+
+
+def test_the_memory_bound_is_read_from_posix_names_and_int64s_limit_where_there_are_none(monkeypatch):
+    """The sizes above are refused for passing the machine's physical memory, read with
+    os.sysconf's POSIX names, which Linux and macOS both know (some macOS Pythons lack
+    SC_PAGE_SIZE, Linux's synonym). Where the system does not say (Windows has no
+    os.sysconf; a name it does not know; -1, "indeterminate"; an error), the bound is
+    int64's: sizes any machine holds pass, and the int64 check still refuses the rest."""
+    from stage4_models.onnx.operators import common
+
+    def system(answers):
+        def sysconf(name):
+            if name not in answers:
+                raise ValueError("unrecognized configuration name")
+            return answers[name]
+        return sysconf
+
+    def einval(name):
+        raise OSError(errno.EINVAL, "Invalid argument")
+    monkeypatch.setattr(os, "sysconf", system({"SC_PAGESIZE": 16384, "SC_PHYS_PAGES": 2 ** 20}))     # macOS
+    assert common._machine_memory() == 2 ** 34
+    for sysconf in (system({}), system({"SC_PAGESIZE": 4096, "SC_PHYS_PAGES": -1}), einval):
+        monkeypatch.setattr(os, "sysconf", sysconf)
+        assert common._machine_memory() == 2 ** 63 - 1
+    monkeypatch.delattr(os, "sysconf")                                                           # Windows
+    assert common._machine_memory() == 2 ** 63 - 1
+    monkeypatch.setattr(common, "MEMORY_BYTES", common._machine_memory())
+    [y] = _ours("Range", {}, 13, consts=[_host("a", 0), _host("b", 5), _host("c", 1)])
+    assert y.tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match=r"Range \(opset 13\) node '#0': its output of shape \(2305843009213693952,\) "
+                                         r"has extents past what int64 strides index"):
+        _ours("Range", {}, 13, consts=[_host("a", 0), _host("b", 2 ** 61), _host("c", 1)])
 
 
 def test_a_negative_or_unindexable_extent_is_refused():

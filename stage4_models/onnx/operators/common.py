@@ -3,16 +3,23 @@ import math
 import os
 
 
+INT64_MAX = 2 ** 63 - 1
+
+
 def _machine_memory():
-    """This machine's memory in bytes, or int64's limit where the system does not say."""
+    """This machine's physical memory in bytes, or INT64_MAX where the system does not say
+    (Windows has no os.sysconf; a system may not know a name, or answer -1: "indeterminate"),
+    so that there only the int64 check applies. The POSIX names: Linux and macOS know both
+    (SC_PAGE_SIZE, Linux's synonym of SC_PAGESIZE, is missing from some macOS Pythons)."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 2 ** 63 - 1
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGESIZE")
+    except (AttributeError, ValueError, OSError):
+        return INT64_MAX
+    return min(pages * page_size, INT64_MAX) if pages > 0 and page_size > 0 else INT64_MAX
 
 
 # No tensor larger than the machine's memory can be allocated (nor indexed past int64)
-MEMORY_BYTES = min(_machine_memory(), 2 ** 63 - 1)
+MEMORY_BYTES = _machine_memory()
 
 
 def axis(node, value, ndim, what="axis"):
@@ -60,7 +67,7 @@ def check_size(node, shape, itemsize, what="output"):
     shape = tuple(int(d) for d in shape)
     if any(d < 0 for d in shape):
         raise ValueError(f"{node.describe()}: its {what} would have shape {shape}; extents must be non-negative")
-    if math.prod(d for d in shape if d) * itemsize > 2 ** 63 - 1:
+    if math.prod(d for d in shape if d) * itemsize > INT64_MAX:
         # (a 0 empties the tensor, but the strides, products of the extents, are int64s)
         raise ValueError(f"{node.describe()}: its {what} of shape {shape} has extents past what int64 strides index")
     nbytes = math.prod(shape) * itemsize
