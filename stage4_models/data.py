@@ -99,7 +99,7 @@ def _download(file):
     none gave the right bytes. The bytes go through ``atomic_write`` (stage2_tensor/atomic.py)
     and are checked as they arrive: a wrong, failed or killed download never becomes the
     file, and a killed one's temporary file is removed by the next download."""
-    from stage2_tensor.atomic import atomic_write     # here: the tokenizer imports this module, no tensors
+    from stage2_tensor.atomic import atomic_write     # here: the tokenizer, needing no tensors, imports data.py
     target = cache_dir() / file.relative
     target.parent.mkdir(parents=True, exist_ok=True)
     for url in file.urls:

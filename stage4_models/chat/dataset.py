@@ -203,7 +203,7 @@ def write(folder, facts=FACTS, held_out=HELD_OUT, seed=SEED, repeats=REPEATS):
     folder.mkdir(parents=True, exist_ok=True)
     parts = split(facts, held_out, seed)
     train, heldout = folder / "train.txt", folder / "heldout.jsonl"
-    # bytes, "\n" on every platform, so the shipped files are the same bytes anywhere
+    # written as bytes, "\n" on every platform: the shipped files are the same bytes anywhere
     atomic_write_text(train, training_text(facts, parts, seed, repeats), encoding="ascii")
     atomic_write_text(heldout, "".join(json.dumps(row) + "\n" for row in heldout_rows(parts)), encoding="ascii")
     return train, heldout

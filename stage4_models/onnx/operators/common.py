@@ -7,10 +7,11 @@ INT64_MAX = 2 ** 63 - 1
 
 
 def _machine_memory():
-    """This machine's physical memory in bytes, or INT64_MAX where the system does not say
-    (Windows has no os.sysconf; a system may not know a name, or answer -1: "indeterminate"),
-    so that there only the int64 check applies. The POSIX names: Linux and macOS know both
-    (SC_PAGE_SIZE, Linux's synonym of SC_PAGESIZE, is missing from some macOS Pythons)."""
+    """This machine's physical memory in bytes, read with the POSIX names SC_PHYS_PAGES and
+    SC_PAGESIZE, which Linux and macOS both know (SC_PAGE_SIZE, Linux's synonym, is missing
+    from some macOS Pythons). INT64_MAX where the system does not say (Windows has no
+    os.sysconf; a system may not know a name, or answer -1, "indeterminate"): there only
+    the int64 check bounds a size."""
     try:
         pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGESIZE")
     except (AttributeError, ValueError, OSError):
