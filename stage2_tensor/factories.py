@@ -307,14 +307,16 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
     for name, value in (("start", start), ("end", end)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"linspace: {name} must be a number, got {value!r}")
-    from .elementwise import where                     # (elementwise imports this module)
-    dtype = dtype or dtypes.float32
+        _number("linspace", name, value)
+    dtype, f64 = dtype or dtypes.float32, dtypes.float64
     check_size("linspace", (steps,), dtype)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    i = _positions(steps, device or "python").to(dtype=dtypes.float64)
-    values = where(i < steps / 2, i * step + start, end - (steps - 1 - i) * step).to(dtype=dtype)
+    i = _positions(steps, device or "python").to(dtype=f64)
+    up, down = i * step + start, end - (steps - 1 - i) * step
+    # the device's "where" kernel picks up or down (elementwise.where would import this
+    # module, which elementwise imports)
+    values = up.launch("where", (i < steps / 2).as_view(), up.as_view(), down.as_view(), f64,
+                       shape=up.shape, dtype=f64).to(dtype=dtype)
     return values.requires_grad_(True) if requires_grad else values
 
 
