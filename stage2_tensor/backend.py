@@ -20,6 +20,11 @@ them for its own buffer type; autograd, broadcasting and views stay in stage2, w
     where(cond, a, b, dtype)           cond ? a : b, all three broadcast to one shape
     reduce(op, view, dims, dtype)      op in REDUCE_OPS over `dims`; the result's shape is
                                        the view's with those dims removed
+    cumsum(view, dim, dtype)           running sums along `dim`, the view's shape: element
+                                       j the sum of elements 0..j of its row, added in
+                                       order (floats in double, ints in int64) and each
+                                       rounded to dtype, so a nan or inf reaches the sums
+                                       from its position on and no earlier one
     matmul(a, b, dtype)                batched a (..., m, k) @ b (..., k, n), batch dims
                                        already broadcast; a transpose is just strides
     index_select(view, dim, index)     the rows of `dim` listed in `index`, a 1-D int64 view

@@ -2,9 +2,9 @@
 ``split`` returns views of consecutive slices. Their gradients are each other: the gradient
 of cat is the upstream gradient split back into pieces. ``stack``, ``repeat`` and ``chunk``
 are written with them (and views), so autograd differentiates them with no code of their own."""
-from .factories import zeros
+from .factories import check_size, zeros
 from .function import GradientFunction
-from .strides import normalize_dim
+from .strides import as_ints, normalize_dim
 from .tensor import Tensor
 
 
@@ -72,9 +72,10 @@ def repeat(x, *sizes):
         raise ValueError(f"repeat: number of repeat dimensions ({len(sizes)}) can not be smaller "
                          f"than number of dimensions of the tensor ({x.ndim}, shape {x.shape})")
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    out = check_size("repeat", [r * n for r, n in zip(sizes, shape)], x.dtype)    # before copying
     paired = [size for n in shape for size in (1, n)]
     wide = [size for r, n in zip(sizes, shape) for size in (r, n)]
-    return x.reshape(*paired).expand(*wide).reshape(*[r * n for r, n in zip(sizes, shape)])
+    return x.reshape(*paired).expand(*wide).reshape(*out)
 
 
 def chunk(x, chunks, dim=0):
@@ -94,14 +95,22 @@ def unbind(x, dim=0):
 
 def split(x, split_size_or_sections, dim=0):
     """Views of consecutive slices along `dim`: pieces of one size (the last may be
-    smaller), or of the listed sizes."""
+    smaller; an empty dimension gives one empty piece), or of the listed sizes, as PyTorch's
+    split: sizes are non-negative ints, and 0 splits only an empty dimension."""
     dim = normalize_dim(dim, x.ndim)
     n = x.shape[dim]
-    if isinstance(split_size_or_sections, int):
+    if not isinstance(split_size_or_sections, (tuple, list)):          # one size for every piece
         size = split_size_or_sections
-        sizes = [min(size, n - s) for s in range(0, n, size)]
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"split(): split_size must be an int or a list of ints, got {size!r}")
+        if size < 0 or (size == 0 and n > 0):
+            raise ValueError(f"split: split_size must be a positive int (0 only for a dimension of "
+                             f"size 0), got {size} for dimension {dim} of size {n}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = list(as_ints("split", split_size_or_sections, "split_size_or_sections"))
+        if min(sizes, default=0) < 0:
+            raise ValueError(f"split: the sections must be non-negative, got {sizes}")
         if sum(sizes) != n:
             raise ValueError(f"split: sections {sizes} add up to {sum(sizes)}, but dimension "
                              f"{dim} has size {n}")

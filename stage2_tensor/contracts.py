@@ -61,6 +61,11 @@ def reduce(op, view, dims, dtype):
     reduced_dims("reduce", dims, len(view.shape))
 
 
+def cumsum(view, dim, dtype):
+    if not (type(dim) is int and 0 <= dim < len(view.shape)):
+        bad_dim("cumsum", dim, len(view.shape))
+
+
 def reduced_dims(kernel, dims, ndim):
     """Distinct dimensions of a view of ndim dimensions (a reduction's)."""
     for d in dims:
@@ -561,7 +566,7 @@ def max_pool_backward(grad, where, spatial, dtype):
     _plane_sizes("max_pool_backward", grad.shape[0] * grad.shape[1], (numel(spatial), numel(grad.shape[2:])))
 
 
-CHECKS = {"binary": binary, "where": where, "reduce": reduce, "matmul": matmul,
+CHECKS = {"binary": binary, "where": where, "reduce": reduce, "cumsum": cumsum, "matmul": matmul,
           "index_select": index_select, "index_add": index_add, "write": write,
           "softmax": softmax, "softmax_backward": softmax_backward,
           "cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,

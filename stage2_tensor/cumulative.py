@@ -1,13 +1,31 @@
 """cumsum: running sums along one dimension, as PyTorch's ``torch.cumsum(input, dim)``.
 
-A composite: out[..., j] = sum over i <= j of x[..., i] is x (dim moved last) times the
-upper-triangular ones matrix U (U[i, j] = 1 where i <= j). Its gradient is matmul's, the
-upstream gradient times U^T: the running sum taken from the end (the reversed cumsum).
-An n x n matrix for n elements along dim: fine at a learner's sizes, not for long rows.
+One kernel (backend.py's ``cumsum``) walks each row along dim once, in order, adding as
+it goes: out[..., j] = x[..., 0] + ... + x[..., j] costs one addition per element. And a
+nan or an infinity at position i reaches the sums from i on, and no earlier one, as in
+PyTorch: [1, inf, 2] gives [1, inf, inf], [1, nan, 2] gives [1, nan, nan], [1, -inf, inf]
+gives [1, -inf, nan]. (Written as x times the triangular matrix of ones, a running sum
+costs n^2 multiplications for n elements, and each x_i * 0 above the diagonal turns an
+infinity into nan, in every sum of its row.)
+
+Its gradient: out[j] is the sum of x[i] for every i <= j, so dL/dx[i] is the sum of the
+upstream gradient g[j] over every j >= i: the running sum of g taken from the end, the
+reversed cumsum (flip, cumsum, flip).
 """
-from . import dtypes, factories
+from . import dtypes
+from .function import GradientFunction
+from .reorder import flip
 from .strides import normalize_dim
 from .tensor import Tensor
+
+
+class Cumsum(GradientFunction):
+    def forward(self, x, dim):
+        self.dim = dim
+        return x.launch("cumsum", x.as_view(), dim, x.dtype, shape=x.shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        return (flip(Cumsum.apply(flip(grad, self.dim), self.dim), self.dim),)
 
 
 def cumsum(input, dim, *, dtype=None):  # noqa: A002  (PyTorch's argument names)
@@ -22,7 +40,4 @@ def cumsum(input, dim, *, dtype=None):  # noqa: A002  (PyTorch's argument names)
     x = input.to(dtype=dtype)
     if x.ndim == 0:
         return x.clone()
-    n = x.shape[dim]
-    i = factories.arange(n, dtype=dtypes.int64, device=x.device)
-    upper = (i.reshape(n, 1) <= i.reshape(1, n)).to(dtype=dtype)
-    return (x.transpose(dim, -1) @ upper).transpose(dim, -1)
+    return Cumsum.apply(x, dim)

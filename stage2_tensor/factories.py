@@ -1,18 +1,56 @@
 """Making tensors: from Python data, filled, ranges and random (chapter 1, "Tensors").
 
 Random factories draw from one module-level generator; ``seed(n)`` makes them repeat.
+
+Every factory that is given a size checks it before it makes anything (``check_size``):
+its sizes as every new tensor's (strides.check_shape), and its bytes against the
+machine's memory, so that arange(2**40) is refused at once, naming the bytes, rather than
+after filling memory with a Python list. The ranges (arange, linspace, eye) are computed
+by the device's kernels from an index (``_positions``), never element by element in Python.
 """
 import bisect
 import contextlib
 import itertools
 import math
+import numbers
+import os
 import random as _random
 
 from . import backend, dtypes
+from .backend import View
 from .generators import Generator
 from .interop import from_numpy
-from .strides import numel
+from .strides import check_shape, numel
 from .tensor import Tensor
+
+
+def _host_memory():
+    """The bytes of physical memory of this machine, or None where the system cannot say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+# The most bytes one tensor a factory makes may take: the machine's memory. A larger one
+# could only fail, after a long time (a Python list filling memory) or with an error that
+# names nothing (MemoryError). It bounds a GPU's tensors too: the random factories draw
+# their values in host memory, and this package cannot ask a GPU how much it has.
+HOST_MEMORY = _host_memory()
+
+
+def check_size(op, size, dtype):
+    """``size`` as a checked shape (strides.check_shape: ints, none negative, within int64)
+    whose bytes of ``dtype`` fit in the machine's memory; else RuntimeError naming ``op`` and
+    the bytes asked for, as PyTorch's allocator ("tried to allocate N bytes")."""
+    shape = check_shape(op, size)
+    nbytes = numel(shape) * dtype.itemsize
+    if HOST_MEMORY is not None and nbytes > HOST_MEMORY:
+        raise RuntimeError(f"{op}(): tried to allocate {nbytes} bytes ({numel(shape)} elements of "
+                           f"{dtype.name}, shape {shape}), more than this machine's "
+                           f"{HOST_MEMORY} bytes of memory")
+    return shape
+
 
 _rng = _random.Random(0)
 
@@ -34,6 +72,7 @@ def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None)
     if generator is not None and not isinstance(generator, Generator):
         raise TypeError(f"randperm: generator must be a stage2_tensor.Generator or None, got "
                         f"{type(generator).__name__}")
+    check_size("randperm", (n,), dtype or dtypes.int64)
     order = list(range(n))
     (_rng if generator is None else generator._rng).shuffle(order)
     return _make(order, (n,), dtype or dtypes.int64, device or "python", requires_grad)
@@ -86,38 +125,82 @@ def as_tensor(x, dtype=None, device=None):
     return tensor(x, dtype=dtype, device=device)
 
 
-def _shape(size):
+def _size_arg(size):
+    """zeros(2, 3) and zeros((2, 3)) both mean the shape (2, 3)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, int) or s < 0:
-            raise ValueError(f"a shape holds non-negative ints, got {size}")
-    return tuple(size)
+        return tuple(size[0])
+    return size
 
 
-def full(size, fill_value, dtype=None, requires_grad=False, device=None):
-    size = _shape((size,) if isinstance(size, int) else (tuple(size),))
-    dtype, device = dtype or dtypes.infer(fill_value), device or "python"
-    buffer = backend.launch(device, "full", numel(size), fill_value, dtype, out_dtype=dtype)
+def _filled(op, size, value, dtype, requires_grad, device):
+    """A tensor of ``size`` filled with ``value`` by the device's ``full`` kernel, the size
+    checked first (``check_size``, naming ``op``)."""
+    size = check_size(op, size, dtype)
+    device = device or "python"
+    buffer = backend.launch(device, "full", numel(size), value, dtype, out_dtype=dtype)
     t = Tensor.from_buffer(buffer, size, dtype, device)
     return t.requires_grad_(True) if requires_grad else t
 
 
+def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    size = size if isinstance(size, (tuple, list)) else (size,)
+    return _filled("full", size, fill_value, dtype or dtypes.infer(fill_value), requires_grad, device)
+
+
 def zeros(*size, dtype=None, requires_grad=False, device=None):
-    return full(_shape(size), 0.0, dtype or dtypes.float32, requires_grad, device)
+    return _filled("zeros", _size_arg(size), 0.0, dtype or dtypes.float32, requires_grad, device)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
-    return full(_shape(size), 1.0, dtype or dtypes.float32, requires_grad, device)
+    return _filled("ones", _size_arg(size), 1.0, dtype or dtypes.float32, requires_grad, device)
+
+
+def _positions(n, device):
+    """0, 1, ..., n - 1 as int64 on ``device``, made by its kernels rather than by a Python
+    loop: the running sums (cumsum) of n ones are 1, 2, ..., n."""
+    int64 = dtypes.int64
+    ones = backend.launch(device, "full", n, 1, int64, out_dtype=int64)
+    counts = backend.launch(device, "cumsum", View(ones, (n,), (1,), 0, int64), 0, int64, out_dtype=int64)
+    return Tensor.from_buffer(counts, (n,), int64, device) - 1
+
+
+def _number(op, name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{op}(): {name} must be a number, got {value!r}")
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    """start, start + step, ... up to end (left out), as PyTorch's arange: int64 when
+    start, end and step are ints, else float32 (unless ``dtype`` says). Element i is
+    start + i * step, computed by the device's kernels from an index (in int64, or in
+    float64 and rounded to dtype), after the size is checked."""
     if end is None:
         start, end = 0, start
-    n = max(0, math.ceil((end - start) / step))
-    values = [start + i * step for i in range(n)]
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        _number("arange", name, value)
+    # as Python numbers (numpy's come in too), an int staying exact
+    start, end, step = (int(v) if isinstance(v, numbers.Integral) else float(v) for v in (start, end, step))
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise ValueError(f"arange(): unsupported range: {start} -> {end} (both ends must be finite)")
+    if not (step > 0 or step < 0):                      # zero, or nan
+        raise ValueError(f"arange(): step must be nonzero, got {step}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign: "
+                         f"{start} -> {end} in steps of {step}")
+    count = (end - start) / step
+    if not math.isfinite(count):                        # the ends too far apart for a float
+        raise RuntimeError(f"arange(): {start} -> {end} in steps of {step} makes {count} elements")
     dtype = dtype or _infer_dtype([start, end, step])
-    return _make(values, (n,), dtype, device or "python", requires_grad)
+    n = check_size("arange", (math.ceil(count),), dtype)[0]
+    values = _positions(n, device or "python")
+    if not (isinstance(start, int) and isinstance(step, int)):
+        values = values.to(dtype=dtypes.float64)        # as Python's start + i * step
+    if step != 1:
+        values = values * step
+    if start != 0 or step < 0:      # (+ 0 turns the -0.0 of 0 * a negative step into 0.0)
+        values = values + start
+    values = values.to(dtype=dtype)
+    return values.requires_grad_(True) if requires_grad else values
 
 
 _skip_init = []                # while skip_init is active: [the device its zeros go to]
@@ -137,37 +220,36 @@ def skip_init(device=None):
         _skip_init.pop()
 
 
-def _random_tensor(size, draw, dtype, requires_grad, device):
-    size = _shape(size)
+def _random_tensor(op, size, draw, dtype, requires_grad, device):
+    dtype = dtype or dtypes.float32
+    size = check_size(op, size, dtype)
     if _skip_init:
-        return full(size, 0.0, dtype=dtype or dtypes.float32, requires_grad=requires_grad,
-                    device=_skip_init[-1] or device)
-    return _make([draw() for _ in range(numel(size))], size, dtype or dtypes.float32,
-                 device or "python", requires_grad)
+        return full(size, 0.0, dtype=dtype, requires_grad=requires_grad, device=_skip_init[-1] or device)
+    return _make([draw() for _ in range(numel(size))], size, dtype, device or "python", requires_grad)
 
 
 def rand(*size, dtype=None, requires_grad=False, device=None):
     """Uniform on [0, 1)."""
-    return _random_tensor(size, _rng.random, dtype, requires_grad, device)
+    return _random_tensor("rand", _size_arg(size), _rng.random, dtype, requires_grad, device)
 
 
 def randn(*size, dtype=None, requires_grad=False, device=None):
     """Standard normal."""
-    return _random_tensor(size, lambda: _rng.gauss(0.0, 1.0), dtype, requires_grad, device)
+    return _random_tensor("randn", _size_arg(size), lambda: _rng.gauss(0.0, 1.0), dtype, requires_grad, device)
 
 
 def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
     """Uniform on [low, high), from ``generator`` (a Generator) when given."""
-    size = (size,) if isinstance(size, int) else tuple(size)
+    size = size if isinstance(size, (tuple, list)) else (size,)
     rng = _source("uniform", generator)
-    return _random_tensor(size, lambda: rng.uniform(low, high), dtype, requires_grad, device)
+    return _random_tensor("uniform", size, lambda: rng.uniform(low, high), dtype, requires_grad, device)
 
 
 def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
     """N(mean, std^2), from ``generator`` (a Generator) when given."""
-    size = (size,) if isinstance(size, int) else tuple(size)
+    size = size if isinstance(size, (tuple, list)) else (size,)
     rng = _source("normal", generator)
-    return _random_tensor(size, lambda: rng.gauss(mean, std), dtype, requires_grad, device)
+    return _random_tensor("normal", size, lambda: rng.gauss(mean, std), dtype, requires_grad, device)
 
 
 def _source(op, generator):
@@ -206,14 +288,16 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
     for name, v in (("n", n), ("m", m)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"eye: {name} must be a non-negative int, got {v!r}")
-    return _make([1.0 if i == j else 0.0 for i in range(n) for j in range(m)], (n, m),
-                 dtype or dtypes.float32, device or "python", requires_grad)
+    dtype, device = dtype or dtypes.float32, device or "python"
+    check_size("eye", (n, m), dtype)
+    out = (_positions(n, device).reshape(n, 1) == _positions(m, device).reshape(1, m)).to(dtype=dtype)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):
     """A tensor whose values are unspecified, as PyTorch's empty: here zeros, since every
     device's memory is made by a kernel anyway (and unspecified may as well be repeatable)."""
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
+    return _filled("empty", _size_arg(size), 0.0, dtype or dtypes.float32, requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
@@ -223,12 +307,17 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
     for name, value in (("start", start), ("end", end)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"linspace: {name} must be a number, got {value!r}")
+        _number("linspace", name, value)
+    dtype, f64 = dtype or dtypes.float32, dtypes.float64
+    check_size("linspace", (steps,), dtype)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    values = [start + i * step if i < steps / 2 else end - (steps - 1 - i) * step for i in range(steps)]
-    dtype = dtype or dtypes.float32
-    return _make([dtype.cast(v) for v in values], (steps,), dtype, device or "python", requires_grad)
+    i = _positions(steps, device or "python").to(dtype=f64)
+    up, down = i * step + start, end - (steps - 1 - i) * step
+    # the device's "where" kernel picks up or down (elementwise.where would import this
+    # module, which elementwise imports)
+    values = up.launch("where", (i < steps / 2).as_view(), up.as_view(), down.as_view(), f64,
+                       shape=up.shape, dtype=f64).to(dtype=dtype)
+    return values.requires_grad_(True) if requires_grad else values
 
 
 def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=None):
@@ -243,7 +332,7 @@ def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=N
             raise TypeError(f"randint: {name} must be an int, got {value!r}")
     if low >= high:
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
-    size = _shape((size,) if isinstance(size, int) else (tuple(size),))
+    size = check_size("randint", size if isinstance(size, (tuple, list)) else (size,), dtype or dtypes.int64)
     values = [_rng.randrange(low, high) for _ in range(numel(size))]
     return _make(values, size, dtype or dtypes.int64, device or "python", requires_grad)
 
@@ -268,12 +357,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
         raise TypeError(f"multinomial(): generator must be a stage2_tensor.Generator or None, got "
                         f"{type(generator).__name__}")
     rng = _rng if generator is None else generator._rng
-    rows = input.detach().reshape(-1, input.shape[-1]).tolist() if input.shape[-1] else []
-    if not rows or not rows[0]:
+    categories = input.shape[-1]
+    if not input.numel():
         raise RuntimeError(f"multinomial(): the distribution has no categories (shape {input.shape})")
-    if not replacement and num_samples > len(rows[0]):
+    if not replacement and num_samples > categories:
         raise RuntimeError(f"multinomial(): cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
-                           f"({len(rows[0])}) samples without replacement")
+                           f"({categories}) samples without replacement")
+    shape = check_size("multinomial", input.shape[:-1] + (num_samples,), dtypes.int64)
+    rows = input.detach().reshape(-1, categories).tolist()
     out = []
     for r, row in enumerate(rows):
         for w in row:
@@ -292,7 +383,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
             out.append(_draw(weights, rng))
             if not replacement:
                 weights[out[-1]] = 0.0
-    shape = (num_samples,) if input.ndim == 1 else (len(rows), num_samples)
     return _make(out, shape, dtypes.int64, input.device)
 
 

@@ -111,6 +111,23 @@ class PythonBackend(Backend):
         return array.array(dtype.typecode,
                            [cast(f([buf[base + r] for r in inner])) for base in positions(outer)])
 
+    def cumsum(self, view, dim, dtype):
+        """Each row along `dim` (every position of the other dimensions) summed from its
+        first element on, in Python numbers (a double for floats), each sum rounded to
+        dtype as it is stored."""
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride = view.shape[dim], view.strides[dim]
+        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
+        out_view = View(out, view.shape, make_strides(view.shape), 0, dtype)
+        out_stride, buf, cast = out_view.strides[dim], view.buffer, dtype.cast
+        for base, out_base in zip(positions(_subview(view, others)),
+                                  positions(_subview(out_view, others))):
+            total = 0
+            for i in range(size):
+                total += buf[base + i * stride]
+                out[out_base + i * out_stride] = cast(total)
+        return out
+
     def matmul(self, a, b, dtype, bias=None):
         """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]

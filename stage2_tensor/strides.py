@@ -14,6 +14,12 @@ A view must stay inside its buffer: its last element, offset + sum((size - 1) * 
 must exist. ``check_view`` says so for a layout that comes from outside (``Tensor(...)``);
 the views operations make from a valid one (reshape, permute, slicing, broadcasting) stay
 inside it by construction and are not checked again.
+
+Sizes come from the caller in a few places only: the factories (zeros(2, 3)), ``reshape``
+and ``view``, ``expand``, and ``Tensor(...)``'s layout. Each checks them with
+``check_shape``, the one rule PyTorch applies to a new tensor's sizes: ints, none negative,
+and each size and their product (the number of elements) within int64, the type every
+kernel counts and indexes elements in. Every other shape is computed from a checked one.
 """
 import math
 import operator
@@ -42,13 +48,57 @@ def make_strides(shape):
 ROW_MAJOR = {}
 
 
+# The largest number of elements a tensor may have, and the largest size of a dimension:
+# the kernels count and index elements in int64 (C's int64_t), as PyTorch's do. A shape
+# beyond it would wrap around in C: sum() of 2**64 elements once came back as 0.0.
+MAX_NUMEL = 2 ** 63 - 1
+
+
+def check_shape(op, shape, argument="size"):
+    """``shape`` (a sequence of ints: Python's, numpy's, one-element integer tensors) as a
+    tuple of Python ints, checked as PyTorch checks a new tensor's sizes: TypeError for an
+    element that is not an int, ValueError for a negative size, RuntimeError (``too_large``)
+    for a size or a number of elements beyond MAX_NUMEL. Errors name ``op`` and the
+    ``argument`` the sizes came in."""
+    shape = as_ints(op, shape, argument)
+    for size in shape:
+        if size < 0:
+            raise ValueError(f"{op}(): trying to create a tensor with negative dimension "
+                             f"{size}: {shape}")
+    if numel(shape) > MAX_NUMEL or max(shape, default=0) > MAX_NUMEL:
+        raise too_large(op, shape)
+    return shape
+
+
+def too_large(op, shape):
+    """The error for a shape beyond what the kernels can count (RuntimeError, as PyTorch's)."""
+    return RuntimeError(f"{op}(): a tensor of shape {shape} would have {numel(shape)} elements; "
+                        f"its sizes and its number of elements must each be at most 2**63 - 1 "
+                        f"({MAX_NUMEL}), what the kernels' int64 indices hold")
+
+
+def as_ints(op, values, argument):
+    """``values`` as a tuple of Python ints (operator.index: numpy's ints and one-element
+    integer tensors too); TypeError naming ``op``, the argument and the first element that
+    is not an int, as PyTorch's argument parser does."""
+    ints = []
+    for pos, v in enumerate(values):
+        try:
+            ints.append(operator.index(v))
+        except TypeError:
+            raise TypeError(f"{op}(): argument '{argument}' must be a tuple of ints, but found "
+                            f"element of type {type(v).__name__} at pos {pos}") from None
+    return tuple(ints)
+
+
 def check_view(shape, strides, offset, size):
     """(shape, strides, offset) as tuples of ints and an int (strides None: row-major),
     after checking that the view reads only elements 0 to size - 1 of a buffer of ``size``
     elements: non-negative sizes, strides and offset, as PyTorch's as_strided requires.
-    ValueError naming the layout and the buffer's size."""
-    shape = _ints(shape)
-    strides = make_strides(shape) if strides is None else _ints(strides)
+    ValueError naming the layout and the buffer's size; RuntimeError for a shape beyond
+    MAX_NUMEL elements (``check_shape``), which stride 0 would otherwise let through."""
+    shape = as_ints("Tensor", shape, "size")
+    strides = make_strides(shape) if strides is None else as_ints("Tensor", strides, "stride")
     offset = operator.index(offset)
     problem = None
     if len(strides) != len(shape):
@@ -66,15 +116,8 @@ def check_view(shape, strides, offset, size):
     if problem is not None:
         raise ValueError(f"a view of shape {shape} with strides {strides} and offset {offset} "
                          f"{problem}")
+    check_shape("Tensor", shape)                # within int64, however few elements it reads
     return shape, strides, offset
-
-
-def _ints(values):
-    """A tuple of Python ints (numpy's too); TypeError for anything else."""
-    try:
-        return tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"sizes, strides and offsets are ints, got {values!r}") from None
 
 
 def flat_index(index, strides, offset=0):

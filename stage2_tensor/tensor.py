@@ -22,7 +22,7 @@ from . import backend as backends
 from . import dtypes
 from .backend import View
 from .broadcast import broadcast_strides
-from .strides import ROW_MAJOR, check_view, is_contiguous, make_strides, normalize_dim, numel
+from .strides import MAX_NUMEL, ROW_MAJOR, check_view, is_contiguous, make_strides, normalize_dim, numel
 
 
 class Storage:
@@ -82,7 +82,7 @@ class Tensor:
         if type(shape) is not tuple:
             shape = tuple(shape)
         size = be.size(buffer, dtype)
-        if numel(shape) > size or (shape and min(shape) < 0):
+        if numel(shape) > size or (shape and not 0 <= min(shape) <= max(shape) <= MAX_NUMEL):
             check_view(shape, None, 0, size)                # raises, naming what is wrong
         return _new_tensor(Storage(buffer, device, be.max_dims), shape, None, 0, dtype)
 

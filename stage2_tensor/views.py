@@ -10,15 +10,20 @@ from .backend import bad_index
 from .broadcast import broadcast_shapes
 from .factories import tensor, zeros
 from .function import GradientFunction
-from .strides import is_contiguous, numel, view_strides
+from .strides import as_ints, check_shape, is_contiguous, numel, view_strides
 from .tensor import Tensor
 
 
-def resolve_shape(shape, n):
-    """A shape with at most one -1, which becomes whatever makes n elements."""
+def resolve_shape(shape, n, op="reshape"):
+    """A shape with at most one -1, which becomes whatever makes n elements. Its sizes are
+    checked at once (``check_shape``): reshape(2.5, 4.8) is a TypeError, not a tensor whose
+    float sizes fail later."""
     shape = tuple(shape)
-    if -1 not in shape and numel(shape) == n and min(shape, default=0) >= 0:
-        return shape                          # the usual case: every size given, and right
+    count = numel(shape)                      # a float among the sizes makes it a float
+    # the usual case: int sizes, none negative, n elements; as n > 0, no size exceeds n
+    if type(count) is int and count == n and count and min(shape, default=0) >= 0:
+        return shape
+    shape = as_ints(op, shape, "shape")
     if shape.count(-1) > 1:
         raise ValueError(f"shape {shape} has more than one -1")
     if min(shape, default=0) < -1:
@@ -30,13 +35,13 @@ def resolve_shape(shape, n):
         shape = tuple(n // known if s == -1 else s for s in shape)
     if numel(shape) != n:
         raise ValueError(f"shape {shape} holds {numel(shape)} elements, but the tensor has {n}")
-    return shape
+    return check_shape(op, shape)             # (0, 2**64) holds 0 elements, but no kernel can count it
 
 
 class Reshape(GradientFunction):
     def forward(self, x, shape, copy_if_needed):
         self.input_shape = x.shape
-        shape = resolve_shape(shape, numel(x.shape))
+        shape = resolve_shape(shape, numel(x.shape), "reshape" if copy_if_needed else "view")
         if is_contiguous(x.shape, x.strides):     # any shape views it, row-major
             return x.view_of(shape, None, x.offset)
         strides = view_strides(x.shape, x.strides, shape)
@@ -75,12 +80,21 @@ class Permute(GradientFunction):
 
 class Expand(GradientFunction):
     """Broadcast to a larger shape: stretched dimensions get stride 0. Its gradient is the
-    upstream gradient itself; the backward pass sums it back to the input's shape."""
+    upstream gradient itself; the backward pass sums it back to the input's shape.
+
+    As PyTorch's: -1 keeps an existing dimension's size, and means nothing for a new
+    leading one; the sizes are checked (``check_shape``), since a view of stride 0 reads
+    one element however large its shape (ones(1).expand(2**64) would have wrapped int64)."""
 
     def forward(self, x, shape):
+        shape = as_ints("expand", shape, "size")
         lead = len(shape) - x.ndim
         if lead < 0:
             raise ValueError(f"expand: cannot expand shape {x.shape} to fewer dimensions {tuple(shape)}")
+        if -1 in shape[:lead]:
+            raise ValueError(f"expand: the expanded size of the tensor (-1) isn't allowed in a "
+                             f"leading, non-existing dimension {shape.index(-1)} (expanding "
+                             f"{x.shape} to {shape})")
         new_shape, strides = list(shape[:lead]), [0] * lead
         for size, stride, want in zip(x.shape, x.strides, shape[lead:]):
             if want == -1 or want == size:
@@ -92,7 +106,8 @@ class Expand(GradientFunction):
             else:
                 raise ValueError(f"expand: shape {x.shape} cannot be expanded to {tuple(shape)}: "
                                  f"size {size} is neither 1 nor {want}")
-        return x.view_of(tuple(new_shape), tuple(strides), x.offset)
+        new_shape = check_shape("expand", new_shape)
+        return x.view_of(new_shape, tuple(strides), x.offset)
 
     def backward(self, grad):
         return (grad,)

@@ -5,16 +5,16 @@ views through the same op codes; only the library underneath differs.
 NativeBackend holds the tables both libraries number things by, the rule that the fused
 kernels (softmax, the losses, dropout, layer norm) cover float32 and float64 only, the
 python fallback of a matmul of integers, and the split of a reduction's dimensions. A
-subclass brings its library: its buffers (``allocate``, ``contiguous``...), its kernel calls
-and ``_matmul``, the product of two float views. The element-wise methods (``unary``,
-``binary``) stay in each subclass, written out in full: they run on every small operation,
-so they take no extra call through a shared layer.
+subclass brings its library: its buffers (``allocate``, ``contiguous``...), its kernel calls,
+``_matmul``, the product of two float views, and ``_cumsum``, the running sums of a dense
+one. The element-wise methods (``unary``, ``binary``) stay in each subclass, written out in
+full: they run on every small operation, so they take no extra call through a shared layer.
 """
 import functools
 
 from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
-from stage2_tensor.strides import is_contiguous, make_strides
+from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from .updates import GroupUpdates
 
@@ -110,6 +110,17 @@ class NativeBackend(GroupUpdates, Backend):
         shape = tuple(a.shape[:-1]) + (b.shape[-1],)    # bias broadcast over the rows
         rows = View(bias.buffer, shape, (0,) * (len(shape) - 1) + tuple(bias.strides), bias.offset, bias.dtype)
         return self.binary("add", View(out, shape, make_strides(shape), 0, dtype), rows, dtype)
+
+    def cumsum(self, view, dim, dtype):
+        """Running sums along dim: ``_cumsum`` (the library's kernel) on the view made
+        contiguous and of dtype, seen as (outer, size, inner). A bool result is the running
+        count of true elements, made as int64 and converted (true from the first true one)."""
+        contracts.cumsum(view, dim, dtype)
+        if dtype is dtypes.bool_:
+            counts = self.cumsum(view, dim, dtypes.int64)
+            return self.contiguous(View(counts, view.shape, make_strides(view.shape), 0, dtypes.int64), dtype)
+        outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
+        return self._cumsum(outer, view.shape[dim], inner, self._dense(view, dtype), dtype)
 
     def _dense(self, view, dtype):
         """A pointer to the view's elements, row-major and of dtype: its own memory when it

@@ -87,6 +87,69 @@ def test_a_storage_made_by_hand_keeps_the_device_limits():
             tg.Tensor(Storage([1.0, 2.0], device), (2,))
 
 
+# ---- sizes: ints, none negative, within int64 (strides.check_shape) ---------------------------
+@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("shape", [(2**32, 2**31), (2**63,), (2**62, 4), (0, 2**64)])
+def test_a_view_of_more_elements_than_int64_holds_is_refused(device, shape):
+    """A view of stride 0 reads one element however large its shape: ones(1) expanded to
+    (2**32, 2**31) was accepted, and its sum, mean and max came back 0.0 (the kernels'
+    int64 element count wrapped around). Such a view is refused where it would be made,
+    by expand or as the layout given to Tensor (PyTorch's as_strided), before any kernel."""
+    x = tg.ones(1, device=device)
+    with pytest.raises(RuntimeError, match=rf"expand\(\): a tensor of shape {re.escape(str(shape))} "
+                                           r"would have \d+ elements; .* at most 2\*\*63 - 1"):
+        x.expand(*shape)
+    with pytest.raises(RuntimeError, match=r"Tensor\(\): a tensor of shape .* at most 2\*\*63 - 1"):
+        tg.Tensor(x.storage, shape, (0,) * len(shape))
+    with pytest.raises(RuntimeError, match=r"reshape\(\): a tensor of shape \(0, 18446744073709551616\)"):
+        tg.ones(0, device=device).reshape(0, 2**64)     # no elements, but a size no kernel holds
+    # up to the limit, views are made (their shapes only: reading 2**62 elements takes years)
+    assert x.expand(2**63 - 1).shape == (2**63 - 1,) and x.expand(2**31, 2**31).numel() == 2**62
+    assert tg.Tensor(x.storage, (2**62, 1), (0, 0)).numel() == 2**62
+    assert x.expand(2**10, 2**10).sum().item() == 2**20
+
+
+@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("make, error, message", [
+    # as PyTorch: -1 keeps an existing dimension's size and means nothing for a new one
+    (lambda x: x[:1].expand(-1, 3), ValueError,
+     r"expand: the expanded size of the tensor \(-1\) isn't allowed in a leading, non-existing dimension 0"),
+    (lambda x: x[:1].expand(-2), ValueError, r"expand\(\): trying to create a tensor with negative dimension -2"),
+    (lambda x: x[:1].expand(3, -2), ValueError, r"negative dimension -2: \(3, -2\)"),
+    (lambda x: x.reshape(-2, -2), ValueError, "negative size other than -1"),
+    (lambda x: x.view(-1, -4), ValueError, "negative size other than -1"),
+    (lambda x: tg.zeros(2, -1, device=x.device), ValueError,
+     r"zeros\(\): trying to create a tensor with negative dimension -1: \(2, -1\)"),
+    (lambda x: tg.ones((-3,), device=x.device), ValueError, r"ones\(\): .* negative dimension -3"),
+    (lambda x: tg.empty(-1, device=x.device), ValueError, r"empty\(\): .* negative dimension -1"),
+    (lambda x: tg.full((2, -5), 1.5, device=x.device), ValueError, r"full\(\): .* negative dimension -5"),
+    (lambda x: tg.rand(-3, device=x.device), ValueError, r"rand\(\): .* negative dimension -3"),
+    (lambda x: tg.randn(1, -1, device=x.device), ValueError, r"randn\(\): .* negative dimension -1"),
+    (lambda x: tg.uniform((-2,), device=x.device), ValueError, r"uniform\(\): .* negative dimension -2"),
+    (lambda x: tg.normal(-2, device=x.device), ValueError, r"normal\(\): .* negative dimension -2"),
+    (lambda x: tg.randint(0, 3, (-1,), device=x.device), ValueError, r"randint\(\): .* negative dimension -1"),
+    (lambda x: x.new_zeros(-1), ValueError, r"zeros\(\): .* negative dimension -1"),
+    (lambda x: x.new_ones(2, -2), ValueError, r"ones\(\): .* negative dimension -2"),
+    (lambda x: x.repeat(-1), ValueError, "repeats must be non-negative ints"),
+    (lambda x: tg.Tensor(x.storage, (-1,), (1,)), ValueError, "has a negative size"),
+    # a size that is not an int is refused at once, naming the argument (as PyTorch's parser)
+    (lambda x: x.reshape(2.5, 4.8), TypeError,
+     r"reshape\(\): argument 'shape' must be a tuple of ints, but found element of type float at pos 0"),
+    (lambda x: x.view(3, 4.0), TypeError, r"view\(\): argument 'shape' .* type float at pos 1"),
+    (lambda x: x[:1].expand(2.5), TypeError, r"expand\(\): argument 'size' .* type float at pos 0"),
+    (lambda x: tg.zeros(2.5, device=x.device), TypeError, r"zeros\(\): argument 'size' .* type float at pos 0"),
+    (lambda x: tg.full(("2",), 0.0, device=x.device), TypeError, r"full\(\): argument 'size' .* type str"),
+])
+def test_sizes_from_the_caller_are_checked_where_they_come_in(device, make, error, message):
+    """Each was accepted before, making a tensor of shape (-1, 3) with numel -3, or of
+    float sizes (reshape(2.5, 4.8), since 2.5 * 4.8 == 12), or failed later with an error
+    naming no argument."""
+    x = tg.arange(12.0, device=device)
+    with pytest.raises(error, match=message):
+        make(x)
+    assert x[:1].expand(3, -1).shape == (3, 1) and x.expand(2, -1).shape == (2, 12)   # -1 keeps
+
+
 # ---- .grad ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("device", DEVICES)
 def test_grad_assignment_is_checked_as_in_pytorch(device):
@@ -272,6 +335,9 @@ KERNEL_CASES = {
     "reduce a dim twice": (
         lambda be, d: be.reduce("sum", *_views(d, (1000,)), (0, 0), tg.float32),
         r"reduce: dims \(0, 0\) name a dimension twice", False),
+    "cumsum dim out of range": (
+        lambda be, d: be.cumsum(*_views(d, (1000,)), 1, tg.float32),
+        r"cumsum: dim 1 is not a dimension of a 1-d view", False),
     "index_select dim out of range": (
         lambda be, d: be.index_select(*_views(d, (1000,)), 1, _index(d, 4)),
         r"index_select: dim 1 is not a dimension of a 1-d view", False),

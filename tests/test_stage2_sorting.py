@@ -3,6 +3,7 @@ the op table (tests/optable.py, which checks the differentiable values and their
 does not: indices, in-place writes, the distribution multinomial draws from, and the errors
 for bad arguments. On the python and cpu engines, against numpy; PyTorch as an optional oracle."""
 import math
+import time
 
 import numpy as np
 import pytest
@@ -129,6 +130,63 @@ def test_cumsum_dtypes_and_dims(engine):
     assert tg.cumsum(t(3.0, engine), 0).tolist() == 3.0
     with pytest.raises(TypeError, match="'dim' must be an int"):
         tg.cumsum(t(x.tolist(), engine), None)
+
+
+# every device: cumsum is a kernel of each (backend.py), python's, C's and CUDA's
+EVERY_DEVICE = engine_params([e for e in ENGINES if e.device])
+INF, NAN = math.inf, math.nan
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+@pytest.mark.parametrize("values, want", [
+    ([1.0, INF, 2.0], [1.0, INF, INF]), ([1.0, NAN, 2.0], [1.0, NAN, NAN]),
+    ([1.0, -INF, INF], [1.0, -INF, NAN]), ([2.0, 3.0, -INF], [2.0, 5.0, -INF])])
+def test_cumsum_spreads_nan_and_inf_only_from_their_position_on(engine, values, want):
+    """As PyTorch's running sum. Written as a product with the triangular matrix of ones,
+    cumsum once turned the whole row to nan: the zeros above the diagonal times inf."""
+    want = np.array(want)
+    for dtype in (tg.float32, tg.float64, tg.float16):
+        np.testing.assert_array_equal(t(values, engine, dtype=dtype).cumsum(0).float().numpy(), want)
+    # along a middle dimension of a transposed (not contiguous) view, each row on its own
+    x = t([[values, [1.0, 2.0, 3.0]]] * 2, engine, dtype=tg.float64).permute(0, 2, 1)   # (2, 3, 2)
+    out = x.cumsum(1).numpy()
+    np.testing.assert_array_equal(out[:, :, 0], [want, want])
+    np.testing.assert_array_equal(out[:, :, 1], [[1.0, 3.0, 6.0]] * 2)
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+def test_cumsum_gradient_is_the_reversed_cumsum_of_the_upstream_gradient(engine):
+    x = t([[1.0, INF, 2.0, -3.0], [0.5, 0.25, NAN, 4.0]], engine, dtype=tg.float64, requires_grad=True)
+    weights = np.array([[1.0, 10.0, 100.0, 1000.0], [2.0, 3.0, 5.0, 7.0]])
+    (x.cumsum(1) * t(weights.tolist(), engine, dtype=tg.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.flip(np.cumsum(np.flip(weights, 1), 1), 1))
+    y = t(np.arange(6.0).reshape(3, 2).tolist(), engine, dtype=tg.float64, requires_grad=True)
+    y.cumsum(0).sum().backward()                              # d/dy[i] = how many sums hold y[i]
+    np.testing.assert_array_equal(y.grad.numpy(), [[3.0, 3.0], [2.0, 2.0], [1.0, 1.0]])
+    assert t([[3, 1], [2, 5]], engine).cumsum(0).tolist() == [[3, 1], [5, 6]]          # int64
+    assert t([True, False, True], engine).cumsum(0, dtype=tg.bool).tolist() == [True, True, True]
+    for shape, dim in (((1, 0), 1), ((0, 3), 0), ((0, 3), 1)):               # nothing to sum
+        assert tg.zeros(*shape, device=engine.device).cumsum(dim).shape == shape
+
+
+def _best_time(fn, repeats=3):
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("engine", ENGINES_)
+def test_cumsum_takes_time_linear_in_the_row_length(engine):
+    """One addition per element: 8 times longer rows take about 8 times as long, where the
+    triangular-matrix product took 64 times (n^2 multiplications)."""
+    n = 256 if engine.device == "python" else 1024
+    short, long = (tg.ones(4, length, device=engine.device) for length in (n, 8 * n))
+    short.cumsum(1), long.cumsum(1)                            # warm up
+    ratio = _best_time(lambda: long.cumsum(1)) / _best_time(lambda: short.cumsum(1))
+    assert ratio < 32, f"8x longer rows took {ratio:.1f}x as long"
 
 
 # ---- multinomial -------------------------------------------------------------------------------

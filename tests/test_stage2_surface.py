@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import stage2_tensor as tg
+from stage2_tensor import backend
 
 from .engines import engine_params
 
@@ -148,7 +149,7 @@ def test_randint_rejects_bad_arguments():
         tg.randint(5)
     with pytest.raises(TypeError, match="high must be an int, got 2.5"):
         tg.randint(0, 2.5, (2,))
-    with pytest.raises(ValueError, match="a shape holds non-negative ints"):
+    with pytest.raises(ValueError, match=r"randint\(\): trying to create a tensor with negative dimension -1"):
         tg.randint(0, 3, (2, -1))
 
 
@@ -167,6 +168,111 @@ def test_empty_has_the_shape_dtype_and_device_asked_for(device):
     x = tg.empty(2, 3, dtype=tg.int64, device=device)
     assert (x.shape, x.dtype, x.device) == ((2, 3), tg.int64, device)
     assert tg.empty((4,)).shape == (4,)
+
+
+# every device: the sizes are checked in stage2, the ranges computed by each device's kernels
+EVERY_DEVICE = [pytest.param(p.values[0].device, marks=p.marks, id=p.id)
+                for p in engine_params() if p.values[0].device]
+
+
+@pytest.mark.parametrize("device", EVERY_DEVICE)
+@pytest.mark.parametrize("make, op, nbytes", [
+    (lambda d: tg.arange(2**40, device=d), "arange", 8 * 2**40),                 # int64
+    (lambda d: tg.arange(0, 2**40, 0.5, device=d), "arange", 4 * 2**41),        # float32
+    (lambda d: tg.linspace(0, 1, 2**40, device=d), "linspace", 4 * 2**40),
+    (lambda d: tg.eye(2**20, device=d), "eye", 4 * 2**40),
+    (lambda d: tg.multinomial(tg.tensor([1.0, 2.0], device=d), 2**40, True), "multinomial", 8 * 2**40),
+    (lambda d: tg.multinomial(tg.ones(3, 2, device=d), 2**40, True), "multinomial", 3 * 8 * 2**40),
+    (lambda d: tg.zeros(2**20, 2**20, device=d), "zeros", 4 * 2**40),
+    (lambda d: tg.full((2**40,), 1.5, dtype=tg.float64, device=d), "full", 8 * 2**40),
+    (lambda d: tg.randn(2**40, device=d), "randn", 4 * 2**40),
+    (lambda d: tg.randint(0, 5, (2**40,), device=d), "randint", 8 * 2**40),
+    (lambda d: tg.randperm(2**40, device=d), "randperm", 8 * 2**40),
+    (lambda d: tg.ones(3, device=d).repeat(2**40), "repeat", 4 * 3 * 2**40),
+])
+def test_factories_refuse_what_cannot_fit_before_making_anything(device, make, op, nbytes):
+    """arange, linspace, eye and multinomial of 2**40 elements built Python lists until
+    memory ran out, then raised an empty MemoryError; now the size is checked first."""
+    with pytest.raises(RuntimeError, match=rf"{op}\(\): tried to allocate {nbytes} bytes \(.*\), more than "
+                                           rf"this machine's \d+ bytes of memory"):
+        make(device)
+
+
+@pytest.mark.parametrize("device", EVERY_DEVICE)
+@pytest.mark.parametrize("args", [(5,), (2, 11, 3), (5, 0, -2), (0.0, 1.0, 0.1), (-1.5, 2, 0.25),
+                                  (1, 2.5, 0.5), (3, 3), (10, 0, -0.3), (0, 1, math.inf)])
+def test_arange_is_start_plus_i_times_step(device, args):
+    """As PyTorch: ceil((end - start) / step) elements, start + i * step each, int64 for
+    ints and float32 otherwise, computed by the device's kernels."""
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+    x = tg.arange(*args, device=device)
+    want = [start + i * step for i in range(math.ceil((end - start) / step))]
+    assert x.device == device and x.dtype is (tg.int64 if all(type(v) is int for v in args) else tg.float32)
+    np.testing.assert_array_equal(x.numpy(), np.array(want, dtype=x.dtype.name).reshape(-1))
+    assert tg.arange(*args, dtype=tg.float64, device=device).tolist() == [float(v) for v in want]
+
+
+@pytest.mark.parametrize("device", EVERY_DEVICE)
+@pytest.mark.parametrize("args, error, message", [
+    ((0, 1, 0), ValueError, r"arange\(\): step must be nonzero, got 0"),
+    ((0, 1, math.nan), ValueError, r"arange\(\): step must be nonzero, got nan"),
+    ((0, 10, -1), ValueError, r"arange\(\): upper bound and larger bound inconsistent with step sign: "
+                              r"0 -> 10 in steps of -1"),
+    ((5, 0), ValueError, r"inconsistent with step sign: 5 -> 0 in steps of 1"),
+    ((0, math.inf), ValueError, r"arange\(\): unsupported range: 0 -> inf \(both ends must be finite\)"),
+    ((math.nan,), ValueError, r"unsupported range: 0 -> nan"),
+    ((-math.inf, 0, 1), ValueError, r"unsupported range: -inf -> 0"),
+    ((0, "3"), TypeError, r"arange\(\): end must be a number, got '3'"),
+    ((2**70,), RuntimeError, r"arange\(\): a tensor of shape \(1180591620717411303424,\) would have"),
+    ((-1e308, 1e308, 1e-300), RuntimeError, r"makes inf elements"),
+])
+def test_arange_refuses_what_pytorch_refuses(device, args, error, message):
+    """arange(0, 1, 0) raised ZeroDivisionError, a step of the wrong sign gave an empty
+    tensor, an infinite end OverflowError (PyTorch: "step must be nonzero", "upper bound
+    and larger bound inconsistent with step sign", "unsupported range")."""
+    with pytest.raises(error, match=message):
+        tg.arange(*args, device=device)
+
+
+@pytest.mark.parametrize("device", [p for p in EVERY_DEVICE if p.values[0] != "python"])
+def test_ranges_on_a_native_device_build_no_python_list(device, monkeypatch):
+    """arange, linspace and eye come from the device's kernels (an index made as the running
+    sums of ones), not from a list of Python numbers copied in (from_flat). A one-element
+    list is a Python number meeting a tensor, as in x * 2."""
+    def refuse(values, dtype):
+        values = list(values)
+        assert len(values) <= 1, f"a list of {len(values)} Python numbers"
+        return make(values, dtype)
+    be = backend.get(device)
+    make = be.from_flat
+    monkeypatch.setattr(be, "from_flat", refuse)
+    assert tg.arange(1000, device=device).sum().item() == 499500
+    np.testing.assert_allclose(tg.linspace(-1, 1, 1001, dtype=tg.float64, device=device).numpy(),
+                               np.linspace(-1, 1, 1001), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(tg.eye(30, 40, device=device).numpy(), np.eye(30, 40))
+
+
+@pytest.mark.parametrize("device", EVERY_DEVICE)
+def test_split_sizes_as_pytorch(device):
+    """split(0) raised "range() arg 3 must not be zero"; as PyTorch, a split size is a
+    positive int (0 only for an empty dimension, which splits into one empty piece)."""
+    x = tg.arange(4.0, device=device)
+    with pytest.raises(ValueError, match=r"split: split_size must be a positive int \(0 only for a "
+                                         r"dimension of size 0\), got 0 for dimension 0 of size 4"):
+        x.split(0)
+    with pytest.raises(ValueError, match="got -1 for dimension 0 of size 4"):
+        x.split(-1)
+    with pytest.raises(TypeError, match=r"split\(\): split_size must be an int or a list of ints, got 2.5"):
+        x.split(2.5)
+    with pytest.raises(ValueError, match=r"split: the sections must be non-negative, got \[-1, 5\]"):
+        x.split([-1, 5])
+    with pytest.raises(TypeError, match=r"split\(\): argument 'split_size_or_sections' .* type float at pos 0"):
+        x.split([2.0, 2])
+    assert [p.tolist() for p in x.split(3)] == [[0.0, 1.0, 2.0], [3.0]]
+    assert [p.tolist() for p in x.split([1, 0, 3])] == [[0.0], [], [1.0, 2.0, 3.0]]
+    empty = tg.zeros(0, 2, device=device)
+    assert [p.shape for p in empty.split(0)] == [p.shape for p in empty.split(3)] == [(0, 2)]
+    assert [p.shape for p in empty.chunk(2)] == [(0, 2)]
 
 
 # ---- in place: masked_fill_, clamp_ ------------------------------------------------------

@@ -145,7 +145,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
         u = min(max(rng.uniform(low, high), 1e-300), 1 - 2 ** -53)
         return min(max(mean + std * _STANDARD_NORMAL.inv_cdf(u), a), b)
 
-    return _fill(tensor, _random_tensor(tensor.shape, draw, tensor.dtype, False, tensor.device))
+    return _fill(tensor, _random_tensor("trunc_normal_", tensor.shape, draw, tensor.dtype, False, tensor.device))
 
 
 def xavier_uniform_(tensor, gain=1.0):

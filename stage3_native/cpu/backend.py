@@ -424,6 +424,11 @@ class CpuBackend(NativeBackend):
         REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
 
+    def _cumsum(self, outer, size, inner, x, dtype):
+        out = allocate(outer * size * inner, dtype)
+        kernel("cumsum", dtype)(outer, size, inner, x, out)
+        return out
+
     def _matmul(self, a, b, dtype, bias):
         """The product of float views (NativeBackend.matmul checked them)."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]

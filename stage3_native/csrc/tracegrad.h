@@ -78,6 +78,16 @@ TG_ELEMENTWISE(int64_t, int64_t, i64)
 TG_ELEMENTWISE(float, double, f32)
 TG_ELEMENTWISE(double, double, f64)
 
+/* cumsum.c: running sums of contiguous x viewed as (outer, size, inner), along the middle
+ * dimension, into out (x's layout): each row summed in order in W, each sum rounded to T
+ * (bool tensors are summed as int64: cpu/backend.py) */
+#define TG_CUMSUM(T, S) void tg_cumsum_##S(i64 outer, i64 size, i64 inner, const T *x, T *out);
+TG_CUMSUM(uint8_t, u8)
+TG_CUMSUM(int32_t, i32)
+TG_CUMSUM(int64_t, i64)
+TG_CUMSUM(float, f32)
+TG_CUMSUM(double, f64)
+
 /* index.c: rows of `dim` picked by `index` (any dtype: elements are copied as bytes) */
 void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset, int dim,
                      const i64 *index, i64 n_index, const char *x, int itemsize, char *out);

@@ -356,6 +356,11 @@ class CudaBackend(NativeBackend):
         return out
 
     # ---- gather and scatter-add (index.cu) ----------------------------------------------------
+    def _cumsum(self, outer, size, inner, x, dtype):
+        out = self.allocate(outer * size * inner, dtype)
+        self.check(self.lib.tg_cuda_cumsum(CODE[dtype], outer, size, inner, x, out), "cumsum")
+        return out
+
     def _index_error(self, ids, position, dim, size):
         """bad_index(...) for the index at `position` of the device array ids (one 8-byte
         read: the kernel reported where the first bad index is, not its value)."""

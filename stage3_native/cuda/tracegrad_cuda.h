@@ -50,6 +50,10 @@ int tg_cuda_reduce(int op, int dtype, int n_outer, const i64 *outer_shape, const
                    int n_inner, const i64 *inner_shape, const i64 *inner_strides,
                    const void *x, i64 xo, void *out, int out_dtype);
 
+/* cumsum.cu: running sums of contiguous x viewed as (outer, size, inner), along the middle
+ * dimension, into out (x's layout), as csrc/cumsum.c: int32, int64, float32, float64 */
+int tg_cuda_cumsum(int dtype, i64 outer, i64 size, i64 inner, const void *x, void *out);
+
 /* softmax.cu, layernorm.cu: float32 and float64 (dtype 3, 4); inputs contiguous.
  * softmax: x viewed as (outer, size, inner), each of the outer * inner rows along the middle
  * dimension (log_softmax != 0: log-softmax); its backward from the upstream grad and the

@@ -51,7 +51,7 @@ from .shapes import MULTIPLE, outputs
 _lock = threading.RLock()           # reentrant: a holder calling in again cannot deadlock
 
 # The methods that compute a new buffer from views: recorded, run when needed
-RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "matmul", "index_select",
+RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "cumsum", "matmul", "index_select",
             "index_add", "softmax", "softmax_backward", "cross_entropy", "cross_entropy_backward",
             "mse_loss", "mse_loss_backward", "dropout", "layer_norm", "layer_norm_backward",
             "batch_norm", "batch_norm_backward", "pad", "pad_backward", "interpolate",

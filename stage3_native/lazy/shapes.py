@@ -105,6 +105,7 @@ OUTPUTS = {
     "binary": _same(1),
     "where": _same(1),
     "reduce": _reduce,
+    "cumsum": _same(0),
     "matmul": _matmul,
     "index_select": _index_select,
     "index_add": lambda shape, dim, index, src: [(tuple(shape), src.dtype)],
