@@ -24,19 +24,23 @@ from .strides import check_shape, numel
 from .tensor import Tensor
 
 
-def _host_memory():
-    """The bytes of physical memory of this machine, or None where the system cannot say."""
+def host_memory():
+    """The bytes of physical memory of this machine, or None where the system cannot say. Read
+    with the POSIX names SC_PHYS_PAGES and SC_PAGESIZE, which Linux and macOS both know
+    (SC_PAGE_SIZE, Linux's synonym, is missing from some macOS Pythons); Windows has no
+    os.sysconf, and a system may not know a name or answer -1 ("indeterminate")."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGESIZE")
     except (AttributeError, OSError, ValueError):
         return None
+    return pages * page_size if pages > 0 and page_size > 0 else None
 
 
 # The most bytes one tensor a factory makes may take: the machine's memory. A larger one
 # could only fail, after a long time (a Python list filling memory) or with an error that
 # names nothing (MemoryError). It bounds a GPU's tensors too: the random factories draw
 # their values in host memory, and this package cannot ask a GPU how much it has.
-HOST_MEMORY = _host_memory()
+HOST_MEMORY = host_memory()
 
 
 def check_size(op, size, dtype):

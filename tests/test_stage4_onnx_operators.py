@@ -304,6 +304,7 @@ def test_the_memory_bound_is_read_from_posix_names_and_int64s_limit_where_there_
     SC_PAGE_SIZE, Linux's synonym). Where the system does not say (Windows has no
     os.sysconf; a name it does not know; -1, "indeterminate"; an error), the bound is
     int64's: sizes any machine holds pass, and the int64 check still refuses the rest."""
+    from stage2_tensor import factories
     from stage4_models.onnx.operators import common
 
     def system(answers):
@@ -316,13 +317,13 @@ def test_the_memory_bound_is_read_from_posix_names_and_int64s_limit_where_there_
     def einval(name):
         raise OSError(errno.EINVAL, "Invalid argument")
     monkeypatch.setattr(os, "sysconf", system({"SC_PAGESIZE": 16384, "SC_PHYS_PAGES": 2 ** 20}))     # macOS
-    assert common._machine_memory() == 2 ** 34
+    assert factories.host_memory() == 2 ** 34
     for sysconf in (system({}), system({"SC_PAGESIZE": 4096, "SC_PHYS_PAGES": -1}), einval):
         monkeypatch.setattr(os, "sysconf", sysconf)
-        assert common._machine_memory() == 2 ** 63 - 1
+        assert factories.host_memory() is None
     monkeypatch.delattr(os, "sysconf")                                                           # Windows
-    assert common._machine_memory() == 2 ** 63 - 1
-    monkeypatch.setattr(common, "MEMORY_BYTES", common._machine_memory())
+    assert factories.host_memory() is None
+    monkeypatch.setattr(common, "MEMORY_BYTES", 2 ** 63 - 1)                  # the bound where none is known
     [y] = _ours("Range", {}, 13, consts=[_host("a", 0), _host("b", 5), _host("c", 1)])
     assert y.tolist() == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match=r"Range \(opset 13\) node '#0': its output of shape \(2305843009213693952,\) "

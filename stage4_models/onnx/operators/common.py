@@ -1,26 +1,15 @@
 """Small checks every operator family uses (chapter 13, "13_inference_compiler")."""
 import math
-import os
+
+from stage2_tensor.factories import host_memory
 
 
 INT64_MAX = 2 ** 63 - 1
 
 
-def _machine_memory():
-    """This machine's physical memory in bytes, read with the POSIX names SC_PHYS_PAGES and
-    SC_PAGESIZE, which Linux and macOS both know (SC_PAGE_SIZE, Linux's synonym, is missing
-    from some macOS Pythons). INT64_MAX where the system does not say (Windows has no
-    os.sysconf; a system may not know a name, or answer -1, "indeterminate"): there only
-    the int64 check bounds a size."""
-    try:
-        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGESIZE")
-    except (AttributeError, ValueError, OSError):
-        return INT64_MAX
-    return min(pages * page_size, INT64_MAX) if pages > 0 and page_size > 0 else INT64_MAX
-
-
-# No tensor larger than the machine's memory can be allocated (nor indexed past int64)
-MEMORY_BYTES = _machine_memory()
+# No tensor larger than the machine's memory can be allocated (nor indexed past int64);
+# where the system does not say how much it has, only the int64 check bounds a size.
+MEMORY_BYTES = min(host_memory() or INT64_MAX, INT64_MAX)
 
 
 def axis(node, value, ndim, what="axis"):
