@@ -52,10 +52,17 @@ demo: setup
 
 # chapters/freshness.py warns (never fails) about notebooks whose saved outputs predate
 # changes to the package sources they load, as `make chapters` recorded them.
+#
+# pytest-xdist spreads the tests over every core (XDIST=0: one process, as `pdb` needs);
+# worksteal hands a worker that finishes early tests from a busy one's queue, so the
+# long notebooks do not leave a core idle at the end. The workers already fill the cores,
+# so a kernel's idle OpenMP threads sleep (passive) instead of spinning against them.
+XDIST ?= auto
 test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) chapters/freshness.py
-	$(PY) -m pytest $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
+	OMP_WAIT_POLICY=passive $(PY) -m pytest $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal) \
+	    $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
 
 # The chapter notebooks in JupyterLab, on this venv: its python3 kernel is the venv's Python
 # (ipykernel is installed there, with the project; JUPYTER_PATH puts the venv's kernel spec
