@@ -13,13 +13,14 @@ Two libraries come from the same sources:
 
 Both are plain shared libraries that cffi opens in ABI mode (``ffi.dlopen``), with the
 declarations of ``cuda/tracegrad_cuda.h``. The package install builds ``_cuda.so`` when
-nvcc exists (setup.py); ``python -m stage3_native.build --cuda`` builds both by hand, and
+nvcc exists and so does a GPU to run it (setup.py; ``no_gpu``); ``python -m stage3_native.build --cuda`` builds both by hand, and
 first use of a device rebuilds its library when a source, or the declaration of the ops
 (stage2_tensor/ops.py, whose op codes the build writes into cuda/ops_generated.h), is newer.
 
 TRACEGRAD_CUDA_ARCH lists the GPU generations to compile for (default "80,90": A100 and
 H100/H200 machine code; the newest also as PTX, which the driver compiles for later GPUs).
 """
+import ctypes
 import importlib.util
 import os
 import shlex
@@ -37,6 +38,7 @@ DECLARATION = HERE.parent / "stage2_tensor" / "ops.py"     # the ops, whose code
 SHARED = [HERE / "csrc" / name for name in ("tg_fn.h", "elementwise_math.h", "dropout_math.h", "optim_math.h",
                                              "layernorm_math.h", "half.h")]
 LIBRARIES = {"cuda": HERE / "_cuda.so", "cuda-emu": HERE / "_cuda_emu.so"}
+DRIVER = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"   # what the CUDA runtime opens
 
 
 def nvcc():
@@ -47,6 +49,15 @@ def nvcc():
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
     candidate = Path(home) / "bin" / "nvcc"
     return str(candidate) if candidate.exists() else None
+
+
+def no_gpu():
+    """Why no GPU can run device "cuda" here (NVIDIA's driver library is missing), or None."""
+    try:
+        ctypes.CDLL(DRIVER)
+    except OSError:
+        return f"no CUDA GPU: NVIDIA's driver library ({DRIVER}) was not found"
+    return None
 
 
 def cxx():

@@ -16,8 +16,6 @@ so that a bad index raises IndexError at the op that had it, as on the CPU.
 Two devices share this class: "cuda", the library nvcc built, on a GPU; and "cuda-emu",
 the same sources built for the CPU (cuda/emulate.cuh), which runs anywhere.
 """
-import ctypes
-import os
 import shlex
 import shutil
 import threading
@@ -36,7 +34,6 @@ class CudaError(RuntimeError):
     """An error the CUDA runtime reported, with its message."""
 
 
-DRIVER = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"   # what the CUDA runtime opens
 _LOCK = threading.Lock()
 _LIBRARIES = {}
 
@@ -76,10 +73,7 @@ def quick_reason(device):
     minutes, would only end in that)."""
     reason = _unbuildable(device)
     if reason is None and device == "cuda":
-        try:
-            ctypes.CDLL(DRIVER)
-        except OSError:
-            reason = f"no CUDA GPU: NVIDIA's driver library ({DRIVER}) was not found"
+        reason = cuda_build.no_gpu()
     return reason
 
 
