@@ -143,9 +143,13 @@ TG_INLINE void FN(att_kernel)(int R, int C, int W, i64 k0, i64 k1, const T *a, i
     #pragma GCC unroll 4
     for (int r = 0; r < ATT_R; r++) {
         if (r >= R) break;
+        /* j < C, not `if (j >= C) break;` inside: that break would leave the block of x
+         * and y before their declarations, and gcc's AddressSanitizer marks them out of
+         * scope again on the way out. Where x is held in a register (the AVX-512 double
+         * copy), gcc takes that second mark for a write to x after its scope ended and
+         * plants a stack-use-after-scope report there (make sanitize). */
         #pragma GCC unroll 2
-        for (int j = 0; j < 2; j++) {
-            if (j >= C) break;
+        for (int j = 0; j < C; j++) {
             V x = acc[r][j], y;
             int lanes = j == C - 1 ? W : LANES;
             if (accumulate) {
