@@ -21,7 +21,7 @@ endif
 # Matplotlib must never try to open a window in a test or a headless demo.
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test lab chapters bench sanitize setup dot clean
+.PHONY: demo test lab chapters bench sanitize clang-check setup dot clang clean
 
 # The tour: every stage once, each through the command a reader would type, into runs/demo/
 # (the committed figures/ and chapters/logs/ stay as they are); it ends with the files written.
@@ -88,29 +88,58 @@ bench: setup
 	$(PY) benchmarks/tokenizer.py
 	$(PY) benchmarks/gpt.py
 
+# The tests of the C kernels, for make sanitize and make clang-check: stage3's tests but
+# CUDA's, and the shared suites' cases on "cpu" and "cpu:lazy". Each target builds its
+# library in a copy of the tree ($(call copy_tree,FOLDER): no library there yet), so the
+# normal one is never touched. Fewer hypothesis examples than make test's: each target
+# checks how the kernels are compiled, which a few examples per property reach as well.
+NATIVE_TESTS := $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
+SHARED_SUITES := tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py \
+    tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py
+copy_tree = rm -rf $(1) && mkdir -p $(1) && \
+    cp -R stage1_scalargrad stage2_tensor stage3_native stage4_models benchmarks tests pyproject.toml $(1)/ && \
+    rm -f $(1)/stage3_native/_native*.so
+NATIVE_ENV := TRACEGRAD_HYPOTHESIS_EXAMPLES=10
+
 # The native tests on a C library built with AddressSanitizer and UndefinedBehaviorSanitizer
-# (TRACEGRAD_SANITIZE, stage3_native/build.py): stage3's tests but CUDA's, and the shared
-# suites' cases on "cpu" and "cpu:lazy". An out-of-bounds access, a use after free, a signed
-# overflow or other undefined behaviour in csrc/ stops the run with a report. It builds in a
-# copy of the tree, build/sanitize, so the normal library is never touched. Python is not
-# built with ASan, so its runtime is preloaded (with libstdc++: matplotlib throws C++
-# exceptions, which ASan must intercept from the start); CPython keeps memory until exit by
-# design, so leak checks are off. --capture=sys: pytest keeps Python's output, the reports
-# reach the terminal. Left out: the test that memory goes back to the system, which ASan
-# holds in quarantine on purpose (to catch a use after free).
+# (TRACEGRAD_SANITIZE, stage3_native/build.py), the fused kernels of "cpu:lazy" too. An
+# out-of-bounds access, a use after free, a signed overflow or other undefined behaviour in
+# csrc/ stops the run with a report. Python is not built with ASan, so its runtime is
+# preloaded (with libstdc++: matplotlib throws C++ exceptions, which ASan must intercept
+# from the start); CPython keeps memory until exit by design, so leak checks are off.
+# --capture=sys: pytest keeps Python's output, the reports reach the terminal. Left out: the
+# test that memory goes back to the system, which ASan holds in quarantine on purpose (to
+# catch a use after free).
 SANITIZE_DIR := build/sanitize
-SANITIZE_RUN := cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 \
+SANITIZE_RUN := cd $(SANITIZE_DIR) && $(NATIVE_ENV) TRACEGRAD_SANITIZE=1 \
+    TRACEGRAD_KERNEL_CACHE=$(abspath $(SANITIZE_DIR))/kernels \
     LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libstdc++.so)" \
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     $(abspath $(PY)) -m pytest -p no:cacheprovider --capture=sys -q $(PYTEST_ARGS)
 sanitize: setup
-	rm -rf $(SANITIZE_DIR) && mkdir -p $(SANITIZE_DIR)
-	cp -R stage1_scalargrad stage2_tensor stage3_native tests pyproject.toml $(SANITIZE_DIR)/
-	rm -f $(SANITIZE_DIR)/stage3_native/_native*.so
+	$(call copy_tree,$(SANITIZE_DIR))
 	cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 TRACEGRAD_NATIVE_BUILDING=1 $(abspath $(PY)) -m stage3_native.build
-	$(SANITIZE_RUN) -k "not cuda and not memory_is_freed" $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
-	$(SANITIZE_RUN) -k "cpu and not cuda" tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py \
-	    tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py
+	$(SANITIZE_RUN) -k "not cuda and not memory_is_freed" $(NATIVE_TESTS)
+	$(SANITIZE_RUN) -k "cpu and not cuda" $(SHARED_SUITES)
+
+# A learner's Mac: Apple's clang, which has no OpenMP, and one SIMD level (simd.h's
+# "generic"). Debian's clang stands in for it, without OpenMP even where libomp is
+# installed (TRACEGRAD_OPENMP=0), warnings as errors; the fused kernels of "cpu:lazy" are
+# compiled by clang too (CC). Before the tests, the library says how it was built: by clang
+# (its .comment section), on one thread, at one SIMD level.
+CLANG_DIR := build/clang
+CLANG_ENV := $(NATIVE_ENV) CC=clang TRACEGRAD_OPENMP=0 TRACEGRAD_KERNEL_CACHE=$(abspath $(CLANG_DIR))/kernels
+CLANG_RUN := cd $(CLANG_DIR) && $(CLANG_ENV) $(abspath $(PY)) -m pytest -p no:cacheprovider -q $(PYTEST_ARGS)
+CLANG_SAYS := import stage3_native as s; from stage3_native.cpu import backend as b; s.set_num_threads(2); \
+    print('threads:', s.get_num_threads(), '- SIMD levels:', b.simd_levels()); \
+    assert s.get_num_threads() == 1 and b.simd_levels() == ('generic',), 'built with OpenMP or for several SIMD levels'
+clang-check: setup clang
+	$(call copy_tree,$(CLANG_DIR))
+	cd $(CLANG_DIR) && $(CLANG_ENV) CFLAGS=-Werror TRACEGRAD_NATIVE_BUILDING=1 $(abspath $(PY)) -m stage3_native.build
+	readelf -p .comment $(CLANG_DIR)/stage3_native/_native*.so | grep clang
+	cd $(CLANG_DIR) && $(CLANG_ENV) $(abspath $(PY)) -c "$(CLANG_SAYS)"
+	$(CLANG_RUN) -k "not cuda" $(NATIVE_TESTS)
+	$(CLANG_RUN) -k "cpu and not cuda" $(SHARED_SUITES)
 
 setup: $(STAMP) dot
 
@@ -119,6 +148,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
+
+# clang, for make clang-check: a system package, as graphviz is.
+clang:
+	@command -v clang >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing clang"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; \
+	  else \
+	    echo "clang is missing; install it with:  sudo apt-get install clang"; exit 1; \
+	  fi; }
 
 # Graphviz's `dot` renders the autograd graphs. It is a system package, not a Python one.
 dot:

@@ -55,6 +55,12 @@ def compiler():
     return os.environ.get("CC") or (sysconfig.get_config_var("CC") or "cc")
 
 
+def compiler_version():
+    """The first line of ``cc --version``, such as "gcc (Debian 12.2.0-14) 12.2.0"."""
+    result = subprocess.run(shlex.split(compiler()) + ["--version"], capture_output=True, text=True)
+    return result.stdout.splitlines()[0] if result.returncode == 0 and result.stdout else compiler()
+
+
 def declarations():
     """tracegrad.h with its macros expanded (and without system headers: TG_CDEF)."""
     command = shlex.split(compiler()) + ["-E", "-P", "-DTG_CDEF", str(CSRC / "tracegrad.h")]
@@ -89,7 +95,10 @@ CBLAS = find_cblas()
 
 def openmp_flags():
     """-fopenmp when the compiler accepts it (gcc; Apple's clang does not), so the kernels
-    can use threads (csrc/parallel.h); without it they run on one thread."""
+    can use threads (csrc/parallel.h); without it they run on one thread. TRACEGRAD_OPENMP=0
+    builds without it whatever the compiler, as on a Mac (``make clang-check``)."""
+    if os.environ.get("TRACEGRAD_OPENMP") == "0":
+        return []
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "omp.c"
         source.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
@@ -159,8 +168,10 @@ if __name__ == "__main__":
     if "--cuda" in sys.argv[1:]:
         build_cuda()
         sys.exit(0)
-    print(f"built {build()} with matmul from "
+    print(f"built {build()} by {compiler_version()}, with matmul from "
           + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)")
-          + (", threads from OpenMP" if OPENMP else ", on one thread (the compiler has no OpenMP)")
+          + (", threads from OpenMP" if OPENMP else
+             ", on one thread (" + ("TRACEGRAD_OPENMP=0" if os.environ.get("TRACEGRAD_OPENMP") == "0"
+                                   else "the compiler has no OpenMP") + ")")
           + (", with AddressSanitizer and UndefinedBehaviorSanitizer" if SANITIZE else ""))
     sys.exit(0)

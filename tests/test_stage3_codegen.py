@@ -460,6 +460,17 @@ def test_cache_folder_default_and_override(monkeypatch, tmp_path):
     assert jit.cache_dir() == tmp_path / "elsewhere"
 
 
+def test_another_compiler_is_another_kernel(monkeypatch):
+    """A library clang compiled (CC=clang, make clang-check) is not the one gcc compiled from
+    the same source and flags: the compiler is part of the cache's key."""
+    source = codegen.signature("same") + " { }\n"
+    keys = set()
+    for compiler in ("gcc", "clang"):
+        monkeypatch.setenv("CC", compiler)
+        keys.add(jit.kernel_hash(source))
+    assert len(keys) == 2
+
+
 # ---- the pretty-printer -------------------------------------------------------------------
 
 def test_show_prints_the_fused_function():

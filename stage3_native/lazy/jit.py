@@ -101,14 +101,17 @@ _HEADERS = None
 
 
 def kernel_hash(source):
-    """The kernel's identity: its source, the flags, and the csrc headers it includes (an
-    edit to vmath.h must not find the old library in the cache)."""
+    """The kernel's identity: its source, the compiler and its flags, and the csrc headers
+    it includes (an edit to vmath.h, or CC=clang, must not find the old library in the
+    cache)."""
+    from .. import build
     compile_flags, link_flags = flags()
     global _HEADERS
     if _HEADERS is None:
         _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
     headers = _HEADERS
-    text = source + "\n/* flags: " + " ".join(compile_flags + link_flags) + " */\n" + headers
+    text = (source + "\n/* " + build.compiler() + " flags: " + " ".join(compile_flags + link_flags)
+            + " */\n" + headers)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
