@@ -95,13 +95,13 @@ static int FN(attention_backward_naive)(const AttentionShape *g, OPERAND q, OPER
 
 /* Kt (cols, ATT_BK) = the transpose of rows j0 .. j0 + n - 1 of x (cols values each, `row`
  * apart), zero beyond n: a tile's keys (or values) as columns, so that a row of scores is
- * a sum of rows of Kt, a loop gcc vectorizes. */
+ * a sum of rows of Kt, a loop gcc vectorizes. x is read row by row, in the order it lies
+ * in memory (faster than column by column). */
 TG_INLINE void FN(att_pack)(const T *x, i64 row, i64 n, i64 cols, T *kt) {
-    for (i64 p = 0; p < cols; p++) {
-        T *dst = kt + p * ATT_BK;
-        for (i64 j = 0; j < n; j++) dst[j] = x[j * row + p];
-        for (i64 j = n; j < ATT_BK; j++) dst[j] = 0;
-    }
+    for (i64 j = 0; j < n; j++)
+        for (i64 p = 0; p < cols; p++) kt[p * ATT_BK + j] = x[j * row + p];
+    for (i64 p = 0; p < cols; p++)
+        for (i64 j = n; j < ATT_BK; j++) kt[p * ATT_BK + j] = 0;
 }
 
 /* c (rows, n) = (accumulate ? c : 0) + a (rows, k) @ b (k, n), the staircase of a causal
