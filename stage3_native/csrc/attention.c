@@ -82,33 +82,54 @@ static inline i64 att_at(i64 b, i64 heads, i64 rows, i64 cols) {
 TG_INLINE float att_exp_f32(float x) { return tg_expf(x); }
 TG_INLINE double att_exp_f64(double x) { return exp(x); }
 
-/* The tiles' products (attention_tile_t.h), the hot loops, compiled once per SIMD level with
- * vectors of the level's width, as GCC's vector extension (operators act lane by lane): one
- * register each, SSE's (or NEON's) 16 bytes, AVX2's 32, AVX-512's 64. */
+/* The tile products' micro-kernel (attention_kernel_t.h), for vectors of 8 to 64 bytes. */
+#define TEMPLATE "attention_kernel_t.h"
+#define ATT_BYTES 8
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#define ATT_BYTES 16
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#define ATT_BYTES 32
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#define ATT_BYTES 64
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#undef TEMPLATE
+
+/* The tile products (attention_tile_t.h), the hot loops, once per SIMD level: its vectors
+ * one register each, SSE's (or NEON's) 16 bytes, AVX2's 32, AVX-512's 64. */
 #define TEMPLATE "attention_tile_t.h"
 #if TG_SIMD_LEVELS > 1
 #define ATT_LEVEL _avx512
 #define ATT_TARGET __attribute__((target("arch=x86-64-v4")))
 #define ATT_BYTES 64
+#define ATT_HALF 32
 #include "instantiate_float.h"
 #undef ATT_LEVEL
 #undef ATT_TARGET
 #undef ATT_BYTES
+#undef ATT_HALF
 #define ATT_LEVEL _avx2
 #define ATT_TARGET __attribute__((target("arch=x86-64-v3")))
 #define ATT_BYTES 32
+#define ATT_HALF 16
 #include "instantiate_float.h"
 #undef ATT_LEVEL
 #undef ATT_TARGET
 #undef ATT_BYTES
+#undef ATT_HALF
 #endif
 #define ATT_LEVEL _generic
 #define ATT_TARGET
 #define ATT_BYTES 16
+#define ATT_HALF 8
 #include "instantiate_float.h"
 #undef ATT_LEVEL
 #undef ATT_TARGET
 #undef ATT_BYTES
+#undef ATT_HALF
 #undef TEMPLATE
 
 #define TEMPLATE "attention_t.h"
