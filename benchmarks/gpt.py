@@ -42,7 +42,7 @@ into C kernels, the cpu backend's Python and stage2 (stage3_native/profile.py), 
 backend calls that took the most, and stops.
 
     python benchmarks/gpt.py [--config char|char128|tiny] [--steps N] [--runs 5] [--warmup 2]
-                             [--threads N] [--no-torch] [--block-size N] [--inference-only]
+                             [--threads N] [--no-torch] [--block-size N] [--batch N] [--inference-only]
                              [--no-inference] [--sdpa] [--plain] [--clock wall|cpu] [--profile]
 """
 import argparse
@@ -187,6 +187,7 @@ def main():
                         help="threads for both engines (default: every core)")
     parser.add_argument("--no-torch", action="store_true", help="time tracegrad only")
     parser.add_argument("--block-size", type=int, help="the model's block size instead of the config's")
+    parser.add_argument("--batch", type=int, help="sequences per step instead of the config's")
     parser.add_argument("--inference-only", action="store_true", help="skip the training part")
     parser.add_argument("--no-inference", action="store_true", help="skip the generation timings")
     parser.add_argument("--sdpa", action="store_true", help="PyTorch's attention as "
@@ -203,6 +204,7 @@ def main():
     config, batch, steps = CONFIGS[args.config]
     if args.block_size:
         config = dataclasses.replace(config, block_size=args.block_size)
+    batch = args.batch or batch
     args.steps = args.steps or steps
     tokens = batch * config.block_size
     threads = set_threads(args.threads)

@@ -2,6 +2,9 @@
 against numpy in float64, gradients against central differences, both kernel variants, the
 fused path against the plain composite, the GPT's two paths, and bad input refused before
 it reaches C."""
+import os
+import time
+
 import numpy as np
 import pytest
 
@@ -153,6 +156,91 @@ def test_the_two_variants_agree_on_a_strided_float32_batch():
                      tg.Tensor.from_buffer(lse, (2, 3, 130), tg.float32, "cpu").numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=0, atol=(32 + 150) * EPS[tg.float32] * 4)
+
+
+def both_variants(q, k, v, grad, offset, scale, dtype):
+    """{variant: [out, lse, dq, dk, dv]} of the kernels on (B, H, T, d) views, as the
+    buffers they fill; both backward passes take the naive forward's out and lse."""
+    cpu = backend.get("cpu")
+    (b, h, t, _), e = q.shape, v.shape[-1]
+    results = {}
+    try:
+        for name in ("naive", "blocked"):
+            cpu.attention_variant = name
+            results[name] = list(cpu.attention(q.as_view(), k.as_view(), v.as_view(), offset, scale, dtype))
+        out = tg.Tensor.from_buffer(results["naive"][0], (b, t, h, e), dtype, "cpu").transpose(1, 2)
+        lse = tg.Tensor.from_buffer(results["naive"][1], (b, h, t), dtype, "cpu")
+        for name in ("naive", "blocked"):
+            cpu.attention_variant = name
+            results[name] += cpu.attention_backward(grad.as_view(), q.as_view(), k.as_view(), v.as_view(),
+                                                    out.as_view(), lse.as_view(), offset, scale, dtype)
+    finally:
+        cpu.attention_variant = "blocked"
+    return {name: [tg.Tensor.from_buffer(x, (len(x),), dtype, "cpu").numpy() for x in buffers]
+            for name, buffers in results.items()}
+
+
+# (B, H, T, S, d, e, offset): head dims that fill whole vectors, half ones and leave tails at
+# every width (2 to 16 lanes); fewer rows than a register tile, rows past a block of 64;
+# keys in two blocks and a part under a cache's offset
+LEVEL_CASES = [(1, 2, 7, 7, 3, 5, 0), (2, 3, 70, 70, 8, 8, 0), (1, 2, 70, 70, 40, 24, None),
+               (1, 1, 5, 133, 13, 67, 128), (1, 2, 130, 130, 64, 1, 0), (1, 1, 66, 66, 16, 20, 0)]
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64], ids=lambda d: d.name)
+def test_the_blocked_kernels_equal_the_naive_ones_at_every_simd_level(simd_level, dtype):
+    """Each SIMD level has its own copy of the blocks' tile products, its vectors the level's
+    width (csrc/attention_tile_t.h): every copy against the naive kernels, forward and
+    backward, over shapes that reach each of its column and row cases."""
+    for b, h, t, s, d, e, offset in LEVEL_CASES:
+        rng = np.random.default_rng(t * d + e)
+        q, k, v, grad = tensors(rng, dtype, (b, h, t, d), (b, h, s, d), (b, h, s, e), (b, h, t, e))
+        got = both_variants(q, k, v, grad, offset, d ** -0.5, dtype)
+        # sums of d, e and s terms (scores, dp, the sums over keys): as many roundings,
+        # relative to each result's largest entry (the naive kernels sum in double)
+        tol = (d + e + s) * EPS[dtype]
+        for name, a, want in zip(["out", "lse", "dq", "dk", "dv"], got["blocked"], got["naive"]):
+            np.testing.assert_allclose(a, want, rtol=0, atol=tol * max(1.0, np.abs(want).max()),
+                                       err_msg=f"{name} of {(b, h, t, s, d, e, offset)} at {simd_level}")
+
+
+@pytest.mark.skipif(os.environ.get("TRACEGRAD_SANITIZE") == "1",
+                    reason="under the sanitizers, times say nothing of the compiled code")
+def test_the_blocked_kernels_are_faster_than_the_naive_ones_at_every_simd_level(simd_level):
+    """The blocks do the naive kernels' arithmetic in register tiles: several times faster, on
+    one thread. Vectors wider than the level's registers (64 bytes on AVX2) made gcc spill
+    every product through the stack, and the blocks ran slower than the naive kernels. CPU
+    time, the least of three runs: the ratio holds on a shared machine."""
+    import stage3_native
+    rng = np.random.default_rng(9)
+    q, k, v, grad = tensors(rng, tg.float32, *[(2, 4, 128, 32)] * 4)
+    cpu, threads = backend.get("cpu"), stage3_native.get_num_threads()
+
+    def seconds(fn):
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            fn()
+            times.append(time.process_time() - start)
+        return min(times)
+
+    out, lse = cpu.attention(q.as_view(), k.as_view(), v.as_view(), 0, 0.2, tg.float32)
+    out = tg.Tensor.from_buffer(out, (2, 128, 4, 32), tg.float32, "cpu").transpose(1, 2).as_view()
+    lse = tg.Tensor.from_buffer(lse, (2, 4, 128), tg.float32, "cpu").as_view()
+    times = {}
+    stage3_native.set_num_threads(1)
+    try:
+        for name in ("naive", "blocked"):
+            cpu.attention_variant = name
+            times[name] = (seconds(lambda: cpu.attention(q.as_view(), k.as_view(), v.as_view(), 0, 0.2, tg.float32)),
+                           seconds(lambda: cpu.attention_backward(grad.as_view(), q.as_view(), k.as_view(), v.as_view(),
+                                                                  out, lse, 0, 0.2, tg.float32)))
+    finally:
+        cpu.attention_variant = "blocked"
+        stage3_native.set_num_threads(threads)
+    for i, direction in enumerate(("forward", "backward")):
+        ratio = times["naive"][i] / times["blocked"][i]
+        assert ratio > 2, f"the blocked {direction} pass at {simd_level} is only {ratio:.1f}x the naive one's speed"
 
 
 @pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.device(d)) for d in ("python",)])

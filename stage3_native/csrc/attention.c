@@ -29,7 +29,8 @@
  * straightforward per-row formulas in double (three passes over a query's keys, no
  * blocks), kept as the tests' reference and for reading; 1, blocked, the flash version
  * above. The dispatch is tg_attention / tg_attention_backward at the end of
- * attention_t.h.
+ * attention_t.h; the blocks' tile products run the copy of the current SIMD level (att_mm
+ * there).
  *
  * Layout: q, k, v, dout and the backward's out are read in place (their last dimension
  * contiguous): head b's rows start at x + x_base[b], x_row elements apart, as the views
@@ -53,6 +54,7 @@
 #define ATT_BQ 64          /* queries per block */
 #define ATT_BK 64          /* keys per block: a (ATT_BQ, ATT_BK) tile of scores, 16 KiB of floats */
 #define ATT_R 4            /* rows of a tile product kept in registers at once */
+#define ATT_ALL ((i64)1 << 60)   /* a tile product's staircase: no limit (attention_tile_t.h) */
 
 typedef struct {
     i64 bh, t, s, d, dv;
@@ -68,12 +70,6 @@ static inline i64 att_visible(const AttentionShape *g, i64 i) {
     return n < g->s ? n : g->s;
 }
 
-/* 64 bytes of either type, as GCC's vector extension: operators act lane by lane, and each
- * SIMD copy (simd.h) compiles them to its own registers (one AVX-512 register, two AVX2
- * ones, four SSE ones): the tile products' accumulators in attention_t.h. */
-typedef float att_vec_f32 __attribute__((vector_size(64)));
-typedef double att_vec_f64 __attribute__((vector_size(64)));
-
 /* Where head b's rows of an output of (rows, cols) per head start, the outputs laid out
  * (bh / heads, rows, heads, cols): with heads = H of (B, H) heads, row t of every head of
  * one batch element side by side, as the concatenation of the heads wants them (PyTorch's
@@ -85,6 +81,56 @@ static inline i64 att_at(i64 b, i64 heads, i64 rows, i64 cols) {
 /* e^x in the element type: vmath.h's vectorizable one for float, libm's for double. */
 TG_INLINE float att_exp_f32(float x) { return tg_expf(x); }
 TG_INLINE double att_exp_f64(double x) { return exp(x); }
+
+/* The tile products' micro-kernel (attention_kernel_t.h), for vectors of 8 to 64 bytes. */
+#define TEMPLATE "attention_kernel_t.h"
+#define ATT_BYTES 8
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#define ATT_BYTES 16
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#define ATT_BYTES 32
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#define ATT_BYTES 64
+#include "instantiate_float.h"
+#undef ATT_BYTES
+#undef TEMPLATE
+
+/* The tile products (attention_tile_t.h), the hot loops, once per SIMD level: its vectors
+ * one register each, SSE's (or NEON's) 16 bytes, AVX2's 32, AVX-512's 64. */
+#define TEMPLATE "attention_tile_t.h"
+#if TG_SIMD_LEVELS > 1
+#define ATT_LEVEL _avx512
+#define ATT_TARGET __attribute__((target("arch=x86-64-v4")))
+#define ATT_BYTES 64
+#define ATT_HALF 32
+#include "instantiate_float.h"
+#undef ATT_LEVEL
+#undef ATT_TARGET
+#undef ATT_BYTES
+#undef ATT_HALF
+#define ATT_LEVEL _avx2
+#define ATT_TARGET __attribute__((target("arch=x86-64-v3")))
+#define ATT_BYTES 32
+#define ATT_HALF 16
+#include "instantiate_float.h"
+#undef ATT_LEVEL
+#undef ATT_TARGET
+#undef ATT_BYTES
+#undef ATT_HALF
+#endif
+#define ATT_LEVEL _generic
+#define ATT_TARGET
+#define ATT_BYTES 16
+#define ATT_HALF 8
+#include "instantiate_float.h"
+#undef ATT_LEVEL
+#undef ATT_TARGET
+#undef ATT_BYTES
+#undef ATT_HALF
+#undef TEMPLATE
 
 #define TEMPLATE "attention_t.h"
 #include "instantiate_float.h"

@@ -95,120 +95,31 @@ static int FN(attention_backward_naive)(const AttentionShape *g, OPERAND q, OPER
 
 /* Kt (cols, ATT_BK) = the transpose of rows j0 .. j0 + n - 1 of x (cols values each, `row`
  * apart), zero beyond n: a tile's keys (or values) as columns, so that a row of scores is
- * a sum of rows of Kt, a loop gcc vectorizes. */
+ * a sum of rows of Kt, a loop gcc vectorizes. x is read row by row, in the order it lies
+ * in memory (faster than column by column). */
 TG_INLINE void FN(att_pack)(const T *x, i64 row, i64 n, i64 cols, T *kt) {
-    for (i64 p = 0; p < cols; p++) {
-        T *dst = kt + p * ATT_BK;
-        for (i64 j = 0; j < n; j++) dst[j] = x[j * row + p];
-        for (i64 j = n; j < ATT_BK; j++) dst[j] = 0;
-    }
+    for (i64 j = 0; j < n; j++)
+        for (i64 p = 0; p < cols; p++) kt[p * ATT_BK + j] = x[j * row + p];
+    for (i64 p = 0; p < cols; p++)
+        for (i64 j = n; j < ATT_BK; j++) kt[p * ATT_BK + j] = 0;
 }
 
-/* The tiles' products, c (rows, n) = (accumulate ? c : 0) + a (rows, k) @ b (k, n): a's
- * element (r, p) at a[r * a_row + p * a_p] (a transposed tile is just other strides), b's
- * (p, x) at b[p * ldb + x], c's (r, x) at c[r * ldc + x]. A block of ATT_R rows by two
- * vectors of columns stays in vector registers (V, 64 bytes: one AVX-512 register, two
- * AVX2 ones) for the whole loop over k, which per step loads one row of b and broadcasts
- * one element of a per row, as TinyBLAS's micro-kernel does (gemm_simd_t.h): without it
- * every step would load and store the rows of c. The last of the C vectors may hold only
- * W lanes (half a vector: a head of 8 floats), the rest zero. R, C and W are constants
- * wherever this is inlined, so the unused registers and instructions drop out. */
-#define V FN(att_vec)
-#define LANES ((i64)(sizeof(V) / sizeof(T)))
-/* (macros, not functions: a function returning a 64-byte vector has an ABI of its own);
- * the first `lanes` elements, the others of v zero */
-#define ATT_LOAD(v, p, lanes) ((v) = (V){0}, memcpy(&(v), (p), (size_t)(lanes) * sizeof(T)))
-#define ATT_STORE(p, v, lanes) memcpy((p), &(v), (size_t)(lanes) * sizeof(T))
-
-TG_INLINE void FN(att_kernel)(int R, int C, int W, i64 k0, i64 k1, const T *a, i64 a_row,
-                              i64 a_p, const T *b, i64 ldb, T *c, i64 ldc, int accumulate) {
-    V acc[ATT_R][2], bv[2];
-    #pragma GCC unroll 4
-    for (int r = 0; r < ATT_R; r++)
-        #pragma GCC unroll 2
-        for (int j = 0; j < 2; j++) acc[r][j] = (V){0};
-    for (i64 p = k0; p < k1; p++) {
-        #pragma GCC unroll 2
-        for (int j = 0; j < 2; j++)
-            if (j < C) ATT_LOAD(bv[j], b + p * ldb + j * LANES, j == C - 1 ? W : LANES);
-        #pragma GCC unroll 4
-        for (int r = 0; r < ATT_R; r++) {
-            if (r >= R) break;
-            T ar = a[r * a_row + p * a_p];
-            #pragma GCC unroll 2
-            for (int j = 0; j < 2; j++)
-                if (j < C) acc[r][j] += ar * bv[j];
-        }
+/* c (rows, n) = (accumulate ? c : 0) + a (rows, k) @ b (k, n), the staircase of a causal
+ * tile skipped: attention_tile_t.h's att_mm, the copy of the current SIMD level (simd.h),
+ * the level of the block copy that calls it. */
+static void FN(att_mm)(i64 rows, i64 n, i64 k, const T *a, i64 a_row, i64 a_p, const T *b,
+                       i64 ldb, T *c, i64 ldc, int accumulate, i64 cols_from, i64 k_to,
+                       i64 k_from) {
+#define ATT_MM(level) TG_CAT(FN(att_mm), level)(rows, n, k, a, a_row, a_p, b, ldb, c, ldc, \
+                                                 accumulate, cols_from, k_to, k_from)
+    switch (*tg_simd_current) {
+#if TG_SIMD_LEVELS > 1
+    case TG_SIMD_AVX512: ATT_MM(_avx512); return;
+    case TG_SIMD_AVX2: ATT_MM(_avx2); return;
+#endif
+    default: ATT_MM(_generic); return;
     }
-    #pragma GCC unroll 4
-    for (int r = 0; r < ATT_R; r++) {
-        if (r >= R) break;
-        /* j < C, not `if (j >= C) break;` inside: that break would leave the block of x
-         * and y before their declarations, and gcc's AddressSanitizer marks them out of
-         * scope again on the way out. Where x is held in a register (the AVX-512 double
-         * copy), gcc takes that second mark for a write to x after its scope ended and
-         * plants a stack-use-after-scope report there (make sanitize). */
-        #pragma GCC unroll 2
-        for (int j = 0; j < C; j++) {
-            V x = acc[r][j], y;
-            int lanes = j == C - 1 ? W : LANES;
-            if (accumulate) {
-                ATT_LOAD(y, c + r * ldc + j * LANES, lanes);
-                x += y;
-            }
-            ATT_STORE(c + r * ldc + j * LANES, x, lanes);
-        }
-    }
-}
-
-/* Under the causal mask a tile on the diagonal is half empty: entry (r, x) of c, or term p
- * of its sum, is 0 or never read outside a staircase, and att_mm skips what lies outside
- * it, a block of rows at a time. Row r needs columns x < r + cols_from (the scores of the
- * keys query r sees), terms p < r + k_to (the keys it sees) and p >= r + k_from (key r is
- * seen by the queries from r + k_from on, when the rows are keys); ATT_ALL: no limit.
- * Entries of c left out are not written. */
-#define ATT_ALL ((i64)1 << 60)
-
-TG_INLINE void FN(att_mm)(i64 rows, i64 n, i64 k, const T *a, i64 a_row, i64 a_p, const T *b,
-                          i64 ldb, T *c, i64 ldc, int accumulate, i64 cols_from, i64 k_to,
-                          i64 k_from) {
-    for (i64 r = 0; r < rows;) {
-        int R = rows - r >= ATT_R ? ATT_R : 1;
-        i64 last = r + R - 1, cols = last + cols_from, k1 = last + k_to, k0 = r + k_from;
-        if (cols < n)                   /* whole vectors: b's columns are zero beyond its keys */
-            cols = (cols + LANES - 1) / LANES * LANES;
-        cols = cols < n ? cols : n;
-        k1 = k1 < k ? k1 : k;
-        k0 = k0 > 0 ? k0 : 0;
-        const T *ar = a + r * a_row;
-        T *cr = c + r * ldc;
-        i64 x = 0;
-        for (; x + 2 * LANES <= cols; x += 2 * LANES) {
-            if (R == ATT_R) FN(att_kernel)(ATT_R, 2, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-            else FN(att_kernel)(1, 2, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-        }
-        for (; x + LANES <= cols; x += LANES) {
-            if (R == ATT_R) FN(att_kernel)(ATT_R, 1, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-            else FN(att_kernel)(1, 1, LANES, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-        }
-        if (x + LANES / 2 <= cols) {                       /* half a vector */
-            if (R == ATT_R) FN(att_kernel)(ATT_R, 1, LANES / 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-            else FN(att_kernel)(1, 1, LANES / 2, k0, k1, ar, a_row, a_p, b + x, ldb, cr + x, ldc, accumulate);
-            x += LANES / 2;
-        }
-        for (i64 i = 0; i < R && x < cols; i++) {         /* columns short of a vector (a */
-            T *ci = cr + i * ldc;                          /* head of 8 floats): in place */
-            if (!accumulate)
-                for (i64 y = x; y < cols; y++) ci[y] = 0;
-            for (i64 p = k0; p < k1; p++) {
-                T ap = ar[i * a_row + p * a_p];
-                const T *bp = b + p * ldb;
-                #pragma omp simd
-                for (i64 y = x; y < cols; y++) ci[y] += ap * bp[y];
-            }
-        }
-        r += R;
-    }
+#undef ATT_MM
 }
 
 /* Row i of a tile of scores (n keys) to its weights e^(x - top) where query i sees the key
@@ -323,6 +234,7 @@ TG_SIMD(void, FN(attention_backward_head),
         for (i64 i = 0; i < rows; i++) {
             const T *doi = dout + (i0 + i) * do_row, *oi = out + (i0 + i) * o_row;
             T sum = 0;
+            #pragma omp simd reduction(+:sum)           /* (in any order: in vectors) */
             for (i64 c = 0; c < nv; c++) {
                 dos[i * nv + c] = doi[c];
                 sum += doi[c] * oi[c];
@@ -392,12 +304,6 @@ static int FN(attention_backward_blocked)(const AttentionShape *g, OPERAND q, OP
     }
     return failed;
 }
-
-#undef V
-#undef LANES
-#undef ATT_LOAD
-#undef ATT_STORE
-#undef ATT_ALL
 
 /* ---- the dispatch: variant 0 naive, 1 blocked --------------------------------------------- */
 
