@@ -190,8 +190,9 @@ LEVEL_CASES = [(1, 2, 7, 7, 3, 5, 0), (2, 3, 70, 70, 8, 8, 0), (1, 2, 70, 70, 40
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64], ids=lambda d: d.name)
 def test_the_blocked_kernels_equal_the_naive_ones_at_every_simd_level(simd_level, dtype):
     """Each SIMD level has its own copy of the blocks' tile products, its vectors the level's
-    width (csrc/attention_tile_t.h): every copy against the naive kernels, forward and
-    backward, over shapes that reach each of its column and row cases."""
+    width and half that (csrc/attention_tile_t.h, attention_kernel_t.h): every copy against
+    the naive kernels, forward and backward, over shapes that reach each of its column and
+    row cases."""
     for b, h, t, s, d, e, offset in LEVEL_CASES:
         rng = np.random.default_rng(t * d + e)
         q, k, v, grad = tensors(rng, dtype, (b, h, t, d), (b, h, s, d), (b, h, s, e), (b, h, t, e))

@@ -43,7 +43,9 @@
  * first (under a causal mask the last query blocks see the most keys); the backward pass
  * splits the heads, each thread owning its heads' dk and dv, so no two threads add into one
  * row. Blocks run plain loops whose innermost one walks a contiguous row (of a tile, of v
- * or of an accumulator) for gcc to vectorize, once per SIMD level (simd.h's TG_SIMD).
+ * or of an accumulator) for gcc to vectorize, once per SIMD level (simd.h's TG_SIMD); their
+ * tiles' products keep blocks of the result in vector registers of the level's own width
+ * (attention_tile_t.h, attention_kernel_t.h).
  */
 #include <math.h>
 #include <stdlib.h>

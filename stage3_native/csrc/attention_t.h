@@ -234,7 +234,7 @@ TG_SIMD(void, FN(attention_backward_head),
         for (i64 i = 0; i < rows; i++) {
             const T *doi = dout + (i0 + i) * do_row, *oi = out + (i0 + i) * o_row;
             T sum = 0;
-            #pragma omp simd reduction(+:sum)           /* (in any order: in vectors) */
+            #pragma omp simd reduction(+:sum)       /* summed in any order: in vectors */
             for (i64 c = 0; c < nv; c++) {
                 dos[i * nv + c] = doi[c];
                 sum += doi[c] * oi[c];
