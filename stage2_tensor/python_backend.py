@@ -112,21 +112,9 @@ class PythonBackend(Backend):
                            [cast(f([buf[base + r] for r in inner])) for base in positions(outer)])
 
     def cumsum(self, view, dim, dtype):
-        """Each row along `dim` (every position of the other dimensions) summed from its
-        first element on, in Python numbers (a double for floats), each sum rounded to
-        dtype as it is stored."""
-        others = [d for d in range(len(view.shape)) if d != dim]
-        size, stride = view.shape[dim], view.strides[dim]
-        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
-        out_view = View(out, view.shape, make_strides(view.shape), 0, dtype)
-        out_stride, buf, cast = out_view.strides[dim], view.buffer, dtype.cast
-        for base, out_base in zip(positions(_subview(view, others)),
-                                  positions(_subview(out_view, others))):
-            total = 0
-            for i in range(size):
-                total += buf[base + i * stride]
-                out[out_base + i * out_stride] = cast(total)
-        return out
+        """Each row along `dim` summed from its first element on, in Python numbers (a double
+        for floats), each sum rounded to dtype as it is stored."""
+        return _row_by_row(view, dim, dtype, itertools.accumulate)
 
     def matmul(self, a, b, dtype, bias=None):
         """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
@@ -170,18 +158,8 @@ class PythonBackend(Backend):
 
     # ---- fused kernels ------------------------------------------------------------------
     def softmax(self, view, dim, log, dtype):
-        """Each row along `dim` (every position of the other dimensions) on its own."""
-        others = [d for d in range(len(view.shape)) if d != dim]
-        size, stride = view.shape[dim], view.strides[dim]
-        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
-        out_view = View(out, view.shape, make_strides(view.shape), 0, dtype)
-        out_stride, buf, cast = out_view.strides[dim], view.buffer, dtype.cast
-        for base, out_base in zip(positions(_subview(view, others)),
-                                  positions(_subview(out_view, others))):
-            row = _softmax_row([buf[base + i * stride] for i in range(size)], log)
-            for i, value in enumerate(row):
-                out[out_base + i * out_stride] = cast(value)
-        return out
+        """Each row along `dim` on its own."""
+        return _row_by_row(view, dim, dtype, lambda row: _softmax_row(row, log))
 
     def softmax_backward(self, grad, out, dim, log, dtype):
         """Each row along `dim`: s = sum(g * y) (softmax) or sum(g) (log-softmax), then
@@ -593,6 +571,21 @@ def _converter(source, target):
         decode, encode = source.decode, target.encode
         return lambda v: encode(decode(v))
     return target.cast
+
+
+def _row_by_row(view, dim, dtype, row_fn):
+    """A new contiguous array of view's shape: each row of `view` along `dim` (every position
+    of the other dimensions) read out as Python numbers, mapped by ``row_fn`` to as many, each
+    rounded to dtype as it is stored."""
+    others = [d for d in range(len(view.shape)) if d != dim]
+    size, stride = view.shape[dim], view.strides[dim]
+    out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
+    out_view = View(out, view.shape, make_strides(view.shape), 0, dtype)
+    out_stride, buf, cast = out_view.strides[dim], view.buffer, dtype.cast
+    for base, out_base in zip(positions(_subview(view, others)), positions(_subview(out_view, others))):
+        for i, value in enumerate(row_fn([buf[base + i * stride] for i in range(size)])):
+            out[out_base + i * out_stride] = cast(value)
+    return out
 
 
 def _softmax_row(row, log):
