@@ -91,15 +91,18 @@ bench: setup
 # The tests of the C kernels, for make sanitize and make clang-check: stage3's tests but
 # CUDA's, and the shared suites' cases on "cpu" and "cpu:lazy". Each target builds its
 # library in a copy of the tree ($(call copy_tree,FOLDER): no library there yet), so the
-# normal one is never touched. Fewer hypothesis examples than make test's: each target
-# checks how the kernels are compiled, which a few examples per property reach as well.
+# normal one is never touched, and its fused kernels in a cache of its own. Fewer
+# hypothesis examples than make test's: these targets check how the kernels are compiled,
+# which a few examples per property reach as well. The tests spread over the cores as make
+# test's do (XDIST).
 NATIVE_TESTS := $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
 SHARED_SUITES := tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py \
     tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py
 copy_tree = rm -rf $(1) && mkdir -p $(1) && \
     cp -R stage1_scalargrad stage2_tensor stage3_native stage4_models benchmarks tests pyproject.toml $(1)/ && \
     rm -f $(1)/stage3_native/_native*.so
-NATIVE_ENV := TRACEGRAD_HYPOTHESIS_EXAMPLES=10
+native_env = TRACEGRAD_HYPOTHESIS_EXAMPLES=10 TRACEGRAD_KERNEL_CACHE=$(abspath $(1))/kernels OMP_WAIT_POLICY=passive
+NATIVE_PYTEST := -m pytest -p no:cacheprovider -q $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal)
 
 # The native tests on a C library built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (TRACEGRAD_SANITIZE, stage3_native/build.py), the fused kernels of "cpu:lazy" too. An
@@ -111,11 +114,10 @@ NATIVE_ENV := TRACEGRAD_HYPOTHESIS_EXAMPLES=10
 # test that memory goes back to the system, which ASan holds in quarantine on purpose (to
 # catch a use after free).
 SANITIZE_DIR := build/sanitize
-SANITIZE_RUN := cd $(SANITIZE_DIR) && $(NATIVE_ENV) TRACEGRAD_SANITIZE=1 \
-    TRACEGRAD_KERNEL_CACHE=$(abspath $(SANITIZE_DIR))/kernels \
+SANITIZE_RUN := cd $(SANITIZE_DIR) && $(call native_env,$(SANITIZE_DIR)) TRACEGRAD_SANITIZE=1 \
     LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libstdc++.so)" \
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    $(abspath $(PY)) -m pytest -p no:cacheprovider --capture=sys -q $(PYTEST_ARGS)
+    $(abspath $(PY)) $(NATIVE_PYTEST) --capture=sys $(PYTEST_ARGS)
 sanitize: setup
 	$(call copy_tree,$(SANITIZE_DIR))
 	cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 TRACEGRAD_NATIVE_BUILDING=1 $(abspath $(PY)) -m stage3_native.build
@@ -128,8 +130,8 @@ sanitize: setup
 # compiled by clang too (CC). Before the tests, the library says how it was built: by clang
 # (its .comment section), on one thread, at one SIMD level.
 CLANG_DIR := build/clang
-CLANG_ENV := $(NATIVE_ENV) CC=clang TRACEGRAD_OPENMP=0 TRACEGRAD_KERNEL_CACHE=$(abspath $(CLANG_DIR))/kernels
-CLANG_RUN := cd $(CLANG_DIR) && $(CLANG_ENV) $(abspath $(PY)) -m pytest -p no:cacheprovider -q $(PYTEST_ARGS)
+CLANG_ENV := $(call native_env,$(CLANG_DIR)) CC=clang TRACEGRAD_OPENMP=0
+CLANG_RUN := cd $(CLANG_DIR) && $(CLANG_ENV) $(abspath $(PY)) $(NATIVE_PYTEST) $(PYTEST_ARGS)
 CLANG_SAYS := import stage3_native as s; from stage3_native.cpu import backend as b; s.set_num_threads(2); \
     print('threads:', s.get_num_threads(), '- SIMD levels:', b.simd_levels()); \
     assert s.get_num_threads() == 1 and b.simd_levels() == ('generic',), 'built with OpenMP or for several SIMD levels'

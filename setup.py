@@ -2,43 +2,31 @@
 # that have no pyproject.toml spelling: stage3_native's C library through cffi
 # (cffi_modules), and, when nvcc and a GPU exist, its CUDA library (stage3_native/cuda_build.py).
 import importlib.util
-import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from setuptools import setup
-from setuptools.command.build_ext import build_ext
 
 
-class build_ext_and_cuda(build_ext):
-    """build_ext, its C sources compiled side by side, then the CUDA library with nvcc
-    when there is one and a GPU to run it. A failed CUDA build does not stop the install
-    (devices python and cpu need none of it): it is reported, device "cuda" says why it
-    cannot run, and the test suite fails on it."""
+def load(name):
+    """stage3_native/<name>.py, loaded by its path: not through stage3_native/__init__.py,
+    which would load (or build) the library this builds."""
+    path = Path(__file__).resolve().parent / "stage3_native" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"tracegrad_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def build_extension(self, ext):
-        # distutils compiles an extension's sources one after another; each is a separate
-        # compiler process, so they can as well run at once, one per core
-        compile_each = self.compiler.compile
 
-        def compile_all(sources, *args, **kwargs):
-            with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-                done = pool.map(lambda source: compile_each([source], *args, **kwargs), sources)
-                return [obj for objects in done for obj in objects]
-
-        self.compiler.compile = compile_all
-        try:
-            super().build_extension(ext)
-        finally:
-            del self.compiler.compile            # the class's own method again
+class build_ext_and_cuda(load("build").build_ext_side_by_side):
+    """build_ext, its C sources compiled side by side (stage3_native/build.py), then the
+    CUDA library with nvcc when there is one and a GPU to run it. A failed CUDA build does
+    not stop the install (devices python and cpu need none of it): it is reported, device
+    "cuda" says why it cannot run, and the test suite fails on it."""
 
     def run(self):
         super().run()
-        path = Path(__file__).resolve().parent / "stage3_native" / "cuda_build.py"
-        spec = importlib.util.spec_from_file_location("tracegrad_cuda_build", path)
-        cuda_build = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(cuda_build)          # not through stage3_native/__init__.py
+        cuda_build = load("cuda_build")
         if cuda_build.nvcc() is None:
             print("stage3_native: nvcc not found, device 'cuda' not built")
             return

@@ -16,9 +16,11 @@ cffi needs the functions' declarations as plain C. ``csrc/tracegrad.h`` declares
 kernel once per dtype through macros, so the header is run through the C preprocessor
 first and cffi reads what comes out: one header, no second list of signatures to keep.
 """
+import contextlib
 import ctypes
 import ctypes.util
 import importlib.util
+import io
 import os
 import shlex
 import shutil
@@ -26,9 +28,12 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cffi import FFI
+from setuptools import Distribution
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
@@ -47,7 +52,13 @@ FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-Werror=
 # misaligned load of the kernels as they run, and stop the program at the first one with
 # its stack (-g: with file and line), instead of reading garbage or corrupting memory
 # silently. Python must start with the ASan runtime preloaded (see the Makefile).
-SANITIZE = (["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
+# -fno-wrapv: Python's own flags, which setuptools puts before these, say -fwrapv, under
+# which a signed overflow wraps by definition and UBSan never checks one. -O2: with every
+# access checked, -O3's complete unrolling of fixed-length loops (a fused kernel's rows,
+# lazy/jit.py, compiled with these flags too, so that its results match the kernels' to
+# the bit) takes gcc minutes per kernel instead of seconds; the same accesses are checked.
+SANITIZE = (["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g",
+             "-fno-wrapv", "-O2"]
             if os.environ.get("TRACEGRAD_SANITIZE") == "1" else [])
 
 
@@ -120,8 +131,8 @@ def ops_header():
 def make_ffibuilder(relative):
     """The cffi builder of stage3_native._native, after writing the kernels' op codes
     (csrc/ops_generated.h, from stage2_tensor/ops.py). setuptools (pip) requires source
-    paths relative to setup.py's folder; cffi's own compile() runs in a temporary folder
-    and needs absolute ones."""
+    paths relative to setup.py's folder; build() compiles in a temporary folder and needs
+    absolute ones."""
     ops_header().write(CSRC)
     sources = sorted(CSRC.glob("*.c"))
     builder = FFI()
@@ -142,12 +153,39 @@ def make_ffibuilder(relative):
 ffibuilder = make_ffibuilder(relative=True)       # what setup.py's cffi_modules builds
 
 
+class build_ext_side_by_side(build_ext):
+    """setuptools' build_ext, an extension's C sources compiled side by side: distutils
+    compiles them one after another, each in a compiler process of its own, so they can as
+    well run at once, one per core. setup.py's build (pip) and build() below use it."""
+
+    def build_extension(self, ext):
+        compile_each = self.compiler.compile
+
+        def compile_all(sources, *args, **kwargs):
+            with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+                done = pool.map(lambda source: compile_each([source], *args, **kwargs), sources)
+                return [obj for objects in done for obj in objects]
+
+        self.compiler.compile = compile_all
+        try:
+            super().build_extension(ext)
+        finally:
+            del self.compiler.compile            # the class's own method again
+
+
 def build():
     """Compile in a temporary folder, then move the library into the package, replacing any
     earlier build (pip's may carry another file suffix, and Python would pick one of them
-    silently). A failed build leaves the old library where it was."""
+    silently). A failed build leaves the old library where it was. (cffi writes the C of
+    the module, setuptools compiles it with the kernels, as pip's build does.)"""
     with tempfile.TemporaryDirectory() as tmp:
-        built = Path(make_ffibuilder(relative=False).compile(tmpdir=tmp, verbose=False))
+        with contextlib.redirect_stdout(io.StringIO()):      # cffi's "generating ..._native.c"
+            extension = make_ffibuilder(relative=False).distutils_extension(tmp, verbose=False)
+        dist = Distribution({"ext_modules": [extension], "cmdclass": {"build_ext": build_ext_side_by_side}})
+        command = dist.get_command_obj("build_ext")
+        command.build_lib = command.build_temp = tmp
+        dist.run_command("build_ext")
+        built = Path(command.get_outputs()[0])
         for old in HERE.glob("_native*.so"):
             old.unlink()
         return shutil.move(str(built), str(HERE / built.name))

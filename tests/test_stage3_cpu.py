@@ -1,5 +1,9 @@
-"""Device "cpu" (stage3's C kernels) against device "python" (stage2's), and its memory."""
+"""Device "cpu" (stage3's C kernels) against device "python" (stage2's), its memory, and
+the checks of make sanitize's build of it."""
 import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -315,6 +319,17 @@ def test_int64_stays_exact_beyond_two_to_the_53():
         assert (tg.tensor([3], device=device) ** 39).item() == 3 ** 39
 
 
+def test_integer_powers_wrap_around_as_pytorchs_do():
+    """An int64 power beyond int64 is the result modulo 2^64, as PyTorch's and numpy's are:
+    the kernel multiplies in uint64_t, since a signed overflow is undefined behaviour (make
+    sanitize stops at one), even the square left over after the last bit of 3 ** 39."""
+    bases = np.array([3, -3, 2, 7, -2**62], dtype=np.int64)
+    x = tg.from_numpy(bases, device="cpu")
+    for exponent in (39, 41, 64):
+        with np.errstate(over="ignore"):
+            assert (x ** exponent).tolist() == (bases ** exponent).tolist()
+
+
 def test_a_failing_compiler_shows_its_message(tmp_path, monkeypatch):
     fake = tmp_path / "cc"
     fake.write_text("#!/bin/sh\necho 'fakecc: error: this compiler always fails' >&2\nexit 1\n")
@@ -323,6 +338,14 @@ def test_a_failing_compiler_shows_its_message(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"(?s)building the C library failed.*this compiler always fails"):
         stage3_native._build()
     assert tg.ones(3, device="cpu").sum().item() == 3          # the built library is untouched
+
+
+def test_openmp_can_be_turned_off(monkeypatch):
+    """TRACEGRAD_OPENMP=0 builds without OpenMP whatever the compiler accepts, as Apple's
+    clang builds (make clang-check)."""
+    from stage3_native import build
+    monkeypatch.setenv("TRACEGRAD_OPENMP", "0")
+    assert build.openmp_flags() == []
 
 
 @pytest.mark.parametrize("make, kernel", [(lambda ps: tg.optim.SGD(ps, lr=0.1, momentum=0.9), "sgd_update"),
@@ -580,3 +603,39 @@ def test_strided_copies_of_contiguous_rows_are_exact(dtype):
         np.testing.assert_array_equal(dst.numpy(), want)
     row = tg.from_numpy(a[0, 0, 0].copy(), device="cpu")
     np.testing.assert_array_equal(row.expand(3, 4, 5, 6).contiguous().numpy(), np.broadcast_to(a[0, 0, 0], a.shape))
+
+
+# ---- make sanitize's build (TRACEGRAD_SANITIZE=1) ------------------------------------------
+
+sanitized = pytest.mark.skipif(os.environ.get("TRACEGRAD_SANITIZE") != "1",
+                               reason="checks the library make sanitize builds (TRACEGRAD_SANITIZE=1)")
+
+
+@sanitized
+def test_the_sanitizers_stop_a_signed_overflow(tmp_path):
+    """A signed overflow in C stops make sanitize's run, though Python's own compile flags
+    say -fwrapv (an overflow then wraps by definition, and UBSan checks none): a function
+    compiled as the kernels are, adding 1 to INT_MAX, ends its process with UBSan's report."""
+    script = (
+        "from stage3_native.lazy import jit\n"
+        "kernel = jit.compile_source('const int *tg_simd_current;', 'int tg_add_one(int x) { return x + 1; }',\n"
+        "                            'int tg_add_one(int x)', None)\n"
+        "print(kernel.fn(2**31 - 1))\n")
+    env = dict(os.environ, TRACEGRAD_KERNEL_CACHE=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0 and "signed integer overflow" in result.stderr, result.stdout + result.stderr
+
+
+@sanitized
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
+def test_the_compiler_planted_no_use_after_scope_report():
+    """Where gcc (12) sees a stack variable written after its scope ended, it plants an
+    unconditional call of one of ASan's recovering reports, __asan_report_*_noabort, which
+    the library's checks never call otherwise (-fno-sanitize-recover). Attention's float64
+    AVX-512 kernels had one, from a loop that left the block of its vector locals before
+    their declarations, and stopped make sanitize on AVX-512 machines only: the library's
+    imports show it on any CPU."""
+    from stage3_native import _native
+    result = subprocess.run(["nm", "-D", "--undefined-only", _native.__file__], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if "_noabort" in line] == []

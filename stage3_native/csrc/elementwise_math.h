@@ -107,17 +107,22 @@ TG_FN double tg_div_f64(double a, double b) { return a / b; }
 TG_FN int64_t tg_div_i64(int64_t a, int64_t b) { return b ? a / b : 0; }
 TG_FN float tg_pow_f32(float a, float b) { return powf(a, b); }
 TG_FN double tg_pow_f64(double a, double b) { return pow(a, b); }
-TG_FN int64_t tg_pow_i64(int64_t a, int64_t b) {        /* by squaring; b < 0: 0 */
-    int64_t result = 1;
+/* Integer powers by squaring, in uint64_t: a product too large for int64 wraps around (the
+ * result modulo 2^64, as PyTorch's and numpy's), where a signed one would be undefined
+ * behaviour, as would the square left over after the last bit, never used. b < 0: 0. */
+TG_FN int64_t tg_pow_i64(int64_t a, int64_t b) {
+    uint64_t result = 1, x = (uint64_t)a;
     if (b < 0) return a == 1 ? 1 : 0;
-    for (; b; b >>= 1, a *= a) if (b & 1) result *= a;
-    return result;
+    for (; b; b >>= 1, x *= x) if (b & 1) result *= x;
+    return (int64_t)result;
 }
 /* d(x^y)/dx, Pow's local gradient (x^0 is the constant 1), the product in double (int64_t
  * for integers): one rounding, as pow's */
 TG_FN float tg_pow_grad_f32(float x, float y) { return y == 0 ? 0 : (float)((double)y * tg_pow_f64(x, (double)y - 1)); }
 TG_FN double tg_pow_grad_f64(double x, double y) { return y == 0 ? 0 : y * tg_pow_f64(x, y - 1); }
-TG_FN int64_t tg_pow_grad_i64(int64_t x, int64_t y) { return y == 0 ? 0 : y * tg_pow_i64(x, y - 1); }
+TG_FN int64_t tg_pow_grad_i64(int64_t x, int64_t y) {
+    return y == 0 ? 0 : (int64_t)((uint64_t)y * (uint64_t)tg_pow_i64(x, y - 1));
+}
 
 /* ---- float32 ---------------------------------------------------------------------------
  * 1 / (1 + e^-x), from e = e^-|x| <= 1 so nothing overflows: for x < 0 the same value is
