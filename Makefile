@@ -20,8 +20,11 @@ export TRACEGRAD_DATA ?= $(abspath ../shared/data)
 endif
 # Matplotlib must never try to open a window in a test or a headless demo.
 export MPLBACKEND ?= Agg
+# Python caches compiled modules (__pycache__) even where the environment says not to: each
+# test worker, notebook kernel and command a test runs would compile every module again.
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo test lab chapters bench sanitize clang-check setup dot clang clean
+.PHONY: demo test test-slow lab chapters bench sanitize clang-check setup dot clang clean
 
 # The tour: every stage once, each through the command a reader would type, into runs/demo/
 # (the committed figures/ and chapters/logs/ stay as they are); it ends with the files written.
@@ -58,11 +61,17 @@ demo: setup
 # long notebooks do not leave a core idle at the end. The workers already fill the cores,
 # so a kernel's idle OpenMP threads sleep (passive) instead of spinning against them.
 XDIST ?= auto
+PYTEST := OMP_WAIT_POLICY=passive $(PY) -m pytest $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal)
 test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) chapters/freshness.py
-	OMP_WAIT_POLICY=passive $(PY) -m pytest $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal) \
-	    $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
+	$(PYTEST) $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
+
+# The tests make test leaves out to keep its budget (tests/conftest.py, SlowTests): those
+# marked slow and the CUDA checks (the CUDA kernels on "cuda-emu", nvcc's build of them).
+# .ci/run runs them after make test.
+test-slow: setup
+	$(PYTEST) -m slow $(PYTEST_ARGS)
 
 # The chapter notebooks in JupyterLab, on this venv: its python3 kernel is the venv's Python
 # (ipykernel is installed there, with the project; JUPYTER_PATH puts the venv's kernel spec
@@ -145,10 +154,18 @@ clang-check: setup clang
 
 setup: $(STAMP) dot
 
+# The package (its native build: a minute of compiling) and its dependencies (mostly
+# unpacking) install side by side, in two pips: the first builds tracegrad alone
+# (--no-deps), the second installs what pyproject.toml lists, tracegrad aside.
+DEPENDENCIES = $(PY) -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+    print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))"
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(DEPENDENCIES) > $(VENV)/requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e . & build=$$!; \
+	  $(PY) -m pip install --quiet -r $(VENV)/requirements.txt; deps=$$?; \
+	  wait $$build && test $$deps = 0
 	@touch $(STAMP)
 
 # clang, for make clang-check: a system package, as graphviz is.

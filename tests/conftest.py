@@ -66,19 +66,33 @@ def pytest_collection_modifyitems(config, items):
 
 
 class SlowTests:
-    """A test marked ``slow`` runs only when the -m expression names it (``-m slow``): the
-    default suite keeps its time budget (the whole of it within 10 minutes on 2 cores)."""
+    """A test marked ``slow`` runs only when the -m expression names it (``-m slow``): ``make
+    test`` keeps its budget (5 minutes on 2 cores, set-up included) and ``.ci/run`` runs them
+    after it (``make test-slow``). Slow are: the tests marked so, and the CUDA checks, each
+    test of device "cuda-emu" (the CUDA kernels run one thread at a time on the CPU) or
+    "cuda" (its own tests on a GPU, which such a machine's CI run reaches too)."""
 
-    @staticmethod
-    def set_aside(markexpr, items):
+    SLOW_DEVICES = ("cuda", "cuda-emu")
+
+    @classmethod
+    def is_slow(cls, item):
+        return (item.get_closest_marker("slow") is not None
+                or any(m.args[0] in cls.SLOW_DEVICES for m in item.iter_markers("device")))
+
+    @classmethod
+    def set_aside(cls, markexpr, items):
         """The slow items, removed from ``items`` unless ``markexpr`` asks for them."""
         if "slow" in (markexpr or ""):
             return []
-        slow = [item for item in items if item.get_closest_marker("slow")]
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        slow = [item for item in items if cls.is_slow(item)]
+        items[:] = [item for item in items if not cls.is_slow(item)]
         return slow
 
+    @pytest.hookimpl(tryfirst=True)     # before -m reads the markers: -m slow selects the CUDA checks too
     def pytest_collection_modifyitems(self, config, items):
+        for item in items:
+            if self.is_slow(item) and item.get_closest_marker("slow") is None:
+                item.add_marker(pytest.mark.slow)
         slow = self.set_aside(config.getoption("markexpr"), items)
         if slow:
             config.hook.pytest_deselected(items=slow)

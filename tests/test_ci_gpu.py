@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.stage3
+pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
 
 ROOT = Path(__file__).resolve().parents[1]
 ONE_TEST = "tests/test_stage3_cuda.py::test_abs_clears_the_sign_of_zero_as_on_the_cpu"

@@ -47,11 +47,14 @@ def test_where_every_device_runs_nothing_is_set_aside(monkeypatch):
 
 
 class Marked:
-    def __init__(self, slow):
-        self.slow = slow
+    def __init__(self, slow, device=None):
+        self.slow, self.device = slow, device
 
     def get_closest_marker(self, name):
         return pytest.mark.slow.mark if name == "slow" and self.slow else None
+
+    def iter_markers(self, name):
+        return [pytest.mark.device(self.device).mark] if name == "device" and self.device else []
 
 
 def test_slow_tests_run_only_when_asked():
@@ -62,3 +65,12 @@ def test_slow_tests_run_only_when_asked():
     assert conftest.SlowTests.set_aside("stage4", items) == [slow] and items == [fast]
     items = [fast, slow]
     assert conftest.SlowTests.set_aside("slow", items) == [] and items == [fast, slow]
+
+
+def test_the_cuda_checks_are_slow_tests():
+    """make test leaves the CUDA devices' tests to make test-slow, as it does tests marked slow."""
+    cpu, emulated, gpu = Marked(False, "cpu"), Marked(False, "cuda-emu"), Marked(False, "cuda")
+    items = [cpu, emulated, gpu]
+    assert conftest.SlowTests.set_aside("", items) == [emulated, gpu] and items == [cpu]
+    items = [cpu, emulated, gpu]
+    assert conftest.SlowTests.set_aside("slow", items) == [] and items == [cpu, emulated, gpu]

@@ -17,7 +17,7 @@ from stage3_native.cuda import backend as cuda_backend
 from .engines import ENGINES
 from .optable import LAYOUTS, ops_for
 
-pytestmark = pytest.mark.stage3
+pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
 
 CUDA_REASON = cuda_backend.unavailable_reason("cuda")
 DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]

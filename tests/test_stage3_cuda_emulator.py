@@ -11,7 +11,7 @@ import pytest
 
 from stage3_native import cuda_build
 
-pytestmark = pytest.mark.stage3
+pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

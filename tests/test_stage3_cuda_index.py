@@ -15,7 +15,7 @@ from stage2_tensor import backend
 
 from .optable import dropout_keep, dropout_seed
 
-pytestmark = pytest.mark.stage3
+pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
 
 
 DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]

@@ -31,7 +31,7 @@ from stage2_tensor.strides import make_strides
 from stage3_native import cuda_build
 from stage3_native.cuda import backend as cuda_backend
 
-pytestmark = pytest.mark.stage3
+pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
 
 VARIANTS = ["naive", "tiled", "vectorized", "cublas", "cublas-tf32"]
 DTYPES = {"float32": (dtypes.float32, np.float32), "float64": (dtypes.float64, np.float64)}

@@ -16,7 +16,7 @@ import stage3_native  # noqa: F401  (registers "cuda" and "cuda-emu")
 from stage2_tensor import backend, dtypes
 from stage2_tensor.tensor import Tensor
 
-pytestmark = pytest.mark.stage3
+pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
 
 DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]
 DTYPES = {np.float32: dtypes.float32, np.float64: dtypes.float64, np.int32: dtypes.int32,
