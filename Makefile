@@ -68,10 +68,11 @@ test: setup
 	$(PYTEST) $(if $(STAGE),-m $(STAGE)) $(PYTEST_ARGS)
 
 # The tests make test leaves out to keep its budget (tests/conftest.py, SlowTests): those
-# marked slow and the CUDA checks (the CUDA kernels on "cuda-emu", nvcc's build of them).
-# .ci/run runs them after make test.
+# marked slow (the chapter notebooks among them: `make test-slow STAGE=chapters`) and the
+# CUDA checks (the CUDA kernels on "cuda-emu", nvcc's build of them). .ci/run runs them
+# after make test.
 test-slow: setup
-	$(PYTEST) -m slow $(PYTEST_ARGS)
+	$(PYTEST) -m "slow$(if $(STAGE), and $(STAGE))" $(PYTEST_ARGS)
 
 # The chapter notebooks in JupyterLab, on this venv: its python3 kernel is the venv's Python
 # (ipykernel is installed there, with the project; JUPYTER_PATH puts the venv's kernel spec
@@ -156,15 +157,20 @@ setup: $(STAMP) dot
 
 # The package (its native build: a minute of compiling) and its dependencies (mostly
 # unpacking) install side by side, in two pips: the first builds tracegrad alone
-# (--no-deps), the second installs what pyproject.toml lists, tracegrad aside.
-DEPENDENCIES = $(PY) -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-    print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))"
+# (--no-deps), with the build requirements installed first (--no-build-isolation: no
+# second environment to make), the second installs what pyproject.toml lists, tracegrad
+# aside, their modules compiled on first import rather than all of them now.
+READ_TOML := import tomllib; t = tomllib.load(open('pyproject.toml', 'rb'));
+BUILD_REQUIRES := $(READ_TOML) print('\n'.join(t['build-system']['requires']))
+DEPENDENCIES := $(READ_TOML) p = t['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(DEPENDENCIES) > $(VENV)/requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e . & build=$$!; \
-	  $(PY) -m pip install --quiet -r $(VENV)/requirements.txt; deps=$$?; \
+	$(PY) -c "$(BUILD_REQUIRES)" > $(VENV)/build-requirements.txt
+	$(PY) -c "$(DEPENDENCIES)" > $(VENV)/requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/build-requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . & build=$$!; \
+	  $(PY) -m pip install --quiet --no-compile -r $(VENV)/requirements.txt; deps=$$?; \
 	  wait $$build && test $$deps = 0
 	@touch $(STAMP)
 

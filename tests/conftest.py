@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, settings
 
 # Deterministic example generation: CI and a reader's machine see the same cases.
 settings.register_profile("tracegrad", deadline=None, derandomize=True, database=None,
-                          max_examples=int(os.environ.get("TRACEGRAD_HYPOTHESIS_EXAMPLES", 60)),
+                          max_examples=int(os.environ.get("TRACEGRAD_HYPOTHESIS_EXAMPLES", 30)),
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("tracegrad")
 
@@ -68,9 +68,10 @@ def pytest_collection_modifyitems(config, items):
 class SlowTests:
     """A test marked ``slow`` runs only when the -m expression names it (``-m slow``): ``make
     test`` keeps its budget (5 minutes on 2 cores, set-up included) and ``.ci/run`` runs them
-    after it (``make test-slow``). Slow are: the tests marked so, and the CUDA checks, each
-    test of device "cuda-emu" (the CUDA kernels run one thread at a time on the CPU) or
-    "cuda" (its own tests on a GPU, which such a machine's CI run reaches too)."""
+    after it (``make test-slow``). Slow are: the tests marked so (the chapter notebooks
+    among them), and the CUDA checks, each test of device "cuda-emu" (the CUDA kernels run
+    one thread at a time on the CPU) or "cuda" (its own tests on a GPU, which such a
+    machine's CI run reaches too)."""
 
     SLOW_DEVICES = ("cuda", "cuda-emu")
 

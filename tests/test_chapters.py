@@ -70,7 +70,7 @@ def _load_runner():
 def _params():
     params = []
     for path in sorted(CHAPTERS.glob("*.ipynb")):
-        marks = [pytest.mark.chapters]
+        marks = [pytest.mark.chapters, pytest.mark.slow]        # a minute or more each: make test-slow
         if path.stem in STAGE:
             marks.append(getattr(pytest.mark, STAGE[path.stem]))
         params.append(pytest.param(path.name, marks=marks, id=path.stem))

@@ -57,18 +57,30 @@ enum { TG_SIMD_GENERIC, TG_SIMD_AVX2, TG_SIMD_AVX512 };
     && !defined(TG_SIMD_PORTABLE)
 #define TG_SIMD_LEVELS 3
 
-#define TG_SIMD(ret, name, params, args) \
-    TG_INLINE ret TG_CAT(name, _body) params; \
+/* -DTG_SIMD_NO_AVX512 leaves the avx512 copy out: a fused kernel compiled for a CPU that
+ * cannot run it (lazy/jit.py) saves a third of its compile time, and its level is never
+ * avx512 there. */
+#ifdef TG_SIMD_NO_AVX512
+#define TG_SIMD_AVX512_COPY(ret, name, params, args)
+#define TG_SIMD_AVX512_CALL(name) TG_CAT(name, _avx2)
+#else
+#define TG_SIMD_AVX512_COPY(ret, name, params, args) \
     __attribute__((target("arch=x86-64-v4"))) static ret TG_CAT(name, _avx512) params { \
         return TG_CAT(name, _body) args; \
-    } \
+    }
+#define TG_SIMD_AVX512_CALL(name) TG_CAT(name, _avx512)
+#endif
+
+#define TG_SIMD(ret, name, params, args) \
+    TG_INLINE ret TG_CAT(name, _body) params; \
+    TG_SIMD_AVX512_COPY(ret, name, params, args) \
     __attribute__((target("arch=x86-64-v3"))) static ret TG_CAT(name, _avx2) params { \
         return TG_CAT(name, _body) args; \
     } \
     static ret TG_CAT(name, _generic) params { return TG_CAT(name, _body) args; } \
     static ret name params { \
         switch (*tg_simd_current) { \
-        case TG_SIMD_AVX512: return TG_CAT(name, _avx512) args; \
+        case TG_SIMD_AVX512: return TG_SIMD_AVX512_CALL(name) args; \
         case TG_SIMD_AVX2: return TG_CAT(name, _avx2) args; \
         default: return TG_CAT(name, _generic) args; \
         } \

@@ -1,6 +1,6 @@
 """Compiling generated kernels (chapter 11, lazy execution and kernel fusion): a generated
-C function becomes a Kernel through cffi, compiled once per machine and cached on disk by
-the hash of its source.
+C function becomes a Kernel, compiled by the C compiler into a shared library once per
+machine, cached on disk by the hash of its source, and called through cffi.
 
 The cache: ``$TRACEGRAD_KERNEL_CACHE``, else ``~/.cache/tracegrad/kernels``. A library is
 compiled in a temporary folder inside it and moved into place with os.replace, which is
@@ -8,10 +8,10 @@ atomic: a second process compiling the same kernel at the same time replaces a w
 with an identical whole file, and no process ever loads half of one.
 """
 import hashlib
-import importlib.machinery
-import importlib.util
 import os
+import shlex
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,10 @@ CSRC = Path(__file__).resolve().parent.parent / "csrc"
 # The flags of the eager library (build.py), so the same code compiles the same way; under
 # TRACEGRAD_SANITIZE=1 (make sanitize) the generated kernels are sanitized too.
 _FLAGS = None
+# What Python's own compile flags, which setuptools puts before build.py's when it builds
+# the eager library, mean for the code: signed integers wrap, assert() is off. (Its -g
+# and warnings change nothing the kernels compute, and -g costs compile time.)
+PYTHON_SEMANTICS = ["-fwrapv", "-DNDEBUG"]
 
 
 def flags():
@@ -29,7 +33,10 @@ def flags():
     global _FLAGS
     if _FLAGS is None:
         from .. import build
-        _FLAGS = (build.FLAGS + build.OPENMP + build.SANITIZE, build.OPENMP + build.SANITIZE)
+        from ..cpu.backend import simd_levels
+        # no copy for a SIMD level this CPU cannot run (csrc/simd.h)
+        levels = [] if "avx512" in simd_levels() else ["-DTG_SIMD_NO_AVX512"]
+        _FLAGS = (build.FLAGS + build.OPENMP + build.SANITIZE + levels, build.OPENMP + build.SANITIZE)
     return _FLAGS
 
 
@@ -110,28 +117,9 @@ def kernel_hash(source):
     if _HEADERS is None:
         _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
     headers = _HEADERS
-    text = (source + "\n/* " + build.compiler() + " flags: " + " ".join(compile_flags + link_flags)
+    text = (source + "\n/* " + build.compiler() + " flags: " + " ".join(PYTHON_SEMANTICS + compile_flags + link_flags)
             + " */\n" + headers)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _capture_stderr(fn):
-    """Run fn() with file descriptor 2 going to a temporary file (the compiler is a child
-    process writing there); return (result or exception, what was written)."""
-    import sys
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as err:
-        os.dup2(err.fileno(), 2)
-        try:
-            result = fn()
-        except Exception as exc:      # noqa: BLE001 - handed back to the caller
-            result = exc
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        err.seek(0)
-        return result, err.read().decode(errors="replace")
 
 
 # Every generated library has this variable (codegen's preamble): the SIMD level its
@@ -139,39 +127,42 @@ def _capture_stderr(fn):
 LEVEL = "extern const int *tg_simd_current"
 
 
-def _build(module, source, declaration, folder):
-    """Compile ``source`` into folder/<module><suffix>, atomically; return the path."""
-    from cffi import FFI
+def _build(module, source, folder):
+    """Compile ``source`` into folder/<module>.so, atomically; return the path. A plain
+    shared library, compiled by one call of the C compiler and opened by cffi in ABI mode
+    (``_load``): no Python extension module around it, so no Python.h to parse."""
+    from .. import build
     compile_flags, link_flags = flags()
-    builder = FFI()
-    builder.cdef(f"{declaration};\n{LEVEL};")
-    builder.set_source(module, source, include_dirs=[str(CSRC)], libraries=["m"],
-                       extra_compile_args=compile_flags, extra_link_args=link_flags)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=module + ".", dir=folder)
+    tmp = Path(tempfile.mkdtemp(prefix=module + ".", dir=folder))
     try:
-        result, said = _capture_stderr(lambda: builder.compile(tmpdir=tmp, verbose=False))
-        if isinstance(result, Exception):
-            raise KernelCompileError(f"compiling fused kernel {module} failed: {result}\n"
-                                     f"The compiler said:\n{said}\nThe source:\n{source}") from None
-        final = folder / Path(result).name
-        os.replace(result, final)         # atomic: readers see no file or the whole file
+        (tmp / "kernel.c").write_text(source)
+        library = tmp / (module + ".so")
+        command = [*shlex.split(build.compiler()), *PYTHON_SEMANTICS, *compile_flags, "-fPIC", "-shared",
+                   "-I", str(CSRC), str(tmp / "kernel.c"), "-o", str(library), *link_flags, "-lm"]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise KernelCompileError(f"compiling fused kernel {module} failed: {' '.join(command)}\n"
+                                     f"The compiler said:\n{result.stdout}{result.stderr}\nThe source:\n{source}")
+        final = folder / library.name
+        os.replace(library, final)        # atomic: readers see no file or the whole file
         stats["compiled"] += 1
         return final
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _load(module, path):
-    """The compiled module, its kernels dispatching on the eager library's SIMD level (one
-    level for both, however it is switched: cpu_backend.use_simd_level)."""
-    from ..cpu.backend import ffi, lib
-    spec = importlib.util.spec_from_file_location(module, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    address = int(ffi.cast("uintptr_t", lib.tg_simd_current))
-    mod.lib.tg_simd_current = mod.ffi.cast("const int *", address)
-    return mod
+def _load(declaration, path):
+    """(ffi, lib) of the compiled library, its kernels dispatching on the eager library's
+    SIMD level (one level for both, however it is switched: cpu_backend.use_simd_level)."""
+    from cffi import FFI
+    from ..cpu.backend import ffi as eager_ffi, lib as eager_lib
+    ffi = FFI()
+    ffi.cdef(f"{declaration};\n{LEVEL};")
+    lib = ffi.dlopen(path)
+    address = int(eager_ffi.cast("uintptr_t", eager_lib.tg_simd_current))
+    lib.tg_simd_current = ffi.cast("const int *", address)
+    return ffi, lib
 
 
 def compile_source(preamble, body, declaration, spec):
@@ -188,12 +179,12 @@ def compile_source(preamble, body, declaration, spec):
                       cached.lib)
     module = f"tg_{base}_{digest}"
     folder = cache_dir()
-    path = folder / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
+    path = folder / (module + ".so")
     if path.exists():
         stats["loaded"] += 1
     else:
-        path = _build(module, source, declaration, folder)
-    mod = _load(module, str(path))
-    kernel = Kernel(base, spec, body, source, str(path), getattr(mod.lib, base), mod.ffi, mod.lib)
+        path = _build(module, source, folder)
+    ffi, lib = _load(declaration, str(path))
+    kernel = Kernel(base, spec, body, source, str(path), getattr(lib, base), ffi, lib)
     _LOADED[digest] = kernel
     return kernel
