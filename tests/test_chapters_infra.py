@@ -12,7 +12,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,6 +45,7 @@ def repo(tmp_path):
 
 
 def _notebook(repo, loaded=None, name="01_demo.ipynb"):
+    import nbformat     # here: its import takes seconds, which every test worker would pay collecting
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
     if loaded is not None:
         freshness.record(nb.metadata, loaded, "0123456789abcdef", False, repo=repo)
@@ -134,6 +134,7 @@ def test_commit_in_this_checkout():
 def test_a_full_run_records_what_the_kernel_loaded(tmp_path):
     """run.py's execute with a commit: one probe cell after the last, removed before saving."""
     run = _load("run")
+    import nbformat
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("from stage1_scalargrad import Value\n"
                                                                     "print(Value(2) * 3)")])
     path = tmp_path / "demo.ipynb"
