@@ -155,7 +155,7 @@ clang-check: setup clang
 
 setup: $(STAMP) dot
 
-# The package (its native build: a minute of compiling) and its dependencies (mostly
+# The package (its native build: compiling the kernels) and its dependencies (mostly
 # unpacking) install side by side, in two pips: the first builds tracegrad alone
 # (--no-deps), with the build requirements installed first (--no-build-isolation: no
 # second environment to make), the second installs what pyproject.toml lists, tracegrad

@@ -1,10 +1,9 @@
 """Device "cuda" on one GPU: its kernels against cuBLAS, cuDNN, PyTorch and onnxruntime on the
 same machine (chapter 6b, "06b_cuda": sections 5 and 8).
 
-Sections, in the order they run (--only picks some; in brackets, rough estimates for an H100, not
-yet measured: the JSON records each section's seconds):
+Sections, in the order they run (--only picks some; the JSON records each section's seconds):
 
-(a) gemm [about 1 min]: SGEMM, float32 (n, n) @ (n, n) for n = 1024, 2048, 4096, 8192: each
+(a) gemm: SGEMM, float32 (n, n) @ (n, n) for n = 1024, 2048, 4096, 8192: each
     matmul variant of the device (stage3_native/cuda/matmul.cu: "naive" up to 4096, where
     it already takes a while; "tiled" and any other kernel of ours; "cublas" and
     "cublas-tf32" where libcublas loads), and PyTorch's torch.matmul on the same GPU (plain
@@ -13,39 +12,39 @@ yet measured: the JSON records each section's seconds):
     synchronizations (backend.synchronize(), or torch.cuda.synchronize()), so the Python
     call of one product overlaps the GPU's work on the previous one, as in a training step;
     each figure is the median of --rounds blocks. Each variant's product is checked against
-    numpy's float64 one on 16 rows. Goal (issue 24): the best of our own kernels (every
-    variant but the cublas ones, whatever their names) >= 0.50 x cuBLAS float32 at n = 4096;
-    each one's ratio is reported.
-(b) roofline [seconds]: the GPU's float32 peak = SMs x FP32 lanes per SM x 2 flops x clock,
+    numpy's float64 one on 16 rows. Goal: the best of our own kernels (every variant but
+    the cublas ones, whatever their names) >= 0.50 x cuBLAS float32 at n = 4096; each one's
+    ratio is reported.
+(b) roofline: the GPU's float32 peak = SMs x FP32 lanes per SM x 2 flops x clock,
     the attributes from the backend when it exposes them, else PyTorch, else the driver
     library (the JSON says which), the lanes from FP32_LANES_BY_CAPABILITY; the measured
     copy bandwidth (Tensor.clone of 2^26 float32 through the backend: bytes read + written
     per second); and each GEMM point of (a) with its arithmetic intensity 2 n^3 / (3 n^2 x 4
     bytes) and its fraction of the roof min(peak, intensity x bandwidth).
-(c) bandwidth [about 30 s]: element-wise and reduction kernels through the Tensor (the
+(c) bandwidth: element-wise and reduction kernels through the Tensor (the
     backend's ops, as a model calls them): copy, add, mul, exp and sum of all elements on
     (N,) for N = 2^24, 2^25, 2^26; sum over dim -1 and dim 0 and softmax over rows of
     (4096, 4096) and (16384, 4096) float32. GB/s = the bytes the op must move (inputs read,
     output written, once) / time, and its fraction of (g)'s copy bandwidth; PyTorch's same
     ops on the GPU beside them. Each op is checked against numpy (float64) at the first size.
-(d) conv [about 15 s]: tracegrad's F.conv2d on the device, forward and forward + backward,
+(d) conv: tracegrad's F.conv2d on the device, forward and forward + backward,
     at benchmarks/conv.py's shapes, against torch.nn.functional.conv2d on the GPU (cuDNN,
     cudnn.benchmark False: the default users get), with TF32 as PyTorch allows it by default
     and with TF32 off; GFLOPS (as conv.py counts them) and ratio. Outputs are checked
     against numpy's float64 convolution.
-(e) onnx [about 30 s]: the light ResNet-50 of the onnx wheel (1x3x224x224) and
+(e) onnx: the light ResNet-50 of the onnx wheel (1x3x224x224) and
     benchmarks/onnx.py's U-net (1x1x256x256) through stage4_models.onnx.InferenceSession on
     the device, against onnxruntime's CPU provider on os.cpu_count() threads, and, for the
     U-net, its PyTorch twin (torch_unet_twin below, the same weights) on the GPU: ms per
     run, and each output's largest difference from onnxruntime's. ResNet-50 has no PyTorch
     twin in this repository: onnxruntime only.
-(f) gpt [about 30 s]: GPT training, benchmarks/gpt.py's "char" and "tiny" configurations
+(f) gpt: GPT training, benchmarks/gpt.py's "char" and "tiny" configurations
     (same model, batch, AdamW, random batches): tracegrad on the device against gpt.py's
     PyTorch twin of the model in eager mode on the same GPU, same initial weights and
     batches. Warm-up steps, then --rounds rounds of --steps steps per engine (the engine
     that goes first alternates), each block ending with a synchronization; tokens/s from
-    the median block. Goal (issue 24): at least half PyTorch's throughput on the char-GPT step.
-(g) mnist [1 to 2 min, the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
+    the median block. Goal: at least half PyTorch's throughput on the char-GPT step.
+(g) mnist [the longest: 60,000 steps on each device; --mnist-steps N shortens it]: stage4's training loop
     (``python -m stage4_models.mnist train``: 60,000 SGD steps of 32, the thesis's loss, the
     loss read back every step) on the device and on device "cpu": wall time of the loop.
     The MNIST files come from the usual cache; where they are missing, random images of the
@@ -59,10 +58,9 @@ run cut short keeps what it measured.
 Results are printed and written, with the GPU's name, to benchmarks/results/cuda.json (the
 chapter's plots read it) and cuda.md (the printed tables). --quick runs tiny sizes as a
 smoke test, on device "cuda-emu" too (the kernels on the CPU: no GPU needed; the U-net at
-32x32, ResNet-50 at full size, one run of it about 3 s on the emulator); it writes files only
-when --out is given. --torch-on-cpu runs the PyTorch comparisons on the CPU instead, to
-test that code where there is no GPU. On device "cuda" without a GPU the script stops at
-once, saying why.
+32x32, ResNet-50 at full size); it writes files only when --out is given. --torch-on-cpu
+runs the PyTorch comparisons on the CPU instead, to test that code where there is no GPU.
+On device "cuda" without a GPU the script stops at once, saying why.
 
     python benchmarks/cuda.py [--device cuda] [--quick] [--only gemm roofline bandwidth conv onnx gpt mnist]
                               [--rounds 5] [--steps N] [--mnist-steps N] [--onnx-models resnet50 unet]

@@ -5,7 +5,7 @@ reduce.c) against numpy, through the public Tensor API, on 16M float32 elements.
     mul, exp, a broadcast add, sum and max over the last and the first dimension of a
     (4096, 4096) float32 tensor, with 1 and with 2 threads (stage3_native.set_num_threads),
     and the ratio ours / numpy. numpy runs these on one thread whatever the setting. The
-    implementations are called in turn, round after round, so a slower period of the
+    implementations are called in turn, round after round, so a slower period of a
     shared machine hits all of them alike; each figure is the median over the rounds.
     x.max(dim) returns values and indices, so it is compared with numpy's max and argmax
     (and, for reference, with numpy's max alone). torch, when importable, gets a column.

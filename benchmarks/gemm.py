@@ -19,7 +19,7 @@ How the two are interleaved: each thread count runs in fresh processes, one meas
 TinyBLAS, the next OpenBLAS, then TinyBLAS again, for --rounds rounds, so that a noisy
 neighbour slows both alike. Separate processes, because both libraries keep their worker
 threads spinning for a while after a call (OpenMP's and OpenBLAS's pools): in one process
-the pool of whichever ran last would compete with the other for the two cores. Each
+the pool of whichever ran last would compete with the other for the cores. Each
 process gets OPENBLAS_NUM_THREADS and TRACEGRAD_NUM_THREADS before numpy and the library
 load (OpenBLAS reads its variable only then). A TinyBLAS process uses OpenBLAS only for the
 float64 reference of each case, on one thread: OpenBLAS's idle threads spin for tens of
@@ -192,9 +192,9 @@ def _worker(library, threads, reps, quick, clock_name, ladder):
 def worker_env(library, threads, args):
     """The environment of a worker process. A TinyBLAS worker calls OpenBLAS only for the
     float64 reference of each case, so it gets one OpenBLAS thread: after a call OpenBLAS's
-    idle threads spin (yielding) for about 100 ms, the whole of a training shape's 300 calls,
-    on the cores that OpenMP's threads need (benchmarks/RESULTS.md, TinyBLAS, "the slow calls
-    on 2 threads were the harness")."""
+    idle threads spin (yielding) for about as long as a training shape's whole run of calls
+    takes, on the cores that OpenMP's threads need (benchmarks/RESULTS.md, TinyBLAS, "the
+    slow calls on 2 threads were the harness")."""
     blas_threads = threads if library == "openblas" or args.blas_threads_in_ours else 1
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas_threads), TRACEGRAD_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))

@@ -1,6 +1,6 @@
 """GPT training throughput in tokens/s: stage4's GPT on tracegrad's device "cpu" (float32)
 against the same model in PyTorch (when importable), in the same process, with the same
-threads, the same initial weights and the same batches (GPT issue 8).
+threads, the same initial weights and the same batches.
 
 One step is zero_grad, forward, cross-entropy, backward and an AdamW step (lr 1e-3, betas
 (0.9, 0.99), weight_decay 0.1), on a batch of random tokens already on the device; tracegrad's
@@ -14,7 +14,7 @@ from two blocks timed one after the other, so a busy neighbour affects both term
 
 Configs (dropout 0 in both):
     char: vocab 96, block 64, 4 layers, 4 heads, n_embd 128, batch 12  (the char-level model)
-    char128: the same model at block 128, batch 32  (issue 22's goal config for it)
+    char128: the same model at block 128, batch 32  (the block and batch of training.py's char-GPT goal)
     tiny: vocab 50257, block 256, 2 layers, 4 heads, n_embd 32, batch 4  (GPT-2's vocabulary:
           the (1024, 50257) logits, their softmax and the LM head dominate)
 
@@ -22,8 +22,8 @@ Inference: tokens/s of generating 200 tokens greedily at batch 1, with stage4's 
 without it; PyTorch's side is nanoGPT's loop (crop to block_size, forward, argmax, append;
 no cache). At the char config's block of 64 the context window slides after 64 tokens and
 from then on every step re-reads the window, cache or not (generate.py says why);
-``--block-size 256`` holds all 201 tokens, so that every cached step is one position (issue
-22's generation goal is measured so; ``--inference-only`` skips the training part).
+``--block-size 256`` holds all 201 tokens, so that every cached step is one position (the
+generation goal is measured so; ``--inference-only`` skips the training part).
 
 The PyTorch model, the step, the timing rounds and the thread setting are training.py's
 (``torch_gpt_model``: nanoGPT's model with stage4's parameter names; ``set_threads``: our
@@ -68,7 +68,7 @@ from training import (Engine, measure, set_threads, torch_gpt_model, training_st
                       weights_of)
 
 DEVICE = "cpu"
-CONFIGS = {   # name: (config, batch, default --steps: about half a minute either way)
+CONFIGS = {   # name: (config, batch, default --steps: about as long a run for each)
     "char": (GPTConfig(vocab_size=96, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0), 12, 10),
     "char128": (GPTConfig(vocab_size=96, block_size=128, n_layer=4, n_head=4, n_embd=128, dropout=0.0), 32, 3),
     "tiny": (GPTConfig(vocab_size=50257, block_size=256, n_layer=2, n_head=4, n_embd=32, dropout=0.0), 8, 2),

@@ -8,7 +8,7 @@ reading the result (``.numpy()`` of the output, ``.item()`` of a training step's
 so the lazy figures include recording, scheduling, any code generation and running the
 kernels. Each implementation is called twice first (warm-up: the lazy device compiles its
 fused kernels on first use and caches them on disk), then the implementations of a case
-are timed in turn for --rounds rounds, so a slower period of the shared machine hits them
+are timed in turn for --rounds rounds, so a slower period of a shared machine hits them
 alike; a round times a block of back-to-back calls (as many as fill about 50 ms, at most
 50; the garbage collector runs before each block, not inside it) and each figure is the
 median over the rounds of the time per call (with --fastest, the fastest round: on a
@@ -44,14 +44,14 @@ counted by wrapping them for one call: the same kind of kernel on both sides.
     --steps steps per device (the device that goes first alternates); tokens/s from the
     median round. The step, batches and thread setting are gpt.py's and training.py's.
 
-Goals (the lazy-execution issue), each printed as "goal met" / "goal not met" from the
-measured numbers:
+Goals, each printed as "goal met" / "goal not met" from the measured numbers:
     fused LayerNorm: lazy composite LayerNorm >= 1.5x faster than eager, at every size;
-    plan cache, LayerNorm: the same >= 1.2x, at both sizes (issue 22, with the step below);
+    plan cache, LayerNorm: the same >= 1.2x, at both sizes (the plan cache's goal, with the
+                     step below);
     GELU epilogue:   lazy linear + GELU >= 1.5x faster than eager, at every size, under
                      no_grad (the requires_grad rows are printed for information);
-    training step:   lazy char-GPT step at least 1.2x faster than eager (issue 22, the plan
-                     cache; the lazy-execution issue asked for faster, > 1).
+    training step:   lazy char-GPT step at least 1.2x faster than eager (the plan cache's
+                     goal).
 
 Results are printed and written to benchmarks/results/lazy.json and lazy.md (the printed
 tables); --quick runs tiny sizes and a toy GPT with 2 rounds as a smoke test and writes
@@ -89,8 +89,8 @@ from stage3_native.lazy.backend import IN_PLACE, RECORDED
 RESULTS = Path(__file__).resolve().parent / "results"
 EAGER, LAZY = "cpu", "cpu:lazy"
 FUSION_GOAL = 1.5                 # lazy LayerNorm and GELU epilogue: this much faster than eager
-STEP_GOAL = 1.2                   # lazy training step: this much faster than eager (issue 22)
-CACHE_GOAL = 1.2                  # lazy LayerNorm in ops, both sizes: this much faster (issue 22)
+STEP_GOAL = 1.2                   # lazy training step: this much faster than eager (the plan cache's goal)
+CACHE_GOAL = 1.2                  # lazy LayerNorm in ops, both sizes: this much faster (the plan cache's goal)
 BLOCK_SECONDS, MAX_REPS = 0.05, 50
 # What a case keeps of its rounds: the median; --fastest keeps the fastest round, which
 # another process's load (on a shared machine) can only slow, never speed up.

@@ -2,7 +2,7 @@
 thesis's loss, on tracegrad's device "cpu" (the program `python -m stage4_models.mnist
 train` runs, data batching and per-step loss logging included), against the same loop in
 PyTorch (when installed) on the same batches, in the same process, with the same threads.
-Goal (MNIST issue): under 30 s on a 2-core machine; the thesis: 17.6 s, 108,825
+Goal: under 30 s on a 2-core machine; the thesis: 17.6 s, 108,825
 examples/s on an 8-core Ryzen 5800X.
 
     python benchmarks/mnist.py [--steps 60000] [--runs 3] [--threads N]

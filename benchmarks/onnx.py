@@ -1,6 +1,6 @@
 """ONNX inference: tracegrad's InferenceSession (stage4_models/onnx, device "cpu": the C
 kernels) against onnxruntime's CPU provider, batch 1, float32 (chapter 13,
-"13_inference_compiler"; issue 21, item 9).
+"13_inference_compiler").
 
 Models: the light ResNet-50 of the onnx wheel (onnx/backend/test/data/light, generated
 weights, 1x3x224x224; input arange(n) / n as the files were made) and the padded denoising

@@ -6,7 +6,7 @@ grad). Each round times both engines back to back (the order alternating), each 
 of a few short timeit repeats. Printed per op: each engine's best time over all rounds (on
 a shared machine noise only adds time, so the minimum is the op's own cost), their ratio,
 and the median and range of the rounds' own ratios (two figures taken moments apart, so a
-slow spell of the machine affects both). The goal (issue 22): at most GOAL times PyTorch's
+slow spell of the machine affects both). The goal: at most GOAL times PyTorch's
 time per op, judged on the best times' ratio; the last line says which ops meet it.
 
     python benchmarks/overhead.py [--rounds 15]

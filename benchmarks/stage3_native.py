@@ -13,7 +13,7 @@
 (c) Fused layers of the char-GPT, forward + backward on device "cpu", float32: LayerNorm
     as one kernel each way (csrc/layernorm.c) against the same formula in tensor operations
     (``F.layer_norm_composite``), and the embedding lookup with the indices as a tensor
-    against the old path through a Python list; PyTorch's, with as many threads, if it is
+    against a path through a Python list; PyTorch's, with as many threads, if it is
     installed.
 
     python benchmarks/stage3_native.py [--quick] [--reps 5] [--fused] [--threads N]
@@ -244,9 +244,9 @@ def format_gflops_table(seconds):
 # (c) fused layers: LayerNorm and the embedding lookup
 
 def embedding_via_list(weight, idx):
-    """weight[idx] as it was before index tensors reached the kernels: the indices made
-    Python ints (tolist), checked and wrapped in a Python loop, and handed back to C as a
-    new array (the forward pass; the backward pass reused the list)."""
+    """weight[idx] without index tensors reaching the kernels: the indices made Python
+    ints (tolist), checked and wrapped in a Python loop, and handed back to C as a new
+    array (the forward pass; the backward pass reuses that array)."""
     from stage2_tensor.views import IndexSelect
     size = weight.shape[0]
     values = idx.reshape(-1).tolist()

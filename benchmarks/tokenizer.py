@@ -1,6 +1,6 @@
 """GPT-2 tokenizer throughput: stage4_models.tokenizer (pure Python and the ``regex``
 package) against tiktoken (OpenAI's, Rust), both built from the same gpt2/encoder.json
-and vocab.bpe, encoding tiny-shakespeare in the same process. Goal (issue 7): at least a
+and vocab.bpe, encoding tiny-shakespeare in the same process. Goal: at least a
 quarter of tiktoken's single-threaded ``encode_ordinary`` throughput.
 
     python benchmarks/tokenizer.py [--runs 7] [--file TEXT]

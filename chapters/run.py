@@ -34,7 +34,7 @@ from nbclient.exceptions import CellExecutionError
 
 CHAPTERS = Path(__file__).resolve().parent
 KERNEL = "python3"
-CELL_TIMEOUT = 600          # seconds per cell; full-mode BobNet needs a few
+CELL_TIMEOUT = 600          # seconds per cell, with room for full-mode BobNet's training
 
 
 def _load_freshness():

@@ -6,7 +6,8 @@ Two steps, both loops (no recursion, so a chain of a million nodes is fine):
    inputs (depth-first with an explicit stack: a node is visited once to push its
    inputs and again, after them, to be placed). Each traversal marks the nodes it has
    seen in their ``visit`` field with two fresh objects, which needs no set of visited
-   nodes: that set was a third of backward's time (hashing and growing it for every node).
+   nodes: hashing into and growing such a set for every node is a large share of backward's
+   time.
 2. ``backward`` walks that list from the root down. When a node is reached, every
    operation that reads it has already been visited, so its gradient is complete; it then
    hands each input upstream gradient * local gradient.
@@ -50,7 +51,7 @@ def backward(root):
         upstream = node.grad
         inputs = node.inputs
         # The same rule for every arity; one and two inputs (nearly every node) are spelled
-        # out because building an argument list per node costs a third of the pass.
+        # out because building an argument list per node costs a large share of the pass.
         if len(inputs) == 2:
             a, b = inputs
             da, db = op.backward(node.data, a.data, b.data)

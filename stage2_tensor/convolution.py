@@ -24,7 +24,7 @@ function here; the tables stay as the path every device has.
 Two shortcuts, both general: a 1x1 window with stride 1 and no padding makes no columns
 (the input's planes already are its columns), and inference (no gradient to record) makes
 a large column matrix a band of output rows at a time (``_conv_chunked``), so its memory
-is bounded: the inference engine's U-net (chapter 13) no longer holds a 113 MB one.
+is bounded: the inference engine's U-net (chapter 13) never holds its 113 MB one whole.
 """
 import functools
 import math
@@ -263,8 +263,8 @@ def _chunks(x, weight, bias, kernel, stride, before, after, dilation):
     return numel(x.shape[:2]) * numel(kernel) * numel(out) * x.dtype.itemsize > CHUNK_ABOVE
 
 
-# conv_bands' bands: each thread's columns about BAND_BYTES, so that they stay in its core's
-# L2 cache (512 KiB on the project's machine) while its product reads them.
+# conv_bands' bands: each thread's columns about BAND_BYTES, small enough to stay in its core's
+# L2 cache while its product reads them (benchmarks/RESULTS.md has the measurements).
 BAND_BYTES = 1 << 18
 
 

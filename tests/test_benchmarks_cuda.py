@@ -3,7 +3,7 @@
 rates, outputs agreeing with numpy, onnxruntime and PyTorch). With PyTorch installed the run
 compares against PyTorch on the CPU (--torch-on-cpu), so the comparison code a GPU run takes
 is run too. The timings themselves are not checked (a shared machine). ResNet-50 is left out
-(about 3 s a run on the emulator); so is the GPU-only arithmetic, which is checked below on
+(slow on the emulator); so is the GPU-only arithmetic, which is checked below on
 synthetic numbers: the float32 peak from the attributes and the tables' goal lines."""
 import importlib.util
 import json

@@ -2,11 +2,12 @@
 a gradient, an optimizer's state or a checkpoint that does not fit is refused with an error
 naming it, before any kernel sees it.
 
-Each test is a reproduced bug. Refusing a tensor, a ``.grad`` or a state dict is tested
-in this process: before the fix they were accepted (the test fails with "DID NOT RAISE"),
-and nothing crashed until a kernel ran. Backend methods handed views whose shapes disagree
-crashed the process before the fix (a C kernel reading or writing outside a buffer), so
-they run in a child process, and a crash is reported as an assertion about that case.
+Each test reproduces a bug the boundary prevents. Refusing a tensor, a ``.grad`` or a state
+dict is tested in this process: unchecked, they would be accepted (the test fails with "DID
+NOT RAISE"), and nothing would crash until a kernel ran. Backend methods handed views whose
+shapes disagree would crash the process unchecked (a C kernel reading or writing outside a
+buffer), so they run in a child process, and a crash is reported as an assertion about that
+case.
 """
 import json
 import os
@@ -92,8 +93,8 @@ def test_a_storage_made_by_hand_keeps_the_device_limits():
 @pytest.mark.parametrize("shape", [(2**32, 2**31), (2**63,), (2**62, 4), (0, 2**64)])
 def test_a_view_of_more_elements_than_int64_holds_is_refused(device, shape):
     """A view of stride 0 reads one element however large its shape: ones(1) expanded to
-    (2**32, 2**31) was accepted, and its sum, mean and max came back 0.0 (the kernels'
-    int64 element count wrapped around). Such a view is refused where it would be made,
+    (2**32, 2**31), if accepted, would give 0.0 for its sum, mean and max (the kernels'
+    int64 element count wraps around). Such a view is refused where it would be made,
     by expand or as the layout given to Tensor (PyTorch's as_strided), before any kernel."""
     x = tg.ones(1, device=device)
     with pytest.raises(RuntimeError, match=rf"expand\(\): a tensor of shape {re.escape(str(shape))} "
@@ -141,9 +142,9 @@ def test_a_view_of_more_elements_than_int64_holds_is_refused(device, shape):
     (lambda x: tg.full(("2",), 0.0, device=x.device), TypeError, r"full\(\): argument 'size' .* type str"),
 ])
 def test_sizes_from_the_caller_are_checked_where_they_come_in(device, make, error, message):
-    """Each was accepted before, making a tensor of shape (-1, 3) with numel -3, or of
-    float sizes (reshape(2.5, 4.8), since 2.5 * 4.8 == 12), or failed later with an error
-    naming no argument."""
+    """Unchecked, each would make a tensor of shape (-1, 3) with numel -3, or of float
+    sizes (reshape(2.5, 4.8), since 2.5 * 4.8 == 12), or fail later with an error naming
+    no argument."""
     x = tg.arange(12.0, device=device)
     with pytest.raises(error, match=message):
         make(x)

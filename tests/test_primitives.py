@@ -73,8 +73,8 @@ def test_every_device_runs_every_primitive(device, name):
 def test_a_comparison_asked_for_another_dtype_gives_0_and_1(device):
     """A comparison is known by its declared kind: asked for a float64 result (a direct
     backend call; stage2 asks for bool) it is still computed as a comparison, its 0s and
-    1s converted, as the python backend does. Before, the native backends took it for an
-    arithmetic op (the comparison test was `dtype is bool and code >= FIRST_COMPARISON`)."""
+    1s converted, as the python backend does. A test on the result's dtype (`dtype is bool
+    and code >= FIRST_COMPARISON`) would take it for an arithmetic op."""
     a, b = (tg.from_numpy(v, device=device) for v in (X, Y))
     for name in ops.names("comparison"):
         out = a.launch("binary", name, a.as_view(), b.as_view(), dtypes.float64, shape=a.shape,

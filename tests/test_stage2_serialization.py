@@ -205,7 +205,7 @@ def test_crafted_files_are_refused_naming_the_file_and_the_field(case, tmp_path)
 
 
 def test_a_bool_byte_other_than_0_or_1_is_refused(tmp_path):
-    """save writes a bool as one byte, 0 or 1: a crafted 2 or 255 used to load as True."""
+    """save writes a bool as one byte, 0 or 1: a crafted 2 or 255 must not load as True."""
     path = crafted(tmp_path / "b.tg", one_tensor(dtype="bool", shape=[3], nbytes=3), bytes([1, 2, 255]))
     with pytest.raises(RuntimeError, match=r"b.tg .*tensor 0 is bool, but its element 1 is the byte 2; expected 0 or 1"):
         load(path)
@@ -224,8 +224,8 @@ def test_header_length_beyond_the_file_and_json_nested_too_deep(tmp_path):
 
 
 def test_short_native_tensor_is_refused_instead_of_reading_the_heap(tmp_path):
-    """The reproduction on device "cpu": 8 bytes for 64 floats gave a tensor whose values
-    were whatever followed its buffer (and a segfault for a larger shape)."""
+    """The reproduction on device "cpu": 8 bytes for 64 floats, unchecked, would give a
+    tensor whose values are whatever follows its buffer (and a segfault for a larger shape)."""
     pytest.importorskip("stage3_native")
     path = crafted(tmp_path / "heap.tg", one_tensor(shape=[64], nbytes=8, device="cpu"), bytes(8))
     with pytest.raises(RuntimeError, match="tensor 0's nbytes is 8, expected 256"):

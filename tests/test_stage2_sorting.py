@@ -180,8 +180,8 @@ def _best_time(fn, repeats=3):
 
 @pytest.mark.parametrize("engine", ENGINES_)
 def test_cumsum_takes_time_linear_in_the_row_length(engine):
-    """One addition per element: 8 times longer rows take about 8 times as long, where the
-    triangular-matrix product took 64 times (n^2 multiplications)."""
+    """One addition per element: 8 times longer rows take about 8 times as long, where a
+    triangular-matrix product would take 64 times (n^2 multiplications)."""
     n = 256 if engine.device == "python" else 1024
     short, long = (tg.ones(4, length, device=engine.device) for length in (n, 8 * n))
     short.cumsum(1), long.cumsum(1)                            # warm up

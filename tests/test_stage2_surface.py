@@ -191,8 +191,8 @@ EVERY_DEVICE = [pytest.param(p.values[0].device, marks=p.marks, id=p.id)
     (lambda d: tg.ones(3, device=d).repeat(2**40), "repeat", 4 * 3 * 2**40),
 ])
 def test_factories_refuse_what_cannot_fit_before_making_anything(device, make, op, nbytes):
-    """arange, linspace, eye and multinomial of 2**40 elements built Python lists until
-    memory ran out, then raised an empty MemoryError; now the size is checked first."""
+    """arange, linspace, eye and multinomial of 2**40 elements would build Python lists
+    until memory ran out, then raise an empty MemoryError: the size is checked first."""
     with pytest.raises(RuntimeError, match=rf"{op}\(\): tried to allocate {nbytes} bytes \(.*\), more than "
                                            rf"this machine's \d+ bytes of memory"):
         make(device)
@@ -227,9 +227,9 @@ def test_arange_is_start_plus_i_times_step(device, args):
     ((-1e308, 1e308, 1e-300), RuntimeError, r"makes inf elements"),
 ])
 def test_arange_refuses_what_pytorch_refuses(device, args, error, message):
-    """arange(0, 1, 0) raised ZeroDivisionError, a step of the wrong sign gave an empty
-    tensor, an infinite end OverflowError (PyTorch: "step must be nonzero", "upper bound
-    and larger bound inconsistent with step sign", "unsupported range")."""
+    """Unchecked, arange(0, 1, 0) would raise ZeroDivisionError, a step of the wrong sign
+    give an empty tensor, an infinite end OverflowError (PyTorch: "step must be nonzero",
+    "upper bound and larger bound inconsistent with step sign", "unsupported range")."""
     with pytest.raises(error, match=message):
         tg.arange(*args, device=device)
 
@@ -254,8 +254,8 @@ def test_ranges_on_a_native_device_build_no_python_list(device, monkeypatch):
 
 @pytest.mark.parametrize("device", EVERY_DEVICE)
 def test_split_sizes_as_pytorch(device):
-    """split(0) raised "range() arg 3 must not be zero"; as PyTorch, a split size is a
-    positive int (0 only for an empty dimension, which splits into one empty piece)."""
+    """Unchecked, split(0) would raise "range() arg 3 must not be zero"; as PyTorch, a split
+    size is a positive int (0 only for an empty dimension, which splits into one empty piece)."""
     x = tg.arange(4.0, device=device)
     with pytest.raises(ValueError, match=r"split: split_size must be a positive int \(0 only for a "
                                          r"dimension of size 0\), got 0 for dimension 0 of size 4"):

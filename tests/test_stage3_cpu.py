@@ -631,10 +631,10 @@ def test_the_sanitizers_stop_a_signed_overflow(tmp_path):
 def test_the_compiler_planted_no_use_after_scope_report():
     """Where gcc (12) sees a stack variable written after its scope ended, it plants an
     unconditional call of one of ASan's recovering reports, __asan_report_*_noabort, which
-    the library's checks never call otherwise (-fno-sanitize-recover). Attention's float64
-    AVX-512 kernels had one, from a loop that left the block of its vector locals before
-    their declarations, and stopped make sanitize on AVX-512 machines only: the library's
-    imports show it on any CPU."""
+    the library's checks never call otherwise (-fno-sanitize-recover). A loop that leaves
+    the block of its vector locals before their declarations makes one (attention_kernel_t.h
+    says how), which would stop make sanitize on AVX-512 machines only, where that copy
+    runs: the library's imports show it on any CPU."""
     from stage3_native import _native
     result = subprocess.run(["nm", "-D", "--undefined-only", _native.__file__], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

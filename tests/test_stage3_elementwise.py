@@ -166,7 +166,7 @@ def test_unary_ops_on_zero_dimensional_and_empty_tensors():
 def test_gelu_grad_where_its_two_terms_cancel(dtype, simd_level):
     """Phi(x) + x phi(x) crosses 0 near x = -0.7518, where both terms are 0.226: the result
     is as accurate as ULPS ulps of the terms, not of itself, on every SIMD level (a bound of
-    ulps of the result failed here, in float64, where numpy's exp rounds unlike libm's)."""
+    ulps of the result fails here, in float64, where numpy's exp rounds unlike libm's)."""
     x = np.linspace(-0.76, -0.74, 4001).astype(dtype)
     reference, bound = unary_reference("gelu_grad", x)
     assert (np.abs(reference) < 1e-4).any() and bound.max() < 1e4 * np.finfo(dtype).eps

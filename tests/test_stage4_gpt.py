@@ -186,7 +186,7 @@ def test_sequence_longer_than_block_size_raises(device):
 
 
 def test_config_sizes_are_checked_where_the_config_is_made():
-    """n_head 0 was a ZeroDivisionError inside a layer; every size is checked by GPTConfig."""
+    """n_head 0 would be a ZeroDivisionError inside a layer: every size is checked by GPTConfig."""
     sizes = dict(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8)
     with pytest.raises(ValueError, match=r"GPTConfig: n_head must be at least 1, got 0"):
         GPTConfig(**{**sizes, "n_head": 0})

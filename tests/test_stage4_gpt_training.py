@@ -304,8 +304,8 @@ def test_the_logs_beside_a_checkpoint_are_its_own(tmp_path, monkeypatch):
 
 def test_a_run_removes_what_killed_saves_left_when_it_starts(tmp_path, monkeypatch):
     """A save killed mid-write leaves a temporary file; the next run in that folder removes
-    it when it starts, even if it writes nothing (it used to stay until the next write to
-    the same name)."""
+    it when it starts, even if it writes nothing (rather than leaving it until the next write
+    to the same name)."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     out = tmp_path / "run"

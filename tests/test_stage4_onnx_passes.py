@@ -7,7 +7,7 @@ folded convolution differs from conv-then-BN by a few ulps of each term: over K 
 products, rtol = 1e-5 of the output's scale is ~10x the drift (sqrt(K) eps ~ 7e-7).
 float16 stores values with an 11-bit significand (eps 9.8e-4) and computes in float32; each
 stored activation is off by half an ulp relative, and a few layers add up to ~1e-3 of the
-output's scale, so 1e-2 of that scale (the issue's bound) holds with margin.
+output's scale, so 1e-2 of that scale (the bound asked for) holds with margin.
 """
 import gc
 import os
@@ -45,7 +45,7 @@ def _ops(graph):
 
 def _time_ratio(small, large, rounds=3):
     """How many times longer large() takes than small(): the fastest of ``rounds`` runs of
-    each, taken in turns (so a busy moment of the shared machine slows both), the garbage
+    each, taken in turns (so a busy moment of a shared machine slows both), the garbage
     collector paused (its sweeps over every object alive are noise, not the code's cost)."""
     gc.collect()
     gc.disable()

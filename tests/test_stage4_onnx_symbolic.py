@@ -67,7 +67,7 @@ def test_pool_then_upsample_without_the_parity_fact_is_refused():
     odd = proof.counterexample["X"]
     assert odd % 2 == 1
     assert evaluate(((X - 2) // 2 + 1) * 2, proof.counterexample) != odd
-    assert evaluate(((X - 2) // 2 + 1) * 2, {"X": 3}) == 2      # the X = 3
+    assert evaluate(((X - 2) // 2 + 1) * 2, {"X": 3}) == 2      # X = 3: an odd extent
     assert "counterexample" in proof.why
 
 

@@ -595,7 +595,7 @@ def test_save_pretrained_refuses_what_gpt2_cannot_hold(tmp_path):
 
 
 def test_save_pretrained_writes_config_json_whole_or_not_at_all(tmp_path, monkeypatch):
-    """config.json was rewritten in place: a kill mid-write left part of it."""
+    """config.json rewritten in place would keep only part of it after a kill mid-write."""
     from stage4_models.gpt import GPTConfig
     from stage4_models.gpt.pretrained import save_pretrained
     folder = save_pretrained(small_gpt("python"), tmp_path / "gpt2")

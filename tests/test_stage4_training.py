@@ -72,8 +72,8 @@ def test_csv_summary_and_log_files(tmp_path):
 
 
 def test_logs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    """loss.csv and summary.json were rewritten in place: a run killed meanwhile left part
-    of a file (572 of 1,500 rows). Now the old file stays until the new one is complete."""
+    """loss.csv and summary.json rewritten in place would keep only part of a file after a
+    run killed meanwhile: the old file stays until the new one is complete."""
     path, summary = tmp_path / "loss.csv", tmp_path / "summary.json"
     write_csv(path, ("step", "loss"), [(0, 0.5)])
     write_summary(summary, {"steps": 1})

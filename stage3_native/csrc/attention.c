@@ -1,5 +1,5 @@
 /* Scaled dot-product attention, fused (flash-attention style), forward and backward, for
- * float and double (chapter on language models, "Self-attention"; issue 22).
+ * float and double (chapter on language models, "Self-attention").
  *
  * For each of bh (batch * heads) independent heads, queries q (t, d), keys k (s, d) and
  * values v (s, dv):

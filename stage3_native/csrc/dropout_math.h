@@ -20,7 +20,7 @@ TG_FN uint64_t tg_dropout_bits(uint64_t seed, uint64_t i) {
  * 2^53), all exact (p * 2^53 only changes p's exponent). The same decision as the python
  * device's u >= p, without converting k to a double per element: baseline x86-64 has no
  * instruction for an unsigned 64-bit integer to double, and the compiler's sequence for it
- * made the kernel twice as slow. */
+ * would slow the whole kernel down. */
 TG_FN uint64_t tg_dropout_threshold(double p) {
     return (uint64_t)ceil(p * 0x1p53);
 }

@@ -18,8 +18,8 @@
  *    that order first. The copy reads any strides, so a transposed (x @ W.T) or sliced
  *    operand costs what a contiguous one does, and edge panels are padded with zeros. The
  *    SIMD kernels bring SIMD packers: a contiguous run is copied a vector at a time, a
- *    transposed operand is transposed 8 x 8 in registers (with a scalar loop, packing
- *    Linear's W.T took a third of the time of the MNIST forward product).
+ *    transposed operand is transposed 8 x 8 in registers (a scalar loop would make packing
+ *    Linear's W.T a large share of a product as small as the MNIST forward's).
  *
  * 3. Cache blocking, five loops around the micro-kernel (Goto; Van Zee and van de Geijn's
  *    BLIS), each sized so that what is reused stays in the cache level it is reused from:
@@ -31,16 +31,17 @@
  *              for ir in steps of MR over mc   A micro-panel kc x MR, streamed from L2
  *                micro-kernel: out[ir:ir+MR, jr:jr+NR] (+)= A panel @ B panel
  *
- *    For AVX2 float on this project's reference machine (AMD EPYC Zen 3: L1d 32 KiB,
- *    L2 512 KiB per core, L3 32 MiB shared): KC = 256 makes a B micro-panel 16 KiB (half
- *    of L1, the rest for the A panel streaming past and out's tile); MC = 144 makes the A
- *    block 144 KiB (a good part of L2, leaving room for B panels on their way to L1);
- *    NC = 4096 makes the B block 4 MiB (L3). gemm_kernels.c has every kernel's sizes.
- *    Bigger KC also means fewer passes that reload and re-store out's tile: on Zen 4 (L2
- *    1 MiB) the avx512 kernel measured best with KC = 1024 and MC = 168 (the A block 672 KiB
- *    in L2, B micro-panels streamed from L2, not kept in L1). With one block of rows, each
- *    B micro-panel is packed just before it is read (panels_as_read) rather than the whole
- *    B block ahead, which would go out to L3 and come back (and made a small KC pay there).
+ *    For AVX2 float, sized for an L1d of 32 KiB, an L2 of 512 KiB per core and a shared
+ *    L3 of tens of MiB: KC = 256 makes a B micro-panel 16 KiB (half of L1, the rest for
+ *    the A panel streaming past and out's tile); MC = 144 makes the A block 144 KiB (a
+ *    good part of L2, leaving room for B panels on their way to L1); NC = 4096 makes the
+ *    B block 4 MiB (L3). gemm_kernels.c has every kernel's sizes. Bigger KC also means
+ *    fewer passes that reload and re-store out's tile: for an L2 of 1 MiB the avx512
+ *    kernel takes KC = 1024 and MC = 168 (the A block 672 KiB in L2, B micro-panels
+ *    streamed from L2, not kept in L1; benchmarks/RESULTS.md, TinyBLAS, has the
+ *    measurements). With one block of rows, each B micro-panel is packed just before it
+ *    is read (panels_as_read) rather than the whole B block ahead, which would go out to
+ *    L3 and come back (a cost a deep KC would pay).
  *
  *    Columns come in whole vectors, rows do not (a bottom-edge tile computes just its
  *    rows): a product with few columns and many rows (n = 49: 64 columns' work on the
@@ -87,7 +88,7 @@
 
 /* m * n * k (over the whole batch) below which a product runs on one thread: a few tens of
  * microseconds of work on one core. A second thread still spinning from the previous
- * kernel (see GOMP_SPINCOUNT in stage3_native/__init__.py) joins in a microsecond or two,
+ * kernel (see GOMP_SPINCOUNT in stage3_native/__init__.py) joins within microseconds,
  * so MNIST's 32x784x128 products gain from it; a sleeping one costs more to wake on a
  * virtual machine than such a product takes (benchmarks/RESULTS.md, "Figures behind
  * design choices"). */

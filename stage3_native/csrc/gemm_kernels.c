@@ -282,7 +282,7 @@ int tg_gemm_use_kernel(const char *name) {
  * chains (as many as the AVX2 micro-kernel has accumulators), at the vector width of the
  * kernel in use: what a micro-kernel could reach if loads and the loops around it were
  * free (benchmarks/gemm.py prints it beside TinyBLAS and OpenBLAS). Best of a few runs of
- * about 20 ms; 0 for the generic kernel (its speed depends on what the compiler made). */
+ * 2^20 steps each; 0 for the generic kernel (its speed depends on what the compiler made). */
 #define PEAK_CHAINS 12
 
 #ifdef TG_GEMM_X86

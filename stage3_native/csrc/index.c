@@ -4,7 +4,7 @@
  * (offset + sum of index * stride) because the gathered dimension jumps.
  *
  * The index arrives as it is stored in an int64 tensor, not as a Python list: converting a
- * (32, 128) batch of token ids to 4096 Python ints and back to a C array cost more than the
+ * (32, 128) batch of token ids to 4096 Python ints and back to a C array costs more than the
  * gather itself. The kernels check each index against the dimension's size (-size..size-1,
  * negative ones counting from the end, as in Python) and return the position of the first
  * bad one, so the error names it without a Python loop over the indices.

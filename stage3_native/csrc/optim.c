@@ -23,7 +23,7 @@
 /* Elements below which an update runs on one thread. An update streams 3 to 5 arrays with
  * a few operations per element, so MNIST's first weight takes about as long as waking a
  * sleeping OpenMP thread on a virtual machine: with GOMP_SPINCOUNT=1000, splitting that
- * update made MNIST's step slower. With the package's default, 30000
+ * update slows MNIST's step down. With the package's default, 30000
  * (stage3_native/__init__.py), the second thread is still spinning from the step's matmuls
  * and the split pays (benchmarks/RESULTS.md, "Figures behind design choices"). */
 #define TG_UPDATE_PARALLEL_MIN (TG_PARALLEL_MIN)

@@ -34,7 +34,7 @@
 #include "strided.h"
 
 #define TG_LANES 32         /* independent running extremes of a row reduction (with 16
-                               float lanes gcc unrolled the loop into scalar code) */
+                               float lanes gcc unrolls the loop into scalar code) */
 #define TG_SUM_LANES 16     /* independent sums of a row reduction (measured fastest) */
 #define TG_SUM_BLOCK 1024   /* float32 sums: elements added in float before a double add */
 #define TG_ARG_BLOCK 1024   /* argmax: elements whose extreme is compared at a time */

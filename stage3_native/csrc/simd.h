@@ -58,7 +58,7 @@ enum { TG_SIMD_GENERIC, TG_SIMD_AVX2, TG_SIMD_AVX512 };
 #define TG_SIMD_LEVELS 3
 
 /* -DTG_SIMD_NO_AVX512 leaves the avx512 copy out: a fused kernel compiled for a CPU that
- * cannot run it (lazy/jit.py) saves a third of its compile time, and its level is never
+ * cannot run it (lazy/jit.py) saves that copy's compile time, and its level is never
  * avx512 there. */
 #ifdef TG_SIMD_NO_AVX512
 #define TG_SIMD_AVX512_COPY(ret, name, params, args)

@@ -86,8 +86,8 @@ inline const bool reverse_order = [] {
  * scheduler. On x86-64 Linux a switch is a dozen instructions of our own: push the
  * registers a function must preserve, store the stack pointer, load the other one, pop
  * its registers, return into it. ucontext's swapcontext, used elsewhere, also saves the
- * signal mask, a system call per switch, which made kernels with barriers 100 times
- * slower here. */
+ * signal mask, a system call per switch: far too slow for kernels that switch at every
+ * barrier. */
 #if defined(__x86_64__) && defined(__linux__) && !defined(TG_EMU_UCONTEXT)
 extern "C" void tg_emu_switch(void **save_sp, void *next_sp);
 __asm__(".text\n"

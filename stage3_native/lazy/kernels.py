@@ -54,15 +54,16 @@ from .rows import compile_rows
 FLOATS = ("float32", "float64")
 ELEMENTWISE = ("unary", "binary", "where", "contiguous")
 # A batched product takes an epilogue only when each of its products has this many
-# multiply-adds: it then runs one TinyBLAS call per product from Python (~20 us each), which
-# a convolution's (64 x 288 x 576 per image) repays and attention's many small ones would not.
+# multiply-adds: it then runs one TinyBLAS call per product from Python, a fixed cost each,
+# which a convolution's (64 x 288 x 576 per image) repays and attention's many small ones
+# would not.
 BATCHED_MIN = 1 << 20
 # A product takes an epilogue only when its output (all of it, every batch element) has
 # this many bytes. The epilogue saves the element-wise kernel's pass over the output; an
 # output that fits in the core's cache makes that pass cheap, cheaper than running the
 # element-wise code on each block from TinyBLAS's callback, so a small product runs alone
 # and the element-wise ops after it fuse among themselves (benchmarks/RESULTS.md, the plan
-# cache section: the char-GPT step's products, (768, 512) floats, were slower with theirs).
+# cache section, has the measurement on the char-GPT step's (768, 512) float products).
 EPILOGUE_MIN_BYTES = 4 << 20
 
 

@@ -25,7 +25,7 @@ from stage2_tensor.strides import numel
 from .graph import FAILED, PENDING, LazyBuffer
 
 # Fusion's settings: on unless TRACEGRAD_LAZY_FUSION=0; groups of fewer elements than
-# min_elements run unfused (a kernel's first compile costs ~0.3 s; below a few thousand
+# min_elements run unfused (a kernel's first compile runs the C compiler; below a few thousand
 # elements the memory traffic fusion saves is smaller than the Python work of planning).
 FUSION = {"enabled": os.environ.get("TRACEGRAD_LAZY_FUSION", "1") != "0",
           "min_elements": int(os.environ.get("TRACEGRAD_FUSE_MIN", "4096"))}

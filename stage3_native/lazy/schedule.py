@@ -7,7 +7,7 @@ input of every member, which can come later in the recorded order than its ancho
 order is Kahn's algorithm over steps; among steps ready at once, the one recorded first
 goes first (the program's own order, which keeps a buffer's readers close to its writer).
 
-The traffic is what the issue's "least bytes read and written" measures: each step reads
+The traffic is what "least bytes read and written", the plan's goal, measures: each step reads
 its inputs from memory and writes the values it stores, once. A plan's bytes, against the
 same nodes run one kernel each, say what fusion saved; fusion.py makes each of its choices
 (which producer's group a node joins) by the same measure.

@@ -7,7 +7,7 @@ A run is a TrainConfig; CONFIGS holds the named ones (``--config`` on the comman
 * ``tiny``: the thesis's model, GPT-2's 50,257 BPE tokens, 2 layers, 4 heads, n_embd 32,
   block 256, Adam at 2.5e-3 with betas 0.9/0.95, 500 steps (no warm-up, no decay: the
   thesis's loop), batch 4 (the thesis does not give its batch size; 4 x 256 tokens make
-  logits of 1024 x 50,257 numbers, about 1.3 s a step on 2 cores);
+  logits of 1024 x 50,257 numbers, already a heavy step on a CPU);
 * ``char``: a well-known CPU recipe for a character model of Shakespeare (4 layers, 4
   heads, n_embd 128, block 64, batch 12, 2,000 steps, dropout 0);
 * ``chat-base``: the same model with a block of 256 characters, long enough for a whole

@@ -9,8 +9,8 @@ naive direct convolution in C (``convolution.conv_direct``), im2col on device "c
 ``lines`` the printed table and reading, ``chart`` the bar chart.
 
 numpy's BLAS should run on one thread while the per-position rung is timed: its products are
-small, and on a shared 2-core machine two BLAS threads woken for each of hundreds of them
-made that rung tens of times slower. The chapter sets OPENBLAS_NUM_THREADS=1 before numpy
+small, and where the cores are shared, BLAS threads woken for each of hundreds of them
+make that rung many times slower. The chapter sets OPENBLAS_NUM_THREADS=1 before numpy
 loads; this module leaves the environment alone.
 """
 import statistics

@@ -15,7 +15,7 @@ from . import data
 from .training import THESIS, Config, evaluate, summary_line, train
 
 OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam")
-GOAL_POINTS = 0.5            # the goal: within 0.5 percentage points of the thesis
+GOAL_POINTS = 0.5            # the goal: within 0.5 percentage points of the thesis
 
 
 def reproduce(seeds=(123,), steps=60000, device="cpu", optimizers=OPTIMIZERS, subset=None,

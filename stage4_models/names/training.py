@@ -23,7 +23,7 @@ from .mlp import BLOCK_SIZE, EMBEDDING_SIZE, HIDDEN, MLPLanguageModel
 CHECKPOINT_KIND = "tracegrad-names-mlp"
 CHECKPOINT = CheckpointKind(CHECKPOINT_KIND, "a names MLP", "stage4_models.names train")
 THESIS_PARAMETERS = 10643
-DEV_GOAL = 2.20                  # nats: the goal for the full run's dev loss
+DEV_GOAL = 2.20                  # nats: the goal for the full run's dev loss
 
 
 @dataclass

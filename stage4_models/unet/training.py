@@ -3,7 +3,7 @@
 
 Adam (lr 1e-3) on the mean squared error between the denoised and the clean digits, batches
 of 32 with fresh noise each, on device cpu: the default 400 steps (about 13,000 noisy
-digits) take about 3 minutes on two cores. Quality is reported as the PSNR of the noisy test
+digits) keep a run short enough for a CPU. Quality is reported as the PSNR of the noisy test
 digits and of their denoised versions against the clean ones; the gain is their difference.
 ``export_and_check`` writes the ONNX file and runs it back through this engine's
 InferenceSession and, where installed, onnxruntime, against the model itself.

@@ -68,9 +68,9 @@ def _concat_in_place(nodes, where):
 
 # conv_bands pays where its bands are wide: below this many output positions per image, or
 # for a 1x1 convolution (whose input is its columns: the GEMM alone), the whole-column
-# product and a separate ReLU are faster (measured on ResNet-50: 1 thread 170 ms against
-# 207 ms with every Conv+Relu fused). A Conv+Relu feeding a Concat is fused whatever its
-# size: it then writes into the Concat's buffer (writes.py).
+# product and a separate ReLU are faster (measured on ResNet-50, against every Conv+Relu
+# fused: benchmarks/RESULTS.md, ONNX inference). A Conv+Relu feeding a Concat is fused
+# whatever its size: it then writes into the Concat's buffer (writes.py).
 FUSE_MIN_POSITIONS = 1024
 
 
