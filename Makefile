@@ -159,7 +159,7 @@ setup: $(STAMP) dot
 # unpacking) install side by side, in two pips: the first builds tracegrad alone
 # (--no-deps), with the build requirements installed first (--no-build-isolation: no
 # second environment to make), the second installs what pyproject.toml lists, tracegrad
-# aside, their modules compiled on first import rather than all of them now.
+# aside.
 READ_TOML := import tomllib; t = tomllib.load(open('pyproject.toml', 'rb'));
 BUILD_REQUIRES := $(READ_TOML) print('\n'.join(t['build-system']['requires']))
 DEPENDENCIES := $(READ_TOML) p = t['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))
@@ -170,7 +170,7 @@ $(STAMP): pyproject.toml
 	$(PY) -c "$(DEPENDENCIES)" > $(VENV)/requirements.txt
 	$(PY) -m pip install --quiet -r $(VENV)/build-requirements.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . & build=$$!; \
-	  $(PY) -m pip install --quiet --no-compile -r $(VENV)/requirements.txt; deps=$$?; \
+	  $(PY) -m pip install --quiet -r $(VENV)/requirements.txt; deps=$$?; \
 	  wait $$build && test $$deps = 0
 	@touch $(STAMP)
 
