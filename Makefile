@@ -160,7 +160,10 @@ setup: $(STAMP) dot
 # (--no-deps), with the build requirements installed first (--no-build-isolation: no
 # second environment to make), the second installs what pyproject.toml lists, tracegrad
 # aside.
-READ_TOML := import tomllib; t = tomllib.load(open('pyproject.toml', 'rb'));
+# (Python 3.10 has no tomllib; pip carries the library it grew from, tomli.)
+READ_TOML := import importlib, sys; \
+    toml = importlib.import_module('tomllib' if sys.version_info >= (3, 11) else 'pip._vendor.tomli'); \
+    t = toml.load(open('pyproject.toml', 'rb'));
 BUILD_REQUIRES := $(READ_TOML) print('\n'.join(t['build-system']['requires']))
 DEPENDENCIES := $(READ_TOML) p = t['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))
 $(STAMP): pyproject.toml

@@ -162,9 +162,11 @@ class build_ext_side_by_side(build_ext):
         compile_each = self.compiler.compile
 
         def compile_all(sources, *args, **kwargs):
+            # the largest first: a long compile started last would run alone at the end
+            order = sorted(sources, key=lambda source: -os.path.getsize(source))
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-                done = pool.map(lambda source: compile_each([source], *args, **kwargs), sources)
-                return [obj for objects in done for obj in objects]
+                done = dict(zip(order, pool.map(lambda source: compile_each([source], *args, **kwargs), order)))
+            return [obj for source in sources for obj in done[source]]
 
         self.compiler.compile = compile_all
         try:
