@@ -77,7 +77,7 @@ def test_the_kernels_that_share_memory_agree_in_reverse_order():
     the threads and blocks run last to first."""
     cuda_build.ensure_built("cuda-emu")
     env = {**os.environ, "TRACEGRAD_CUDA_EMU_ORDER": "reverse"}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "-m", "slow",
                "-k", "emu and (reduce or sum or mean or max or tiled or vectorized or softmax or cross_entropy "
                      "or layer_norm or batch_norm)",
                "tests/test_stage3_cuda_reduce.py", "tests/test_stage3_cuda_matmul.py", "tests/test_ops.py"]
