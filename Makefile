@@ -106,6 +106,7 @@ bench: setup
 # which a few examples per property reach as well. The tests spread over the cores as make
 # test's do (XDIST).
 NATIVE_TESTS := $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
+FUSED_TESTS := $(addprefix tests/test_stage3_,codegen.py fusion.py rows.py plan_cache.py epilogue.py lazy.py lazy_draw.py)
 SHARED_SUITES := tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py \
     tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py
 copy_tree = rm -rf $(1) && mkdir -p $(1) && \
@@ -114,16 +115,19 @@ copy_tree = rm -rf $(1) && mkdir -p $(1) && \
 native_env = TRACEGRAD_HYPOTHESIS_EXAMPLES=10 TRACEGRAD_KERNEL_CACHE=$(abspath $(1))/kernels OMP_WAIT_POLICY=passive
 NATIVE_PYTEST := -m pytest -p no:cacheprovider -q $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal)
 
-# The native tests on a C library built with AddressSanitizer and UndefinedBehaviorSanitizer
-# (TRACEGRAD_SANITIZE, stage3_native/build.py), the fused kernels of "cpu:lazy" too. An
-# out-of-bounds access, a use after free, a signed overflow or other undefined behaviour in
-# csrc/ stops the run with a report. Python is not built with ASan, so its runtime is
+# The tests of csrc/'s kernels on a C library built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (TRACEGRAD_SANITIZE, stage3_native/build.py): the native tests
+# but the fused kernels' (FUSED_TESTS, and the shared suites' "cpu:lazy" cases: each test
+# there compiles kernels of its own, and with the checks in that takes most of the time;
+# make sanitize SANITIZE_FUSED=1 runs them too). An out-of-bounds access, a use after free, a
+# signed overflow or other undefined behaviour stops the run with a report. Python is not built with ASan, so its runtime is
 # preloaded (with libstdc++: matplotlib throws C++ exceptions, which ASan must intercept
 # from the start); CPython keeps memory until exit by design, so leak checks are off.
 # --capture=sys: pytest keeps Python's output, the reports reach the terminal. Left out: the
 # test that memory goes back to the system, which ASan holds in quarantine on purpose (to
 # catch a use after free).
 SANITIZE_DIR := build/sanitize
+SANITIZE_FUSED ?=
 SANITIZE_RUN := cd $(SANITIZE_DIR) && $(call native_env,$(SANITIZE_DIR)) TRACEGRAD_SANITIZE=1 \
     LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libstdc++.so)" \
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -131,8 +135,8 @@ SANITIZE_RUN := cd $(SANITIZE_DIR) && $(call native_env,$(SANITIZE_DIR)) TRACEGR
 sanitize: setup
 	$(call copy_tree,$(SANITIZE_DIR))
 	cd $(SANITIZE_DIR) && TRACEGRAD_SANITIZE=1 TRACEGRAD_NATIVE_BUILDING=1 $(abspath $(PY)) -m stage3_native.build
-	$(SANITIZE_RUN) -k "not cuda and not memory_is_freed" $(NATIVE_TESTS)
-	$(SANITIZE_RUN) -k "cpu and not cuda" $(SHARED_SUITES)
+	$(SANITIZE_RUN) -k "not cuda and not memory_is_freed" $(if $(SANITIZE_FUSED),$(NATIVE_TESTS),$(filter-out $(FUSED_TESTS),$(NATIVE_TESTS)))
+	$(SANITIZE_RUN) -k "cpu and not cuda$(if $(SANITIZE_FUSED),, and not lazy)" $(SHARED_SUITES)
 
 # A learner's Mac: Apple's clang, which has no OpenMP, and one SIMD level (simd.h's
 # "generic"). Debian's clang stands in for it, without OpenMP even where libomp is
