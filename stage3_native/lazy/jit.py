@@ -24,7 +24,8 @@ CSRC = Path(__file__).resolve().parent.parent / "csrc"
 _FLAGS = None
 # What Python's own compile flags, which setuptools puts before build.py's when it builds
 # the eager library, mean for the code: signed integers wrap, assert() is off. (Its -g
-# and warnings change nothing the kernels compute, and -g costs compile time.)
+# and warnings change nothing the kernels compute, and -g costs compile time.) They come
+# first, as there: SANITIZE's -fno-wrapv overrides -fwrapv.
 PYTHON_SEMANTICS = ["-fwrapv", "-DNDEBUG"]
 
 
@@ -36,7 +37,8 @@ def flags():
         from ..cpu.backend import simd_levels
         # no copy for a SIMD level this CPU cannot run (csrc/simd.h)
         levels = [] if "avx512" in simd_levels() else ["-DTG_SIMD_NO_AVX512"]
-        _FLAGS = (build.FLAGS + build.OPENMP + build.SANITIZE + levels, build.OPENMP + build.SANITIZE)
+        _FLAGS = (PYTHON_SEMANTICS + build.FLAGS + build.OPENMP + build.SANITIZE + levels,
+                  build.OPENMP + build.SANITIZE)
     return _FLAGS
 
 
@@ -117,8 +119,7 @@ def kernel_hash(source):
     if _HEADERS is None:
         _HEADERS = "".join((CSRC / h).read_text() for h in HEADERS)
     headers = _HEADERS
-    text = (source + "\n/* " + build.compiler() + " flags: " + " ".join(PYTHON_SEMANTICS + compile_flags + link_flags)
-            + " */\n" + headers)
+    text = source + "\n/* " + build.compiler() + " flags: " + " ".join(compile_flags + link_flags) + " */\n" + headers
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -138,7 +139,7 @@ def _build(module, source, folder):
     try:
         (tmp / "kernel.c").write_text(source)
         library = tmp / (module + ".so")
-        command = [*shlex.split(build.compiler()), *PYTHON_SEMANTICS, *compile_flags, "-fPIC", "-shared",
+        command = [*shlex.split(build.compiler()), *compile_flags, "-fPIC", "-shared",
                    "-I", str(CSRC), str(tmp / "kernel.c"), "-o", str(library), *link_flags, "-lm"]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
