@@ -105,11 +105,15 @@ def find_cblas():
 CBLAS = find_cblas()
 
 
+def openmp_turned_off():
+    return os.environ.get("TRACEGRAD_OPENMP") == "0"
+
+
 def openmp_flags():
     """-fopenmp when the compiler accepts it (gcc; Apple's clang does not), so the kernels
     can use threads (csrc/parallel.h); without it they run on one thread. TRACEGRAD_OPENMP=0
     builds without it whatever the compiler, as on a Mac (``make clang-check``)."""
-    if os.environ.get("TRACEGRAD_OPENMP") == "0":
+    if openmp_turned_off():
         return []
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "omp.c"
@@ -212,7 +216,6 @@ if __name__ == "__main__":
     print(f"built {build()} by {compiler_version()}, with matmul from "
           + (f"the system CBLAS ({', '.join(CBLAS[0]) or 'Accelerate'})" if CBLAS else "TinyBLAS (no system CBLAS found)")
           + (", threads from OpenMP" if OPENMP else
-             ", on one thread (" + ("TRACEGRAD_OPENMP=0" if os.environ.get("TRACEGRAD_OPENMP") == "0"
-                                   else "the compiler has no OpenMP") + ")")
+             ", on one thread (" + ("TRACEGRAD_OPENMP=0" if openmp_turned_off() else "the compiler has no OpenMP") + ")")
           + (", with AddressSanitizer and UndefinedBehaviorSanitizer" if SANITIZE else ""))
     sys.exit(0)
