@@ -87,14 +87,16 @@ class SlowTests:
         TRACEGRAD_ALL_TESTS=1 does (.ci/gpu, on a machine with a GPU and cores to spare)."""
         if "slow" in (markexpr or "") or os.environ.get("TRACEGRAD_ALL_TESTS") == "1":
             return []
-        slow = [item for item in items if cls.is_slow(item)]
-        items[:] = [item for item in items if not cls.is_slow(item)]
+        slow, fast = [], []
+        for item in items:
+            (slow if cls.is_slow(item) else fast).append(item)
+        items[:] = fast
         return slow
 
     @pytest.hookimpl(tryfirst=True)     # before -m reads the markers: -m slow selects the CUDA checks too
     def pytest_collection_modifyitems(self, config, items):
         for item in items:
-            if self.is_slow(item) and item.get_closest_marker("slow") is None:
+            if item.get_closest_marker("slow") is None and self.is_slow(item):
                 item.add_marker(pytest.mark.slow)
         slow = self.set_aside(config.getoption("markexpr"), items)
         if slow:
