@@ -119,10 +119,11 @@ NATIVE_PYTEST := -m pytest -p no:cacheprovider -q $(if $(filter 0,$(XDIST)),,-n 
 # UndefinedBehaviorSanitizer (TRACEGRAD_SANITIZE, stage3_native/build.py): the native tests
 # but the fused kernels' (FUSED_TESTS, and the shared suites' "cpu:lazy" cases: each test
 # there compiles kernels of its own, and with the checks in that takes most of the time;
-# make sanitize SANITIZE_FUSED=1 runs them too). An out-of-bounds access, a use after free, a
-# signed overflow or other undefined behaviour stops the run with a report. Python is not built with ASan, so its runtime is
-# preloaded (with libstdc++: matplotlib throws C++ exceptions, which ASan must intercept
-# from the start); CPython keeps memory until exit by design, so leak checks are off.
+# make sanitize SANITIZE_FUSED=1 runs them too). An out-of-bounds access, a use after free,
+# a signed overflow or other undefined behaviour stops the run with a report. Python is not
+# built with ASan, so its runtime is preloaded (with libstdc++: matplotlib throws C++
+# exceptions, which ASan must intercept from the start); CPython keeps memory until exit by
+# design, so leak checks are off.
 # --capture=sys: pytest keeps Python's output, the reports reach the terminal. Left out: the
 # test that memory goes back to the system, which ASan holds in quarantine on purpose (to
 # catch a use after free).
@@ -181,25 +182,24 @@ $(STAMP): pyproject.toml
 	  wait $$build && test $$deps = 0
 	@touch $(STAMP)
 
-# clang, for make clang-check: a system package, as graphviz is.
-clang:
-	@command -v clang >/dev/null 2>&1 || { \
+# System packages, not Python ones: installed with apt-get when run as root, else the one
+# command is printed. $(call system_package,COMMAND,PACKAGE,WHAT,THEN): THEN runs after that
+# message (exit 1 where nothing can go on without it).
+system_package = command -v $(1) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing clang"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; \
+	    echo "installing $(2)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	  else \
-	    echo "clang is missing; install it with:  sudo apt-get install clang"; exit 1; \
+	    echo "$(3) is missing; install it with:  sudo apt-get install $(2)"; $(4) \
 	  fi; }
 
-# Graphviz's `dot` renders the autograd graphs. It is a system package, not a Python one.
+# clang, for make clang-check.
+clang:
+	@$(call system_package,clang,clang,clang,exit 1;)
+
+# Graphviz's `dot` renders the autograd graphs (the tests that draw skip without it).
 dot:
-	@command -v dot >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing graphviz (for its dot command)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
-	  else \
-	    echo "graphviz's dot is missing; install it with:  sudo apt-get install graphviz"; \
-	  fi; }
+	@$(call system_package,dot,graphviz,graphviz's dot,)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
