@@ -164,7 +164,8 @@ setup: $(STAMP) dot
 # unpacking) install side by side, in two pips: the first builds tracegrad alone
 # (--no-deps), with the build requirements installed first (--no-build-isolation: no
 # second environment to make), the second installs what pyproject.toml lists, tracegrad
-# aside.
+# aside. --no-compile: Python compiles a module to bytecode when it is first imported; pip
+# would compile every module of every package, most of which nothing here imports.
 # (Python 3.10 has no tomllib; pip carries the library it grew from, tomli.)
 READ_TOML := import importlib, sys; \
     toml = importlib.import_module('tomllib' if sys.version_info >= (3, 11) else 'pip._vendor.tomli'); \
@@ -178,7 +179,7 @@ $(STAMP): pyproject.toml
 	$(PY) -c "$(DEPENDENCIES)" > $(VENV)/requirements.txt
 	$(PY) -m pip install --quiet -r $(VENV)/build-requirements.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . & build=$$!; \
-	  $(PY) -m pip install --quiet -r $(VENV)/requirements.txt; deps=$$?; \
+	  $(PY) -m pip install --quiet --no-compile -r $(VENV)/requirements.txt; deps=$$?; \
 	  wait $$build && test $$deps = 0
 	@touch $(STAMP)
 

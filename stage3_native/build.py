@@ -45,8 +45,10 @@ CSRC = HERE / "csrc"
 # copies contract a * b + c into FMA (gcc's default -ffp-contract=fast), so the last bits of
 # their float results may differ from the generic copy's (tests hold each to error bounds).
 # -Werror=switch: a kernel's switch over an op enum (ops_header.py) that misses an op stops
-# the build, naming it.
-FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-Werror=switch"]
+# the build, naming it. -g0: Python's own flags, which setuptools puts first, ask for debug
+# information, which nearly doubles the compile time of the largest kernel files; a release
+# build of PyTorch has none either (make sanitize's build has it, for its reports' lines).
+FLAGS = ["-O3", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-Werror=switch", "-g0"]
 # TRACEGRAD_SANITIZE=1 (``make sanitize``, in a copy of the tree): AddressSanitizer and
 # UndefinedBehaviorSanitizer check every memory access and every signed overflow, shift and
 # misaligned load of the kernels as they run, and stop the program at the first one with
