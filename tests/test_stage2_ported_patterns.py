@@ -1,5 +1,5 @@
-"""Patterns from public PyTorch programs that a learner ports by changing the imports (the
-README's porting section lists the programs): written here in our own words, small, on
+"""Patterns from public PyTorch programs that a learner ports by changing the imports
+(stage2_tensor/README.md, "Ported programs", lists them): written here in our own words, small, on
 devices python and cpu, so that what those programs rely on stays working.
 
 * a GPT: a ModuleDict of layers reached as attributes, ``apply`` of an initialiser, a causal

@@ -46,7 +46,7 @@ def default_matmul():
     return "tinyblas"
 
 
-# The SIMD code a CPU runs, chosen at run time (README.md's stage3_native section): TinyBLAS's
+# The SIMD code a CPU runs, chosen at run time (stage3_native/README.md, "SIMD levels"): TinyBLAS's
 # micro-kernel (csrc/gemm_kernels.c) and the level of the element-wise kernels (csrc/simd.h),
 # each the widest this CPU has unless an environment variable or a call picks another.
 
