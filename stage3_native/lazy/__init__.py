@@ -3,16 +3,12 @@
 Device "cpu:lazy" runs device "cpu"'s kernels, but only when a value is read: until then
 every operation, forward and backward, is recorded as a node of a graph.
 
-    graph.py      the recorded node and the LazyBuffer a tensor holds
+The modules form a one-way pipeline, each importing only from the stages before it:
+graph -> fused kernels -> steps -> plan -> cache -> realize -> backend.
+
+    graph.py      the recorded node, the LazyBuffer a tensor holds, and what a read needs
     shapes.py     what each backend method returns (shape, dtype per output)
-    backend.py    LazyBackend: records compute, realizes before reads and in-place writes
-    realize.py    runs what a read needs: the plan's steps, a fused group as one kernel
-    plan.py       the graph compiler's passes, in order:
-      canonicalize.py   readers of copies read the copied views
-      dce.py            what is never computed, and what is computed but not stored
-      fusion.py         nodes grouped into kernels, by the patterns kernels.py declares
-      schedule.py       the steps' order, and the bytes each moves
-    show.py, draw.py  the pending graph printed one node a line; drawn at each pass
+    buffers.py    device "cpu"'s buffers behind the lazy ones
     expr.py       fused kernels as plain records: inputs, constants, ops (code generation)
     codegen.py    a fused element-wise or reduction kernel as C source
     jit.py        compiled once through cffi and cached on disk by the hash of its source
@@ -20,8 +16,19 @@ every operation, forward and backward, is recorded as a node of a graph.
                   consumers (softmax, LayerNorm), one pass per row
     epilogue.py   a matmul whose element-wise epilogue (GELU(x @ W + b)) runs in TinyBLAS,
                   on each block of the product once it is final
+    kernels.py    the kinds of fused kernel: the patterns they admit, a group's spec, its run
+    settings.py   fusion on or off, and its size thresholds (``lazy.fusion``)
+    steps.py      runs a plan's steps: a node eagerly, a fused group as one kernel; counts them
+    plan.py       the graph compiler's passes, in order:
+      canonicalize.py   readers of copies read the copied views
+      dce.py            what is never computed, and what is computed but not stored
+      fusion.py         nodes grouped into kernels, by the patterns kernels.py declares
+      schedule.py       the steps' order, and the bytes each moves
     cache.py      the plan cache: a read whose graph has the structure of one planned
                   before runs that plan again, its kernels compiled, the passes skipped
+    realize.py    runs what a read needs: by its plan (cached, or made now), or eagerly
+    backend.py    LazyBackend: records compute, realizes before reads and in-place writes
+    show.py, draw.py  the pending graph printed one node a line; drawn at each pass
 
     >>> x = tg.tensor([[1.0, 2.0, 3.0]], device="cpu:lazy")
     >>> y = (x * 2).exp()                       # nothing runs
@@ -34,19 +41,12 @@ every operation, forward and backward, is recorded as a node of a graph.
 """
 from . import cache as plan_cache
 from .backend import LazyBackend, pending_count
-from .graph import PENDING, LazyBuffer, Node
+from .graph import PENDING, LazyBuffer, Node, needed
 from .plan import plan
-from .realize import (
-    FUSION,
-    fusion,
-    kernel_count,
-    launched,
-    needed,
-    realize,
-    realize_all,
-    reset_kernel_count,
-)
+from .realize import realize, realize_all
+from .settings import FUSION, fusion
 from .show import graph, pending
+from .steps import kernel_count, launched, reset_kernel_count
 
 
 def create(cpu):

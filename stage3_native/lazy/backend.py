@@ -43,10 +43,11 @@ from stage2_tensor.backend import Backend
 from stage2_tensor.strides import numel
 
 from ..cpu.backend import CpuBackend
-from . import realize as realizing
+from .buffers import on_cpu
 from .graph import PENDING, LazyBuffer, Node, readers, unread
-from .realize import on_cpu
+from .realize import realize, realize_all
 from .shapes import MULTIPLE, outputs
+from .steps import launched
 
 _lock = threading.RLock()           # reentrant: a holder calling in again cannot deadlock
 
@@ -124,7 +125,7 @@ class LazyBackend(Backend):
         pending nodes that read its buffer (as_numpy, above)."""
         with _lock:
             also = readers(view.buffer) if readers_too else []
-            realizing.realize([view.buffer.node] + also, self.cpu)
+            realize([view.buffer.node] + also, self.cpu)
             return on_cpu(view)
 
     # ---- compute and in-place: generated below, one method per name ------------------------
@@ -144,9 +145,9 @@ class LazyBackend(Backend):
         with _lock:
             if op == "write" and _record_write(*args):
                 return
-            realizing.realize_all(self.cpu)
+            realize_all(self.cpu)
             getattr(self.cpu, op)(*[on_cpu(a) for a in args])
-            realizing.launched[op] += 1
+            launched[op] += 1
 
 
 def _record_write(dst, src):

@@ -49,7 +49,9 @@ from stage2_tensor.dtypes import DType
 from . import fusion, kernels
 from .canonicalize import is_copy, merge
 from .graph import FAILED, PENDING, LazyBuffer
-from .realize import FUSION, finish, run, run_group
+from .plan import plan
+from .settings import FUSION
+from .steps import finish, run, run_group
 
 CACHE = {"enabled": os.environ.get("TRACEGRAD_PLAN_CACHE", "1") != "0", "size": 256}
 PLANS = OrderedDict()
@@ -278,10 +280,9 @@ def _where(view, group):
 
 
 def plan_and_run(nodes, order, cpu):
-    """The uncached path: plan.py's passes, then each step run (realize.py's run and
+    """The uncached path: plan.py's passes, then each step run (steps.py's run and
     run_group), noted down as a Program in positions of ``order``, which is returned
     (None: some step could not be noted, so the plan is not cached)."""
-    from .plan import plan
     index = {id(n): i for i, n in enumerate(order)}
     rewritten = []
     planned = plan(nodes, cpu, count_bytes=False, rewritten=rewritten).steps

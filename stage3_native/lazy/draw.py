@@ -20,6 +20,7 @@ and stage1_scalargrad.viz.save(graph, path) writes an .svg or .png.
 """
 from stage1_scalargrad.viz import digraph, escape
 
+from .graph import needed
 from .show import _node_of
 
 STAGES = ("recorded", "canonical", "dead", "fused")
@@ -35,7 +36,6 @@ class Snapshot:
 
 
 def snapshot(*tensors):
-    from .realize import needed
     nodes = needed([_node_of(t) for t in tensors])
     return Snapshot(nodes, [(p, n) for n in nodes for p in n.inputs()])
 

@@ -6,11 +6,15 @@ View arguments, so the graph is simply the nodes reachable through them. A LazyB
 what a tensor's Storage holds on this device: output ``index`` of a node (most methods
 have one output; cross_entropy, mse_loss, layer_norm and its backward have several).
 
-Once a node has run (realize.py), ``result`` holds device "cpu"'s buffers and ``args`` is
+Once a node has run (steps.py), ``result`` holds device "cpu"'s buffers and ``args`` is
 dropped, so a finished node keeps no input alive. ``views`` holds the Views of LazyBuffers
 among the arguments, found once when the node is made (``rewrite`` finds them again when a
-pass changes the arguments): every read walks them (realize.needed, the plan cache's key). Buffers made from data (from_flat, full,
-from_bytes, from_numpy) are nodes that are finished from the start.
+pass changes the arguments): every read walks them (``needed``, the plan cache's key).
+Buffers made from data (from_flat, full, from_bytes, from_numpy) are nodes that are
+finished from the start.
+
+``needed`` walks the graph with an explicit stack, not recursion: a training loop's graph
+can be thousands of nodes deep.
 """
 import collections
 import itertools
@@ -49,7 +53,7 @@ class Pending:
 # Every node not run yet, weakly: a node no tensor can reach any more vanishes from here
 # (dead code, never run), and an in-place write runs all the others first (backend.py).
 PENDING = Pending()
-# Nodes a kernel error took out of PENDING without a result (realize.py): few, usually none.
+# Nodes a kernel error took out of PENDING without a result (steps.py): few, usually none.
 FAILED = weakref.WeakSet()
 # The last nodes made, (number, weak reference) in order: a write asks them whether any
 # pending node reads the buffer it writes (backend.py), without walking all of PENDING.
@@ -169,3 +173,24 @@ def readers(buffer):
     if found is not None:
         return [n for n in found if n in PENDING]
     return sorted((n for n in list(PENDING) if _reads(n, buffer)), key=lambda n: n.number)
+
+
+def needed(nodes):
+    """The not-yet-run nodes that ``nodes`` need, each after all of its inputs (a depth-first
+    post-order, with a stack instead of recursion)."""
+    order, seen = [], set()
+    stack = [(n, False) for n in reversed(nodes) if n.result is None]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for v in reversed(node.views):
+            i = v.buffer.node
+            if i.result is None and id(i) not in seen:
+                stack.append((i, False))
+    return order

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cffi import FFI
+
+from ..cpu.backend import ffi as eager_ffi, lib as eager_lib, simd_levels
+
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 
 # The flags of the eager library (build.py), so the same code compiles the same way; under
@@ -33,13 +37,20 @@ def flags():
     """(compile flags, link flags) of a generated kernel."""
     global _FLAGS
     if _FLAGS is None:
-        from .. import build
-        from ..cpu.backend import simd_levels
+        build = _build_module()
         # no copy for a SIMD level this CPU cannot run (csrc/simd.h)
         levels = [] if "avx512" in simd_levels() else ["-DTG_SIMD_NO_AVX512"]
         _FLAGS = (PYTHON_SEMANTICS + build.FLAGS + build.OPENMP + build.SANITIZE + levels,
                   build.OPENMP + build.SANITIZE)
     return _FLAGS
+
+
+def _build_module():
+    """stage3_native/build.py, whose compiler and flags the kernels share; imported on first
+    use, not with this module, as it imports setuptools, which a program that compiles no
+    kernel has no use for."""
+    from .. import build
+    return build
 
 
 def cache_dir():
@@ -113,7 +124,7 @@ def kernel_hash(source):
     """The kernel's identity: its source, the compiler and its flags, and the csrc headers
     it includes (an edit to vmath.h, or CC=clang, must not find the old library in the
     cache)."""
-    from .. import build
+    build = _build_module()
     compile_flags, link_flags = flags()
     global _HEADERS
     if _HEADERS is None:
@@ -132,7 +143,7 @@ def _build(module, source, folder):
     """Compile ``source`` into folder/<module>.so, atomically; return the path. A plain
     shared library, compiled by one call of the C compiler and opened by cffi in ABI mode
     (``_load``): no Python extension module around it, so no Python.h to parse."""
-    from .. import build
+    build = _build_module()
     compile_flags, link_flags = flags()
     folder.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=module + ".", dir=folder))
@@ -156,8 +167,6 @@ def _build(module, source, folder):
 def _load(declaration, path):
     """(ffi, lib) of the compiled library, its kernels dispatching on the eager library's
     SIMD level (one level for both, however it is switched: cpu_backend.use_simd_level)."""
-    from cffi import FFI
-    from ..cpu.backend import ffi as eager_ffi, lib as eager_lib
     ffi = FFI()
     ffi.cdef(f"{declaration};\n{LEVEL};")
     lib = ffi.dlopen(path)

@@ -32,6 +32,7 @@ from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import numel
 
 from . import codegen
+from .buffers import allocate_for, on_cpu
 from .epilogue import compile_epilogue
 from .expr import (
     COMPARISONS,
@@ -48,7 +49,6 @@ from .expr import (
     op,
 )
 from .fusion import over, over_rows, reads_elementwise, reads_row_value, row_split
-from .realize import allocate_for, on_cpu
 from .rows import compile_rows
 
 FLOATS = ("float32", "float64")

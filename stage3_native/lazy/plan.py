@@ -16,9 +16,10 @@ cache.py keeps what the passes decided, and a graph of the same structure reuses
 from . import dce, schedule
 from .canonicalize import canonicalize
 from .fusion import Group, fuse
-from .graph import PENDING
+from .graph import PENDING, needed
 from .kernels import kinds
-from .realize import FUSION, needed
+from .settings import FUSION
+from .steps import compiled
 
 
 class Plan:
@@ -35,7 +36,6 @@ class Plan:
 
     def code(self, step):
         """The generated C of a fused step (a Group of this plan), compiled if need be."""
-        from .realize import compiled
         spec, _, _ = step.kind.build(step, step.stored)
         return compiled(step.kind, spec).body
 

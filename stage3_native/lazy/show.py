@@ -13,8 +13,7 @@ Numbers are given in the order of the listing. A finished buffer a pending node 
 from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
-from .graph import LazyBuffer
-from .realize import needed
+from .graph import LazyBuffer, needed
 
 
 def _node_of(x):
