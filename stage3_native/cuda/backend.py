@@ -1,8 +1,8 @@
 """Device "cuda": stage2's backend interface on the CUDA kernels beside it (chapter on native
 kernels, section "CUDA"). Compare each method with ../cpu/backend.py's: the same views, the
-same op codes (../native_backend.py holds what the two share, the kernel calls whose
-arguments are the same among it: here ``_call`` runs them), but the buffers are GPU memory
-and every kernel is a launch.
+same op codes (../native_backend.py holds what the two share: the tables, and every kernel
+whose arguments are the same on both, which reaches this library through ``_call``), but
+the buffers are GPU memory and every kernel is a launch.
 
 A buffer is a typed device pointer that cffi frees (``ffi.gc``) when the last tensor viewing
 it is dropped: the memory goes back to the library's caching allocator (memory.cu), and
