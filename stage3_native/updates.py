@@ -4,10 +4,11 @@ cuda/optim.cu).
 
 NativeBackend (native_backend.py) mixes in GroupUpdates and provides ``_dense_or_null(view,
 dtype)`` (a pointer to the view's elements, its own memory when it is dense, else a
-contiguous copy; NULL for None); each device adds ``_run_update(name, dtype, sizes, arrays,
-settings)`` (the kernel call) and ``write`` (``_on_python`` comes from stage2's Backend). Both updates check first that every list
-has one entry per parameter, each of its parameter's shape (contracts.py): the kernels
-walk each parameter's element count through all of them.
+contiguous copy; NULL for None), ``_run_update(name, dtype, sizes, arrays, settings)`` (the
+kernel call, through the device's ``_call``) and ``_on_python``; each device adds ``write``.
+Both updates check first that every list has one entry per parameter, each of its
+parameter's shape (contracts.py): the kernels walk each parameter's element count through
+all of them.
 """
 from stage2_tensor import contracts, dtypes
 from stage2_tensor.backend import View

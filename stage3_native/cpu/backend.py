@@ -2,7 +2,9 @@
 kernels). Compare each method with the same one in stage2_tensor/python_backend.py: the
 Python loop over positions becomes one call into C with the view's shape and strides. What
 it shares with device "cuda" (the tables, the float-only rule of the fused kernels, the
-python fallback of integer matmul) is in native_backend.py.
+python fallback of integer matmul, and every kernel whose C function takes the same
+arguments as CUDA's, marshalled once through ``_call``) is in native_backend.py; here are
+the C library's buffers, the calls that differ, and the kernels only C has.
 
 A buffer is a cffi array (``ffi.new``), owned by Python: when the last tensor viewing it is
 dropped, reference counting frees the native memory at once.
@@ -22,7 +24,7 @@ from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from .._native import ffi, lib
 from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS,
-                             UNARY_CODE, NativeBackend, float_only, split_dims, stored_dtype)
+                             UNARY_CODE, NativeBackend, float_only, no_memory, split_dims, stored_dtype)
 
 CTYPE_ARRAY = {dtype: ffi.typeof(f"{ctype}[]") for dtype, ctype in CTYPE.items()}   # parsed once
 SUFFIX = {dtypes.bool_: "u8", dtypes.int32: "i32", dtypes.int64: "i64",
@@ -226,13 +228,6 @@ class MadeOnce(dict):
 C_INTS = MadeOnce(lambda values: ffi.new("int64_t[]", values))
 
 
-def _no_memory(name, failed):
-    """The window, resampling and attention kernels return 1 when they could not allocate
-    their tables (or tiles)."""
-    if failed:
-        raise MemoryError(f"{name}: no memory for the kernel's tables of positions or tiles")
-
-
 # The levels of the element-wise hierarchy and the paths of reductions, by their numbers in
 # csrc/tracegrad.h (TG_PATH_*, TG_REDUCE_*); csrc/elementwise.c and reduce.c explain them.
 PATHS = ("contiguous", "scalar", "lastdim", "strided")
@@ -311,10 +306,23 @@ ARG_OPS = frozenset(("argmax", "argmin"))
 class CpuBackend(NativeBackend):
     name = "cpu"
     ffi = ffi
+    allocate = staticmethod(allocate)
 
     def __init__(self):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
         self.attention_variant = "blocked"       # "naive": the tests' reference
+
+    # ---- the C calls NativeBackend marshals (native_backend.py) -------------------------------
+    def _call(self, name, dtype, *args):
+        """tg_<name>_<dtype suffix>(*args); what it returns (a "no memory" flag, or nothing)."""
+        return kernel(name, dtype)(*args)
+
+    # a C kernel that checks its data returns the first bad entry's index (-1: none) itself
+    _call_reporting = _call
+
+    @staticmethod
+    def _int64_at(pointer, i):
+        return pointer[i]
 
     def from_flat(self, values, dtype):
         return ffi.new(CTYPE_ARRAY[dtype], [dtype.encode(v) for v in values])
@@ -400,15 +408,6 @@ class CpuBackend(NativeBackend):
                               a.offset, b.buffer, C_INTS[b.strides], b.offset, out)
         return out
 
-    def where(self, cond, a, b, dtype):
-        if not cond.shape == a.shape == b.shape:
-            contracts.where(cond, a, b, dtype)
-        a, b = self._as(a, dtype), self._as(b, dtype)
-        out = allocate(numel(a.shape), dtype)
-        kernel("where", dtype)(len(a.shape), ints(a.shape), cond.buffer, ints(cond.strides), cond.offset,
-                               a.buffer, ints(a.strides), a.offset, b.buffer, ints(b.strides), b.offset, out)
-        return out
-
     def reduce(self, op, view, dims, dtype):
         layout, n_out, n_inner = REDUCE_LAYOUTS[view.shape, view.strides,
                                                 dims if type(dims) is tuple else tuple(dims)]
@@ -423,11 +422,6 @@ class CpuBackend(NativeBackend):
         out = ffi.new(CTYPE_ARRAY[stored], n_out) if n_out < SMALL[stored] else allocate(n_out, stored)
         REDUCE_KERNELS[view.dtype](REDUCE_CODE[op], *layout, view.buffer, view.offset, out, CODE[stored])
         return out if stored is dtype else self.contiguous(View(out, (n_out,), (1,), 0, stored), dtype)
-
-    def _cumsum(self, outer, size, inner, x, dtype):
-        out = allocate(outer * size * inner, dtype)
-        kernel("cumsum", dtype)(outer, size, inner, x, out)
-        return out
 
     def _matmul(self, a, b, dtype, bias):
         """The product of float views (NativeBackend.matmul checked them)."""
@@ -482,48 +476,6 @@ class CpuBackend(NativeBackend):
         lib.tg_copy(len(dst.shape), ints(dst.shape), src.buffer, CODE[src.dtype], ints(src.strides),
                     src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)
 
-    # ---- fused kernels (softmax.c, mse.c, dropout.c, optim.c): contiguous float or double --
-    # (float_only checks the arguments and runs other dtypes on the python backend)
-    @float_only
-    def softmax(self, view, dim, log, dtype):
-        outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
-        out = allocate(numel(view.shape), dtype)
-        kernel("softmax", dtype)(outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
-        return out
-
-    @float_only
-    def softmax_backward(self, grad, out, dim, log, dtype):
-        outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
-        dx = allocate(numel(out.shape), dtype)
-        kernel("softmax_backward", dtype)(outer, out.shape[dim], inner, self._dense(grad, dtype),
-                                          self._dense(out, dtype), int(log), dx)
-        return dx
-
-    @float_only
-    def cross_entropy(self, logits, targets, reduction, ignore_index, dtype):
-        n, c = logits.shape
-        losses, probs = allocate(n if reduction == "none" else 1, dtype), allocate(n * c, dtype)
-        kept = allocate(1, dtype) if reduction == "mean" else None
-        target_ids = self._dense(targets, dtypes.int64)
-        bad = kernel("cross_entropy", dtype)(n, c, self._dense(logits, dtype), target_ids,
-                                             REDUCTIONS.index(reduction), *backend.ignoring(ignore_index),
-                                             losses, probs, ffi.NULL if kept is None else kept)
-        if bad >= 0:
-            raise backend.bad_target(bad, target_ids[bad], c)
-        return losses, probs, kept
-
-    @float_only
-    def cross_entropy_backward(self, probs, targets, scale, kept, ignore_index, dtype):
-        n, c = probs.shape
-        out = allocate(n * c, dtype)
-        scale_step = scale.strides[0] if n > 1 else 0
-        kernel("cross_entropy_backward", dtype)(n, c, self._dense(probs, dtype),
-                                                self._dense(targets, dtypes.int64),
-                                                scale.buffer + scale.offset, scale_step,
-                                                self._dense_or_null(kept, dtype),
-                                                *backend.ignoring(ignore_index), out)
-        return out
-
     # ---- linear + cross-entropy over vocabulary chunks (linear_cross_entropy.c) -------------
     # (columns per chunk, rows per tile) the kernels use; 0: their own. The tests set small
     # ones, so that a small vocabulary is cut into several chunks.
@@ -561,59 +513,6 @@ class CpuBackend(NativeBackend):
             raise MemoryError(f"linear_cross_entropy_backward: no memory for the tiles of {n} rows of logits")
         return dx, dw, db
 
-    @float_only
-    def mse_loss(self, a, b, reduction, dtype):
-        n = numel(a.shape)
-        losses, diff = allocate(n if reduction == "none" else 1, dtype), allocate(n, dtype)
-        kernel("mse_loss", dtype)(n, self._dense(a, dtype), self._dense(b, dtype),
-                                  REDUCTIONS.index(reduction), losses, diff)
-        return losses, diff
-
-    @float_only
-    def mse_loss_backward(self, diff, grad, factor, dtype):
-        n = numel(diff.shape)
-        out = allocate(n, dtype)
-        one_value = n > 1 and not any(grad.strides) and grad.dtype is dtype   # a reduction's
-        values = grad.buffer + grad.offset if one_value else self._dense(grad, dtype)
-        kernel("mse_loss_backward", dtype)(n, self._dense(diff, dtype), values, 0 if one_value else 1,
-                                           factor, out)
-        return out
-
-    @float_only
-    def dropout(self, view, seed, p, dtype):
-        n = numel(view.shape)
-        out = allocate(n, dtype)
-        kernel("dropout", dtype)(n, self._dense(view, dtype), seed, p, out)
-        return out
-
-    def _run_update(self, name, dtype, sizes, arrays, settings):
-        """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
-        kernel(name, dtype)(len(sizes), sizes, *arrays, *settings)
-
-    # ---- layer normalization (layernorm.c): contiguous rows of the last dimension ------------
-    @float_only
-    def layer_norm(self, x, weight, bias, eps, dtype):
-        n = x.shape[-1]
-        rows = numel(x.shape[:-1])
-        out, mean, rstd = allocate(rows * n, dtype), allocate(rows, dtype), allocate(rows, dtype)
-        kernel("layer_norm", dtype)(rows, n, self._dense(x, dtype), self._dense_or_null(weight, dtype),
-                                    self._dense_or_null(bias, dtype), float(eps), out, mean, rstd)
-        return out, mean, rstd
-
-    @float_only
-    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
-        n = x.shape[-1]
-        rows = numel(x.shape[:-1])
-        dx = allocate(rows * n, dtype)
-        dweight, dbias = (allocate(n, dtype), allocate(n, dtype)) if weight is not None else (None, None)
-        failed = kernel("layer_norm_backward", dtype)(
-            rows, n, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
-            self._dense(rstd, dtype), self._dense_or_null(weight, dtype), dx,
-            dweight if dweight is not None else ffi.NULL, dbias if dbias is not None else ffi.NULL)
-        if failed:
-            raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
-        return dx, dweight, dbias
-
     # ---- attention (attention.c): q, k, v and the gradient read in place, row by row --------
     def _heads(self, view, dtype):
         """(buffer, each head's offset, row stride) of a (..., n, c) view for the attention
@@ -629,7 +528,7 @@ class CpuBackend(NativeBackend):
         (t, d), s, e = q.shape[-2:], k.shape[-2], v.shape[-1]
         bh = numel(q.shape[:-2])
         out, lse = allocate(bh * t * e, dtype), allocate(bh * t, dtype)
-        _no_memory("attention", kernel("attention", dtype)(
+        no_memory("attention", kernel("attention", dtype)(
             ATTENTION_VARIANTS[self.attention_variant], bh, t, s, d, e, *self._heads(q, dtype),
             *self._heads(k, dtype), *self._heads(v, dtype), causal is not None, causal or 0,
             float(scale), backend.attention_heads(q.shape), out, lse))
@@ -640,57 +539,22 @@ class CpuBackend(NativeBackend):
         (t, d), s, e = q.shape[-2:], k.shape[-2], v.shape[-1]
         bh = numel(q.shape[:-2])
         dq, dk, dv = allocate(bh * t * d, dtype), allocate(bh * s * d, dtype), allocate(bh * s * e, dtype)
-        _no_memory("attention_backward", kernel("attention_backward", dtype)(
+        no_memory("attention_backward", kernel("attention_backward", dtype)(
             ATTENTION_VARIANTS[self.attention_variant], bh, t, s, d, e, *self._heads(q, dtype),
             *self._heads(k, dtype), *self._heads(v, dtype), *self._heads(out, dtype),
             self._dense(lse, dtype), *self._heads(grad, dtype), causal is not None, causal or 0,
             float(scale), backend.attention_heads(q.shape), dq, dk, dv))
         return dq, dk, dv
 
-    # ---- batch normalization (batchnorm.c): contiguous (N, C, S), per channel ----------------
-    @float_only
-    def batch_norm(self, x, weight, bias, eps, dtype):
-        (batch, c), size = x.shape[:2], numel(x.shape[2:])
-        out, mean, var = allocate(batch * c * size, dtype), allocate(c, dtype), allocate(c, dtype)
-        kernel("batch_norm", dtype)(batch, c, size, self._dense(x, dtype), self._dense_or_null(weight, dtype),
-                                    self._dense_or_null(bias, dtype), float(eps), out, mean, var)
-        return out, mean, var
-
-    @float_only
-    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
-        (batch, c), size = x.shape[:2], numel(x.shape[2:])
-        dx, dweight, dbias = allocate(batch * c * size, dtype), allocate(c, dtype), allocate(c, dtype)
-        kernel("batch_norm_backward", dtype)(batch, c, size, self._dense(grad, dtype), self._dense(x, dtype),
-                                             self._dense(mean, dtype), self._dense(var, dtype),
-                                             self._dense_or_null(weight, dtype), float(eps), dx, dweight, dbias)
-        return dx, dweight, dbias
-
-    # ---- resampling (resample.c): contiguous planes, positions worked out arithmetically -------
-    @float_only
-    def pad(self, view, before, after, mode, value, dtype):
-        planes, spatial, padded = contracts.pad_geometry(view.shape, before, after)
-        y = allocate(planes * padded, dtype)
-        _no_memory("pad", kernel("pad", dtype)(planes, len(before), spatial, tuple(before), tuple(after),
-                                               contracts.PAD_CODES.index(mode), float(value),
-                                               self._dense(view, dtype), y))
-        return y
-
-    @float_only
-    def pad_backward(self, grad, spatial, before, after, mode, dtype):
-        planes = contracts.pad_geometry(grad.shape, before, after)[0]
-        dx = allocate(planes * numel(spatial), dtype)
-        _no_memory("pad_backward", kernel("pad_backward", dtype)(planes, len(before), tuple(spatial), tuple(before),
-                                                                 tuple(after), contracts.PAD_CODES.index(mode),
-                                                                 self._dense(grad, dtype), dx))
-        return dx
-
+    # ---- resampling (resample.c) and windows (convolution.c, pooling.c) into a slice: each --
+    # C kernel takes the output's image and channel strides, where CUDA's write new planes
     @float_only
     def interpolate(self, view, out, steps, mode, align_corners, dtype):
         (batch, channels), (h, w), L = view.shape[:2], view.shape[2:], out[0] * out[1]
         y = allocate(batch * channels * L, dtype)
-        _no_memory("interpolate", kernel("interpolate", dtype)(batch, channels, h, w, out[0], out[1], steps[0],
-                                                               steps[1], int(mode == "linear"), int(align_corners),
-                                                               self._dense(view, dtype), y, channels * L, L))
+        no_memory("interpolate", kernel("interpolate", dtype)(batch, channels, h, w, out[0], out[1], steps[0],
+                                                              steps[1], int(mode == "linear"), int(align_corners),
+                                                              self._dense(view, dtype), y, channels * L, L))
         return y
 
     def interpolate_into(self, view, out, steps, mode, align_corners, dst, dtype):
@@ -699,44 +563,9 @@ class CpuBackend(NativeBackend):
         contracts.interpolate_into(view, out, steps, mode, align_corners, dst, dtype)
         self._apart("interpolate_into", dst, (view,))
         (batch, channels), (h, w) = view.shape[:2], view.shape[2:]
-        _no_memory("interpolate_into", kernel("interpolate", dtype)(
+        no_memory("interpolate_into", kernel("interpolate", dtype)(
             batch, channels, h, w, out[0], out[1], steps[0], steps[1], int(mode == "linear"), int(align_corners),
             self._dense(view, dtype), dst.buffer + dst.offset, dst.strides[0], dst.strides[1]))
-
-    @float_only
-    def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
-        planes, (oh, ow), (h, w) = numel(grad.shape[:2]), grad.shape[2:], spatial
-        dx = allocate(planes * h * w, dtype)
-        _no_memory("interpolate_backward", kernel("interpolate_backward", dtype)(
-            planes, h, w, oh, ow, steps[0], steps[1], int(mode == "linear"), int(align_corners),
-            self._dense(grad, dtype), dx))
-        return dx
-
-    # ---- windows (convolution.c, pooling.c): contiguous planes, the geometry checked first ----
-    @float_only
-    def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
-        planes, K, L = numel(view.shape[:2]), numel(kernel_size), numel(out)
-        cols = allocate(planes * K * L, dtype)
-        _no_memory("im2col", kernel("im2col", dtype)(planes, len(out), view.shape[2:], kernel_size, stride, before,
-                                                     dilation, out, self._dense(view, dtype), float(fill), cols))
-        return cols
-
-    @float_only
-    def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
-        planes = numel(cols.shape[:2])
-        x = allocate(planes * numel(spatial), dtype)        # the kernel zeroes each plane
-        _no_memory("col2im", kernel("col2im", dtype)(planes, len(out), tuple(spatial), kernel_size, stride, before,
-                                                     dilation, out, self._dense(cols, dtype), x))
-        return x
-
-    @float_only
-    def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
-        (batch, c_in), c_out = x.shape[:2], weight.shape[0]
-        y = allocate(batch * c_out * numel(out), dtype)
-        kernel("conv_direct", dtype)(batch, c_in, c_out, groups, len(out), x.shape[2:], weight.shape[2:],
-                                     stride, before, dilation, out, self._dense(x, dtype),
-                                     self._dense(weight, dtype), self._dense_or_null(bias, dtype), y)
-        return y
 
     def conv_bands(self, x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype):
         """The inference convolution in bands (convolution_t.h's tg_conv_bands): a new
@@ -750,7 +579,7 @@ class CpuBackend(NativeBackend):
         else:
             self._apart("conv_bands", dst, (x, weight, bias))
             y, target, image, channel = None, dst.buffer + dst.offset, dst.strides[0], dst.strides[1]
-        _no_memory("conv_bands", kernel("conv_bands", dtype)(
+        no_memory("conv_bands", kernel("conv_bands", dtype)(
             batch, c_in, c_out, groups, len(out), x.shape[2:], weight.shape[2:], stride, before, dilation, out,
             *args, int(relu), band_rows, target, image, channel))
         return y
@@ -779,9 +608,9 @@ class CpuBackend(NativeBackend):
                                         (dtype, dtypes.int64))
         (batch, channels), L = view.shape[:2], numel(out)
         y, where = allocate(batch * channels * L, dtype), allocate(batch * channels * L, dtypes.int64)
-        _no_memory("max_pool", kernel("max_pool", dtype)(batch, channels, len(out), view.shape[2:], kernel_size,
-                                                         stride, before, dilation, out, self._dense(view, dtype), y,
-                                                         where, channels * L, L))
+        no_memory("max_pool", kernel("max_pool", dtype)(batch, channels, len(out), view.shape[2:], kernel_size,
+                                                        stride, before, dilation, out, self._dense(view, dtype), y,
+                                                        where, channels * L, L))
         return y, where
 
     def max_pool_into(self, view, kernel_size, stride, before, dilation, out, dst, dtype):
@@ -790,16 +619,6 @@ class CpuBackend(NativeBackend):
         contracts.max_pool_into(view, kernel_size, stride, before, dilation, out, dst, dtype)
         self._apart("max_pool_into", dst, (view,))
         (batch, channels) = view.shape[:2]
-        _no_memory("max_pool_into", kernel("max_pool", dtype)(
+        no_memory("max_pool_into", kernel("max_pool", dtype)(
             batch, channels, len(out), view.shape[2:], kernel_size, stride, before, dilation, out,
             self._dense(view, dtype), dst.buffer + dst.offset, ffi.NULL, dst.strides[0], dst.strides[1]))
-
-    @float_only
-    def max_pool_backward(self, grad, where, spatial, dtype):
-        planes, P, L = numel(grad.shape[:2]), numel(spatial), numel(grad.shape[2:])
-        dx = allocate(planes * P, dtype)
-        at = self._dense(where, dtypes.int64)
-        bad = kernel("max_pool_backward", dtype)(planes, P, L, self._dense(grad, dtype), at, dx)
-        if bad >= 0:
-            raise backend.bad_position("max_pool_backward", bad, at[bad], P)
-        return dx

@@ -1,7 +1,8 @@
 """Device "cuda": stage2's backend interface on the CUDA kernels beside it (chapter on native
 kernels, section "CUDA"). Compare each method with ../cpu/backend.py's: the same views, the
-same op codes (../native_backend.py holds what the two share), but the buffers are GPU memory
-and every kernel is a launch.
+same op codes (../native_backend.py holds what the two share: the tables, and every kernel
+whose arguments are the same on both, which reaches this library through ``_call``), but
+the buffers are GPU memory and every kernel is a launch.
 
 A buffer is a typed device pointer that cffi frees (``ffi.gc``) when the last tensor viewing
 it is dropped: the memory goes back to the library's caching allocator (memory.cu), and
@@ -26,7 +27,7 @@ from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides, numel
 
 from .. import cuda_build
-from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, REDUCTIONS, UNARY_CODE,
+from ..native_backend import (BINARY_CODE, CODE, COMPARISON_CODE, CTYPE, FLOATS, REDUCE_CODE, UNARY_CODE,
                              NativeBackend, float_only, split_dims, stored_dtype)
 
 
@@ -104,11 +105,37 @@ def create(device):
 
 
 class CudaBackend(NativeBackend):
+    # The kernels only the C library has: stage2 runs their composites here
+    lacks = frozenset(("attention", "attention_backward", "linear_cross_entropy", "linear_cross_entropy_backward",
+                       "conv_bands", "interpolate_into", "max_pool_into"))
+    # index_add adds with atomics, which have no byte-sized form
+    python_fallbacks = {**NativeBackend.python_fallbacks, "index_add": frozenset((dtypes.bool_,))}
+    # the backward kernels of resampling and pooling add their gradients atomically, into zeros
+    adds_into_output = frozenset(("pad_backward", "interpolate_backward", "max_pool_backward"))
+
     def __init__(self, name, ffi, lib):
         self.name, self.ffi, self.lib = name, ffi, lib
         self._status = ffi.new("int *")
         self._nbytes = weakref.WeakKeyDictionary()      # buffer -> bytes, for size()
         self._ctype_ptr = {dtype: ffi.typeof(f"{ctype} *") for dtype, ctype in CTYPE.items()}
+
+    # ---- the kernel calls NativeBackend marshals (native_backend.py) -------------------------
+    def _call(self, name, dtype, *args):
+        """tg_cuda_<name>(dtype code, *args), its status checked."""
+        self.check(getattr(self.lib, f"tg_cuda_{name}")(CODE[dtype], *args), name)
+
+    def _call_reporting(self, name, dtype, *args):
+        """The same for a kernel that checks its data: it writes the first bad entry's index
+        (-1: none) into one more argument, read back here."""
+        bad = self.ffi.new("i64 *")
+        self._call(name, dtype, *args, bad)
+        return bad[0]
+
+    def _int64_at(self, pointer, i):
+        """Element i of a device array of int64 (one 8-byte copy to the host)."""
+        value = self.ffi.new("int64_t *")
+        self.check(self.lib.tg_cuda_to_host(value, pointer + i, 8), "copy to host")
+        return value[0]
 
     # ---- device, memory and copies (memory.cu) -----------------------------------------------
     def check(self, status, what):
@@ -241,16 +268,6 @@ class CudaBackend(NativeBackend):
                                            a.strides, a.offset, b.buffer, b.strides, b.offset, out), op)
         return out
 
-    def where(self, cond, a, b, dtype):
-        if not cond.shape == a.shape == b.shape:
-            contracts.where(cond, a, b, dtype)
-        a, b = self._as(a, dtype), self._as(b, dtype)
-        out = self.allocate(numel(a.shape), dtype)
-        self.check(self.lib.tg_cuda_where(CODE[dtype], len(a.shape), a.shape, cond.buffer, cond.strides,
-                                          cond.offset, a.buffer, a.strides, a.offset, b.buffer, b.strides,
-                                          b.offset, out), "where")
-        return out
-
     # ---- reductions (reduce.cu) ---------------------------------------------------------------
     def reduce(self, op, view, dims, dtype):
         outer_shape, outer_strides, inner_shape, inner_strides = split_dims(view.shape, view.strides, dims)
@@ -350,17 +367,10 @@ class CudaBackend(NativeBackend):
         return out
 
     # ---- gather and scatter-add (index.cu) ----------------------------------------------------
-    def _cumsum(self, outer, size, inner, x, dtype):
-        out = self.allocate(outer * size * inner, dtype)
-        self.check(self.lib.tg_cuda_cumsum(CODE[dtype], outer, size, inner, x, out), "cumsum")
-        return out
-
     def _index_error(self, ids, position, dim, size):
-        """bad_index(...) for the index at `position` of the device array ids (one 8-byte
-        read: the kernel reported where the first bad index is, not its value)."""
-        value = self.ffi.new("int64_t *")
-        self.check(self.lib.tg_cuda_to_host(value, ids + position, 8), "copy to host")
-        return backend.bad_index(value[0], dim, size)
+        """bad_index(...) for the index at `position` of the device array ids (the kernel
+        reported where the first bad index is, not its value)."""
+        return backend.bad_index(self._int64_at(ids, position), dim, size)
 
     def index_select(self, view, dim, index):
         contracts.index_select(view, dim, index)
@@ -389,114 +399,8 @@ class CudaBackend(NativeBackend):
             raise self._index_error(ids, bad[0], dim, shape[dim])
         return out
 
-    # ---- softmax, cross-entropy (softmax.cu), layer norm (layernorm.cu) ------------------------
-    # (float_only checks the arguments and runs other dtypes on the python backend)
-    @float_only
-    def softmax(self, view, dim, log, dtype):
-        outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
-        out = self.allocate(numel(view.shape), dtype)
-        self.check(self.lib.tg_cuda_softmax(CODE[dtype], outer, view.shape[dim], inner,
-                                            self._dense(view, dtype), int(log), out), "softmax")
-        return out
-
-    @float_only
-    def softmax_backward(self, grad, out, dim, log, dtype):
-        outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
-        dx = self.allocate(numel(out.shape), dtype)
-        self.check(self.lib.tg_cuda_softmax_backward(CODE[dtype], outer, out.shape[dim], inner,
-                                                     self._dense(grad, dtype), self._dense(out, dtype),
-                                                     int(log), dx), "softmax_backward")
-        return dx
-
-    @float_only
-    def cross_entropy(self, logits, targets, reduction, ignore_index, dtype):
-        n, c = logits.shape
-        losses, probs = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n * c, dtype)
-        kept = self.allocate(1, dtype) if reduction == "mean" else None
-        target_ids, bad = self._dense(targets, dtypes.int64), self.ffi.new("i64 *")
-        self.check(self.lib.tg_cuda_cross_entropy(CODE[dtype], n, c, self._dense(logits, dtype), target_ids,
-                                                  REDUCTIONS.index(reduction), *backend.ignoring(ignore_index),
-                                                  losses, probs, self.ffi.NULL if kept is None else kept, bad),
-                   "cross_entropy")
-        if bad[0] >= 0:                 # the kernel reported the row; the target is read here
-            target = self.to_flat(View(target_ids, (1,), (1,), bad[0], dtypes.int64))[0]
-            raise backend.bad_target(bad[0], target, c)
-        return losses, probs, kept
-
-    @float_only
-    def cross_entropy_backward(self, probs, targets, scale, kept, ignore_index, dtype):
-        n, c = probs.shape
-        out = self.allocate(n * c, dtype)
-        scale = self._as(scale, dtype)
-        scale_step = scale.strides[0] if n > 1 else 0     # 0: one upstream value for every row
-        self.check(self.lib.tg_cuda_cross_entropy_backward(
-            CODE[dtype], n, c, self._dense(probs, dtype), self._dense(targets, dtypes.int64),
-            scale.buffer + scale.offset, scale_step, self._dense_or_null(kept, dtype),
-            *backend.ignoring(ignore_index), out), "cross_entropy_backward")
-        return out
-
-    @float_only
-    def layer_norm(self, x, weight, bias, eps, dtype):
-        n, rows = x.shape[-1], numel(x.shape[:-1])
-        out, mean, rstd = self.allocate(rows * n, dtype), self.allocate(rows, dtype), self.allocate(rows, dtype)
-        self.check(self.lib.tg_cuda_layer_norm(CODE[dtype], rows, n, self._dense(x, dtype),
-                                               self._dense_or_null(weight, dtype),
-                                               self._dense_or_null(bias, dtype), float(eps), out, mean, rstd),
-                   "layer_norm")
-        return out, mean, rstd
-
-    @float_only
-    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
-        n, rows = x.shape[-1], numel(x.shape[:-1])
-        dx = self.allocate(rows * n, dtype)
-        dweight, dbias = (self.allocate(n, dtype), self.allocate(n, dtype)) if weight is not None else (None, None)
-        self.check(self.lib.tg_cuda_layer_norm_backward(
-            CODE[dtype], rows, n, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
-            self._dense(rstd, dtype), self._dense_or_null(weight, dtype), dx,
-            self.ffi.NULL if dweight is None else dweight, self.ffi.NULL if dbias is None else dbias),
-            "layer_norm_backward")
-        return dx, dweight, dbias
-
-    # ---- batch normalization (batchnorm.cu): contiguous (N, C, S), a block per channel ---------
-    @float_only
-    def batch_norm(self, x, weight, bias, eps, dtype):
-        (batch, c), size = x.shape[:2], numel(x.shape[2:])
-        out, mean, var = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
-        self.check(self.lib.tg_cuda_batch_norm(CODE[dtype], batch, c, size, self._dense(x, dtype),
-                                               self._dense_or_null(weight, dtype),
-                                               self._dense_or_null(bias, dtype), float(eps), out, mean, var),
-                   "batch_norm")
-        return out, mean, var
-
-    @float_only
-    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
-        (batch, c), size = x.shape[:2], numel(x.shape[2:])
-        dx, dweight, dbias = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
-        self.check(self.lib.tg_cuda_batch_norm_backward(
-            CODE[dtype], batch, c, size, self._dense(grad, dtype), self._dense(x, dtype), self._dense(mean, dtype),
-            self._dense(var, dtype), self._dense_or_null(weight, dtype), float(eps), dx, dweight, dbias),
-            "batch_norm_backward")
-        return dx, dweight, dbias
-
-    # ---- resampling (resample.cu): contiguous planes, a thread per output -------------------
-    @float_only
-    def pad(self, view, before, after, mode, value, dtype):
-        planes, spatial, padded = contracts.pad_geometry(view.shape, before, after)
-        y = self.allocate(planes * padded, dtype)
-        self.check(self.lib.tg_cuda_pad(CODE[dtype], planes, len(before), spatial, tuple(before), tuple(after),
-                                        contracts.PAD_CODES.index(mode), float(value), self._dense(view, dtype), y),
-                   "pad")
-        return y
-
-    @float_only
-    def pad_backward(self, grad, spatial, before, after, mode, dtype):
-        planes = contracts.pad_geometry(grad.shape, before, after)[0]
-        dx = self.full(planes * numel(spatial), 0, dtype)             # the kernel adds into it
-        self.check(self.lib.tg_cuda_pad_backward(CODE[dtype], planes, len(before), tuple(spatial), tuple(before),
-                                                 tuple(after), contracts.PAD_CODES.index(mode),
-                                                 self._dense(grad, dtype), dx), "pad_backward")
-        return dx
-
+    # ---- resampling (resample.cu) and pooling (convolution.cu): contiguous planes, a thread
+    # per output, written as new planes (the C kernels also take a slice's strides)
     @float_only
     def interpolate(self, view, out, steps, mode, align_corners, dtype):
         planes, (h, w) = numel(view.shape[:2]), view.shape[2:]
@@ -504,73 +408,6 @@ class CudaBackend(NativeBackend):
         self.check(self.lib.tg_cuda_interpolate(CODE[dtype], planes, h, w, out[0], out[1], steps[0], steps[1],
                                                 int(mode == "linear"), int(align_corners),
                                                 self._dense(view, dtype), y), "interpolate")
-        return y
-
-    @float_only
-    def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
-        planes, (oh, ow), (h, w) = numel(grad.shape[:2]), grad.shape[2:], spatial
-        dx = self.full(planes * h * w, 0, dtype)                      # the kernel adds into it
-        self.check(self.lib.tg_cuda_interpolate_backward(CODE[dtype], planes, h, w, oh, ow, steps[0], steps[1],
-                                                         int(mode == "linear"), int(align_corners),
-                                                         self._dense(grad, dtype), dx), "interpolate_backward")
-        return dx
-
-    # ---- mse (mse.cu), dropout (dropout.cu), optimizer updates (optim.cu) ----------------------
-    @float_only
-    def mse_loss(self, a, b, reduction, dtype):
-        n = numel(a.shape)
-        losses, diff = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n, dtype)
-        self.check(self.lib.tg_cuda_mse_loss(CODE[dtype], n, self._dense(a, dtype), self._dense(b, dtype),
-                                             REDUCTIONS.index(reduction), losses, diff), "mse_loss")
-        return losses, diff
-
-    @float_only
-    def mse_loss_backward(self, diff, grad, factor, dtype):
-        n = numel(diff.shape)
-        out = self.allocate(n, dtype)
-        one_value = n > 1 and not any(grad.strides) and grad.dtype is dtype   # a reduction's
-        values = grad.buffer + grad.offset if one_value else self._dense(grad, dtype)
-        self.check(self.lib.tg_cuda_mse_loss_backward(CODE[dtype], n, self._dense(diff, dtype), values,
-                                                      0 if one_value else 1, factor, out), "mse_loss_backward")
-        return out
-
-    @float_only
-    def dropout(self, view, seed, p, dtype):
-        n = numel(view.shape)
-        out = self.allocate(n, dtype)
-        self.check(self.lib.tg_cuda_dropout(CODE[dtype], n, self._dense(view, dtype), seed, p, out), "dropout")
-        return out
-
-    def _run_update(self, name, dtype, sizes, arrays, settings):
-        """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
-        self.check(getattr(self.lib, f"tg_cuda_{name}")(CODE[dtype], len(sizes), sizes, *arrays, *settings), name)
-
-    # ---- windows of convolution and pooling (convolution.cu): contiguous planes -----------
-    @float_only
-    def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
-        planes = numel(view.shape[:2])
-        cols = self.allocate(planes * numel(kernel_size) * numel(out), dtype)
-        self.check(self.lib.tg_cuda_im2col(CODE[dtype], planes, len(out), view.shape[2:], kernel_size, stride,
-                                           before, dilation, out, self._dense(view, dtype), float(fill), cols),
-                   "im2col")
-        return cols
-
-    @float_only
-    def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
-        planes = numel(cols.shape[:2])
-        x = self.allocate(planes * numel(spatial), dtype)           # every element written
-        self.check(self.lib.tg_cuda_col2im(CODE[dtype], planes, len(out), tuple(spatial), kernel_size, stride,
-                                           before, dilation, out, self._dense(cols, dtype), x), "col2im")
-        return x
-
-    @float_only
-    def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
-        (batch, c_in), c_out = x.shape[:2], weight.shape[0]
-        y = self.allocate(batch * c_out * numel(out), dtype)
-        self.check(self.lib.tg_cuda_conv_direct(CODE[dtype], batch, c_in, c_out, groups, len(out), x.shape[2:],
-                                                weight.shape[2:], stride, before, dilation, out,
-                                                self._dense(x, dtype), self._dense(weight, dtype),
-                                                self._dense_or_null(bias, dtype), y), "conv_direct")
         return y
 
     def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
@@ -584,15 +421,3 @@ class CudaBackend(NativeBackend):
                                              before, dilation, out, self._dense(view, dtype), y, where),
                    "max_pool")
         return y, where
-
-    @float_only
-    def max_pool_backward(self, grad, where, spatial, dtype):
-        planes, P, L = numel(grad.shape[:2]), numel(spatial), numel(grad.shape[2:])
-        dx = self.full(planes * P, 0, dtype)                        # the kernel adds into it
-        at, bad = self._dense(where, dtypes.int64), self.ffi.new("i64 *")
-        self.check(self.lib.tg_cuda_max_pool_backward(CODE[dtype], planes, P, L, self._dense(grad, dtype), at,
-                                                      dx, bad), "max_pool_backward")
-        if bad[0] >= 0:                 # the kernel reported the entry; its value is read here
-            position = self.to_flat(View(at, (1,), (1,), bad[0], dtypes.int64))[0]
-            raise backend.bad_position("max_pool_backward", bad[0], position, P)
-        return dx
