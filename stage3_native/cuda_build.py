@@ -90,7 +90,9 @@ def is_stale(device):
     library = LIBRARIES[device]
     if not library.exists():
         return True
-    newest = max(p.stat().st_mtime for p in [*SOURCES.iterdir(), *SHARED, DECLARATION])
+    # the C and CUDA sources only: the folder also holds backend.py, which calls the library
+    sources = [p for p in SOURCES.iterdir() if p.suffix in (".cu", ".cuh", ".h")]
+    newest = max(p.stat().st_mtime for p in [*sources, *SHARED, DECLARATION])
     return newest > library.stat().st_mtime
 
 

@@ -57,6 +57,22 @@ def test_a_newer_shared_formula_header_makes_the_libraries_stale(tmp_path, monke
     assert cuda_build.is_stale("cuda-emu")
 
 
+def test_only_a_newer_c_or_cuda_source_makes_the_libraries_stale(tmp_path, monkeypatch):
+    """The cuda/ folder holds backend.py too: editing the Python that calls the library
+    rebuilds nothing; editing a .cu file does."""
+    cuda_build.ensure_built("cuda-emu")
+    built = cuda_build.LIBRARIES["cuda-emu"].stat().st_mtime
+    folder = tmp_path / "cuda"
+    folder.mkdir()
+    for name, when in (("elementwise.cu", built - 10), ("backend.py", built + 10)):
+        (folder / name).write_text("")
+        os.utime(folder / name, (when, when))
+    monkeypatch.setattr(cuda_build, "SOURCES", folder)
+    assert not cuda_build.is_stale("cuda-emu")
+    os.utime(folder / "elementwise.cu", (built + 10, built + 10))
+    assert cuda_build.is_stale("cuda-emu")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_abs_clears_the_sign_of_zero_as_on_the_cpu(device, dtype):
