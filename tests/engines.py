@@ -55,15 +55,14 @@ def device_marks(device):
     return [getattr(pytest.mark, stage(device)), pytest.mark.device(device)]
 
 
-def device_params(*devices, kernel=None, lacking=None, slow=()):
+def device_params(*devices, kernel=None, lacking=None):
     """One pytest.param per device, in DEVICES' order: those named (all, when none is), and
     of them those that have `kernel`, or those that lack kernel `lacking` (a test of what
-    runs instead). The devices in `slow` are marked slow too (make test-slow runs them): a
-    test sized for a GPU's blocks is long in python's loops."""
-    unknown = set(devices) - set(DEVICES) | set(slow) - set(DEVICES)
+    runs instead)."""
+    unknown = set(devices) - set(DEVICES)
     assert not unknown, f"no such device: {sorted(unknown)}"
-    return [pytest.param(d, marks=device_marks(d) + ([pytest.mark.slow] if d in slow else []), id=d)
-            for d in DEVICES if (not devices or d in devices) and (kernel is None or has_kernel(d, kernel))
+    return [pytest.param(d, marks=device_marks(d), id=d) for d in DEVICES
+            if (not devices or d in devices) and (kernel is None or has_kernel(d, kernel))
             and (lacking is None or not has_kernel(d, lacking))]
 
 

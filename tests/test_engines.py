@@ -41,8 +41,6 @@ def test_device_params_carry_stage_and_device_and_leave_out_those_without_the_ke
         assert marks.keys() & {"stage2", "stage3"} == {"stage2" if p.id == "python" else "stage3"}
     assert [p.id for p in device_params(kernel="attention")] == ["cpu", "cpu:lazy"]
     assert [p.id for p in device_params(lacking="attention")] == ["python", "cuda-emu", "cuda"]
-    assert [[m.name for m in p.marks] for p in device_params("python", slow=("python",))] == [
-        ["stage2", "device", "slow"]]
     assert [p.id for p in device_params("cuda", "python")] == ["python", "cuda"]
     with pytest.raises(AssertionError, match="no such device"):
         device_params("tpu")
