@@ -22,10 +22,20 @@ EPS = {tg.float32: np.finfo(np.float32).eps, tg.float64: np.finfo(np.float64).ep
 NP = {tg.float32: np.float32, tg.float64: np.float64}
 
 
-@pytest.fixture(params=["blocked", "naive"])
+def pytest_generate_tests(metafunc):
+    """A test of the kernels runs on each device with them: on device "cpu" with both, the
+    flash-attention blocks and the per-row reference; on "cpu:lazy", which records cpu's
+    calls, with the blocks (the default)."""
+    if "variant" in metafunc.fixturenames:
+        metafunc.parametrize("device, variant", [
+            pytest.param(p.values[0], name, marks=p.marks, id=f"{name}-{p.id}")
+            for p in FUSED for name in ("blocked", "naive") if p.id == "cpu" or name == "blocked"],
+            indirect=["variant"])
+
+
+@pytest.fixture
 def variant(request, monkeypatch):
-    """Each test on both kernels: the flash-attention blocks and the per-row reference
-    ("cpu:lazy" runs device "cpu"'s)."""
+    """Device "cpu"'s attention kernels for the test (pytest_generate_tests)."""
     monkeypatch.setattr(backend.get("cpu"), "attention_variant", request.param)
     return request.param
 
@@ -56,7 +66,6 @@ SHAPES = [(1, 1, 1, 1, 8), (2, 3, 7, 7, 8), (1, 2, 64, 64, 32), (2, 4, 130, 130,
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64], ids=lambda d: d.name)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("mask", ["none", "causal", "cache"])
-@pytest.mark.parametrize("device", FUSED)
 def test_forward_against_numpy(device, variant, dtype, shape, mask):
     b, h, t, s, d = shape
     e = d // 2 + 1                                  # values of another width than the keys
@@ -82,7 +91,6 @@ def test_forward_against_numpy(device, variant, dtype, shape, mask):
                                    ((1, 2, 3, 4), (1, 2, 6, 4), (1, 2, 6, 2)),    # more keys
                                    ((2, 6, 3), (2, 4, 3), (2, 4, 5))],            # more queries, 3-D
                          ids=["self", "more_keys", "more_queries"])
-@pytest.mark.parametrize("device", FUSED)
 def test_gradients_against_central_differences(device, variant, shape, causal):
     """float64, through F.scaled_dot_product_attention's fused path."""
     def fn(q, k, v):
@@ -92,7 +100,6 @@ def test_gradients_against_central_differences(device, variant, shape, causal):
     gradcheck(*engines_on(device), fn, [rng.standard_normal(s) for s in shape], rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("device", FUSED)
 def test_a_scale_and_a_long_causal_sequence_against_central_differences(device, variant):
     """Three query blocks over three key blocks (T = 130 crosses two block edges), a scale of
     the caller's: the blocks' online softmax and the backward's recomputed weights."""
@@ -109,7 +116,6 @@ def plain(q, k, v, causal):
 
 @pytest.mark.parametrize("hd", [16, 8, 40])                  # whole vectors, halves, both
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("device", FUSED)
 def test_fused_equals_the_composite_in_float32(device, variant, causal, hd):
     """The GPT's layout: q, k, v three head views of one (B, T, 3C) projection (read in place
     by the kernels), the gradient arriving through the heads' transpose back to (B, T, C)."""
@@ -132,7 +138,6 @@ def test_fused_equals_the_composite_in_float32(device, variant, causal, hd):
     np.testing.assert_allclose(g_fused, g_plain, rtol=0, atol=tol * np.abs(g_plain).max())
 
 
-@pytest.mark.parametrize("device", FUSED)
 def test_outputs_interleave_the_heads_so_that_concatenating_them_is_a_view(device, variant):
     """(B, H, T, e) results whose buffer holds (B, T, H, e), as PyTorch's CPU kernel gives
     them: the heads side by side again is a view; the gradients are laid out alike."""
@@ -338,7 +343,6 @@ def test_gpt_several_new_positions_after_the_cache_see_the_right_keys(device):
 
 
 @pytest.mark.parametrize("offset", [None, 0, 20])
-@pytest.mark.parametrize("device", FUSED)
 def test_gradients_over_several_tiles_equal_the_composite_in_float64(device, variant, offset):
     """Three query tiles over three key tiles with vectors' tails (d 40, e 24), under no mask,
     the causal one and a cache's offset (queries the last 130 of 150 keys would be offset 20):
