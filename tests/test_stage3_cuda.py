@@ -25,7 +25,7 @@ pytestmark = pytest.mark.stage3
 CUDA_REASON = cuda_backend.unavailable_reason("cuda")
 LAYOUTS_AND_CONTIGUOUS = {"contiguous": lambda x: x, **LAYOUTS}
 CUDA_EMU = next(e for e in ENGINES if e.name == "stage3-cuda-emu")
-# python's float32 against cpu's: test_stage3_cpu.py
+# every op against device "cpu" in float32 (python against cpu: test_stage3_cpu.py)
 LAYOUT_DEVICES = device_params("cpu:lazy", *CUDA)
 
 
