@@ -490,8 +490,8 @@ class PythonBackend(Backend):
         table = window_reads(*map(tuple, (spatial, kernel, stride, before, dilation, out)))
         values, size, width = self.to_flat(cols), numel(spatial), numel(kernel) * numel(out)
         x = []
-        for start in range(0, len(values), width):
-            plane, column = [0.0] * size, iter(values[start:start + width])
+        for i in range(numel(cols.shape[:2])):                  # a plane of zeros where no window fits
+            plane, column = [0.0] * size, iter(values[i * width:(i + 1) * width])
             for reads in table:
                 for p in reads:
                     value = next(column)

@@ -1,13 +1,69 @@
-"""The parametrization point of the shared suite: every engine that can run the gradient
-checks, described by how to make a leaf from a float64 numpy array, read values and
-gradients back, and backpropagate. Stage2 and stage3 add their engines to ENGINES; tests
-written against this interface then run on every stage and device.
+"""The parametrization point of the tests: the one list of Tensor devices, and every engine
+that can run the gradient checks.
+
+DEVICES names the devices in one order; ``device_params`` gives a test its pytest params,
+each carrying its stage marker and ``device(name)``, which conftest.py reads to set aside a
+device that cannot run here and to mark the CUDA devices slow. A kernel's tests ask for
+``device_params(kernel=name)``: every device that has the kernel. LACKS says, in this one
+place, which optional kernels of stage2_tensor/backend.py a device does not have (it runs
+the composite or borrows python's); test_engines.py checks it against the backends. No other
+test module spells out a list of devices (test_engines.py checks that too).
+
+An engine is described by how to make a leaf from a float64 numpy array, read values and
+gradients back, and backpropagate: stage1, and the Tensor on each device. Tests written
+against ENGINES run on every stage and device.
 """
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 import pytest
+
+DEVICES = ("python", "cpu", "cpu:lazy", "cuda-emu", "cuda")
+NATIVE = DEVICES[1:]                    # stage3's: the C kernels, run now or later, and CUDA's
+CUDA = ("cuda-emu", "cuda")             # one library's sources, built for the CPU or for a GPU
+
+# The kernels of stage2_tensor/backend.py's table a device does not have (each name stands
+# for its _backward too): a test of one runs on the other devices.
+LACKS = {
+    "python": {"attention", "linear_cross_entropy", "conv_bands", "interpolate_into", "max_pool_into"},
+    "cpu": set(),
+    "cpu:lazy": {"conv_bands", "interpolate_into", "max_pool_into"},  # they write into given memory: not recorded
+    "cuda-emu": {"attention", "linear_cross_entropy", "conv_bands", "interpolate_into", "max_pool_into"},
+    "cuda": {"attention", "linear_cross_entropy", "conv_bands", "interpolate_into", "max_pool_into"},
+}
+
+
+def kernels():
+    """The kernels stage2_tensor/backend.py's table declares, by name."""
+    from stage2_tensor import backend
+    return re.findall(r"(?m)^ {4}(\w+)\(", backend.__doc__)
+
+
+def has_kernel(device, kernel):
+    assert kernel in kernels(), f"{kernel!r} is not a kernel of stage2_tensor/backend.py's table"
+    return kernel.removesuffix("_backward") not in LACKS[device]
+
+
+def stage(device):
+    return "stage2" if device == "python" else "stage3"
+
+
+def device_marks(device):
+    """The marks of a test on `device`: its stage, and the device it needs (conftest.py)."""
+    return [getattr(pytest.mark, stage(device)), pytest.mark.device(device)]
+
+
+def device_params(*devices, kernel=None, lacking=None):
+    """One pytest.param per device, in DEVICES' order: those named (all, when none is), and
+    of them those that have `kernel`, or those that lack kernel `lacking` (a test of what
+    runs instead)."""
+    unknown = set(devices) - set(DEVICES)
+    assert not unknown, f"no such device: {sorted(unknown)}"
+    return [pytest.param(d, marks=device_marks(d), id=d) for d in DEVICES
+            if (not devices or d in devices) and (kernel is None or has_kernel(d, kernel))
+            and (lacking is None or not has_kernel(d, lacking))]
 
 
 @dataclass(frozen=True)
@@ -55,24 +111,23 @@ def _stage2(device="python"):
     def backward(out, upstream):
         out.backward(tg.tensor(np.asarray(upstream).tolist(), dtype=tg.float64, device=device))
 
-    stage = "stage2" if device == "python" else "stage3"
-    return Engine(name=f"{stage}-{device}", stage=stage, namespace=tg, leaf=leaf,
+    return Engine(name=f"{stage(device)}-{device}", stage=stage(device), namespace=tg, leaf=leaf,
                   value=lambda t: t.detach().numpy().astype(np.float64),
                   grad=lambda t: np.zeros(t.shape) if t.grad is None else t.grad.numpy(),
                   backward=backward, device=device)
 
 
-ENGINES = [_stage1(), _stage2("python"), _stage2("cpu"), _stage2("cpu:lazy"), _stage2("cuda-emu"),
-           _stage2("cuda")]
+ENGINES = [_stage1(), *(_stage2(device) for device in DEVICES)]
+
+
+def engines_on(*devices):
+    """The engines of the Tensor on `devices`, in DEVICES' order."""
+    assert set(devices) <= set(DEVICES), f"no such device: {sorted(set(devices) - set(DEVICES))}"
+    return [e for e in ENGINES if e.device in devices]
 
 
 def engine_params(engines=None):
     """pytest.param per engine, carrying its stage marker and the device it needs (where the
     device cannot run here, conftest.py sets its tests aside with one skip saying why)."""
-    params = []
-    for e in engines or ENGINES:
-        marks = [getattr(pytest.mark, e.stage)]
-        if e.device:
-            marks.append(pytest.mark.device(e.device))
-        params.append(pytest.param(e, marks=marks, id=e.name))
-    return params
+    return [pytest.param(e, marks=device_marks(e.device) if e.device else [getattr(pytest.mark, e.stage)], id=e.name)
+            for e in engines or ENGINES]

@@ -24,16 +24,14 @@ import stage2_tensor.optim as optim
 from stage2_tensor import backend
 from stage2_tensor.tensor import Storage
 
+from .engines import DEVICES, NATIVE, device_marks, device_params
+
 ROOT = Path(__file__).resolve().parents[1]
-NATIVE = [pytest.param(device, marks=pytest.mark.stage3) for device in ("cpu", "cpu:lazy")]
-DEVICES = [pytest.param("python", marks=pytest.mark.stage2), *NATIVE]
-# a backend's own buffers and kernel boundary: every device, those CUDA needs where it runs
-BACKENDS = [*DEVICES, *(pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)])
-                        for device in ("cuda-emu", "cuda"))]
+CPUS = device_params("python", "cpu", "cpu:lazy")    # .grad and optimizer state: checked in stage2, not by a kernel
 
 
 # ---- views inside their storage ---------------------------------------------------------------
-@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("shape, strides, offset, problem", [
     ((10**6,), (10**6,), 0, r"reaches element 999999000000, beyond its storage of 4 elements"),
     ((5,), (1,), 0, r"reaches element 4, beyond its storage of 4 elements"),
@@ -50,7 +48,7 @@ def test_a_view_beyond_its_storage_is_refused(device, shape, strides, offset, pr
         tg.Tensor(t.storage, shape, strides, offset)
 
 
-@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("device", device_params())
 def test_views_up_to_the_end_of_the_storage_are_allowed(device):
     t = tg.arange(4.0, device=device)
     assert tg.Tensor(t.storage, (2,), (2,), 1).tolist() == [1.0, 3.0]       # its last element
@@ -59,7 +57,7 @@ def test_views_up_to_the_end_of_the_storage_are_allowed(device):
     assert tg.Tensor(t.storage, (2, 2)).tolist() == [[0.0, 1.0], [2.0, 3.0]]  # row-major strides
 
 
-@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("device", device_params())
 def test_from_buffer_needs_a_buffer_large_enough(device):
     buffer = backend.get(device).from_flat([1.0, 2.0, 3.0, 4.0], tg.float32)
     with pytest.raises(ValueError, match=r"shape \(10, 10\) .* beyond its storage of 4 elements"):
@@ -69,7 +67,7 @@ def test_from_buffer_needs_a_buffer_large_enough(device):
     assert tg.Tensor.from_buffer(buffer, (2, 2), tg.float32, device).tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
-@pytest.mark.parametrize("device", BACKENDS[1:])
+@pytest.mark.parametrize("device", device_params(*NATIVE))
 def test_native_buffers_are_measured_in_bytes(device):
     """A native kernel reads a buffer as the view's dtype: 16 bytes hold 2 float64s."""
     t = tg.arange(4.0, device=device)
@@ -89,7 +87,7 @@ def test_a_storage_made_by_hand_keeps_the_device_limits():
 
 
 # ---- sizes: ints, none negative, within int64 (strides.check_shape) ---------------------------
-@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("shape", [(2**32, 2**31), (2**63,), (2**62, 4), (0, 2**64)])
 def test_a_view_of_more_elements_than_int64_holds_is_refused(device, shape):
     """A view of stride 0 reads one element however large its shape: ones(1) expanded to
@@ -110,7 +108,7 @@ def test_a_view_of_more_elements_than_int64_holds_is_refused(device, shape):
     assert x.expand(2**10, 2**10).sum().item() == 2**20
 
 
-@pytest.mark.parametrize("device", BACKENDS)
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("make, error, message", [
     # as PyTorch: -1 keeps an existing dimension's size and means nothing for a new one
     (lambda x: x[:1].expand(-1, 3), ValueError,
@@ -152,7 +150,7 @@ def test_sizes_from_the_caller_are_checked_where_they_come_in(device, make, erro
 
 
 # ---- .grad ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", CPUS)
 def test_grad_assignment_is_checked_as_in_pytorch(device):
     p = tg.zeros(1024, 1024, requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match=r"assigned grad has data of a different size: shape "
@@ -183,7 +181,7 @@ def _adam_with_state(device, shape=(1024, 1024)):
     return p, opt
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", CPUS)
 def test_optimizer_state_of_the_wrong_shape_is_refused(device):
     p, opt = _adam_with_state(device)
     saved = opt.state_dict()
@@ -378,7 +376,6 @@ KERNEL_CASES = {
         lambda be, d: be.layer_norm_backward(*_views(d, (100000, 4), (100000, 4), (1,), (1,)), None, tg.float32),
         r"layer_norm_backward: mean has shape \(1,\), expected \(100000,\)", False),
 }
-KERNEL_DEVICES = ["python", "cpu", "cpu:lazy", "cuda-emu", "cuda"]
 
 
 def run_kernel_cases(device, names):
@@ -430,8 +427,8 @@ def kernel_outcome(device, name):
 
 
 def _kernel_params():
-    for device in KERNEL_DEVICES:
-        marks = [pytest.mark.stage2 if device == "python" else pytest.mark.stage3, pytest.mark.device(device)]
+    for device in DEVICES:
+        marks = device_marks(device)
         for name, (_, _, on_python) in KERNEL_CASES.items():
             if on_python or device != "python":
                 yield pytest.param(device, name, marks=marks, id=f"{device}-{name.replace(' ', '_')}")

@@ -11,11 +11,10 @@ import pytest
 import stage2_tensor as tg
 from stage2_tensor import backend, dtypes, elementwise, ops
 
+from .engines import DEVICES, device_marks, device_params
 from .optable import PRIMITIVES
 
 pytestmark = pytest.mark.stage3
-
-DEVICES = ["python", "cpu", "cpu:lazy", *(pytest.param(d, marks=pytest.mark.device(d)) for d in ("cuda-emu", "cuda"))]
 
 X = np.array([[-1.5, -0.25, 0.5], [2.0, 0.75, -3.0]])
 Y = np.array([[0.5, -0.25, 2.0], [2.0, -1.0, 0.0]])     # equal to X in two places: comparisons
@@ -51,10 +50,8 @@ def test_every_primitive_has_a_reference_here():
 
 FUSED = [p.name for p in ops.FUSED]
 # every declared op on every device, but the fused kernels on python, which has none
-CASES = [pytest.param(device, name, marks=marks) for name in ops.names(*ops.KINDS, fused=True)
-         for device, marks in (("python", ()), ("cpu", ()), ("cpu:lazy", ()),
-                               *((d, pytest.mark.device(d)) for d in ("cuda-emu", "cuda")))
-         if not (device == "python" and name in FUSED)]
+CASES = [pytest.param(device, name, marks=device_marks(device)) for name in ops.names(*ops.KINDS, fused=True)
+         for device in DEVICES if not (device == "python" and name in FUSED)]
 
 
 @pytest.mark.parametrize("device,name", CASES)
@@ -69,7 +66,7 @@ def test_every_device_runs_every_primitive(device, name):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda-emu", marks=pytest.mark.device("cuda-emu"))])
+@pytest.mark.parametrize("device", device_params())
 def test_a_comparison_asked_for_another_dtype_gives_0_and_1(device):
     """A comparison is known by its declared kind: asked for a float64 result (a direct
     backend call; stage2 asks for bool) it is still computed as a comparison, its 0s and

@@ -13,10 +13,10 @@ import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
 from stage2_tensor.convolution import output_size, windows
 
+from .engines import device_params
 from .optable import _conv
 
 pytestmark = pytest.mark.stage2
-DEVICES = ["python", pytest.param("cpu", marks=pytest.mark.stage3)]
 
 
 def test_the_im2col_table_lists_each_windows_input_positions():
@@ -40,7 +40,7 @@ def test_output_size_follows_pytorchs_formula():
     assert output_size(5, 2, 2, 1, 1, 1, ceil_mode=True) == 3
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="max_pool"))
 def test_pooling_options_against_numpy(device):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2, 3, 5, 6))
@@ -64,7 +64,7 @@ def test_pooling_options_against_numpy(device):
     np.testing.assert_array_equal(values.numpy(), blocks)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="im2col"))
 def test_modules_and_unbatched_inputs(device):
     tg.manual_seed(0)
     conv = nn.Conv2d(4, 6, 3, padding=1, groups=2).to(device)

@@ -12,13 +12,11 @@ import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 
-from .engines import engine_params
+from .engines import device_params
 
 pytestmark = pytest.mark.stage2
 
-# Every device of the shared suite (tests/engines.py), with its stage marker and skip reason
-DEVICES = [pytest.param(p.values[0].name.split("-", 1)[1], marks=p.marks, id=p.id)
-           for p in engine_params() if not p.values[0].scalar_only]
+DEVICES = device_params()
 
 
 def records(device="python"):

@@ -22,12 +22,12 @@ import pytest
 import stage2_tensor as tg
 from stage2_tensor import dtypes, ops
 
+from .engines import CUDA, device_params
 from .optable import PRIMITIVES
 
 pytestmark = pytest.mark.stage2
 
-DEVICES = ["python", "cpu", "cpu:lazy",
-           *(pytest.param(d, marks=pytest.mark.device(d)) for d in ("cuda-emu", "cuda"))]
+DEVICES = device_params()
 HALVES = [tg.float16, tg.bfloat16]
 HALF_IDS = ["float16", "bfloat16"]
 FUSED = {p.name for p in ops.FUSED}
@@ -304,7 +304,7 @@ def test_the_python_encoding_agrees_with_the_kernels(dtype):
     np.testing.assert_array_equal(got, convert(dtype, "portable", x))
 
 
-@pytest.mark.parametrize("device", DEVICES[3:])
+@pytest.mark.parametrize("device", device_params(*CUDA))
 @pytest.mark.parametrize("dtype", HALVES, ids=HALF_IDS)
 def test_the_cuda_conversion_agrees_with_the_kernels(dtype, device):
     """The CUDA devices' conversion (half.h in CUDA) gives the C kernels' bits on every 97th

@@ -11,13 +11,14 @@ import stage2_tensor.nn.functional as F
 import stage2_tensor.optim as optim
 from stage2_tensor.optim.lr_scheduler import LinearLR
 
+from .engines import device_params
+
 pytestmark = pytest.mark.stage2
 
 START, TARGET = [0.5, 2.0, -1.5], np.array([3.0, -1.0, 0.25])
 # SGD, Adam and AdamW are one fused kernel per device (backend.py's sgd_update, adam_update):
-# their rules are checked on every device; the native ones are stage3's.
-DEVICES = ["python"] + [pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)])
-                        for device in ("cpu", "cpu:lazy", "cuda-emu", "cuda")]
+# their rules are checked on every device.
+DEVICES = device_params()
 
 
 def run_optimizer(make, steps=25, device="python"):

@@ -7,13 +7,14 @@ import pytest
 import stage2_tensor as tg
 import stage2_tensor.optim as optim
 
+from .engines import device_params
 from .test_stage2_optim import START, TARGET, adam_rule, reference, run_optimizer
 
 pytestmark = pytest.mark.stage2
 
 # Adagrad, Adadelta and amsgrad run tensor operations, not a fused kernel: python (the
 # readable loops) and cpu (the C kernels those operations launch) cover both engines.
-DEVICES = ["python", pytest.param("cpu", marks=[pytest.mark.stage3, pytest.mark.device("cpu")])]
+DEVICES = device_params("python", "cpu")
 STEPS = 12
 # float64, a dozen steps of a few operations each: rounding stays near 1e-15 relative.
 TOL = dict(rtol=1e-12, atol=1e-14)

@@ -22,12 +22,11 @@ import stage2_tensor.optim as optim
 from stage2_tensor.optim.lr_scheduler import StepLR
 from stage2_tensor.utils.data import DataLoader, RandomSampler, TensorDataset
 
-from .engines import engine_params
+from .engines import device_params
 
 pytestmark = pytest.mark.stage2
 
-DEVICES = [pytest.param(p.values[0].name.split("-", 1)[1], marks=p.marks, id=p.id)
-           for p in engine_params() if p.id in ("stage2-python", "stage3-cpu")]
+DEVICES = device_params("python", "cpu")
 
 
 class SelfAttention(nn.Module):

@@ -10,9 +10,9 @@ import pytest
 
 import stage2_tensor as tg
 
-from .engines import ENGINES, engine_params
+from .engines import DEVICES, engine_params, engines_on
 
-ENGINES_ = engine_params([e for e in ENGINES if e.device in ("python", "cpu")])
+ENGINES_ = engine_params(engines_on("python", "cpu"))
 
 
 def t(data, engine, **kw):
@@ -133,7 +133,7 @@ def test_cumsum_dtypes_and_dims(engine):
 
 
 # every device: cumsum is a kernel of each (backend.py), python's, C's and CUDA's
-EVERY_DEVICE = engine_params([e for e in ENGINES if e.device])
+EVERY_DEVICE = engine_params(engines_on(*DEVICES))
 INF, NAN = math.inf, math.nan
 
 

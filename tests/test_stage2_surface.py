@@ -11,12 +11,11 @@ import pytest
 import stage2_tensor as tg
 from stage2_tensor import backend
 
-from .engines import engine_params
+from .engines import device_params, engine_params
 
 pytestmark = pytest.mark.stage2
 
-DEVICES = [pytest.param(p.values[0].name.split("-", 1)[1], marks=p.marks, id=p.id)
-           for p in engine_params() if p.id in ("stage2-python", "stage3-cpu")]
+DEVICES = device_params("python", "cpu")
 A = np.array([[1.0, -2.0, 3.0], [0.0, 3.0, -1.0]])
 B = np.array([[1.0, 2.0, -3.0], [0.0, 3.0, 2.0]])
 
@@ -709,7 +708,7 @@ def test_flip_roll_unbind_eye_amax_logsumexp_shapes_and_errors(device):
         tg.tensor([1, 2]).logsumexp(0)
 
 
-@pytest.mark.parametrize("device", DEVICES + [pytest.param("cpu:lazy", marks=[pytest.mark.stage3, pytest.mark.device("cpu:lazy")])])
+@pytest.mark.parametrize("device", device_params("python", "cpu", "cpu:lazy"))
 def test_floor_ceil_round_and_integer_division_as_python(device):
     v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, 1e17, math.nan, math.inf, -math.inf])
     x = t(v, device)

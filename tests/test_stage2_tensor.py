@@ -14,6 +14,8 @@ from stage2_tensor.broadcast import broadcast_shapes
 from stage2_tensor.python_backend import PythonBackend
 from stage2_tensor.strides import flat_index, is_contiguous, make_strides, view_strides
 
+from .engines import device_params
+
 pytestmark = pytest.mark.stage2
 
 shapes = st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple)
@@ -67,7 +69,7 @@ def test_reshape_copies_only_when_it_must():
     assert x.T.reshape(6).storage is not x.storage
 
 
-@pytest.mark.parametrize("device", ["python", "cpu"])
+@pytest.mark.parametrize("device", device_params("python", "cpu"))
 def test_reshape_checks_the_shape_asked_for(device):
     x = tg.arange(16.0, device=device).reshape(4, 4)
     assert x.reshape(2, -1).shape == (2, 8) and x.reshape(-1).tolist() == list(range(16))

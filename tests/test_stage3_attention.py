@@ -1,7 +1,8 @@
-"""Fused attention (stage2_tensor/attention.py, device "cpu"'s csrc/attention.c): forward
-against numpy in float64, gradients against central differences, both kernel variants, the
-fused path against the plain composite, the GPT's two paths, and bad input refused before
-it reaches C."""
+"""Fused attention (stage2_tensor/attention.py, device "cpu"'s csrc/attention.c, which
+"cpu:lazy" records): on every device with the kernels, forward against numpy in float64,
+gradients against central differences, both kernel variants, the fused path against the
+plain composite, the GPT's two paths, and bad input refused before it reaches C; the
+devices without them keep the composite. The variants and SIMD levels are device "cpu"'s."""
 
 import numpy as np
 import pytest
@@ -11,19 +12,30 @@ import stage2_tensor.nn.functional as F
 from stage2_tensor import attention, backend
 from stage4_models.gpt import GPT, GPTConfig
 
-from .engines import ENGINES
+from .engines import device_params, engines_on
 from .gradcheck import gradcheck
 
-pytestmark = [pytest.mark.stage3, pytest.mark.device("cpu")]
+pytestmark = pytest.mark.stage3
 
-CPU = next(e for e in ENGINES if e.name == "stage3-cpu")
+FUSED = device_params(kernel="attention")
 EPS = {tg.float32: np.finfo(np.float32).eps, tg.float64: np.finfo(np.float64).eps}
 NP = {tg.float32: np.float32, tg.float64: np.float64}
 
 
-@pytest.fixture(params=["blocked", "naive"])
+def pytest_generate_tests(metafunc):
+    """A test of the kernels runs on each device with them: on device "cpu" with both, the
+    flash-attention blocks and the per-row reference; on "cpu:lazy", which records cpu's
+    calls, with the blocks (the default)."""
+    if "variant" in metafunc.fixturenames:
+        metafunc.parametrize("device, variant", [
+            pytest.param(p.values[0], name, marks=p.marks, id=f"{name}-{p.id}")
+            for p in FUSED for name in ("blocked", "naive") if p.id == "cpu" or name == "blocked"],
+            indirect=["variant"])
+
+
+@pytest.fixture
 def variant(request, monkeypatch):
-    """Each test on both kernels: the flash-attention blocks and the per-row reference."""
+    """Device "cpu"'s attention kernels for the test (pytest_generate_tests)."""
     monkeypatch.setattr(backend.get("cpu"), "attention_variant", request.param)
     return request.param
 
@@ -41,8 +53,8 @@ def reference(q, k, v, offset, scale):
     return (e / total) @ v, (m + np.log(total))[..., 0]
 
 
-def tensors(rng, dtype, *shapes):
-    return [tg.from_numpy(rng.standard_normal(s).astype(NP[dtype]), device="cpu") for s in shapes]
+def tensors(rng, dtype, *shapes, device="cpu"):
+    return [tg.from_numpy(rng.standard_normal(s).astype(NP[dtype]), device=device) for s in shapes]
 
 
 # T = 1, 7, 64, 130 (one block, a partial one, exactly one, two and a bit); head dims 8, 32,
@@ -54,17 +66,17 @@ SHAPES = [(1, 1, 1, 1, 8), (2, 3, 7, 7, 8), (1, 2, 64, 64, 32), (2, 4, 130, 130,
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64], ids=lambda d: d.name)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("mask", ["none", "causal", "cache"])
-def test_forward_against_numpy(variant, dtype, shape, mask):
+def test_forward_against_numpy(device, variant, dtype, shape, mask):
     b, h, t, s, d = shape
     e = d // 2 + 1                                  # values of another width than the keys
     offset = {"none": None, "causal": 0, "cache": s - t}[mask]
     rng = np.random.default_rng(t * d + s)
-    q, k, v = tensors(rng, dtype, (b, h, t, d), (b, h, s, d), (b, h, s, e))
+    q, k, v = tensors(rng, dtype, (b, h, t, d), (b, h, s, d), (b, h, s, e), device=device)
     scale = d ** -0.5
-    out, lse = backend.get("cpu").attention(q.as_view(), k.as_view(), v.as_view(), offset, scale, dtype)
+    out, lse = backend.get(device).attention(q.as_view(), k.as_view(), v.as_view(), offset, scale, dtype)
     # 4-D queries: the buffer holds (B, T, H, e), the heads interleaved
-    out = tg.Tensor.from_buffer(out, (b, t, h, e), dtype, "cpu").numpy().swapaxes(1, 2)
-    lse = tg.Tensor.from_buffer(lse, (b, h, t), dtype, "cpu").numpy()
+    out = tg.Tensor.from_buffer(out, (b, t, h, e), dtype, device).numpy().swapaxes(1, 2)
+    lse = tg.Tensor.from_buffer(lse, (b, h, t), dtype, device).numpy()
     want, want_lse = reference(*(x.numpy().astype(np.float64) for x in (q, k, v)), offset, scale)
     # Each score is a sum of d products, each weight an exponential of one, each output a
     # sum over up to s keys: (d + s) roundings, relative to the values' size (the weights
@@ -79,22 +91,22 @@ def test_forward_against_numpy(variant, dtype, shape, mask):
                                    ((1, 2, 3, 4), (1, 2, 6, 4), (1, 2, 6, 2)),    # more keys
                                    ((2, 6, 3), (2, 4, 3), (2, 4, 5))],            # more queries, 3-D
                          ids=["self", "more_keys", "more_queries"])
-def test_gradients_against_central_differences(variant, shape, causal):
-    """float64 on device "cpu", through F.scaled_dot_product_attention's fused path."""
+def test_gradients_against_central_differences(device, variant, shape, causal):
+    """float64, through F.scaled_dot_product_attention's fused path."""
     def fn(q, k, v):
         assert attention.fused(q, k, v)
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     rng = np.random.default_rng(3)
-    gradcheck(CPU, fn, [rng.standard_normal(s) for s in shape], rtol=1e-6, atol=1e-8)
+    gradcheck(*engines_on(device), fn, [rng.standard_normal(s) for s in shape], rtol=1e-6, atol=1e-8)
 
 
-def test_a_scale_and_a_long_causal_sequence_against_central_differences(variant):
+def test_a_scale_and_a_long_causal_sequence_against_central_differences(device, variant):
     """Three query blocks over three key blocks (T = 130 crosses two block edges), a scale of
     the caller's: the blocks' online softmax and the backward's recomputed weights."""
     rng = np.random.default_rng(4)
     q, k, v = (rng.standard_normal((1, 130, 2)) for _ in range(3))
     fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7)  # noqa: E731
-    gradcheck(CPU, fn, [q, k, v], rtol=1e-6, atol=1e-8)
+    gradcheck(*engines_on(device), fn, [q, k, v], rtol=1e-6, atol=1e-8)
 
 
 def plain(q, k, v, causal):
@@ -104,7 +116,7 @@ def plain(q, k, v, causal):
 
 @pytest.mark.parametrize("hd", [16, 8, 40])                  # whole vectors, halves, both
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_equals_the_composite_in_float32(variant, causal, hd):
+def test_fused_equals_the_composite_in_float32(device, variant, causal, hd):
     """The GPT's layout: q, k, v three head views of one (B, T, 3C) projection (read in place
     by the kernels), the gradient arriving through the heads' transpose back to (B, T, C)."""
     B, T, H = 3, 70, 4
@@ -114,10 +126,10 @@ def test_fused_equals_the_composite_in_float32(variant, causal, hd):
     results = []
     for fn in (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
                lambda q, k, v: plain(q, k, v, causal)):
-        x = tg.from_numpy(qkv, device="cpu").requires_grad_()
+        x = tg.from_numpy(qkv, device=device).requires_grad_()
         q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in x.split(H * hd, dim=2))
         y = fn(q, k, v).transpose(1, 2).reshape(B, T, H * hd)
-        (y * tg.from_numpy(up, device="cpu")).sum().backward()
+        (y * tg.from_numpy(up, device=device)).sum().backward()
         results.append((y.detach().numpy(), x.grad.numpy()))
     (y_fused, g_fused), (y_plain, g_plain) = results
     # both float32 computations of the same sums, in another order: T + hd roundings each
@@ -126,10 +138,10 @@ def test_fused_equals_the_composite_in_float32(variant, causal, hd):
     np.testing.assert_allclose(g_fused, g_plain, rtol=0, atol=tol * np.abs(g_plain).max())
 
 
-def test_outputs_interleave_the_heads_so_that_concatenating_them_is_a_view(variant):
+def test_outputs_interleave_the_heads_so_that_concatenating_them_is_a_view(device, variant):
     """(B, H, T, e) results whose buffer holds (B, T, H, e), as PyTorch's CPU kernel gives
     them: the heads side by side again is a view; the gradients are laid out alike."""
-    q, k, v = (tg.ones(2, 3, 5, 4, device="cpu").requires_grad_() for _ in range(3))
+    q, k, v = (tg.ones(2, 3, 5, 4, device=device).requires_grad_() for _ in range(3))
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert y.shape == (2, 3, 5, 4) and y.transpose(1, 2).is_contiguous()
     y.transpose(1, 2).reshape(2, 5, 12).sum().backward()
@@ -203,7 +215,7 @@ def test_the_blocked_kernels_equal_the_naive_ones_at_every_simd_level(simd_level
                                        err_msg=f"{name} of {(b, h, t, s, d, e, offset)} at {simd_level}")
 
 
-@pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.device(d)) for d in ("python",)])
+@pytest.mark.parametrize("device", device_params(lacking="attention"))
 def test_devices_without_the_kernels_keep_the_composite(device):
     q = tg.ones(1, 2, 3, 4, device=device)
     assert not attention.fused(q, q, q)
@@ -211,68 +223,72 @@ def test_devices_without_the_kernels_keep_the_composite(device):
     np.testing.assert_allclose(out.numpy(), np.ones((1, 2, 3, 4)))
 
 
-def test_what_the_fused_path_does_not_take_goes_to_the_composite():
-    q = tg.ones(2, 3, 4, device="cpu")
+@pytest.mark.parametrize("device", FUSED)
+def test_what_the_fused_path_does_not_take_goes_to_the_composite(device):
+    q = tg.ones(2, 3, 4, device=device)
     assert attention.fused(q, q, q)
     assert not attention.fused(q, q.double(), q.double())           # mixed dtypes
     assert not attention.fused(q, q[:1], q[:1])                      # batch broadcast
     assert not attention.fused(q.half(), q.half(), q.half())         # half: the composite
     assert not attention.fused(q[:, :0], q, q)                       # nothing to compute
-    mask = tg.ones(3, 3, dtype=tg.bool, device="cpu")
+    mask = tg.ones(3, 3, dtype=tg.bool, device=device)
     out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)  # a mask: the composite
     np.testing.assert_allclose(out.numpy(), np.ones((2, 3, 4)))
     assert F.scaled_dot_product_attention(q, q[:1], q[:1]).shape == (2, 3, 4)   # broadcast
 
 
-def test_bad_inputs_are_refused_with_clear_errors():
-    q = tg.ones(2, 3, 4, device="cpu")
+@pytest.mark.parametrize("device", FUSED)
+def test_bad_inputs_are_refused_with_clear_errors(device):
+    q = tg.ones(2, 3, 4, device=device)
     with pytest.raises(TypeError, match="one floating dtype"):
         F.scaled_dot_product_attention(q, q.double(), q)
     with pytest.raises(TypeError, match="one floating dtype"):
         F.scaled_dot_product_attention(q.long(), q.long(), q.long())
     with pytest.raises(ValueError, match=r"key \(\.\.\., S, d\)"):
-        F.scaled_dot_product_attention(q, tg.ones(2, 3, 5, device="cpu"), q)
+        F.scaled_dot_product_attention(q, tg.ones(2, 3, 5, device=device), q)
     with pytest.raises(ValueError, match=r"value \(\.\.\., S, e\)"):
-        F.scaled_dot_product_attention(q, q, tg.ones(2, 5, 4, device="cpu"))
+        F.scaled_dot_product_attention(q, q, tg.ones(2, 5, 4, device=device))
     with pytest.raises(ValueError, match="at least 2-D"):
-        F.scaled_dot_product_attention(tg.ones(4, device="cpu"), q, q)
+        F.scaled_dot_product_attention(tg.ones(4, device=device), q, q)
     with pytest.raises(TypeError, match="must be a Tensor"):
         F.scaled_dot_product_attention(q, [[1.0]], q)
 
 
-def test_the_kernels_contracts_stop_bad_views_before_c():
-    cpu = backend.get("cpu")
-    q, k = tg.ones(2, 3, 4, device="cpu"), tg.ones(3, 3, 4, device="cpu")
+@pytest.mark.parametrize("device", FUSED)
+def test_the_kernels_contracts_stop_bad_views_before_c(device):
+    be = backend.get(device)
+    q, k = tg.ones(2, 3, 4, device=device), tg.ones(3, 3, 4, device=device)
     with pytest.raises(ValueError, match="same batch dimensions"):
-        cpu.attention(q.as_view(), k.as_view(), k.as_view(), None, 0.5, tg.float32)
+        be.attention(q.as_view(), k.as_view(), k.as_view(), None, 0.5, tg.float32)
     with pytest.raises(ValueError, match="S >= 1"):
-        e = tg.ones(2, 0, 4, device="cpu")
-        cpu.attention(q.as_view(), e.as_view(), e.as_view(), None, 0.5, tg.float32)
+        e = tg.ones(2, 0, 4, device=device)
+        be.attention(q.as_view(), e.as_view(), e.as_view(), None, 0.5, tg.float32)
     for causal in (-1, True, 0.5):
         with pytest.raises(ValueError, match="offset >= 0"):
-            cpu.attention(q.as_view(), q.as_view(), q.as_view(), causal, 0.5, tg.float32)
+            be.attention(q.as_view(), q.as_view(), q.as_view(), causal, 0.5, tg.float32)
     with pytest.raises(ValueError, match="finite"):
-        cpu.attention(q.as_view(), q.as_view(), q.as_view(), None, float("nan"), tg.float32)
+        be.attention(q.as_view(), q.as_view(), q.as_view(), None, float("nan"), tg.float32)
     with pytest.raises(TypeError, match="float32 or float64"):
-        cpu.attention(q.as_view(), q.as_view(), q.as_view(), None, 0.5, tg.int64)
-    out, lse = tg.ones(2, 3, 4, device="cpu"), tg.ones(2, 3, device="cpu")
+        be.attention(q.as_view(), q.as_view(), q.as_view(), None, 0.5, tg.int64)
+    out, lse = tg.ones(2, 3, 4, device=device), tg.ones(2, 3, device=device)
     with pytest.raises(ValueError, match="lse has shape"):
-        cpu.attention_backward(q.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),
+        be.attention_backward(q.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),
                                out.as_view(), None, 0.5, tg.float32)
     with pytest.raises(ValueError, match="grad has shape"):
-        cpu.attention_backward(lse.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),
+        be.attention_backward(lse.as_view(), q.as_view(), q.as_view(), q.as_view(), out.as_view(),
                                lse.as_view(), None, 0.5, tg.float32)
 
 
 @pytest.mark.stage4
-def test_gpt_loss_and_gradients_equal_on_both_paths():
+@pytest.mark.parametrize("device", FUSED)
+def test_gpt_loss_and_gradients_equal_on_both_paths(device):
     """The same model and batch through the fused kernels and through the explicit path
     (keep_attention: the attention figure's), in float32."""
     config = GPTConfig(vocab_size=11, block_size=70, n_layer=2, n_head=2, n_embd=16)
     tg.seed(0)
-    model = GPT(config, device="cpu")
+    model = GPT(config, device=device)
     rng = np.random.default_rng(0)
-    idx, targets = (tg.from_numpy(rng.integers(0, 11, (3, 70)), device="cpu") for _ in range(2))
+    idx, targets = (tg.from_numpy(rng.integers(0, 11, (3, 70)), device=device) for _ in range(2))
     results = []
     for keep in (False, True):
         for block in model.transformer.h:
@@ -289,13 +305,14 @@ def test_gpt_loss_and_gradients_equal_on_both_paths():
 
 
 @pytest.mark.stage4
-def test_gpt_generation_with_the_cache_equals_without():
+@pytest.mark.parametrize("device", FUSED)
+def test_gpt_generation_with_the_cache_equals_without(device):
     """Generation runs the fused kernels on the prompt (causal) and on each new token (all
     keys of the cache): the same greedy tokens as the uncached explicit loop."""
     config = GPTConfig(vocab_size=13, block_size=32, n_layer=2, n_head=2, n_embd=16)
     tg.seed(1)
-    model = GPT(config, device="cpu")
-    prompt = tg.tensor([[1, 2, 3, 4, 5]], device="cpu")
+    model = GPT(config, device=device)
+    prompt = tg.tensor([[1, 2, 3, 4, 5]], device=device)
     cached = model.generate(prompt, 20, greedy=True, use_cache=True)
     for block in model.transformer.h:
         block.attn.keep_attention = True
@@ -304,15 +321,16 @@ def test_gpt_generation_with_the_cache_equals_without():
 
 
 @pytest.mark.stage4
-def test_gpt_several_new_positions_after_the_cache_see_the_right_keys():
+@pytest.mark.parametrize("device", FUSED)
+def test_gpt_several_new_positions_after_the_cache_see_the_right_keys(device):
     """A second chunk of T > 1 tokens after cached ones (the kernels' causal offset: query i
     of the chunk sees keys 0 .. past + i): the logits of a full forward pass on the explicit
     path, position by position."""
     from stage4_models.gpt.kv_cache import KVCache
     config = GPTConfig(vocab_size=13, block_size=32, n_layer=2, n_head=2, n_embd=16)
     tg.seed(2)
-    model = GPT(config, device="cpu")
-    idx = tg.tensor([[1, 5, 2, 7, 3, 3, 9, 0, 4]], device="cpu")
+    model = GPT(config, device=device)
+    idx = tg.tensor([[1, 5, 2, 7, 3, 3, 9, 0, 4]], device=device)
     cache = KVCache()
     first = model(idx[:, :5], cache=cache)
     second = model(idx[:, 5:], cache=cache)
@@ -325,7 +343,7 @@ def test_gpt_several_new_positions_after_the_cache_see_the_right_keys():
 
 
 @pytest.mark.parametrize("offset", [None, 0, 20])
-def test_gradients_over_several_tiles_equal_the_composite_in_float64(variant, offset):
+def test_gradients_over_several_tiles_equal_the_composite_in_float64(device, variant, offset):
     """Three query tiles over three key tiles with vectors' tails (d 40, e 24), under no mask,
     the causal one and a cache's offset (queries the last 130 of 150 keys would be offset 20):
     the blocked backward's staircase of skipped products against the composite's gradients,
@@ -334,12 +352,12 @@ def test_gradients_over_several_tiles_equal_the_composite_in_float64(variant, of
     arrays = [rng.standard_normal(s) for s in ((2, 3, 130, 40), (2, 3, 150, 40), (2, 3, 150, 24))]
     up = rng.standard_normal((2, 3, 130, 24))
     mask = None if offset is None else tg.from_numpy(
-        np.arange(150) <= np.arange(130)[:, None] + offset, device="cpu")
+        np.arange(150) <= np.arange(130)[:, None] + offset, device=device)
     grads = []
     for fused in (True, False):
-        q, k, v = (tg.from_numpy(a, device="cpu").requires_grad_() for a in arrays)
+        q, k, v = (tg.from_numpy(a, device=device).requires_grad_() for a in arrays)
         y = attention.attention(q, k, v, offset) if fused else plain_masked(q, k, v, mask)
-        (y * tg.from_numpy(up, device="cpu")).sum().backward()
+        (y * tg.from_numpy(up, device=device)).sum().backward()
         grads.append([y.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=0, atol=200 * EPS[tg.float64] * max(1.0, np.abs(b).max()))

@@ -17,13 +17,10 @@ from stage2_tensor import backend, convolution, window_kernels
 from stage2_tensor.backend import View
 from stage2_tensor.strides import make_strides
 
-from .engines import ENGINES, engine_params
+from .engines import ENGINES, device_params, engine_params
 from .gradcheck import gradcheck
 from .optable import _conv
 
-KERNEL_DEVICES = [pytest.param("python", marks=pytest.mark.stage2), pytest.param("cpu", marks=pytest.mark.stage3),
-                  pytest.param("cpu:lazy", marks=pytest.mark.stage3)] + [
-    pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)]) for device in ("cuda-emu", "cuda")]
 KERNEL_ENGINES = engine_params([e for e in ENGINES if e.device is not None])
 DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 
@@ -76,7 +73,7 @@ def on(device, a, dtype=tg.float64, requires_grad=False):
 
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: f"{len(g[0])}d-{g[0]}")
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="im2col"))
 def test_im2col_and_col2im_against_numpy(device, dtype, geometry):
     tg_dtype, np_dtype = DTYPES[dtype]
     spatial, kernel, stride, before, dilation = geometry
@@ -107,11 +104,10 @@ def geometries(draw):
     return spatial, kernel, stride, before, dilation, out
 
 
-@pytest.mark.parametrize("device", [pytest.param("cpu", marks=pytest.mark.stage3), pytest.param(
-    "cuda-emu", marks=[pytest.mark.stage3, pytest.mark.device("cuda-emu")])])
+@pytest.mark.parametrize("device", device_params(kernel="im2col"))
 @given(geometry=geometries(), seed=st.integers(0, 2**32 - 1))
 def test_window_kernels_on_random_geometries(device, geometry, seed):
-    """The native kernels against numpy's definition on geometries hypothesis picks: every
+    """The kernels against numpy's definition on geometries hypothesis picks: every
     column of im2col, col2im's sums, max_pool's maxima and positions."""
     spatial, kernel, stride, before, dilation, out = geometry
     be, rng = backend.get(device), np.random.default_rng(seed)
@@ -137,7 +133,7 @@ def test_window_kernels_on_random_geometries(device, geometry, seed):
                                   want[inside])
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="col2im"))
 def test_col2im_is_im2cols_adjoint(device):
     # <im2col(x), c> = <x, col2im(c)>: col2im is im2col's transpose, hence its gradient
     spatial, kernel, stride, before, dilation = GEOMETRIES[1]
@@ -176,7 +172,7 @@ CONVS = [  # (x shape, weight shape, stride, padding, dilation, groups)
 
 
 @pytest.mark.parametrize("case", CONVS, ids=["1d", "2d-groups", "2d-same", "3d"])
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="conv_direct"))
 def test_conv_direct_against_numpy_and_conv(device, case):
     x_shape, w_shape, stride, padding, dilation, groups = case
     rng = np.random.default_rng(3)
@@ -198,7 +194,7 @@ def test_conv_direct_against_numpy_and_conv(device, case):
                                      groups=groups)[0], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="max_pool"))
 def test_max_pool_kernel_values_positions_ties_and_nan(device):
     rng = np.random.default_rng(4)
     x = rng.normal(size=(2, 3, 5, 7))
@@ -299,7 +295,7 @@ def view(device, shape, dtype=tg.float64):
     return t.as_view()
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="col2im"))
 def test_bad_geometries_raise_before_the_kernel(device):
     be = backend.get(device)
     x = view(device, (1, 2, 5, 5))
@@ -330,7 +326,7 @@ def test_bad_geometries_raise_before_the_kernel(device):
                        tg.float64)
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="max_pool_backward"))
 def test_max_pool_backward_refuses_positions_outside_the_plane(device):
     be = backend.get(device)
     grad = view(device, (1, 1, 2))

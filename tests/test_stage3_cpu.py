@@ -13,7 +13,7 @@ import stage3_native
 from stage2_tensor import backend
 from stage2_tensor.backend import View
 
-from .engines import ENGINES
+from .engines import CUDA, ENGINES, device_params
 from .gradcheck import gradcheck
 from .optable import LAYOUTS, ops_for
 
@@ -79,7 +79,7 @@ def test_integer_matmul_falls_back_to_python_with_a_log_line(caplog):
     assert "op matmul for int64 not found in backend cpu, falling back to python" in caplog.text
 
 
-@pytest.mark.parametrize("device", [pytest.param(d, marks=pytest.mark.device(d)) for d in ("cpu", "cuda-emu")])
+@pytest.mark.parametrize("device", device_params("cpu", *CUDA))      # cpu:lazy runs (and logs as) cpu
 def test_fused_kernels_run_integers_on_python_with_a_log_line(device, caplog):
     """The fused kernels cover float32 and float64 (native_backend.float_only): asked for
     int64, each native device runs the python backend's kernel, says so once, and its
@@ -478,7 +478,7 @@ def test_embedding_is_one_kernel_call_each_way(monkeypatch):
     assert out.shape == (4, 32, 16)
 
 
-@pytest.mark.parametrize("device", ["python", "cpu"])
+@pytest.mark.parametrize("device", device_params("python", "cpu"))
 def test_index_out_of_range_names_it_on_every_device(device):
     """The kernels check the indices: the first one out of -size..size-1 is named, for
     x[idx] (one tensor), for x[i, j] (flattened first), and for the kernels themselves."""
@@ -500,7 +500,7 @@ def test_index_out_of_range_names_it_on_every_device(device):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
-@pytest.mark.parametrize("device", ["python", "cpu"])
+@pytest.mark.parametrize("device", device_params("python", "cpu"))
 def test_repeated_indices_add_up_in_the_gradient(device, layout):
     """index_add accumulates: a row picked k times gets the sum of its k gradients (and the
     strided index_select path, on a transposed view, picks the same rows)."""

@@ -1,7 +1,8 @@
 """Device "cuda" and its CPU emulator "cuda-emu": the build, the error without a GPU, memory,
-copies, and every op on strided layouts against device "cpu". The gradient checks and the
-numpy comparisons of every op run on both devices through the shared suite (engines.py);
-the kernel families have their own files (test_stage3_cuda_*.py)."""
+copies, and every op on strided layouts against device "cpu". The checks of kernels every
+device has (copies, conversions, views, broadcasts) run on every device. The gradient
+checks and the numpy comparisons of every op run on every device through the shared suite
+(engines.py); the kernel families have their own files (test_stage3_cuda_*.py)."""
 import os
 import subprocess
 import sys
@@ -14,17 +15,21 @@ from stage2_tensor import backend
 from stage3_native import cuda_build
 from stage3_native.cuda import backend as cuda_backend
 
-from .engines import ENGINES
+from .engines import CUDA, ENGINES, device_params
 from .optable import LAYOUTS, ops_for
 
-pytestmark = [pytest.mark.stage3, pytest.mark.slow]          # the CUDA checks: make test-slow
+# The CUDA checks are make test-slow's: each test on a CUDA device (conftest.py), and those
+# of the build and of the errors without a GPU (marked slow)
+pytestmark = pytest.mark.stage3
 
 CUDA_REASON = cuda_backend.unavailable_reason("cuda")
-DEVICES = [pytest.param(device, marks=pytest.mark.device(device)) for device in ("cuda-emu", "cuda")]
 LAYOUTS_AND_CONTIGUOUS = {"contiguous": lambda x: x, **LAYOUTS}
 CUDA_EMU = next(e for e in ENGINES if e.name == "stage3-cuda-emu")
+# every op against device "cpu" in float32 (python against cpu: test_stage3_cpu.py)
+LAYOUT_DEVICES = device_params("cpu:lazy", *CUDA)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(cuda_build.nvcc() is None, reason="nvcc is not installed: nothing to compile the CUDA sources with")
 def test_nvcc_compiles_the_cuda_sources(monkeypatch):
     """CI has nvcc and no GPU: this is where a CUDA syntax error fails it. The library is
@@ -38,12 +43,14 @@ def test_nvcc_compiles_the_cuda_sources(monkeypatch):
     assert library.exists() and not cuda_build.is_stale("cuda")
 
 
+@pytest.mark.slow
 def test_the_emulator_compiles_the_same_sources():
     library = cuda_build.ensure_built("cuda-emu")
     assert library.exists() and not cuda_build.is_stale("cuda-emu")
     assert sorted(p.name for p in cuda_build.SOURCES.glob("*.cu"))     # the sources both libraries share
 
 
+@pytest.mark.slow
 def test_a_newer_shared_formula_header_makes_the_libraries_stale(tmp_path, monkeypatch):
     """The .cu files include csrc's formula headers (each formula written once): an edit
     there rebuilds the CUDA libraries as an edit to a .cu file does."""
@@ -57,6 +64,7 @@ def test_a_newer_shared_formula_header_makes_the_libraries_stale(tmp_path, monke
     assert cuda_build.is_stale("cuda-emu")
 
 
+@pytest.mark.slow
 def test_only_a_newer_c_or_cuda_source_makes_the_libraries_stale(tmp_path, monkeypatch):
     """The cuda/ folder holds backend.py too: editing the Python that calls the library
     rebuilds nothing; editing a .cu file does."""
@@ -73,7 +81,7 @@ def test_only_a_newer_c_or_cuda_source_makes_the_libraries_stale(tmp_path, monke
     assert cuda_build.is_stale("cuda-emu")
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_abs_clears_the_sign_of_zero_as_on_the_cpu(device, dtype):
     """abs is elementwise_math.h's fabs on every device: abs(-0.0) is +0.0, as in PyTorch.
@@ -84,6 +92,7 @@ def test_abs_clears_the_sign_of_zero_as_on_the_cpu(device, dtype):
     assert not np.signbit(got[0])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CUDA_REASON is None, reason="a GPU is present: device 'cuda' runs")
 def test_without_a_gpu_device_cuda_says_why():
     with pytest.raises(RuntimeError, match=r"device 'cuda' cannot run here: ") as err:
@@ -93,6 +102,7 @@ def test_without_a_gpu_device_cuda_says_why():
                for why in ("nvcc was not found", "NVIDIA's driver library", "no CUDA device was found"))
 
 
+@pytest.mark.slow
 def test_without_a_driver_nothing_is_built_to_find_no_gpu(monkeypatch):
     """No NVIDIA driver means no GPU: the quick check says so, and nvcc (minutes) never runs."""
     monkeypatch.setattr(cuda_build, "DRIVER", "libtracegrad-no-such-driver.so.1")
@@ -105,6 +115,7 @@ def test_without_a_driver_nothing_is_built_to_find_no_gpu(monkeypatch):
     assert cuda_backend.quick_reason("cuda") == reason
 
 
+@pytest.mark.slow
 def test_unknown_devices_list_the_cuda_devices_and_why_they_cannot_run():
     with pytest.raises(ValueError, match=r"unknown device 'tpu'.*'cuda'.*'cuda-emu'") as err:
         tg.tensor([1.0], device="tpu")
@@ -113,13 +124,13 @@ def test_unknown_devices_list_the_cuda_devices_and_why_they_cannot_run():
         assert (f"'{device}' (cannot run here: {reason})" in str(err.value)) == (reason is not None)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params(*CUDA))
 def test_device_name(device):
     name = backend.get(device).device_name()
     assert name and (("emulator" in name) == (device == "cuda-emu"))
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params(*CUDA))
 def test_buffers_are_freed_with_their_tensor_and_reused(device):
     be = backend.get(device)
     before = be.memory_allocated()
@@ -147,7 +158,7 @@ print(exact, be.memory_reserved() - before)
 """
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params(*CUDA))
 def test_without_the_cache_blocks_are_exact_and_freed_at_once(device):
     """TRACEGRAD_CUDA_NO_CACHING=1, for compute-sanitizer's memcheck: 3 floats take 12 bytes,
     not a 512-byte block, and the block goes back to the driver with its tensor. The library
@@ -159,13 +170,13 @@ def test_without_the_cache_blocks_are_exact_and_freed_at_once(device):
     assert result.stdout.split() == ["12", "0"]
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params(*CUDA))
 def test_runtime_errors_carry_the_runtime_message(device):
     with pytest.raises(cuda_backend.CudaError, match=r"allocating \d+ bytes on device .*: out of memory"):
         backend.get(device).allocate(1 << 60, tg.float32)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
 def test_every_dtype_crosses_to_the_device_and_back_bit_exact(device, dtype):
     a = (np.arange(-6, 6).reshape(3, 4) * 1.25).astype(dtype)
@@ -178,7 +189,7 @@ def test_every_dtype_crosses_to_the_device_and_back_bit_exact(device, dtype):
     assert tg.tensor(a.tolist(), dtype=getattr(tg, dtype), device=device).tolist() == a.tolist()
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("source", ["float32", "float64", "int32", "int64", "bool"])
 @pytest.mark.parametrize("target", ["float32", "float64", "int32", "int64", "bool"])
 def test_dtype_conversions_match_numpy(device, source, target):
@@ -188,7 +199,7 @@ def test_dtype_conversions_match_numpy(device, source, target):
     np.testing.assert_array_equal(converted.numpy(), a.T.astype(target))
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params())
 def test_views_and_writes_through_them(device):
     a = np.arange(24.0).reshape(2, 3, 4)
     t = tg.from_numpy(a.copy(), device=device)
@@ -200,7 +211,7 @@ def test_views_and_writes_through_them(device):
     np.testing.assert_array_equal(t.numpy(), a)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", LAYOUT_DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS_AND_CONTIGUOUS)
 @pytest.mark.parametrize("op", ops_for(CUDA_EMU), ids=lambda op: op.name)
 def test_every_op_agrees_with_cpu_on_every_layout(op, layout, device):
@@ -219,7 +230,7 @@ def test_every_op_agrees_with_cpu_on_every_layout(op, layout, device):
     np.testing.assert_allclose(results[device].numpy(), results["cpu"].numpy(), rtol=3e-6, atol=2e-6)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", device_params())
 def test_large_broadcasts_cover_every_element(device):
     """More elements than the grid has threads (the emulator gives every launch 2 blocks of
     256): the grid-stride loop must reach them all, through a broadcast column and row."""

@@ -1,6 +1,6 @@
 """Fused dropout (csrc/dropout.c, cuda/dropout.cu, stage2's python_backend.dropout): the
-counter-based mask against an independent numpy SplitMix64, the same mask on devices
-"python", "cpu", "cuda-emu" and "cuda" (where a GPU is present), its statistics, its
+counter-based mask against an independent numpy SplitMix64, the same mask on every
+device ("cuda" where a GPU is present), its statistics, its
 gradient, seeding, layouts, threads and the python fallback."""
 import math
 
@@ -14,14 +14,13 @@ from stage2_tensor import backend
 from stage2_tensor.python_backend import dropout_uniform
 from stage2_tensor.python_backend import splitmix64 as splitmix64_python
 
-from .engines import ENGINES, engine_params
+from .engines import ENGINES, NATIVE, device_params, engine_params
 from .gradcheck import gradcheck
 from .optable import dropout_keep, dropout_seed, splitmix64
 
 pytestmark = pytest.mark.stage3
 
-DEVICES = ["python", "cpu", "cpu:lazy"] + [pytest.param(device, marks=pytest.mark.device(device))
-                                           for device in ("cuda-emu", "cuda")]
+DEVICES = device_params()
 FLOAT_DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 # SplitMix64 seeded with 1234567: the reference outputs (Vigna's splitmix64.c, as listed
 # on Rosetta Code, "Pseudo-random numbers/Splitmix64")
@@ -66,7 +65,7 @@ def dropped(device, tg_dtype, x, upstream):
     return out.detach().numpy(), leaf.grad.numpy()
 
 
-@pytest.mark.parametrize("device", DEVICES[1:])
+@pytest.mark.parametrize("device", device_params(*NATIVE))
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_every_device_drops_the_same_elements(device, dtype):
     """Each device drops the elements the python device drops, forward and backward (660
@@ -123,8 +122,7 @@ def test_gradient_is_upstream_times_mask_over_one_minus_p(device):
     np.testing.assert_array_equal(leaf.grad.numpy(), upstream * (keep * (1 / (1 - 0.35))))
 
 
-@pytest.mark.parametrize("engine", engine_params([e for e in ENGINES if e.name in (
-    "stage2-python", "stage3-cpu", "stage3-cpu:lazy", "stage3-cuda-emu", "stage3-cuda")]))
+@pytest.mark.parametrize("engine", engine_params([e for e in ENGINES if e.device]))
 def test_gradient_by_central_differences(engine):
     def fn(x):
         tg.seed(9)                                 # the same mask on every evaluation

@@ -1,27 +1,31 @@
 """F.linear_cross_entropy (nn/functional.py, linear_cross_entropy.py): cross_entropy of
 linear(x, weight, bias) without the logits. Device "cpu" runs it as a kernel pair over
-vocabulary chunks (csrc/linear_cross_entropy.c), every other device as the composite;
-both against numpy in float64, gradients by central differences, the kernel against the
-composite in float32 and float64, with the vocabulary cut into several chunks and the rows
-into several tiles (the backend's ``linear_cross_entropy_blocks``), and every bad argument
-refused before a kernel runs. The op table (optable.py) has it too, on every engine."""
+vocabulary chunks (csrc/linear_cross_entropy.c), which "cpu:lazy" records; the devices
+without the kernels run the composite. Both against numpy in float64, gradients by central
+differences, the kernel against the composite in float32 and float64 on every device with
+it, with the vocabulary cut into several chunks and the rows into several tiles (the
+backend's ``linear_cross_entropy_blocks``), and every bad argument refused before a kernel
+runs. The op table (optable.py) has it too, on every engine. The SIMD levels, threads and
+block sizes are device "cpu"'s."""
 import numpy as np
 import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
 
-from .engines import ENGINES, engine_params
+from .engines import DEVICES, device_params, engine_params, engines_on
 from .gradcheck import gradcheck
 
-ENGINES_ = engine_params([e for e in ENGINES if e.stage != "stage1"])
+ENGINES_ = engine_params(engines_on(*DEVICES))
+FUSED = device_params(kernel="linear_cross_entropy")
 LANES = 16                      # the kernel's partial sums per row (linear_cross_entropy.c)
 
 
 @pytest.fixture
 def blocks(request, monkeypatch):
-    """Device "cpu"'s (columns per chunk, rows per tile) for the test: small ones cut V = 300
-    into 128 + 128 + 44 columns and 64 rows into 4 tiles; (0, 0) is the kernel's own."""
+    """Device "cpu"'s (columns per chunk, rows per tile) for the test ("cpu:lazy" runs its
+    kernels): small ones cut V = 300 into 128 + 128 + 44 columns and 64 rows into 4 tiles;
+    (0, 0) is the kernel's own."""
     pytest.importorskip("stage3_native")
     be = tg.backend.get("cpu")
     monkeypatch.setattr(be, "linear_cross_entropy_blocks", request.param, raising=False)
@@ -81,7 +85,8 @@ def problem(n, c, v, seed=0, bias=True, scale=1.0):
 @pytest.mark.parametrize("c", [3, 32])
 @pytest.mark.parametrize("v", [1, 7, 300])
 @pytest.mark.parametrize("n", [1, 5, 64])
-def test_cpu_kernel_matches_numpy(n, v, c, dtype, blocks):
+@pytest.mark.parametrize("device", FUSED)
+def test_kernel_matches_numpy(device, n, v, c, dtype, blocks):
     """Every reduction, at sizes from one row and one class to several chunks and tiles (V =
     300 with 128-column chunks: the last holds 44). float64 to 1e-12; float32 within the
     bound of its roundings."""
@@ -89,7 +94,7 @@ def test_cpu_kernel_matches_numpy(n, v, c, dtype, blocks):
     if v == 1:
         target[target >= 0] = 0
     dt = getattr(tg, dtype)
-    xt, wt, bt, tt = tensors("cpu", dt, x, w, b, target)
+    xt, wt, bt, tt = tensors(device, dt, x, w, b, target)
     for reduction in ("mean", "sum", "none"):
         got = F.linear_cross_entropy(xt, wt, tt, bias=bt, reduction=reduction)
         assert got.dtype is dt and got.shape == ((n,) if reduction == "none" else ())
@@ -102,7 +107,7 @@ def test_cpu_kernel_matches_numpy(n, v, c, dtype, blocks):
 
 @pytest.mark.parametrize("engine", ENGINES_)
 def test_every_device_matches_numpy(engine):
-    """The composite (python, cpu:lazy, cuda...) and the kernel (cpu) give numpy's loss."""
+    """The composite (the devices without the kernels) and the kernels give numpy's loss."""
     x, w, b, target = problem(6, 4, 9, seed=5)
     xt, wt, bt = (engine.leaf(a) for a in (x, w, b))
     tt = tg.tensor(target.tolist(), device=xt.device)
@@ -111,10 +116,11 @@ def test_every_device_matches_numpy(engine):
         np.testing.assert_allclose(got, np_loss(x, w, b, target, reduction=reduction)[0], rtol=1e-12, atol=1e-12)
 
 
-def test_huge_logits_do_not_overflow_float32():
+@pytest.mark.parametrize("device", FUSED)
+def test_huge_logits_do_not_overflow_float32(device):
     """Logits of several thousand: e^z would overflow float32, e^(z - max) does not."""
     x, w, b, target = problem(40, 8, 300, seed=3, scale=400.0)
-    xt, wt, bt, tt = tensors("cpu", tg.float32, x, w, b, target)
+    xt, wt, bt, tt = tensors(device, tg.float32, x, w, b, target)
     got = F.linear_cross_entropy(xt, wt, tt, bias=bt, reduction="none").numpy()
     want, terms = np_loss(x, w, b, target, reduction="none")
     assert np.isfinite(got).all() and terms.max() > 1000
@@ -133,20 +139,21 @@ def test_gradients_match_central_differences(engine, reduction):
 
 @pytest.mark.parametrize("blocks", [(16, 8)], indirect=True)
 @pytest.mark.parametrize("reduction", ["mean", "none"])
-def test_gradients_across_chunks_and_tiles(blocks, reduction):
+@pytest.mark.parametrize("device", FUSED)
+def test_gradients_across_chunks_and_tiles(device, blocks, reduction):
     """The kernel's own chunking in the backward pass: V = 40 as 16 + 16 + 8 columns, N = 20
     as 8 + 8 + 4 rows, so dW is written by one tile and added to by the others, and dx sums
     over every chunk."""
-    engine = next(e for e in ENGINES if e.device == "cpu")
     x, w, b, target = problem(20, 3, 40, seed=12)
-    t = tg.tensor(target.tolist(), device="cpu")
-    gradcheck(engine, lambda x, w, b: F.linear_cross_entropy(x, w, t, bias=b, reduction=reduction), [x, w, b])
+    t = tg.tensor(target.tolist(), device=device)
+    gradcheck(*engines_on(device), lambda x, w, b: F.linear_cross_entropy(x, w, t, bias=b, reduction=reduction), [x, w, b])
 
 
 @pytest.mark.parametrize("blocks", [(0, 0), (128, 16)], indirect=True, ids=["own_blocks", "small_blocks"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
-def test_kernel_equals_the_composite(dtype, bias, blocks):
+@pytest.mark.parametrize("device", FUSED)
+def test_kernel_equals_the_composite(device, dtype, bias, blocks):
     """The fused pair against linear + cross_entropy on the same device: the loss and every
     gradient. float64 to 1e-12; float32 within float32 noise (the two sum in different
     orders: the gradients' magnitudes times a few hundred ulps)."""
@@ -154,7 +161,7 @@ def test_kernel_equals_the_composite(dtype, bias, blocks):
     dt = getattr(tg, dtype)
     results = []
     for fused in (True, False):
-        xt, wt, bt, tt = tensors("cpu", dt, x, w, b, target, grad=True)
+        xt, wt, bt, tt = tensors(device, dt, x, w, b, target, grad=True)
         if fused:
             loss = F.linear_cross_entropy(xt, wt, tt, bias=bt)
             assert type(loss.grad_fn).__name__ == "LinearCrossEntropy"
@@ -186,14 +193,15 @@ def test_float32_kernel_at_every_simd_level(blocks, simd_level):
         np.testing.assert_allclose(got.grad.numpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
 
 
-def test_only_what_needs_a_gradient_gets_one():
+@pytest.mark.parametrize("device", FUSED)
+def test_only_what_needs_a_gradient_gets_one(device):
     """A frozen weight gets none, and a frozen x none either (the kernel skips dx or dW)."""
     x, w, b, target = problem(6, 4, 9, seed=6)
-    xt, wt, bt, tt = tensors("cpu", tg.float64, x, w, b, target)
+    xt, wt, bt, tt = tensors(device, tg.float64, x, w, b, target)
     wt.requires_grad_()
     F.linear_cross_entropy(xt, wt, tt, bias=bt).backward()
     assert xt.grad is None and bt.grad is None and wt.grad is not None
-    want = tensors("cpu", tg.float64, x, w, b, target, grad=True)
+    want = tensors(device, tg.float64, x, w, b, target, grad=True)
     F.linear_cross_entropy(want[0], want[1], tt, bias=want[2]).backward()
     np.testing.assert_allclose(wt.grad.numpy(), want[1].grad.numpy(), rtol=1e-13)
 
@@ -242,20 +250,21 @@ def test_all_rows_ignored(engine):
     assert not engine.value(F.linear_cross_entropy(xt, wt, t, reduction="none")).any()
 
 
-def test_no_rows():
+@pytest.mark.parametrize("device", FUSED)
+def test_no_rows(device):
     """N = 0: the mean is nan, the sum 0, and W and b get zero gradients."""
-    _, wt, bt, _ = tensors("cpu", tg.float32, np.zeros((1, 3)), np.ones((4, 3)), np.ones(4), np.zeros(1), grad=True)
-    xt = tg.from_numpy(np.zeros((0, 3), dtype=np.float32)).to("cpu").requires_grad_()
-    tt = tg.from_numpy(np.zeros(0, dtype=np.int64)).to("cpu")
+    _, wt, bt, _ = tensors(device, tg.float32, np.zeros((1, 3)), np.ones((4, 3)), np.ones(4), np.zeros(1), grad=True)
+    xt = tg.from_numpy(np.zeros((0, 3), dtype=np.float32)).to(device).requires_grad_()
+    tt = tg.from_numpy(np.zeros(0, dtype=np.int64)).to(device)
     assert np.isnan(F.linear_cross_entropy(xt, wt, tt, bias=bt).item())
     F.linear_cross_entropy(xt, wt, tt, bias=bt, reduction="sum").backward()
     assert xt.grad.shape == (0, 3) and not wt.grad.numpy().any() and not bt.grad.numpy().any()
 
 
 # ---- bad arguments, refused before any kernel --------------------------------------------------
-def _args(**change):
+def _args(device="cpu", **change):
     x, w, b, target = problem(4, 3, 5, seed=10)
-    args = dict(zip(("x", "weight", "bias", "target"), tensors("cpu", tg.float32, x, w, b, target)))
+    args = dict(zip(("x", "weight", "bias", "target"), tensors(device, tg.float32, x, w, b, target)))
     args.update(change)
     return args
 
@@ -304,10 +313,11 @@ def test_bad_arguments_are_named_before_any_kernel_runs(change, error, message, 
             F.linear_cross_entropy(x.to("python"), w.to("python"), t.to("python"), bias=b.to("python"))
 
 
-def test_the_backend_contract_is_checked_too():
+@pytest.mark.parametrize("device", FUSED)
+def test_the_backend_contract_is_checked_too(device):
     """A backend method called directly with views that do not fit (contracts.py)."""
-    be = tg.backend.get("cpu")
-    x, w, b, t = (_args()[k] for k in ("x", "weight", "bias", "target"))
+    be = tg.backend.get(device)
+    x, w, b, t = (_args(device)[k] for k in ("x", "weight", "bias", "target"))
     with pytest.raises(ValueError, match=r"linear_cross_entropy: targets has shape \(4,\), expected \(3,\)"):
         be.linear_cross_entropy(x[:3].as_view(), w.as_view(), b.as_view(), t.as_view(), "mean", -100, tg.float32)
     with pytest.raises(ValueError, match=r"weight has shape \(5, 2\), expected \(V, 3\)"):

@@ -10,11 +10,11 @@ import pytest
 import stage2_tensor as tg
 from stage2_tensor import backend as backends
 from stage2_tensor.backend import View
-from tests.engines import _stage2, engine_params
+from tests import engines
 from tests.gradcheck import gradcheck
 
-DEVICES = [pytest.param(d, marks=pytest.mark.device(d)) for d in ("python", "cpu", "cpu:lazy", "cuda-emu")]
-ENGINES = engine_params([_stage2(d) for d in ("python", "cpu", "cpu:lazy", "cuda-emu")])
+DEVICES = engines.device_params()
+ENGINES = engines.engine_params([e for e in engines.ENGINES if e.device])
 
 
 def values(shape, seed, dtype=np.float64):

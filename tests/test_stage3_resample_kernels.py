@@ -14,14 +14,9 @@ import stage2_tensor.nn.functional as F
 from stage2_tensor import backend, normalization, resampling
 from stage2_tensor.sampling_grid import interpolation_step
 
-from .engines import ENGINES, engine_params
+from .engines import ENGINES, device_params, engine_params
 from .gradcheck import gradcheck
 
-KERNEL_DEVICES = [pytest.param("python", marks=pytest.mark.stage2), pytest.param("cpu", marks=pytest.mark.stage3),
-                  pytest.param("cpu:lazy", marks=pytest.mark.stage3)] + [
-    pytest.param(device, marks=[pytest.mark.stage3, pytest.mark.device(device)]) for device in ("cuda-emu", "cuda")]
-NATIVE_DEVICES = [pytest.param("cpu", marks=pytest.mark.stage3), pytest.param(
-    "cuda-emu", marks=[pytest.mark.stage3, pytest.mark.device("cuda-emu")])]
 KERNEL_ENGINES = engine_params([e for e in ENGINES if e.device is not None])
 DTYPES = {"float32": (tg.float32, np.float32), "float64": (tg.float64, np.float64)}
 NUMPY_MODE = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -101,7 +96,7 @@ PADS = [  # (x shape, before, after): 1-d, 2-d, 3-d, uneven sides, a side of 0, 
 @pytest.mark.parametrize("case", PADS, ids=["1d", "2d", "3d", "widest"])
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="pad"))
 def test_pad_against_numpy(device, dtype, mode, case):
     tg_dtype, np_dtype = DTYPES[dtype]
     shape, before, after = case
@@ -148,7 +143,7 @@ def interpolate_numpy(x, case):
 
 @pytest.mark.parametrize("case", INTERPOLATIONS, ids=lambda c: f"{c[3]}-{c[1] or c[2]}-{c[4]}-{len(c[0]) - 2}d")
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="interpolate"))
 def test_interpolate_against_numpy(device, dtype, case):
     tg_dtype, np_dtype = DTYPES[dtype]
     shape, size, scale, mode, align_corners = case
@@ -171,7 +166,7 @@ def test_interpolate_against_numpy(device, dtype, case):
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4, 5), (2, 3, 4, 5), (2, 2, 2, 3, 2)])
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="batch_norm"))
 def test_batch_norm_against_numpy(device, dtype, shape):
     tg_dtype, np_dtype = DTYPES[dtype]
     rng = np.random.default_rng(2)
@@ -217,7 +212,7 @@ def test_gradients_by_central_differences(engine):
     gradcheck(engine, lambda t: F.batch_norm(t, None, None, training=True), [x], rng)
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="pad_backward"))
 def test_the_adjoints_gradients_are_the_forward_kernels(device):
     # PadBackward's gradient is Pad (with 0 as the constant), InterpolateBackward's is
     # Interpolate: d/dg <adjoint(g), v> = forward(v)
@@ -236,7 +231,7 @@ def test_the_adjoints_gradients_are_the_forward_kernels(device):
         np.testing.assert_allclose(g.grad.numpy(), forward(on(device, v)).numpy(), rtol=1e-12, atol=1e-12)
 
 
-# ---- random geometries (hypothesis), the native kernels against numpy --------------------
+# ---- random geometries (hypothesis), each device's kernels against numpy --------------------
 
 @st.composite
 def paddings(draw):
@@ -251,7 +246,7 @@ def paddings(draw):
 
 
 @settings(max_examples=25)
-@pytest.mark.parametrize("device", NATIVE_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="pad"))
 @given(case=paddings(), seed=st.integers(0, 2**32 - 1))
 def test_pad_on_random_geometries(device, case, seed):
     shape, before, after, mode = case
@@ -271,7 +266,7 @@ def test_pad_on_random_geometries(device, case, seed):
 
 
 @settings(max_examples=25)
-@pytest.mark.parametrize("device", NATIVE_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="interpolate"))
 @given(spatial=st.tuples(st.integers(1, 6), st.integers(1, 6)), out=st.tuples(st.integers(1, 9), st.integers(1, 9)),
        mode=st.sampled_from(["nearest", "linear"]), align_corners=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_interpolate_on_random_sizes(device, spatial, out, mode, align_corners, seed):
@@ -291,7 +286,7 @@ def test_interpolate_on_random_sizes(device, spatial, out, mode, align_corners, 
 
 # ---- the dispatch: composite fallback, half dtypes ---------------------------------------
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES[:3])
+@pytest.mark.parametrize("device", device_params(kernel="pad"))
 def test_kernels_give_the_composites_numbers(device, monkeypatch):
     """A device without the kernels takes the gathers and tensor-op composites: same values
     and gradients (up to the order of the sums)."""
@@ -333,7 +328,7 @@ def test_a_device_without_the_kernels_takes_the_composite(monkeypatch):
     assert type(F.batch_norm(t, None, None, training=True).grad_fn) is not normalization.BatchNorm
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES[:3])
+@pytest.mark.parametrize("device", device_params(kernel="batch_norm"))
 def test_group_and_instance_norm_run_the_batch_norm_kernels(device):
     # per sample and group is batch normalization of (1, N * groups, rest)
     t = on(device, np.random.default_rng(7).normal(size=(2, 4, 3, 3)), requires_grad=True)
@@ -422,7 +417,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", BAD)
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="pad"))
 def test_bad_arguments_are_refused_before_the_kernel(device, case):
     call, message = BAD[case]
     with pytest.raises(ValueError, match=message):
@@ -434,7 +429,7 @@ def test_reflect_padding_too_wide_is_refused_by_F_pad():
         F.pad(on("cpu", np.zeros((1, 2, 3))), (3, 0), mode="reflect")
 
 
-@pytest.mark.parametrize("device", KERNEL_DEVICES)
+@pytest.mark.parametrize("device", device_params(kernel="pad"))
 def test_no_planes_build_no_tables(device):
     # an empty batch with padding or an output of 2^31 per dimension: nothing to write, and
     # no table of that length is built (the kernels return before)

@@ -8,9 +8,11 @@ import pytest
 import stage2_tensor as tg
 from stage4_models.gpt import GPT, GPTConfig
 
+from .engines import device_params
+
 pytestmark = pytest.mark.stage4
 
-DEVICES = ["python", "cpu", "cpu:lazy"]
+DEVICES = device_params("python", "cpu", "cpu:lazy")
 CONFIG = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8)
 
 

@@ -24,9 +24,11 @@ from stage4_models.gpt.kv_cache import KVCache
 from stage4_models.gpt.training import TrainConfig, load_checkpoint, train
 from stage4_models.tokenizer import CharTokenizer
 
+from .engines import device_params
+
 pytestmark = pytest.mark.stage4
 
-DEVICES = ["python", "cpu", "cpu:lazy"]
+DEVICES = device_params("python", "cpu", "cpu:lazy")
 
 
 def small_model(device, dtype=tg.float64, block_size=8, seed=0):

@@ -17,6 +17,8 @@ from stage4_models.names.mlp import MLPLanguageModel, parameter_count
 from stage4_models.names.training import (Config, evaluate, load_checkpoint, make_optimizer,
                                           sample, save_checkpoint, train)
 
+from .engines import device_params
+
 pytestmark = pytest.mark.stage4
 
 ABC = data.Vocabulary(".abc")
@@ -107,7 +109,7 @@ HAND_COUNTS = [[0, 2, 1, 0],
                [0, 0, 0, 0]]
 
 
-@pytest.mark.parametrize("device", ["python", "cpu"])
+@pytest.mark.parametrize("device", device_params("python", "cpu"))
 def test_bigram_counts_probabilities_and_nll_by_hand(device):
     counts = bigram.count_pairs(WORDS, ABC)
     np.testing.assert_array_equal(counts, HAND_COUNTS)
@@ -188,7 +190,7 @@ def test_parameter_count_is_the_thesis_10643():
     assert parameter_count(27, 3, 10, 200) == sum(p.numel() for p in MLPLanguageModel(27, 3, 10, 200).parameters())
 
 
-@pytest.mark.parametrize("device", ["python", "cpu"])
+@pytest.mark.parametrize("device", device_params("python", "cpu"))
 def test_mlp_forward_matches_numpy(device):
     tg.seed(5)
     model = MLPLanguageModel(7, block_size=3, embedding_size=4, hidden=9, device=device)

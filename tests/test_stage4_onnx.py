@@ -23,6 +23,8 @@ from stage4_models.onnx import InferenceSession  # noqa: E402
 from stage4_models.onnx.examples import torch_unet  # noqa: E402
 from stage4_models.onnx.symbolic import evaluate  # noqa: E402
 
+from .engines import CUDA, device_params  # noqa: E402
+
 pytestmark = pytest.mark.stage4
 
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
@@ -76,8 +78,7 @@ def test_pytorch_operator(name):
     _check_case("pytorch-operator", name)
 
 
-@pytest.mark.parametrize("device", ["python", "cpu:lazy", pytest.param("cuda-emu", marks=pytest.mark.device("cuda-emu")),
-                                    pytest.param("cuda", marks=pytest.mark.device("cuda"))])
+@pytest.mark.parametrize("device", device_params("python", "cpu:lazy", *CUDA))
 @pytest.mark.parametrize("name", ["test_Conv2d_groups", "test_BatchNorm2d_eval", "test_GLU_dim"])
 def test_other_devices(name, device):
     _check_case("pytorch-converted", name, device)

@@ -16,9 +16,11 @@ import stage2_tensor as tg
 from stage4_models.gpt import GPT
 from stage4_models.gpt import safetensors as st
 
+from .engines import device_params
+
 pytestmark = pytest.mark.stage4
 
-DEVICES = ["python", "cpu"]
+DEVICES = device_params("python", "cpu")
 
 
 # ---- a safetensors writer by hand: struct, one value at a time ----------------------------
