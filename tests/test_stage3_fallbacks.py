@@ -13,9 +13,11 @@ from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
 from stage3_native.native_backend import OPTIONAL_KERNELS, kernel_table
 
+from .engines import CUDA, device_params
+
 pytestmark = pytest.mark.stage3
 
-DEVICES = ["cpu", pytest.param("cuda-emu", marks=pytest.mark.device("cuda-emu"))]
+DEVICES = device_params("cpu", *CUDA)           # the NativeBackend devices
 # The python device's methods that move data in and out of it, which every fallback uses
 MOVES = frozenset(("from_flat", "to_flat", "size", "has", "address"))
 
