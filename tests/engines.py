@@ -4,10 +4,10 @@ that can run the gradient checks.
 DEVICES names the devices in one order; ``device_params`` gives a test its pytest params,
 each carrying its stage marker and ``device(name)``, which conftest.py reads to set aside a
 device that cannot run here and to mark the CUDA devices slow. A kernel's tests ask for
-``device_params(kernel=name)``: every device that has the kernel. LACKS says, in this one
-place, which optional kernels of stage2_tensor/backend.py a device does not have (it runs
-the composite or borrows python's); test_engines.py checks it against the backends. No other
-test module spells out a list of devices (test_engines.py checks that too).
+``device_params(kernel=name)``: every device that has the kernel, as its backend's class
+has the method (a native device also names the optional ones it lacks, in its ``lacks``:
+stage3_native/native_backend.py). No other test module spells out a list of devices
+(test_engines.py checks that).
 
 An engine is described by how to make a leaf from a float64 numpy array, read values and
 gradients back, and backpropagate: stage1, and the Tensor on each device. Tests written
@@ -24,26 +24,29 @@ DEVICES = ("python", "cpu", "cpu:lazy", "cuda-emu", "cuda")
 NATIVE = DEVICES[1:]                    # stage3's: the C kernels, run now or later, and CUDA's
 CUDA = ("cuda-emu", "cuda")             # one library's sources, built for the CPU or for a GPU
 
-# The kernels of stage2_tensor/backend.py's table a device does not have (each name stands
-# for its _backward too): a test of one runs on the other devices.
-LACKS = {
-    "python": {"attention", "linear_cross_entropy", "conv_bands", "interpolate_into", "max_pool_into"},
-    "cpu": set(),
-    "cpu:lazy": {"conv_bands", "interpolate_into", "max_pool_into"},  # they write into given memory: not recorded
-    "cuda-emu": {"attention", "linear_cross_entropy", "conv_bands", "interpolate_into", "max_pool_into"},
-    "cuda": {"attention", "linear_cross_entropy", "conv_bands", "interpolate_into", "max_pool_into"},
-}
-
-
 def kernels():
     """The kernels stage2_tensor/backend.py's table declares, by name."""
     from stage2_tensor import backend
     return re.findall(r"(?m)^ {4}(\w+)\(", backend.__doc__)
 
 
+def backend_class(device):
+    """The class whose methods are `device`'s kernels, found without opening a CUDA library."""
+    from stage2_tensor.python_backend import PythonBackend
+    if device == "python":
+        return PythonBackend
+    import stage3_native  # noqa: F401  (registers the native devices)
+    from stage3_native.cpu.backend import CpuBackend
+    from stage3_native.cuda.backend import CudaBackend
+    from stage3_native.lazy.backend import LazyBackend
+    return {"cpu": CpuBackend, "cpu:lazy": LazyBackend, "cuda-emu": CudaBackend, "cuda": CudaBackend}[device]
+
+
 def has_kernel(device, kernel):
+    """Whether `device` runs `kernel` of stage2_tensor/backend.py's table itself (a device
+    without it runs stage2's composite, or borrows python's)."""
     assert kernel in kernels(), f"{kernel!r} is not a kernel of stage2_tensor/backend.py's table"
-    return kernel.removesuffix("_backward") not in LACKS[device]
+    return callable(getattr(backend_class(device), kernel, None))
 
 
 def stage(device):
