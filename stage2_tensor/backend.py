@@ -1,44 +1,22 @@
-"""The backend boundary: the few kernels a device must provide (chapter on native kernels).
+"""The backend boundary: the kernels a device must provide (chapter on native kernels).
 
 A tensor is a view (shape, strides, offset) of a buffer that belongs to a backend. Every
-computation the Tensor class does goes through one of the methods below, so a new device
-(native kernels in C or CUDA, registered by a plugin: ``load_plugins``) only has to implement
-them for its own buffer type; autograd, broadcasting and views stay in stage2, written once.
+computation the Tensor class does goes through a kernel of its device's backend, so a new
+device (native kernels in C or CUDA, registered by a plugin: ``load_plugins``) only has to
+implement them for its own buffer type; autograd, broadcasting and views stay in stage2,
+written once.
 
-    Backend method                     what it does (outputs are new contiguous buffers)
-    from_flat(values, dtype)           a buffer holding a flat list of Python numbers
-    full(n, value, dtype)              a buffer of n copies of value
-    to_flat(view)                      the view's elements, row-major, as Python numbers
-    contiguous(view, dtype)            copy (and cast to dtype) the view, row-major
-    unary(op, view, dtype)             op in UNARY_OPS, element by element
-    binary(op, a, b, dtype)            op in BINARY_OPS (COMPARISON_OPS among them: dtype is
-                                       bool); a and b are views already broadcast
-                                       to one shape (stride 0 where stretched). pow_grad is
-                                       d(a^b)/da = b * a^(b-1), 0 where b == 0 (Pow's
-                                       backward); relu_backward(g, x) is g where x > 0,
-                                       else 0 (ReLU's upstream x local, in one pass)
-    where(cond, a, b, dtype)           cond ? a : b, all three broadcast to one shape
-    reduce(op, view, dims, dtype)      op in REDUCE_OPS over `dims`; the result's shape is
-                                       the view's with those dims removed
-    cumsum(view, dim, dtype)           running sums along `dim`, the view's shape: element
-                                       j the sum of elements 0..j of its row, added in
-                                       order (floats in double, ints in int64) and each
-                                       rounded to dtype, so a nan or inf reaches the sums
-                                       from its position on and no earlier one
-    matmul(a, b, dtype)                batched a (..., m, k) @ b (..., k, n), batch dims
-                                       already broadcast; a transpose is just strides
-    index_select(view, dim, index)     the rows of `dim` listed in `index`, a 1-D int64 view
-                                       on the same device (-size..size-1, negative ones
-                                       counting from the end; one out of range raises
-                                       bad_index(...))
-    index_add(shape, dim, index, src)  zeros of `shape` with row r of src added at row
-                                       index[r] (repeats add up): index_select's gradient,
-                                       `index` as for index_select
-    write(dst, src)                    copy src's elements into the dst view, in place
+The kernels are declared in kernels/, one function each: its parameters and their kinds,
+what it computes, what it may assume about its arguments (the declaration checks it), and
+the shapes and dtypes of the buffers it returns. ``python -m stage2_tensor.kernels`` prints
+them all (kernels/KERNELS.md). The element-wise ops that ``unary``, ``binary`` and ``reduce``
+take by name are declared in ops.py (their kind, dtypes, formula on Python numbers and
+gradient); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS and REDUCE_OPS below are views
+of it.
 
-The ops of unary, binary and reduce are declared once, in ops.py (their kind, dtypes,
-formula on Python numbers and gradient); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS
-and REDUCE_OPS below are views of it.
+A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
+as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds. Outputs are
+new contiguous buffers; ``write``, ``sgd_update`` and ``adam_update`` work in place.
 
 Primitives and composites. The primitives are kept few, as tinygrad keeps its own: an op is
 a primitive only if it needs a per-element formula of its own (exp, erf, softplus...).
@@ -46,200 +24,14 @@ Everything that can be written with other ops is a composite in stage2 (GELU and
 losses in composites.py, SiLU and attention in nn.functional): every device runs it with no
 kernel of its own. A device may still run a composite as one kernel, for speed: an
 element-wise one by declaring that it has the fused kernels of ops.FUSED (``fused``, the
-names of those its ``unary`` computes; gelu and gelu_tanh forward, gelu_grad and
-gelu_tanh_grad for their backward), a loss through the optional kernels below
-(cross_entropy, mse_loss, linear_cross_entropy), attention through ``attention``
-(nn.functional's scaled_dot_product_attention runs the composite where a device has none).
-A new activation or loss is a composite first; a fused kernel follows only where it is
-measured to pay. (softmax, dropout and layer_norm are kernels of
-their own, which a device lacking them borrows from the python device, as below.)
+names of those its ``unary`` computes), a loss or attention through the kernels declared
+optional (cross_entropy's and mse_loss's are the python device's too). A new activation or
+loss is a composite first; a fused kernel follows only where it is measured to pay.
 
-A View is (buffer, shape, strides, offset, dtype): which elements of a buffer to read, and
-as what. ``size(buffer, dtype)`` says how many elements of dtype a buffer holds.
-
-Optional, for speed: to_bytes(view) / from_bytes(data, dtype) move a tensor between devices
-as one block of bytes; as_numpy(view) / from_numpy(array, dtype) share memory with numpy. Fused
-kernels, each doing in one pass what would otherwise be several tensor operations:
-
-    softmax(view, dim, log, dtype)     softmax along `dim` (log-softmax when `log`), the
-                                       row max subtracted first so no exponent overflows
-    softmax_backward(grad, out, dim, log, dtype)
-                                       its gradient from the upstream grad and the forward
-                                       output y (both of one shape), per row along `dim`:
-                                       softmax dx = y * (g - sum(g * y)), log-softmax
-                                       dx = g - e^y * sum(g)
-    cross_entropy(logits, targets, reduction, ignore_index, dtype)
-                                       logits (N, C), targets a view of N int64 class
-                                       indices: (losses, probabilities as N * C values,
-                                       kept), loss_i = -log softmax(logits_i)[targets[i]],
-                                       0 for a row whose target is ignore_index (an int, or
-                                       None: none ignored), the N losses or ("sum", "mean")
-                                       their reduction to one value, the mean over the kept
-                                       rows (none kept: nan); kept, for "mean" only (else
-                                       None), is their count as one value of dtype (what the
-                                       backward divides by: PyTorch's total_weight); a
-                                       target neither a class nor ignore_index raises
-                                       bad_target(...)
-    cross_entropy_backward(probs, targets, scale, kept, ignore_index, dtype)
-                                       its gradient: (probs - onehot(targets)) * scale[i]
-                                       / kept for row i (scale: a view of N values; kept:
-                                       the forward's, a view of shape (), or None: no
-                                       division), 0 for a row whose target is ignore_index
-    linear_cross_entropy(x, weight, bias, targets, reduction, ignore_index, dtype)
-                                       cross_entropy's losses and kept (and its bad_target)
-                                       for the logits x @ weight^T + bias (x (N, C), weight
-                                       (V, C), bias V values or None) without forming them:
-                                       (losses, lse, kept), lse each row's logsumexp (N
-                                       values, for the backward). A device without it runs
-                                       the composite, linear then cross_entropy
-                                       (linear_cross_entropy.py), not the python backend's
-    linear_cross_entropy_backward(x, weight, bias, targets, lse, scale, kept, ignore_index,
-                                  needs, dtype)
-                                       its gradients (dx, dweight, dbias), each None unless
-                                       `needs` (three bools) asks for it: with the logits z
-                                       computed again, dz = (e^(z - lse) - onehot(targets))
-                                       * scale[i] / kept (0 for an ignored row), dx = dz @
-                                       weight, dweight = dz^T @ x, dbias = sum of dz's rows
-    mse_loss(a, b, reduction, dtype)   a and b views of one shape: (losses, diff), diff =
-                                       a - b (n values), the losses (a - b)^2 per element
-                                       or ("sum", "mean") their reduction to one value
-    mse_loss_backward(diff, grad, factor, dtype)
-                                       its gradient with respect to a: 2 * diff * grad *
-                                       factor, grad a view of diff's shape (stride 0 when
-                                       the upstream gradient is one value)
-    dropout(view, seed, p, dtype)     inverted dropout: element i (row-major) times
-                                       1 / (1 - p) where kept, times 0 where dropped; kept
-                                       iff output i of SplitMix64 seeded with `seed` (a
-                                       64-bit int), as a uniform (z >> 11) * 2^-53 in [0, 1),
-                                       is >= p (python_backend.splitmix64). Also its own
-                                       backward: the upstream gradient, same seed and p
-    layer_norm(x, weight, bias, eps, dtype)
-                                       each row of x (its last dimension, n values) to
-                                       (x - mean) * rstd * weight + bias, rstd = 1 /
-                                       sqrt(var + eps), var biased; weight, bias: views of
-                                       n values or None. Returns (out, mean, rstd): mean and
-                                       rstd one per row, for the backward pass
-    layer_norm_backward(grad, x, mean, rstd, weight, dtype)
-                                       its gradient (dx, dweight, dbias): per row, with
-                                       xhat = (x - mean) * rstd and gw = grad * weight,
-                                       dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat));
-                                       dweight, dbias = sums over rows of grad * xhat and
-                                       of grad (both None when weight is None)
-    batch_norm(x, weight, bias, eps, dtype)
-                                       batch normalization in training mode: x (N, C, ...)
-                                       normalized per channel with its mean and biased var
-                                       over every dimension but 1, then times weight[c] plus
-                                       bias[c] (views of C values or None). Returns (out,
-                                       mean, var), mean and var C values (normalization.py)
-    batch_norm_backward(grad, x, mean, var, weight, eps, dtype)
-                                       its gradient (dx, dweight, dbias): per channel, with
-                                       rstd = 1 / sqrt(var + eps), xhat = (x - mean) * rstd,
-                                       dbias = sum grad, dweight = sum grad * xhat, dx =
-                                       weight * rstd * (grad - mean(grad) - xhat *
-                                       mean(grad * xhat)), means over the channel's elements
-    attention(q, k, v, causal, scale, dtype)
-                                       scaled dot-product attention (attention.py), q
-                                       (..., T, d), k (..., S, d), v (..., S, e) of one
-                                       batch shape, S >= 1: (out, lse), out (..., T, e)
-                                       row i = sum_j p_ij v_j, p_ij = e^(x_ij - lse_i),
-                                       x_ij = scale q_i . k_j, lse (..., T) = log sum_j
-                                       e^(x_ij), over the keys query i sees: all (causal
-                                       None), or 0 .. i + causal (an int offset >= 0; 0 is
-                                       PyTorch's is_causal). No (T, S) matrix is kept. For
-                                       4-D (B, H, T, d) queries out's buffer holds (B, T,
-                                       H, e), heads interleaved (attention_heads), as
-                                       PyTorch's CPU kernel: their concatenation is a view
-    attention_backward(grad, q, k, v, out, lse, causal, scale, dtype)
-                                       its gradient (dq, dk, dv), each laid out as out, from
-                                       the forward's out and lse, p_ij recomputed: ds_ij =
-                                       p_ij (grad_i . v_j - grad_i . out_i), dq_i = scale
-                                       sum_j ds_ij k_j, dk_j = scale sum_i ds_ij q_i, dv_j =
-                                       sum_i p_ij grad_i
-    sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
-               first_steps, nesterov)  one SGD step for a whole parameter group: lists of
-                                       views, one per parameter, updated in place (and each
-                                       velocity, its momentum buffer; None without momentum)
-    adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
-                                       one Adam step (AdamW when `decoupled`) per parameter,
-                                       in place on it and its m and v; steps count from 1
-
-The two update kernels return None: they write into the buffers of the views they get.
-
-Window kernels, for convolution and pooling (window_kernels.py; without them convolution.py
-gathers through index tables). A view x (N, C, *spatial) is N * C planes; kernel, stride,
-before (the padding before each dimension), dilation and out (the output's extents) are
-tuples of n ints, one per spatial dimension; output position o reads the input at
-o * stride - before + k * dilation for kernel position k (each row-major; K = numel(kernel)
-positions, L = numel(out) outputs), in the padding where that is outside the input:
-
-    im2col(view, kernel, stride, before, dilation, out, fill, dtype)
-                                       each plane's windows as columns (N, C, K, L): what
-                                       window l reads at position k, `fill` (0, or -inf for
-                                       a maximum) in the padding
-    col2im(cols, spatial, kernel, stride, before, dilation, out, dtype)
-                                       im2col's adjoint: zeros (N, C, *spatial) with each
-                                       element of cols (N, C, K, L) added at the position it
-                                       was read from (those in the padding dropped)
-    conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype)
-                                       the convolution by its definition (N, C_out, *out):
-                                       weight (C_out, C / groups, *kernel), bias C_out
-                                       values or None; no gradient (a test oracle)
-    conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, band_rows,
-               dst, dtype)             conv_direct's result (float32, float64; no gradient),
-                                       ReLU'd when `relu`, computed as im2col and a matrix
-                                       product band_rows output rows (all dims but the
-                                       last) at a time inside one kernel: the columns never
-                                       exist whole. Into `dst` (a view of the result's
-                                       shape, each plane row-major, planes apart, sharing
-                                       no byte with the inputs; returns None) or a new
-                                       buffer (returned)
-    max_pool(view, kernel, stride, before, dilation, out, dtype)
-                                       (maxima (N, C, *out), their flat positions in the
-                                       plane as int64): the first of equal values, a NaN
-                                       over any number, never the padding
-    max_pool_into(view, kernel, stride, before, dilation, out, dst, dtype)
-                                       max_pool's maxima alone (inference: no positions)
-                                       written into `dst` (float32, float64; a view of the
-                                       result's shape, as conv_bands' dst); returns None
-    max_pool_backward(grad, where, spatial, dtype)
-                                       zeros (N, C, *spatial) with grad (N, C, *out) added
-                                       at the positions `where` (-1: none; one outside the
-                                       plane raises bad_position(...))
-
-contracts.windows checks a geometry before it reaches a kernel: n from 1 to 16, extents,
-strides and dilations positive, padding non-negative, every position and size below 2^62.
-
-Resampling kernels, for padding and interpolation (resampling.py; without them it gathers
-through an index table per dimension). Each output position's source is worked out by
-the formulas of sampling_grid.py:
-
-    pad(view, before, after, mode, value, dtype)
-                                       the view's last n = len(before) dimensions grown by
-                                       before[d] and after[d] (non-negative ints): output
-                                       position o reads pad_source(o - before, size, mode)
-                                       in each, `value` where that is the fill (mode
-                                       "constant"; also "reflect", "replicate", "circular")
-    pad_backward(grad, spatial, before, after, mode, dtype)
-                                       pad's adjoint: zeros (..., *spatial) with each
-                                       element of grad added where it was read from
-    interpolate(view, out, steps, mode, align_corners, dtype)
-                                       each (H, W) plane of view (N, C, H, W) resampled to
-                                       out = (H_out, W_out): mode "nearest" reads one
-                                       position, "linear" mixes the four around it, by
-                                       interpolation_source(j, size, step, ...) with
-                                       steps (two floats, interpolation_step's) per dimension
-    interpolate_into(view, out, steps, mode, align_corners, dst, dtype)
-                                       interpolate written into `dst` (float32, float64; a
-                                       view of the result's shape, each plane row-major,
-                                       planes apart, sharing no byte with view: a slice of
-                                       a Concat's buffer); returns None
-    interpolate_backward(grad, spatial, steps, mode, align_corners, dtype)
-                                       its adjoint: zeros (N, C, *spatial) with each
-                                       output's gradient added at the positions it mixed,
-                                       times their weights
-
-contracts.pad and contracts.interpolate check them: sizes and paddings ints below 2^62,
-reflect padding smaller than its dimension, circular at most as large, steps finite.
+A backend may leave any kernel out but from_flat, to_flat and write: the Tensor then runs it
+on the "python" backend, moving data there and back, and logs once per op and backend "op X
+not found in backend Y, falling back to python". An optional kernel left out runs stage2's
+composite instead.
 
 What a kernel may assume, and where each promise is checked (a C kernel that is handed
 less than it assumes reads or writes outside its buffers; nothing downstream checks again):
@@ -250,15 +42,13 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    strides, offset)`` and ``Tensor.from_buffer`` (strides.check_view); the views and
    outputs operations make (tensor.py's view_of, _new_tensor) derive from valid ones and
    are not checked again. A backend method called directly is trusted with its Views.
-2. Views that go together have the shapes the tables above say: b as a in binary, src as
-   dst in write, src as index_add's shape with index's length at ``dim``, matmul's inner
-   and batch dimensions, a target and a scale per row of cross_entropy's logits, layer_norm's
-   weight, bias (n values) and mean, rstd (one per row), an optimizer's gradients and state
-   as their parameters, one per parameter. Dimensions (dim, dims) are normalized, 0 to
-   ndim - 1. Stage2's operations pass them so by construction; contracts.py checks them
-   again where a backend hands views to native code (a native backend's methods and
-   optimizer updates; a lazy backend when it records a call; python's write, index_add
-   and the updates).
+2. Views that go together have the shapes their kernel's declaration says (b as a in
+   binary, src as dst in write, matmul's inner and batch dimensions, a target per row of
+   cross_entropy's logits, an optimizer's state as its parameters...), and dimensions are
+   normalized, 0 to ndim - 1. Stage2's operations pass them so by construction; the
+   declaration checks them again where a backend hands views to native code (a native
+   backend's methods; a lazy backend when it records a call; python's write, index_add and
+   the updates).
 3. Index values (index_select, index_add) and targets (cross_entropy: a class, or
    ignore_index) are in range: data, so the kernel checks them as it reads them and the
    backend raises ``bad_index`` or ``bad_target``.
@@ -268,25 +58,22 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
 
 Half precision (chapter 1, "Half precision"): float16 and bfloat16 are storage dtypes
 (dtypes.py), whose compute dtype is float32. A device holds and moves them itself: the
-STORAGE_KERNELS below (from_flat, full, to_flat, contiguous casting to and from any dtype,
-index_select, write, to_bytes, from_bytes, as_numpy, from_numpy) take half views and
-dtypes. Every other kernel never sees one: ``launch`` (and Tensor.launch, which inlines
-it) runs it through ``in_float32``, which converts each half view to a float32 copy
-(the device's ``contiguous``), asks for float32 where the call names a half dtype, runs
-the float32 kernel, and rounds each result back to the half dtype on store (an in-place
-kernel's float32 copies are written back into the half views). That is PyTorch's CPU rule
-for one op: compute in float32, round on store. One place, for every device and kernel.
-
-A backend may leave any kernel out: the Tensor then runs it on the "python" backend,
-moving data there and back, and logs once per op and backend
-"op X not found in backend Y, falling back to python".
+kernels declared ``halves`` (the storage kernels: from_flat, full, to_flat, contiguous
+casting to and from any dtype, index_select, write, to_bytes, from_bytes, as_numpy,
+from_numpy) take half views and dtypes. Every other kernel never sees one: ``launch`` (and
+Tensor.launch, which inlines it) runs it through ``in_float32``, which converts each half
+view to a float32 copy (the device's ``contiguous``), asks for float32 where the call names
+a half dtype, runs the float32 kernel, and rounds each result back to the half dtype on
+store (an in-place kernel's float32 copies are written back into the half views). That is
+PyTorch's CPU rule for one op: compute in float32, round on store. One place, for every
+device and kernel.
 """
 import importlib.metadata
 import logging
 import threading
 from typing import Any, NamedTuple
 
-from . import ops
+from . import kernels, ops
 
 log = logging.getLogger("tracegrad")
 
@@ -471,8 +258,7 @@ def log_fallback(op, backend_name):
 
 
 # The kernels that take half views and dtypes themselves (the rest: ``in_float32``)
-STORAGE_KERNELS = frozenset(("from_flat", "full", "to_flat", "contiguous", "index_select", "write",
-                             "to_bytes", "from_bytes", "as_numpy", "from_numpy"))
+STORAGE_KERNELS = frozenset(kernels.names(halves=True))
 
 
 def _is_half(a):

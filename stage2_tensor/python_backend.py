@@ -14,8 +14,9 @@ import functools
 import itertools
 import math
 
-from . import contracts, ops
+from . import ops
 from .backend import Backend, View, bad_index, bad_position, bad_target
+from .kernels import check
 from .ops import div as _div, exp as _exp, log as _log
 from .sampling_grid import interpolation_source, pad_source
 from .strides import make_strides, numel
@@ -139,7 +140,7 @@ class PythonBackend(Backend):
         return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, rows))])
 
     def index_add(self, shape, dim, index, src):
-        contracts.index_add(shape, dim, index, src)
+        check("index_add", shape, dim, index, src)
         rows = _index_values(index, dim, shape[dim])
         dtype = src.dtype
         out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
@@ -151,7 +152,7 @@ class PythonBackend(Backend):
 
     def write(self, dst, src):
         if src.shape != dst.shape:
-            contracts.write(dst, src)
+            check("write", dst, src)
         dbuf, sbuf, cast = dst.buffer, src.buffer, _converter(src.dtype, dst.dtype)
         for d, s in zip(positions(dst), positions(src)):
             dbuf[d] = cast(sbuf[s])
@@ -298,7 +299,7 @@ class PythonBackend(Backend):
         """Per channel c of x (N, C, ...): mean m and biased variance v of its N * S
         elements (S the spatial size), out = (x - m) / sqrt(v + eps) * weight[c] + bias[c].
         Returns (out, mean, var)."""
-        contracts.batch_norm(x, weight, bias, eps, dtype)
+        check("batch_norm", x, weight, bias, eps, dtype)
         (batch, c), size = x.shape[:2], numel(x.shape[2:])
         xs = [x.buffer[p] for p in positions(x)]
         w = [weight.buffer[p] for p in positions(weight)] if weight is not None else [1.0] * c
@@ -319,7 +320,7 @@ class PythonBackend(Backend):
         """Per channel, with rstd = 1 / sqrt(var + eps) and xhat = (x - mean) * rstd:
         dbias = sum grad, dweight = sum grad * xhat, dx = weight * rstd * (grad -
         mean(grad) - xhat * mean(grad * xhat)). Returns (dx, dweight, dbias)."""
-        contracts.batch_norm_backward(grad, x, mean, var, weight, eps, dtype)
+        check("batch_norm_backward", grad, x, mean, var, weight, eps, dtype)
         (batch, c), size = x.shape[:2], numel(x.shape[2:])
         g, xs = ([v.buffer[p] for p in positions(v)] for v in (grad, x))
         means, variances = ([v.buffer[p] for p in positions(v)] for v in (mean, var))
@@ -342,7 +343,7 @@ class PythonBackend(Backend):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;
         v = momentum * v + (1 - dampening) * g (v = g on the first step); g = v (g +
         momentum * v with nesterov); p -= lr * g. In place."""
-        contracts.sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
+        check("sgd_update", params, grads, velocities, lr, momentum, dampening, weight_decay,
                              first_steps, nesterov)
         for param, grad, velocity, first_step in zip(params, grads, velocities, first_steps):
             pbuf, gbuf, cast = param.buffer, grad.buffer, param.dtype.cast
@@ -360,7 +361,7 @@ class PythonBackend(Backend):
         """For each parameter: AdamW first shrinks p by 1 - lr * weight_decay (Adam adds
         weight_decay * p to g); m, v = running means of g and g^2; p -= lr / (1 - beta1^t)
         * m / (sqrt(v) / sqrt(1 - beta2^t) + eps). In place on the parameters, m and v."""
-        contracts.adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
+        check("adam_update", params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
         for param, grad, m, v, step in zip(params, grads, ms, vs, steps):
             pbuf, gbuf, mbuf, vbuf, cast = param.buffer, grad.buffer, m.buffer, v.buffer, param.dtype.cast
             step_size = lr / (1 - beta1 ** step)
@@ -381,7 +382,7 @@ class PythonBackend(Backend):
         """The view's last n = len(before) dimensions padded by before and after: output
         position o reads the input at sampling_grid.pad_source(o - before, ...) in each
         dimension, ``value`` where one of them is None (constant padding)."""
-        contracts.pad(view, before, after, mode, value, dtype)
+        check("pad", view, before, after, mode, value, dtype)
         if not numel(view.shape[:len(view.shape) - len(before)]):
             return array.array(dtype.typecode)         # no planes: no tables to build either
         n, values = len(before), self.to_flat(view)
@@ -403,7 +404,7 @@ class PythonBackend(Backend):
     def pad_backward(self, grad, spatial, before, after, mode, dtype):
         """pad's adjoint: zeros (..., *spatial), each gradient element added at the input
         position its output position read (none for constant padding's fill)."""
-        contracts.pad_backward(grad, spatial, before, after, mode, dtype)
+        check("pad_backward", grad, spatial, before, after, mode, dtype)
         if not numel(grad.shape[:len(grad.shape) - len(before)]):
             return array.array(dtype.typecode)
         n, g = len(before), self.to_flat(grad)
@@ -426,7 +427,7 @@ class PythonBackend(Backend):
         the input's rows y0, y1 and columns x0, x1 (sampling_grid.interpolation_source) as
         (1 - wy) ((1 - wx) x[y0, x0] + wx x[y0, x1]) + wy ((1 - wx) x[y1, x0] + wx x[y1, x1])
         (nearest: x[y0, x0] alone)."""
-        contracts.interpolate(view, out, steps, mode, align_corners, dtype)
+        check("interpolate", view, out, steps, mode, align_corners, dtype)
         if not numel(view.shape[:2]):
             return array.array(dtype.typecode)
         (h, w), values, cast = view.shape[2:], self.to_flat(view), dtype.cast
@@ -448,7 +449,7 @@ class PythonBackend(Backend):
     def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
         """interpolate's adjoint: zeros (N, C, H, W), each output's gradient added at the
         four input positions it mixed, times their weights."""
-        contracts.interpolate_backward(grad, spatial, steps, mode, align_corners, dtype)
+        check("interpolate_backward", grad, spatial, steps, mode, align_corners, dtype)
         if not numel(grad.shape[:2]):
             return array.array(dtype.typecode)
         (h, w), (oh, ow), g = spatial, grad.shape[2:], self.to_flat(grad)
@@ -471,11 +472,11 @@ class PythonBackend(Backend):
         return array.array(dtype.typecode, map(dtype.cast, dx))
 
     # ---- windows: convolution and pooling (the definitions the C kernels are tested against) --
-    def im2col(self, view, kernel, stride, before, dilation, out, fill, dtype):
+    def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
         """Each plane (N * C of them) as its columns: for each kernel position k and output
         position l, what window l reads at k (``fill`` in the padding). (N, C, K, L)."""
-        contracts.im2col(view, kernel, stride, before, dilation, out, fill, dtype)
-        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
+        check("im2col", view, kernel_size, stride, before, dilation, out, fill, dtype)
+        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel_size, stride, before, dilation, out)))
         values, size, cast = self.to_flat(view), numel(view.shape[2:]), dtype.cast
         cols = []
         for start in range(0, len(values), size):
@@ -483,12 +484,12 @@ class PythonBackend(Backend):
             cols.extend(cast(fill if p is None else plane[p]) for reads in table for p in reads)
         return array.array(dtype.typecode, cols)
 
-    def col2im(self, cols, spatial, kernel, stride, before, dilation, out, dtype):
+    def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
         """im2col's adjoint: zeros (N, C, *spatial), each column element added at the
         position it was read from; those read in the padding are dropped."""
-        contracts.col2im(cols, spatial, kernel, stride, before, dilation, out, dtype)
-        table = window_reads(*map(tuple, (spatial, kernel, stride, before, dilation, out)))
-        values, size, width = self.to_flat(cols), numel(spatial), numel(kernel) * numel(out)
+        check("col2im", cols, spatial, kernel_size, stride, before, dilation, out, dtype)
+        table = window_reads(*map(tuple, (spatial, kernel_size, stride, before, dilation, out)))
+        values, size, width = self.to_flat(cols), numel(spatial), numel(kernel_size) * numel(out)
         x = []
         for i in range(numel(cols.shape[:2])):                  # a plane of zeros where no window fits
             plane, column = [0.0] * size, iter(values[i * width:(i + 1) * width])
@@ -503,7 +504,7 @@ class PythonBackend(Backend):
     def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
         """y[b, co, l] = bias[co] + sum over the input channels ci of co's group and the
         kernel positions k of weight[co, ci, k] * x[b, ci, what window l reads at k]."""
-        contracts.conv_direct(x, weight, bias, stride, before, dilation, groups, out, dtype)
+        check("conv_direct", x, weight, bias, stride, before, dilation, groups, out, dtype)
         (batch, c_in), c_out, kernel = x.shape[:2], weight.shape[0], weight.shape[2:]
         table = window_reads(tuple(x.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
         xs, ws = self.to_flat(x), self.to_flat(weight)
@@ -524,11 +525,11 @@ class PythonBackend(Backend):
                     y.append(dtype.cast(acc))
         return array.array(dtype.typecode, y)
 
-    def max_pool(self, view, kernel, stride, before, dilation, out, dtype):
+    def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
         """Each window's largest value and its flat position in the plane (the first of
         equal ones; a NaN wins; the padding is never picked): (values, positions)."""
-        contracts.max_pool(view, kernel, stride, before, dilation, out, dtype)
-        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel, stride, before, dilation, out)))
+        check("max_pool", view, kernel_size, stride, before, dilation, out, dtype)
+        table = window_reads(tuple(view.shape[2:]), *map(tuple, (kernel_size, stride, before, dilation, out)))
         values, size = self.to_flat(view), numel(view.shape[2:])
         best, where = [], []
         for start in range(0, len(values), size):
@@ -549,7 +550,7 @@ class PythonBackend(Backend):
     def max_pool_backward(self, grad, where, spatial, dtype):
         """Zeros (N, C, *spatial) with each output's gradient added at its maximum's
         position (-1: none)."""
-        contracts.max_pool_backward(grad, where, spatial, dtype)
+        check("max_pool_backward", grad, where, spatial, dtype)
         g, at, size = self.to_flat(grad), self.to_flat(where), numel(spatial)
         L = numel(grad.shape[2:])
         for i, p in enumerate(at):

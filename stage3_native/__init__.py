@@ -52,8 +52,9 @@ def _needs_build():
     for older in libraries[:-1]:    # pip and build.py name the file differently (abi3 or not),
         older.unlink()              # and Python would load the more specific name, even if older
     libraries = libraries[-1:]
-    # the kernels, and the declaration of the ops their codes come from (ops_header.py)
-    sources = list((_HERE / "csrc").glob("*.[ch]")) + [_HERE.parent / "stage2_tensor" / "ops.py"]
+    # the kernels, and the declarations of the ops and kernels they follow (ops_header.py)
+    declared = _HERE.parent / "stage2_tensor"
+    sources = list((_HERE / "csrc").glob("*.[ch]")) + [declared / "ops.py", *(declared / "kernels").glob("*.py")]
     return max(p.stat().st_mtime for p in sources) > max(p.stat().st_mtime for p in libraries)
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "cuda"
 DECLARATION = HERE.parent / "stage2_tensor" / "ops.py"     # the ops, whose codes the kernels use
+KERNEL_DECLARATIONS = HERE.parent / "stage2_tensor" / "kernels"    # the kernels, their C declarations
 # the formula headers of csrc/ that the .cu files include too (csrc/tg_fn.h): each formula once
 SHARED = [HERE / "csrc" / name for name in ("tg_fn.h", "elementwise_math.h", "dropout_math.h", "optim_math.h",
                                              "layernorm_math.h", "half.h")]
@@ -92,7 +93,7 @@ def is_stale(device):
         return True
     # the C and CUDA sources only: the folder also holds backend.py, which calls the library
     sources = [p for p in SOURCES.iterdir() if p.suffix in (".cu", ".cuh", ".h")]
-    newest = max(p.stat().st_mtime for p in [*sources, *SHARED, DECLARATION])
+    newest = max(p.stat().st_mtime for p in [*sources, *SHARED, DECLARATION, *KERNEL_DECLARATIONS.glob("*.py")])
     return newest > library.stat().st_mtime
 
 
@@ -120,12 +121,13 @@ def build(device):
 
 
 def write_ops_header():
-    """cuda/ops_generated.h, the kernels' op codes from stage2_tensor/ops.py (ops_header.py,
+    """cuda/ops_generated.h and kernels_generated.h, the kernels' op codes and declarations from
+    stage2_tensor/ops.py and stage2_tensor/kernels/ (ops_header.py,
     loaded by its path: setup.py loads this file outside the package)."""
     spec = importlib.util.spec_from_file_location("tracegrad_ops_header", HERE / "ops_header.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.write(SOURCES)
+    return module.write(SOURCES, cuda=True)
 
 
 def ensure_built(device):
@@ -136,7 +138,9 @@ def ensure_built(device):
 
 
 def declarations():
-    """tracegrad_cuda.h as cffi reads it: macros expanded, system headers left out (TG_CDEF)."""
+    """tracegrad_cuda.h as cffi reads it: macros expanded, system headers left out (TG_CDEF),
+    the generated headers it includes written first."""
+    write_ops_header()
     cc = os.environ.get("CC") or (sysconfig.get_config_var("CC") or "cc")
     command = shlex.split(cc) + ["-E", "-P", "-DTG_CDEF", str(SOURCES / "tracegrad_cuda.h")]
     result = subprocess.run(command, capture_output=True, text=True)

@@ -2,12 +2,16 @@
 kernels in csrc/) and "cuda", "cuda-emu" (cuda/backend.py, the kernels in cuda/) run the same
 views through the same op codes; only the library underneath differs.
 
-NativeBackend holds the tables both libraries number things by, the rule that the fused
-kernels (softmax, the losses, dropout, layer norm) cover float32 and float64 only, the
-python fallback of a matmul of integers, the split of a reduction's dimensions, and every
-kernel both libraries take with the same arguments, marshalled once here. The C function
-of kernel NAME is ``tg_NAME_f32`` / ``tg_NAME_f64`` on "cpu" and ``tg_cuda_NAME`` (the dtype's
-code first, a status returned) on CUDA; a subclass brings its library through a few hooks:
+NativeBackend holds the tables both libraries number things by, the rule that the kernels
+declared float_only (stage2_tensor/kernels/) leave other dtypes to the python device, the
+split of a reduction's dimensions, and every kernel both libraries take with the same
+arguments. A kernel declared with ``native`` (its C parameters) needs no method at all: one
+is made from the declaration (``_launch``), which checks the arguments, sizes the outputs
+and fills the C call by name. The others are written out below, where their calls differ
+(a target or position the kernel reports, a scale with its own stride). The C function of
+kernel NAME is ``tg_NAME_f32`` / ``tg_NAME_f64`` on "cpu" and ``tg_cuda_NAME`` (the dtype's
+code first, a status returned) on CUDA, both declared from the same declaration
+(ops_header.py); a subclass brings its library through a few hooks:
 
     allocate(n, dtype)                 a new buffer of n elements (uninitialized)
     _call(name, dtype, *args)          run kernel name for dtype on args (the C signature's,
@@ -36,6 +40,7 @@ import functools
 
 from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
+from stage2_tensor.kernels import KERNELS, check, names
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from .updates import GroupUpdates
@@ -60,15 +65,14 @@ REDUCE_CODE = ops.codes("reduce")
 
 
 def float_only(method):
-    """A fused kernel's method: its arguments checked (the contracts.py function of the same
-    name), and a dtype other than float32 or float64 (its last argument) run on the python
+    """A fused kernel's method written out: its arguments checked (its declaration), and a dtype other than float32 or float64 (its last argument) run on the python
     backend instead, as the kernels cover only those two."""
     name = method.__name__
-    check = getattr(contracts, name)    # a kernel without its contract fails at import
+    declared = KERNELS[name]            # a kernel without its declaration fails at import
 
     @functools.wraps(method)
     def run(self, *args):
-        check(*args)
+        declared.check(*args)
         dtype = args[-1]
         if dtype not in FLOATS:
             return self._on_python(name, args, dtype)
@@ -113,18 +117,12 @@ def no_memory(name, failed):
         raise MemoryError(f"{name}: no memory for the kernel's tables of positions or tiles")
 
 
-# The kernels whose native versions cover float32 and float64 only: for any other dtype
-# both devices run the python device's (the fused kernels through float_only)
-FLOAT_KERNELS = ("matmul", "max_pool", "sgd_update", "adam_update", "softmax", "softmax_backward",
-                 "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward", "dropout",
-                 "layer_norm", "layer_norm_backward", "batch_norm", "batch_norm_backward", "pad",
-                 "pad_backward", "interpolate", "interpolate_backward", "im2col", "col2im", "conv_direct",
-                 "max_pool_backward")
+# The kernels declared float_only: for any other dtype both devices run the python device's
+FLOAT_KERNELS = names(float_only=True)
 NOT_FLOATS = frozenset(d for d in dtypes.ALL if d not in FLOATS)
-# The optional kernels of the interface (stage2_tensor/backend.py) that the python device
-# has none of: a device without one runs stage2's composite, never the python device
-OPTIONAL_KERNELS = ("attention", "attention_backward", "linear_cross_entropy", "linear_cross_entropy_backward",
-                    "conv_bands", "interpolate_into", "max_pool_into")
+# The kernels declared optional: a device without one runs stage2's composite, never the
+# python device (which has none of them)
+OPTIONAL_KERNELS = names(optional=True)
 
 
 class NativeBackend(GroupUpdates, Backend):
@@ -147,7 +145,7 @@ class NativeBackend(GroupUpdates, Backend):
         backend, the bias added after."""
         sa, sb = a.shape, b.shape          # two matrices that fit pass inline (every Linear)
         if not (len(sa) == 2 == len(sb) and sa[1] == sb[0] and (bias is None or bias.shape == sb[1:])):
-            contracts.matmul(a, b, dtype, bias)
+            check("matmul", a, b, dtype, bias)
         if dtype in FLOATS:
             return self._matmul(a, b, dtype, bias)
         out = self._on_python("matmul", (a, b, dtype), dtype)
@@ -158,21 +156,16 @@ class NativeBackend(GroupUpdates, Backend):
         return self.binary("add", View(out, shape, make_strides(shape), 0, dtype), rows, dtype)
 
     def cumsum(self, view, dim, dtype):
-        """Running sums along dim: the kernel on the view made contiguous and of dtype, seen
-        as (outer, size, inner). A bool result is the running count of true elements, made
-        as int64 and converted (true from the first true one)."""
-        contracts.cumsum(view, dim, dtype)
+        """Running sums along dim (its declaration's call). A bool result is the running count
+        of true elements, made as int64 and converted (true from the first true one)."""
         if dtype is dtypes.bool_:
             counts = self.cumsum(view, dim, dtypes.int64)
             return self.contiguous(View(counts, view.shape, make_strides(view.shape), 0, dtypes.int64), dtype)
-        outer, size, inner = numel(view.shape[:dim]), view.shape[dim], numel(view.shape[dim + 1:])
-        out = self.allocate(outer * size * inner, dtype)
-        self._call("cumsum", dtype, outer, size, inner, self._dense(view, dtype), out)
-        return out
+        return self._launch(KERNELS["cumsum"], (view, dim, dtype))
 
     def where(self, cond, a, b, dtype):
         if not cond.shape == a.shape == b.shape:
-            contracts.where(cond, a, b, dtype)
+            check("where", cond, a, b, dtype)
         a, b = self._as(a, dtype), self._as(b, dtype)
         out = self.allocate(numel(a.shape), dtype)
         self._call("where", dtype, len(a.shape), a.shape, cond.buffer, cond.strides, cond.offset,
@@ -181,21 +174,6 @@ class NativeBackend(GroupUpdates, Backend):
 
     # ---- fused kernels: contiguous float or double, one call each ---------------------------
     # (float_only checks the arguments and runs other dtypes on the python backend)
-    @float_only
-    def softmax(self, view, dim, log, dtype):
-        outer, inner = numel(view.shape[:dim]), numel(view.shape[dim + 1:])
-        out = self.allocate(numel(view.shape), dtype)
-        self._call("softmax", dtype, outer, view.shape[dim], inner, self._dense(view, dtype), int(log), out)
-        return out
-
-    @float_only
-    def softmax_backward(self, grad, out, dim, log, dtype):
-        outer, inner = numel(out.shape[:dim]), numel(out.shape[dim + 1:])
-        dx = self.allocate(numel(out.shape), dtype)
-        self._call("softmax_backward", dtype, outer, out.shape[dim], inner, self._dense(grad, dtype),
-                   self._dense(out, dtype), int(log), dx)
-        return dx
-
     @float_only
     def cross_entropy(self, logits, targets, reduction, ignore_index, dtype):
         n, c = logits.shape
@@ -221,14 +199,6 @@ class NativeBackend(GroupUpdates, Backend):
         return out
 
     @float_only
-    def mse_loss(self, a, b, reduction, dtype):
-        n = numel(a.shape)
-        losses, diff = self.allocate(n if reduction == "none" else 1, dtype), self.allocate(n, dtype)
-        self._call("mse_loss", dtype, n, self._dense(a, dtype), self._dense(b, dtype), REDUCTIONS.index(reduction),
-                   losses, diff)
-        return losses, diff
-
-    @float_only
     def mse_loss_backward(self, diff, grad, factor, dtype):
         n = numel(diff.shape)
         out = self.allocate(n, dtype)
@@ -238,105 +208,7 @@ class NativeBackend(GroupUpdates, Backend):
                    out)
         return out
 
-    @float_only
-    def dropout(self, view, seed, p, dtype):
-        n = numel(view.shape)
-        out = self.allocate(n, dtype)
-        self._call("dropout", dtype, n, self._dense(view, dtype), seed, p, out)
-        return out
-
-    # ---- layer and batch normalization: contiguous rows, contiguous (N, C, S) per channel ---
-    @float_only
-    def layer_norm(self, x, weight, bias, eps, dtype):
-        n, rows = x.shape[-1], numel(x.shape[:-1])
-        out, mean, rstd = self.allocate(rows * n, dtype), self.allocate(rows, dtype), self.allocate(rows, dtype)
-        self._call("layer_norm", dtype, rows, n, self._dense(x, dtype), self._dense_or_null(weight, dtype),
-                   self._dense_or_null(bias, dtype), float(eps), out, mean, rstd)
-        return out, mean, rstd
-
-    @float_only
-    def layer_norm_backward(self, grad, x, mean, rstd, weight, dtype):
-        n, rows = x.shape[-1], numel(x.shape[:-1])
-        dx = self.allocate(rows * n, dtype)
-        dweight, dbias = (self.allocate(n, dtype), self.allocate(n, dtype)) if weight is not None else (None, None)
-        failed = self._call(
-            "layer_norm_backward", dtype, rows, n, self._dense(grad, dtype), self._dense(x, dtype),
-            self._dense(mean, dtype), self._dense(rstd, dtype), self._dense_or_null(weight, dtype), dx,
-            self.ffi.NULL if dweight is None else dweight, self.ffi.NULL if dbias is None else dbias)
-        if failed:
-            raise MemoryError(f"layer_norm_backward: no memory for the partial sums of {rows} rows of {n}")
-        return dx, dweight, dbias
-
-    @float_only
-    def batch_norm(self, x, weight, bias, eps, dtype):
-        (batch, c), size = x.shape[:2], numel(x.shape[2:])
-        out, mean, var = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
-        self._call("batch_norm", dtype, batch, c, size, self._dense(x, dtype), self._dense_or_null(weight, dtype),
-                   self._dense_or_null(bias, dtype), float(eps), out, mean, var)
-        return out, mean, var
-
-    @float_only
-    def batch_norm_backward(self, grad, x, mean, var, weight, eps, dtype):
-        (batch, c), size = x.shape[:2], numel(x.shape[2:])
-        dx, dweight, dbias = self.allocate(batch * c * size, dtype), self.allocate(c, dtype), self.allocate(c, dtype)
-        self._call("batch_norm_backward", dtype, batch, c, size, self._dense(grad, dtype), self._dense(x, dtype),
-                   self._dense(mean, dtype), self._dense(var, dtype), self._dense_or_null(weight, dtype),
-                   float(eps), dx, dweight, dbias)
-        return dx, dweight, dbias
-
-    # ---- resampling: contiguous planes, positions worked out arithmetically ------------------
-    @float_only
-    def pad(self, view, before, after, mode, value, dtype):
-        planes, spatial, padded = contracts.pad_geometry(view.shape, before, after)
-        y = self.allocate(planes * padded, dtype)
-        no_memory("pad", self._call("pad", dtype, planes, len(before), spatial, tuple(before), tuple(after),
-                                    contracts.PAD_CODES.index(mode), float(value), self._dense(view, dtype), y))
-        return y
-
-    @float_only
-    def pad_backward(self, grad, spatial, before, after, mode, dtype):
-        planes = contracts.pad_geometry(grad.shape, before, after)[0]
-        dx = self._output("pad_backward", planes * numel(spatial), dtype)
-        no_memory("pad_backward", self._call("pad_backward", dtype, planes, len(before), tuple(spatial),
-                                             tuple(before), tuple(after), contracts.PAD_CODES.index(mode),
-                                             self._dense(grad, dtype), dx))
-        return dx
-
-    @float_only
-    def interpolate_backward(self, grad, spatial, steps, mode, align_corners, dtype):
-        planes, (oh, ow), (h, w) = numel(grad.shape[:2]), grad.shape[2:], spatial
-        dx = self._output("interpolate_backward", planes * h * w, dtype)
-        no_memory("interpolate_backward", self._call(
-            "interpolate_backward", dtype, planes, h, w, oh, ow, steps[0], steps[1], int(mode == "linear"),
-            int(align_corners), self._dense(grad, dtype), dx))
-        return dx
-
     # ---- windows of convolution and pooling: contiguous planes, the geometry checked first ---
-    @float_only
-    def im2col(self, view, kernel_size, stride, before, dilation, out, fill, dtype):
-        planes = numel(view.shape[:2])
-        cols = self.allocate(planes * numel(kernel_size) * numel(out), dtype)
-        no_memory("im2col", self._call("im2col", dtype, planes, len(out), view.shape[2:], kernel_size, stride,
-                                       before, dilation, out, self._dense(view, dtype), float(fill), cols))
-        return cols
-
-    @float_only
-    def col2im(self, cols, spatial, kernel_size, stride, before, dilation, out, dtype):
-        planes = numel(cols.shape[:2])
-        x = self.allocate(planes * numel(spatial), dtype)   # the kernel writes every element
-        no_memory("col2im", self._call("col2im", dtype, planes, len(out), tuple(spatial), kernel_size, stride,
-                                       before, dilation, out, self._dense(cols, dtype), x))
-        return x
-
-    @float_only
-    def conv_direct(self, x, weight, bias, stride, before, dilation, groups, out, dtype):
-        (batch, c_in), c_out = x.shape[:2], weight.shape[0]
-        y = self.allocate(batch * c_out * numel(out), dtype)
-        self._call("conv_direct", dtype, batch, c_in, c_out, groups, len(out), x.shape[2:], weight.shape[2:],
-                   stride, before, dilation, out, self._dense(x, dtype), self._dense(weight, dtype),
-                   self._dense_or_null(bias, dtype), y)
-        return y
-
     @float_only
     def max_pool_backward(self, grad, where, spatial, dtype):
         planes, P, L = numel(grad.shape[:2]), numel(spatial), numel(grad.shape[2:])
@@ -346,6 +218,41 @@ class NativeBackend(GroupUpdates, Backend):
         if bad >= 0:
             raise backend.bad_position("max_pool_backward", bad, self._int64_at(at, bad), P)
         return dx
+
+    # ---- the kernels declared with ``native``: one call, its arguments from the declaration --
+    def _launch(self, declared, args):
+        """Kernel ``declared`` (a declaration of stage2_tensor/kernels/ with ``native``) on
+        ``args``, its last argument the dtype: the arguments checked and the outputs sized by
+        the declaration, then each C parameter filled by name: from ``sizes(*args)``, an
+        output (a new buffer, NULL for None), or an argument (a view as a pointer to its
+        elements row-major, of the call's dtype, or int64 for ``const i64 *``; a tuple of
+        ints as an int64 array; a number as the C type says)."""
+        shapes = declared.infer(*args)
+        dtype = args[-1]
+        if declared.float_only and dtype not in FLOATS:
+            return self._on_python(declared.name, args, dtype)
+        outputs = [None if s is None else self._output(declared.name, numel(s[0]), s[1]) for s in shapes]
+        given = dict(zip((name for name, _, _ in declared.params), args))
+        given.update(zip(declared.returns, outputs))
+        if declared.sizes is not None:
+            given.update(declared.sizes(*args))
+        failed = self._call(declared.name, dtype, *[self._argument(given[name], ctype, dtype)
+                                                     for ctype, name in declared.native_args])
+        if declared.fails:
+            no_memory(declared.name, failed)
+        return tuple(outputs) if declared.multiple else outputs[0]
+
+    def _argument(self, value, ctype, dtype):
+        """One argument of a C call, as ``_launch`` says."""
+        if value is None:
+            return self.ffi.NULL
+        if isinstance(value, View):
+            return self._dense(value, dtypes.int64 if ctype == "const i64 *" else dtype)
+        if ctype == "double":
+            return float(value)
+        if ctype in ("int", "i64", "uint64_t"):
+            return int(value)
+        return tuple(value) if isinstance(value, list) else value
 
     def _run_update(self, name, dtype, sizes, arrays, settings):
         """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
@@ -387,6 +294,20 @@ class NativeBackend(GroupUpdates, Backend):
         if dtype not in self.python_fallbacks.get(kernel_name, ()):
             raise NotImplementedError(f"{kernel_name} for {dtype.name} on device {self.name!r}: the device "
                                       "declares no fallback to the python device for it (python_fallbacks)")
+
+
+def _declared_method(declared):
+    def method(self, *args):
+        return self._launch(declared, args)
+    method.__name__ = declared.name
+    method.__doc__ = f"{declared.name} as its declaration says (stage2_tensor/kernels/{declared.family}.py)."
+    return method
+
+
+# A method per kernel declared with ``native`` that NativeBackend does not write out itself
+for _declared in KERNELS.values():
+    if _declared.native and _declared.name not in NativeBackend.__dict__:
+        setattr(NativeBackend, _declared.name, _declared_method(_declared))
 
 
 def kernel_table(be):

@@ -14,12 +14,18 @@ ops.py makes the libraries stale (stage3_native._needs_build, cuda_build.is_stal
 their rebuild writes it again.
 """
 import importlib.util
+import sys
 from pathlib import Path
 
 # The builds load this file by its path, outside the package (setup.py runs build.py so), so
 # it reads the declaration by path too: ops.py imports nothing but the standard library.
 DECLARATION = Path(__file__).resolve().parent.parent / "stage2_tensor" / "ops.py"
 NAME = "ops_generated.h"
+KERNELS_NAME = "kernels_generated.h"
+ROOT = DECLARATION.parent.parent
+# The C types and function suffixes of the dtypes a C kernel is written for (csrc/instantiate.h)
+C_TYPES = {"bool": ("uint8_t", "u8"), "int32": ("int32_t", "i32"), "int64": ("int64_t", "i64"),
+           "float32": ("float", "f32"), "float64": ("double", "f64")}
 
 
 def _declaration():
@@ -48,11 +54,45 @@ def text():
     return "\n".join(lines + ["", "#endif", ""])
 
 
-def write(folder):
-    """Write the header into ``folder`` unless it holds this text already (an unchanged
-    header keeps its time stamp, so nothing that includes it looks edited)."""
-    path = Path(folder) / NAME
-    content = text()
+def _declared_kernels():
+    """The kernel declarations (stage2_tensor/kernels/), which import only the standard
+    library and stage2 itself."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from stage2_tensor.kernels import KERNELS
+    return KERNELS
+
+
+def kernel_text(cuda=False):
+    """The C declarations of the kernels declared with ``native``: ``tg_NAME_f32`` ... for the
+    C library (one per dtype it is written for), ``tg_cuda_NAME`` (the dtype's code first, a
+    CUDA status returned) for the CUDA one."""
+    lines = ["/* Generated from stage2_tensor/kernels/ by stage3_native/ops_header.py: do not edit. */",
+             "#ifndef TG_KERNELS_GENERATED_H", "#define TG_KERNELS_GENERATED_H", ""]
+    for k in _declared_kernels().values():
+        if not k.native:
+            continue
+        if cuda:
+            params = ", ".join(f"{ctype.replace('T *', 'void *')} {name}" for ctype, name in k.native_args)
+            lines.append(f"int tg_cuda_{k.name}(int dtype, {params});")
+            continue
+        for dtype in k.c_dtypes or ("float32", "float64"):
+            ctype_of, suffix = C_TYPES[getattr(dtype, "name", dtype)]
+            params = ", ".join(f"{ctype.replace('T *', ctype_of + ' *')} {name}" for ctype, name in k.native_args)
+            lines.append(f"{'int' if k.fails else 'void'} tg_{k.name}_{suffix}({params});")
+    return "\n".join(lines + ["", "#endif", ""])
+
+
+def _write(path, content):
+    """Write ``content`` unless the file holds it already (an unchanged header keeps its time
+    stamp, so nothing that includes it looks edited)."""
     if not path.exists() or path.read_text() != content:
         path.write_text(content)
     return path
+
+
+def write(folder, cuda=False):
+    """Write both headers into ``folder``: the op codes, and the kernels' declarations for
+    the C library (or the CUDA one)."""
+    _write(Path(folder) / KERNELS_NAME, kernel_text(cuda))
+    return _write(Path(folder) / NAME, text())

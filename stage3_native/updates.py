@@ -7,11 +7,12 @@ dtype)`` (a pointer to the view's elements, its own memory when it is dense, els
 contiguous copy; NULL for None), ``_run_update(name, dtype, sizes, arrays, settings)`` (the
 kernel call, through the device's ``_call``) and ``_on_python``; each device adds ``write``.
 Both updates check first that every list has one entry per parameter, each of its
-parameter's shape (contracts.py): the kernels walk each parameter's element count through
+parameter's shape (their declarations, stage2_tensor/kernels/updates.py): the kernels walk each parameter's element count through
 all of them.
 """
-from stage2_tensor import contracts, dtypes
+from stage2_tensor import dtypes
 from stage2_tensor.backend import View
+from stage2_tensor.kernels import check
 from stage2_tensor.strides import make_strides, numel
 
 
@@ -36,12 +37,12 @@ class GroupUpdates:
 
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
-        contracts.sgd_update(params, grads, velocities, lr, momentum, dampening, weight_decay,
+        check("sgd_update", params, grads, velocities, lr, momentum, dampening, weight_decay,
                              first_steps, nesterov)
         self._update_in_place("sgd_update", (params, grads, velocities), lr, momentum, dampening,
                               weight_decay, [int(f) for f in first_steps], int(nesterov))
 
     def adam_update(self, params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps):
-        contracts.adam_update(params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
+        check("adam_update", params, grads, ms, vs, lr, beta1, beta2, eps, weight_decay, decoupled, steps)
         self._update_in_place("adam_update", (params, grads, ms, vs), lr, beta1, beta2, eps,
                               weight_decay, int(decoupled), list(steps))

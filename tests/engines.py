@@ -13,7 +13,6 @@ An engine is described by how to make a leaf from a float64 numpy array, read va
 gradients back, and backpropagate: stage1, and the Tensor on each device. Tests written
 against ENGINES run on every stage and device.
 """
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -25,9 +24,9 @@ NATIVE = DEVICES[1:]                    # stage3's: the C kernels, run now or la
 CUDA = ("cuda-emu", "cuda")             # one library's sources, built for the CPU or for a GPU
 
 def kernels():
-    """The kernels stage2_tensor/backend.py's table declares, by name."""
-    from stage2_tensor import backend
-    return re.findall(r"(?m)^ {4}(\w+)\(", backend.__doc__)
+    """The kernels stage2_tensor/kernels/ declares, by name."""
+    from stage2_tensor.kernels import KERNELS
+    return tuple(KERNELS)
 
 
 def backend_class(device):
@@ -43,9 +42,9 @@ def backend_class(device):
 
 
 def has_kernel(device, kernel):
-    """Whether `device` runs `kernel` of stage2_tensor/backend.py's table itself (a device
+    """Whether `device` runs `kernel` of stage2_tensor/kernels/ itself (a device
     without it runs stage2's composite, or borrows python's)."""
-    assert kernel in kernels(), f"{kernel!r} is not a kernel of stage2_tensor/backend.py's table"
+    assert kernel in kernels(), f"{kernel!r} is not a kernel of stage2_tensor/kernels/"
     return callable(getattr(backend_class(device), kernel, None))
 
 

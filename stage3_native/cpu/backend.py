@@ -17,8 +17,9 @@ for the chapter. ``matmul(a, b, dtype, bias)`` adds a bias row inside the produc
 import os
 import warnings
 
-from stage2_tensor import backend, contracts, dtypes
+from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
+from stage2_tensor.kernels import check
 from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
@@ -382,7 +383,7 @@ class CpuBackend(NativeBackend):
 
     # The element-wise kernels run for every small operation, so their wrappers stay lean:
     # a view's shape and strides are tuples already (cffi passes a tuple as a C array), and
-    # the views' shapes are compared inline (contracts.py only builds the error).
+    # the views' shapes are compared inline (the declaration only builds the error).
     def unary(self, op, view, dtype):
         x = view if view.dtype is dtype else self._as(view, dtype)
         n = numel(x.shape)
@@ -393,7 +394,7 @@ class CpuBackend(NativeBackend):
 
     def binary(self, op, a, b, dtype):
         if b.shape != a.shape:
-            contracts.binary(op, a, b, dtype)
+            check("binary", op, a, b, dtype)
         if op in COMPARISON_CODE:             # in the operands' dtype, the result bool
             out = allocate(numel(a.shape), dtypes.bool_)
             kernel("compare", a.dtype)(COMPARISON_CODE[op], len(a.shape), a.shape, a.buffer, a.strides,
@@ -440,7 +441,7 @@ class CpuBackend(NativeBackend):
         return out
 
     def index_select(self, view, dim, index):
-        contracts.index_select(view, dim, index)
+        check("index_select", view, dim, index)
         size, n_index = view.shape[dim], numel(index.shape)
         ids = self._dense(index, dtypes.int64)
         shape = view.shape[:dim] + (n_index,) + view.shape[dim + 1:]
@@ -461,7 +462,7 @@ class CpuBackend(NativeBackend):
         return out
 
     def index_add(self, shape, dim, index, src):
-        contracts.index_add(shape, dim, index, src)
+        check("index_add", shape, dim, index, src)
         ids = self._dense(index, dtypes.int64)
         out = zeros(numel(shape), src.dtype)        # the kernel adds into it
         bad = kernel("index_add_dense", src.dtype)(numel(shape[:dim]), shape[dim], numel(shape[dim + 1:]),
@@ -472,7 +473,7 @@ class CpuBackend(NativeBackend):
 
     def write(self, dst, src):
         if src.shape != dst.shape:
-            contracts.write(dst, src)
+            check("write", dst, src)
         lib.tg_copy(len(dst.shape), ints(dst.shape), src.buffer, CODE[src.dtype], ints(src.strides),
                     src.offset, dst.buffer, CODE[dst.dtype], ints(dst.strides), dst.offset)
 
@@ -560,7 +561,7 @@ class CpuBackend(NativeBackend):
     def interpolate_into(self, view, out, steps, mode, align_corners, dst, dtype):
         """interpolate written into ``dst`` (row-major planes at any image and channel
         strides: a slice of a Concat's buffer); returns None."""
-        contracts.interpolate_into(view, out, steps, mode, align_corners, dst, dtype)
+        check("interpolate_into", view, out, steps, mode, align_corners, dst, dtype)
         self._apart("interpolate_into", dst, (view,))
         (batch, channels), (h, w) = view.shape[:2], view.shape[2:]
         no_memory("interpolate_into", kernel("interpolate", dtype)(
@@ -570,7 +571,7 @@ class CpuBackend(NativeBackend):
     def conv_bands(self, x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype):
         """The inference convolution in bands (convolution_t.h's tg_conv_bands): a new
         (N, C_out, *out) buffer, or None when it wrote into ``dst``."""
-        contracts.conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype)
+        check("conv_bands", x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst, dtype)
         (batch, c_in), c_out, L = x.shape[:2], weight.shape[0], numel(out)
         args = (self._dense(x, dtype), self._dense(weight, dtype), self._dense_or_null(bias, dtype))
         if dst is None:
@@ -602,7 +603,7 @@ class CpuBackend(NativeBackend):
                                          "buffer of its own")
 
     def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
-        contracts.max_pool(view, kernel_size, stride, before, dilation, out, dtype)
+        check("max_pool", view, kernel_size, stride, before, dilation, out, dtype)
         if dtype not in FLOATS:         # python's loops; its positions stay int64
             return self._pair_on_python("max_pool", (view, kernel_size, stride, before, dilation, out, dtype),
                                         (dtype, dtypes.int64))
@@ -616,7 +617,7 @@ class CpuBackend(NativeBackend):
     def max_pool_into(self, view, kernel_size, stride, before, dilation, out, dst, dtype):
         """max_pool's maxima (no positions: inference) written into ``dst`` (row-major
         planes at any image and channel strides: a slice of a Concat's buffer); None."""
-        contracts.max_pool_into(view, kernel_size, stride, before, dilation, out, dst, dtype)
+        check("max_pool_into", view, kernel_size, stride, before, dilation, out, dst, dtype)
         self._apart("max_pool_into", dst, (view,))
         (batch, channels) = view.shape[:2]
         no_memory("max_pool_into", kernel("max_pool", dtype)(

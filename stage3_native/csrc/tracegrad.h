@@ -78,16 +78,6 @@ TG_ELEMENTWISE(int64_t, int64_t, i64)
 TG_ELEMENTWISE(float, double, f32)
 TG_ELEMENTWISE(double, double, f64)
 
-/* cumsum.c: running sums of contiguous x viewed as (outer, size, inner), along the middle
- * dimension, into out (x's layout): each row summed in order in W, each sum rounded to T
- * (bool tensors are summed as int64: cpu/backend.py) */
-#define TG_CUMSUM(T, S) void tg_cumsum_##S(i64 outer, i64 size, i64 inner, const T *x, T *out);
-TG_CUMSUM(uint8_t, u8)
-TG_CUMSUM(int32_t, i32)
-TG_CUMSUM(int64_t, i64)
-TG_CUMSUM(float, f32)
-TG_CUMSUM(double, f64)
-
 /* index.c: rows of `dim` picked by `index` (any dtype: elements are copied as bytes) */
 void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset, int dim,
                      const i64 *index, i64 n_index, const char *x, int itemsize, char *out);
@@ -153,9 +143,6 @@ extern const int *tg_simd_current;
  * ignored, or -1; and its gradient with respect to the logits, row i scaled by
  * scale[i * scale_step] / *kept (kept NULL: 1), 0 for an ignored row */
 #define TG_SOFTMAX(T, S) \
-    void tg_softmax_##S(i64 outer, i64 size, i64 inner, const T *x, int log, T *out); \
-    void tg_softmax_backward_##S(i64 outer, i64 size, i64 inner, const T *grad, const T *y, \
-                                 int log, T *out); \
     i64 tg_cross_entropy_##S(i64 n, i64 c, const T *logits, const i64 *targets, \
                              int reduction, int ignoring, i64 ignore_index, T *losses, T *probs, \
                              T *kept); \
@@ -212,20 +199,10 @@ TG_LINEAR_CROSS_ENTROPY(double, f64)
  * 2 mean), keeping diff = a - b; and its gradient with respect to a, 2 * diff * grad * factor
  * (grad: one value with grad_step 0, or n with grad_step 1) */
 #define TG_MSE(T, S) \
-    void tg_mse_loss_##S(i64 n, const T *a, const T *b, int reduction, T *losses, T *diff); \
     void tg_mse_loss_backward_##S(i64 n, const T *diff, const T *grad, i64 grad_step, \
                                   double factor, T *out);
 TG_MSE(float, f32)
 TG_MSE(double, f64)
-
-/* dropout.c: out_i = x_i / (1 - p) where element i is kept, else 0 (x and out: n contiguous
- * values); element i is kept iff output i of SplitMix64 seeded with `seed`, as a uniform
- * (z >> 11) * 2^-53 in [0, 1), is >= p. Its own backward pass, applied to the upstream
- * gradient with the same seed. */
-#define TG_DROPOUT(T, S) \
-    void tg_dropout_##S(i64 n, const T *x, uint64_t seed, double p, T *out);
-TG_DROPOUT(float, f32)
-TG_DROPOUT(double, f64)
 
 /* optim.c: one optimizer step for a group of `count` parameters, in place on each p[t]
  * (sizes[t] contiguous elements) and its state (v[t] NULL for SGD without momentum);
@@ -240,30 +217,6 @@ TG_DROPOUT(double, f64)
 TG_OPTIM(float, f32)
 TG_OPTIM(double, f64)
 
-/* layernorm.c: layer normalization of contiguous x (rows, n) over its last dimension, with
- * weight and bias of n values or NULL: out (rows, n) and each row's mean and rstd =
- * 1/sqrt(var + eps); and its gradient: dx, and dweight and dbias (skipped when dweight is
- * NULL), returning 1 when out of memory, else 0 */
-#define TG_LAYER_NORM(T, S) \
-    void tg_layer_norm_##S(i64 rows, i64 n, const T *x, const T *weight, const T *bias, \
-                           double eps, T *out, T *mean, T *rstd); \
-    int tg_layer_norm_backward_##S(i64 rows, i64 n, const T *grad, const T *x, const T *mean, \
-                                   const T *rstd, const T *weight, T *dx, T *dweight, T *dbias);
-TG_LAYER_NORM(float, f32)
-TG_LAYER_NORM(double, f64)
-
-/* batchnorm.c: batch normalization (training) of contiguous x (batch, channels, size) over
- * all but its channel dimension, with weight and bias of `channels` values or NULL: out
- * and each channel's mean and biased var; and its gradient: dx, dweight and dbias */
-#define TG_BATCH_NORM(T, S) \
-    void tg_batch_norm_##S(i64 batch, i64 channels, i64 size, const T *x, const T *weight, \
-                           const T *bias, double eps, T *out, T *mean, T *var); \
-    void tg_batch_norm_backward_##S(i64 batch, i64 channels, i64 size, const T *grad, const T *x, \
-                                    const T *mean, const T *var, const T *weight, double eps, \
-                                    T *dx, T *dweight, T *dbias);
-TG_BATCH_NORM(float, f32)
-TG_BATCH_NORM(double, f64)
-
 /* resample.c: pad the last n (1 to TG_MAX_DIMS) dimensions of contiguous x (planes,
  * *spatial) by before and after (mode 0 constant with `value`, 1 reflect, 2 replicate, 3
  * circular; stage2_tensor/contracts.py checks each fits), and its adjoint; interpolate
@@ -272,15 +225,9 @@ TG_BATCH_NORM(double, f64)
  * y + b * y_image + c * y_channel, and its adjoint. Each returns 1 when out of memory for
  * its tables, else 0. */
 #define TG_RESAMPLE(T, S) \
-    int tg_pad_##S(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode, \
-                   double value, const T *x, T *y); \
-    int tg_pad_backward_##S(i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, \
-                            int mode, const T *grad, T *dx); \
     int tg_interpolate_##S(i64 batch, i64 channels, i64 h, i64 w, i64 oh, i64 ow, double step_h, \
                            double step_w, int linear, int align_corners, const T *x, T *y, \
-                           i64 y_image, i64 y_channel); \
-    int tg_interpolate_backward_##S(i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, \
-                                    double step_w, int linear, int align_corners, const T *grad, T *dx);
+                           i64 y_image, i64 y_channel);
 TG_RESAMPLE(float, f32)
 TG_RESAMPLE(double, f64)
 
@@ -324,15 +271,6 @@ TG_INDEX_ADD_DENSE(double, f64)
  * added at where, returning the position of the first entry of where outside -1..P-1
  * (having done nothing), or -1 */
 #define TG_CONVOLUTION(T, S) \
-    int tg_im2col_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
-                       const i64 *before, const i64 *dilation, const i64 *out, const T *x, double fill, \
-                       T *cols); \
-    int tg_col2im_##S(i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride, \
-                       const i64 *before, const i64 *dilation, const i64 *out, const T *cols, T *x); \
-    void tg_conv_direct_##S(i64 batch, i64 c_in, i64 c_out, i64 groups, int n, const i64 *spatial, \
-                            const i64 *kernel, const i64 *stride, const i64 *before, \
-                            const i64 *dilation, const i64 *out, const T *x, const T *weight, \
-                            const T *bias, T *y); \
     int tg_conv_bands_##S(i64 batch, i64 c_in, i64 c_out, i64 groups, int n, const i64 *spatial, \
                           const i64 *kernel, const i64 *stride, const i64 *before, \
                           const i64 *dilation, const i64 *out, const T *x, const T *weight, \
@@ -343,5 +281,10 @@ TG_INDEX_ADD_DENSE(double, f64)
     i64 tg_max_pool_backward_##S(i64 planes, i64 P, i64 L, const T *grad, const i64 *where, T *dx);
 TG_CONVOLUTION(float, f32)
 TG_CONVOLUTION(double, f64)
+
+/* The kernels declared with their C parameters in stage2_tensor/kernels/ (cumsum, softmax,
+ * the normalizations, dropout, mse_loss, padding, im2col, col2im, conv_direct...): their
+ * declarations, one per dtype, written from there by the build (ops_header.py) */
+#include "kernels_generated.h"
 
 #endif

@@ -22,8 +22,9 @@ import shutil
 import threading
 import weakref
 
-from stage2_tensor import backend, contracts, dtypes
+from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
+from stage2_tensor.kernels import check
 from stage2_tensor.strides import make_strides, numel
 
 from .. import cuda_build
@@ -239,7 +240,7 @@ class CudaBackend(NativeBackend):
 
     def write(self, dst, src):
         if src.shape != dst.shape:
-            contracts.write(dst, src)
+            check("write", dst, src)
         self.check(self.lib.tg_cuda_copy(len(dst.shape), dst.shape, src.buffer, CODE[src.dtype],
                                          src.strides, src.offset, dst.buffer, CODE[dst.dtype],
                                          dst.strides, dst.offset), "write")
@@ -253,7 +254,7 @@ class CudaBackend(NativeBackend):
 
     def binary(self, op, a, b, dtype):
         if b.shape != a.shape:
-            contracts.binary(op, a, b, dtype)
+            check("binary", op, a, b, dtype)
         if op in COMPARISON_CODE:             # in the operands' dtype, the result bool
             out = self.allocate(numel(a.shape), dtypes.bool_)
             self.check(self.lib.tg_cuda_compare(COMPARISON_CODE[op], CODE[a.dtype], len(a.shape), a.shape,
@@ -373,7 +374,7 @@ class CudaBackend(NativeBackend):
         return backend.bad_index(self._int64_at(ids, position), dim, size)
 
     def index_select(self, view, dim, index):
-        contracts.index_select(view, dim, index)
+        check("index_select", view, dim, index)
         size, n_index = view.shape[dim], numel(index.shape)
         ids = self._dense(index, dtypes.int64)
         out = self.allocate(numel(view.shape[:dim]) * n_index * numel(view.shape[dim + 1:]), view.dtype)
@@ -386,7 +387,7 @@ class CudaBackend(NativeBackend):
         return out
 
     def index_add(self, shape, dim, index, src):
-        contracts.index_add(shape, dim, index, src)
+        check("index_add", shape, dim, index, src)
         if src.dtype is dtypes.bool_:                     # no atomic addition of bytes
             return self._on_python("index_add", (shape, dim, index, src), src.dtype)
         ids = self._dense(index, dtypes.int64)
@@ -411,7 +412,7 @@ class CudaBackend(NativeBackend):
         return y
 
     def max_pool(self, view, kernel_size, stride, before, dilation, out, dtype):
-        contracts.max_pool(view, kernel_size, stride, before, dilation, out, dtype)
+        check("max_pool", view, kernel_size, stride, before, dilation, out, dtype)
         if dtype not in FLOATS:         # python's loops; its positions stay int64
             return self._pair_on_python("max_pool", (view, kernel_size, stride, before, dilation, out, dtype),
                                         (dtype, dtypes.int64))

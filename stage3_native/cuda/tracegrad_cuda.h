@@ -50,10 +50,6 @@ int tg_cuda_reduce(int op, int dtype, int n_outer, const i64 *outer_shape, const
                    int n_inner, const i64 *inner_shape, const i64 *inner_strides,
                    const void *x, i64 xo, void *out, int out_dtype);
 
-/* cumsum.cu: running sums of contiguous x viewed as (outer, size, inner), along the middle
- * dimension, into out (x's layout), as csrc/cumsum.c: int32, int64, float32, float64 */
-int tg_cuda_cumsum(int dtype, i64 outer, i64 size, i64 inner, const void *x, void *out);
-
 /* softmax.cu, layernorm.cu: float32 and float64 (dtype 3, 4); inputs contiguous.
  * softmax: x viewed as (outer, size, inner), each of the outer * inner rows along the middle
  * dimension (log_softmax != 0: log-softmax); its backward from the upstream grad and the
@@ -65,39 +61,17 @@ int tg_cuda_cumsum(int dtype, i64 outer, i64 size, i64 inner, const void *x, voi
  * for row i, 0 for an ignored row. layer_norm: x (rows, n),
  * weight and bias n values or NULL; mean and rstd one per row. Its backward: dx, and, when
  * dweight is not NULL, dweight and dbias (sums over the rows, in a fixed order). */
-int tg_cuda_softmax(int dtype, i64 outer, i64 size, i64 inner, const void *x, int log_softmax, void *out);
-int tg_cuda_softmax_backward(int dtype, i64 outer, i64 size, i64 inner, const void *grad, const void *y,
-                             int log_softmax, void *dx);
 int tg_cuda_cross_entropy(int dtype, i64 n, i64 c, const void *logits, const i64 *targets, int reduction,
                           int ignoring, i64 ignore_index, void *losses, void *probs, void *kept, i64 *bad);
 int tg_cuda_cross_entropy_backward(int dtype, i64 n, i64 c, const void *probs, const i64 *targets,
                                    const void *scale, i64 scale_step, const void *kept, int ignoring,
                                    i64 ignore_index, void *out);
-int tg_cuda_layer_norm(int dtype, i64 rows, i64 n, const void *x, const void *weight, const void *bias,
-                       double eps, void *out, void *mean, void *rstd);
-int tg_cuda_layer_norm_backward(int dtype, i64 rows, i64 n, const void *grad, const void *x, const void *mean,
-                                const void *rstd, const void *weight, void *dx, void *dweight, void *dbias);
-
-/* batchnorm.cu: batch normalization (training) of contiguous x (batch, channels, size), as
- * csrc/tracegrad.h's tg_batch_norm: out, and each channel's mean and biased var; its
- * backward: dx, dweight and dbias (channels values each, always written). */
-int tg_cuda_batch_norm(int dtype, i64 batch, i64 channels, i64 size, const void *x, const void *weight,
-                       const void *bias, double eps, void *out, void *mean, void *var);
-int tg_cuda_batch_norm_backward(int dtype, i64 batch, i64 channels, i64 size, const void *grad, const void *x,
-                                const void *mean, const void *var, const void *weight, double eps, void *dx,
-                                void *dweight, void *dbias);
 
 /* resample.cu: csrc/tracegrad.h's tg_pad, tg_interpolate and their backward passes on
  * contiguous float32/float64 (dtype 3, 4); the backward passes add into a dx the caller
  * zeroed. */
-int tg_cuda_pad(int dtype, i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode,
-                double value, const void *x, void *y);
-int tg_cuda_pad_backward(int dtype, i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after,
-                         int mode, const void *grad, void *dx);
 int tg_cuda_interpolate(int dtype, i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h, double step_w,
                         int linear, int align_corners, const void *x, void *y);
-int tg_cuda_interpolate_backward(int dtype, i64 planes, i64 h, i64 w, i64 oh, i64 ow, double step_h,
-                                 double step_w, int linear, int align_corners, const void *grad, void *dx);
 
 /* matmul.cu, cublas.cu: out (batch..., m, n), contiguous, = a (batch..., m, k) @ b (batch...,
  * k, n), plus bias (NULL, or n contiguous values) on every row. The batch_ndim batch
@@ -135,10 +109,8 @@ int tg_cuda_index_add(int dtype, i64 outer, i64 size, i64 inner, const i64 *inde
 /* mse.cu, dropout.cu, optim.cu: fused kernels on contiguous float32/float64 (dtype 3, 4);
  * reduction 0 none, 1 sum, 2 mean. The updates take host arrays of device pointers, one per
  * parameter of a group (v[t] NULL for SGD without momentum), and update them in place. */
-int tg_cuda_mse_loss(int dtype, i64 n, const void *a, const void *b, int reduction, void *losses, void *diff);
 int tg_cuda_mse_loss_backward(int dtype, i64 n, const void *diff, const void *grad, i64 grad_step,
                               double factor, void *out);
-int tg_cuda_dropout(int dtype, i64 n, const void *x, uint64_t seed, double p, void *out);
 int tg_cuda_sgd_update(int dtype, i64 count, const i64 *sizes, void **p, void **grad, void **v, double lr,
                        double momentum, double dampening, double weight_decay, const int *first_step,
                        int nesterov);
@@ -148,17 +120,15 @@ int tg_cuda_adam_update(int dtype, i64 count, const i64 *sizes, void **p, void *
 /* convolution.cu: the window kernels of csrc/convolution.c and pooling.c (see
  * tracegrad.h) on contiguous float32/float64 (dtype 3, 4); max_pool_backward adds into a
  * zeroed dx and sets *bad_position to -1 or the first entry of where outside -1..P-1 */
-int tg_cuda_im2col(int dtype, i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
-                   const i64 *before, const i64 *dilation, const i64 *out, const void *x, double fill, void *cols);
-int tg_cuda_col2im(int dtype, i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
-                   const i64 *before, const i64 *dilation, const i64 *out, const void *cols, void *x);
 int tg_cuda_max_pool(int dtype, i64 planes, int n, const i64 *spatial, const i64 *kernel, const i64 *stride,
                      const i64 *before, const i64 *dilation, const i64 *out, const void *x, void *y, i64 *where);
 int tg_cuda_max_pool_backward(int dtype, i64 planes, i64 P, i64 L, const void *grad, const i64 *where,
                               void *dx, i64 *bad_position);
-int tg_cuda_conv_direct(int dtype, i64 batch, i64 c_in, i64 c_out, i64 groups, int n, const i64 *spatial,
-                        const i64 *kernel, const i64 *stride, const i64 *before, const i64 *dilation,
-                        const i64 *out, const void *x, const void *weight, const void *bias, void *y);
+/* The kernels declared with their C parameters in stage2_tensor/kernels/ (cumsum, softmax,
+ * layer_norm, batch_norm, dropout, mse_loss, pad, im2col, col2im, conv_direct...), as the C
+ * library has them (csrc/tracegrad.h), the dtype's code first: written from there by the
+ * build (ops_header.py) */
+#include "kernels_generated.h"
 #ifdef __cplusplus
 }
 #endif

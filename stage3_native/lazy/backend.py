@@ -6,9 +6,11 @@ reading values (to_flat, to_bytes, as_numpy: a tensor's tolist, item, numpy, pri
 realizes what they depend on first (realize.py). Autograd only ever calls backend methods,
 so it records its backward pass the same way, unchanged.
 
-The backend has exactly the methods device "cpu" has (RECORDED and IN_PLACE, made by
-``install``), so a kernel "cpu" fuses stays one node here, and one "cpu" lacks falls back
-to python as it does there.
+The backend has exactly the methods device "cpu" has (``install`` makes them from the kernel
+declarations, stage2_tensor/kernels/: a kernel whose role is "compute" is recorded, one
+"in_place" runs in place), so a kernel "cpu" fuses stays one node here, and one "cpu" lacks
+falls back to python as it does there. A node's outputs, their shapes and dtypes, are what
+the declaration says the call returns.
 
 In-place methods (write, sgd_update, adam_update) cannot simply wait: a pending node may
 read the memory they change, and must see it as it was when the node was recorded. The
@@ -21,7 +23,7 @@ to the new node. Whether anything reads the buffer is asked of the last nodes ma
 (graph.py's ``unread``); when that cannot tell, or numpy shares the buffer's memory, the
 write runs at once as before.
 
-Each call's arguments are checked as device "cpu" checks them (stage2's contracts.py), but
+Each call's arguments are checked as device "cpu" checks them (the kernel's declaration), but
 when the call is recorded: the error then comes from the operation that made it, and no
 node that would fail (or read outside a buffer) is ever recorded.
 
@@ -38,7 +40,7 @@ array before then reaches it (on "cpu" it would not).
 """
 import threading
 
-from stage2_tensor import contracts
+from stage2_tensor import kernels
 from stage2_tensor.backend import Backend
 from stage2_tensor.strides import numel
 
@@ -46,20 +48,13 @@ from ..cpu.backend import CpuBackend
 from .buffers import on_cpu
 from .graph import PENDING, LazyBuffer, Node, readers, unread
 from .realize import realize, realize_all
-from .shapes import MULTIPLE, outputs
 from .steps import launched
 
 _lock = threading.RLock()           # reentrant: a holder calling in again cannot deadlock
 
 # The methods that compute a new buffer from views: recorded, run when needed
-RECORDED = ("contiguous", "unary", "binary", "where", "reduce", "cumsum", "matmul", "index_select",
-            "index_add", "softmax", "softmax_backward", "cross_entropy", "cross_entropy_backward",
-            "mse_loss", "mse_loss_backward", "dropout", "layer_norm", "layer_norm_backward",
-            "batch_norm", "batch_norm_backward", "pad", "pad_backward", "interpolate",
-            "interpolate_backward",
-            "im2col", "col2im", "conv_direct", "max_pool", "max_pool_backward",
-            "attention", "attention_backward", "linear_cross_entropy", "linear_cross_entropy_backward")
-IN_PLACE = ("write", "sgd_update", "adam_update")
+RECORDED = kernels.names("compute")
+IN_PLACE = kernels.names("in_place")
 
 
 class LazyBackend(Backend):
@@ -132,16 +127,16 @@ class LazyBackend(Backend):
     def record(self, op, args):
         """A new node for ``op(*args)``: its LazyBuffer, or a tuple of them (None where the
         method returns None)."""
-        contracts.check(op, args)
-        shapes = outputs(op, args)
+        declared = kernels.KERNELS[op]
+        shapes = declared.infer(*args)
         with _lock:
             node = Node(op, args, shapes)
-        if op not in MULTIPLE:
+        if not declared.multiple:
             return LazyBuffer(node)
         return tuple(None if s is None else LazyBuffer(node, i) for i, s in enumerate(shapes))
 
     def run_in_place(self, op, args):
-        contracts.check(op, args)
+        kernels.check(op, *args)
         with _lock:
             if op == "write" and _record_write(*args):
                 return

@@ -1,0 +1,52 @@
+"""Along dimensions: reductions, running sums and softmax, each walking rows of a view."""
+from ..contracts import bad_dim, differ, reduced_dims
+from ..strides import numel
+from . import kernel
+
+
+def _rows(view, dim):
+    """A row kernel's geometry: the view as (outer, size, inner) around ``dim``."""
+    return {"outer": numel(view.shape[:dim]), "size": view.shape[dim], "inner": numel(view.shape[dim + 1:])}
+
+
+def _dim(kernel_name, dim, view):
+    if not (type(dim) is int and 0 <= dim < len(view.shape)):
+        bad_dim(kernel_name, dim, len(view.shape))
+
+
+@kernel()
+def reduce(op: "op", view: "view", dims: "dims", dtype: "dtype"):
+    """op, one of ops.py's reductions, over `dims`: the result has the view's shape with
+    those dims removed."""
+    reduced_dims("reduce", dims, len(view.shape))
+    return [(tuple(s for d, s in enumerate(view.shape) if d not in dims), dtype)]
+
+
+@kernel(native="i64 outer, i64 size, i64 inner, const T *view, T *out", sizes=lambda view, dim, dtype: _rows(view, dim),
+        c_dtypes=("bool", "int32", "int64", "float32", "float64"))
+def cumsum(view: "dense", dim: "dim", dtype: "dtype"):
+    """Running sums along `dim`, the view's shape: element j the sum of elements 0..j of its
+    row, added in order (floats in double, ints in int64) and each rounded to dtype, so a
+    nan or inf reaches the sums from its position on and no earlier one."""
+    _dim("cumsum", dim, view)
+    return [(tuple(view.shape), dtype)]
+
+
+@kernel(float_only=True, native="i64 outer, i64 size, i64 inner, const T *view, int log, T *out",
+        sizes=lambda view, dim, log, dtype: _rows(view, dim))
+def softmax(view: "dense", dim: "dim", log: "bool", dtype: "dtype"):
+    """Softmax along `dim` (log-softmax when `log`), the row's maximum subtracted first so no
+    exponent overflows."""
+    _dim("softmax", dim, view)
+    return [(tuple(view.shape), dtype)]
+
+
+@kernel("dx", float_only=True, native="i64 outer, i64 size, i64 inner, const T *grad, const T *out, int log, T *dx",
+        sizes=lambda grad, out, dim, log, dtype: _rows(out, dim))
+def softmax_backward(grad: "dense", out: "dense", dim: "dim", log: "bool", dtype: "dtype"):
+    """Softmax's gradient from the upstream grad and the forward output y (one shape), per row
+    along `dim`: softmax dx = y * (g - sum(g * y)), log-softmax dx = g - e^y * sum(g)."""
+    if grad.shape != out.shape:
+        differ("softmax_backward", "grad", grad.shape, out.shape)
+    _dim("softmax_backward", dim, out)
+    return [(tuple(out.shape), dtype)]
