@@ -8,9 +8,9 @@ chapters 1, 2 and 4). PyTorch's names, so a PyTorch user feels at home:
 
 Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcast.py``,
 ``dtypes.py`` (promotion), ``tensor.py`` (the Tensor: layout and autograd state),
-``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
-``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
-differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
+``gradient_function.py`` (GradientFunction), ``backward.py`` (the backward pass),
+``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py``
+(the differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
 ``sorting.py`` (sort, argsort, topk), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
@@ -19,6 +19,14 @@ allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``uti
 its own: the methods as functions (``tg.exp(x)``, ``tg.sum(x, 1)``), ``tg.cuda``,
 ``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``. The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
+
+The functions behind ``nn``'s layers are named for what they hold, beside the layers of
+the same subject in ``nn/``: ``loss_functions.py`` (F.l1_loss, F.binary_cross_entropy, ...;
+``nn/loss.py`` the loss Modules), ``normalization_functions.py`` (F.batch_norm, group_norm,
+instance_norm, rms_norm; ``nn/normalization.py`` the layers), ``fused_attention.py`` (the
+device's fused attention, F.scaled_dot_product_attention's fast path; ``nn/attention.py``
+MultiheadAttention), with ``convolution.py``, ``resampling.py`` and the other operations
+that ``nn/functional.py`` re-exports.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
 reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer:

@@ -22,7 +22,7 @@ import math
 from . import backend as backends
 from .concat import cat
 from .factories import full
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .tensor import Tensor
 from .sampling_grid import PAD_MODES, interpolation_source, interpolation_step, pad_source
 from .views import IndexSelect, constant_tensor

@@ -20,7 +20,7 @@ alone: stage4_models/onnx/operators/inference_kernels.py.)
 """
 from . import backend as backends
 from . import dtypes
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import numel
 from .tensor import Tensor
 
