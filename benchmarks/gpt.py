@@ -30,7 +30,7 @@ The PyTorch model, the step, the timing rounds and the thread setting are traini
 OpenMP threads, the OpenBLAS pool behind our matmul when built with one, and torch's).
 PyTorch's attention is the explicit one (scores, mask, softmax, @ v) unless ``--sdpa``
 gives it F.scaled_dot_product_attention, as its users run it. tracegrad's runs its fused
-attention where the device has it (stage2_tensor/attention.py); ``--plain`` adds a third
+attention where the device has it (stage2_tensor/fused_attention.py); ``--plain`` adds a third
 engine, the same model on the explicit path (scores, mask, softmax, @ v), timed in the
 same rounds: the fused kernels' gain.
 

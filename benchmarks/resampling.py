@@ -1,5 +1,5 @@
 """Padding, upsampling and batch normalization on device "cpu", float32: the native kernels
-(csrc/resample.c, batchnorm.c: stage2_tensor/resampling.py's and normalization.py's
+(csrc/resample.c, batchnorm.c: stage2_tensor/resampling.py's and normalization_functions.py's
 ``native`` paths), the composites every device runs (index-table gathers, tensor-op
 normalization: the same functions with ``native`` switched off) and PyTorch on the CPU
 (pip install torch), in the same process, with the same number of threads.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stage2_tensor as tg  # noqa: E402
 import stage2_tensor.nn.functional as F  # noqa: E402
 import stage3_native  # noqa: E402
-from stage2_tensor import normalization, resampling  # noqa: E402
+from stage2_tensor import normalization_functions, resampling  # noqa: E402
 
 SHAPES = {"(4, 32, 64, 64)": (4, 32, 64, 64), "(2, 64, 128, 128)": (2, 64, 128, 128)}
 CASES = {             # name: f(functional module, x)
@@ -38,7 +38,7 @@ CASES = {             # name: f(functional module, x)
     "batch_norm train": lambda f, x: f.batch_norm(x, None, None, training=True),
     "group_norm 8 groups": lambda f, x: f.group_norm(x, 8),
 }
-NATIVE = (resampling.native, normalization.native)
+NATIVE = (resampling.native, normalization_functions.native)
 
 
 def seconds(fn, reps=2):
@@ -54,7 +54,7 @@ def seconds(fn, reps=2):
 def composite(on):
     """Switch the kernels off (on=False: every device's composite path) or back on."""
     resampling.native = NATIVE[0] if on else (lambda *a: False)
-    normalization.native = NATIVE[1] if on else (lambda *a: False)
+    normalization_functions.native = NATIVE[1] if on else (lambda *a: False)
 
 
 def engines(torch, case, x, backward):

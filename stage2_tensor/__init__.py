@@ -8,16 +8,25 @@ chapters 1, 2 and 4). PyTorch's names, so a PyTorch user feels at home:
 
 Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcast.py``,
 ``dtypes.py`` (promotion), ``tensor.py`` (the Tensor: layout and autograd state),
-``function.py`` (GradientFunction), ``backward.py`` (the backward pass), ``elementwise.py``,
-``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py`` (the
-differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
+``gradient_function.py`` (GradientFunction), ``backward.py`` (the backward pass),
+``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py``
+(the differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
 ``sorting.py`` (sort, argsort, topk), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
-(``x + y``, ``x.sum()``), and ``functions.py``, the methods as functions (``tg.exp(x)``,
-``tg.sum(x, 1)``), as PyTorch has them. The imports run one way:
+(``x + y``, ``x.sum()``), and ``torch_compat.py``, PyTorch's surface that is not a concept of
+its own: the methods as functions (``tg.exp(x)``, ``tg.sum(x, 1)``), ``tg.cuda``,
+``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``. The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
+
+The functions behind ``nn``'s layers are named for what they hold, beside the layers of
+the same subject in ``nn/``: ``loss_functions.py`` (F.l1_loss, F.binary_cross_entropy, ...;
+``nn/loss.py`` the loss Modules), ``normalization_functions.py`` (F.batch_norm, group_norm,
+instance_norm, rms_norm; ``nn/normalization.py`` the layers), ``fused_attention.py`` (the
+device's fused attention, F.scaled_dot_product_attention's fast path; ``nn/attention.py``
+MultiheadAttention), with ``convolution.py``, ``resampling.py`` and the other operations
+that ``nn/functional.py`` re-exports.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
 reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer:
@@ -59,10 +68,10 @@ from .elementwise import where
 from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
-from .functions import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ceil, chunk, clamp, cos, diag,  # noqa: A004
-                        erf, exp, expm1, flatten, flip, floor, lerp, log, log1p, logsumexp, sin, trunc, masked_fill, max, maximum, mean, min, minimum, neg,
-                        pow, relu, roll, rsqrt, sigmoid, sign, sqrt, square, squeeze, std, sum, tanh, tril, triu,
-                        unbind, unsqueeze, var)
+from .torch_compat import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ceil, chunk, clamp, cos,  # noqa: A004
+                           diag, erf, exp, expm1, flatten, flip, floor, lerp, log, log1p, logsumexp, sin, trunc,
+                           masked_fill, max, maximum, mean, min, minimum, neg, pow, relu, roll, rsqrt, sigmoid,
+                           sign, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
@@ -73,8 +82,8 @@ from .softmax import log_softmax, softmax
 from .tensor import Tensor
 from .rounding import floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: draw, save, print_dag; utils.data
-from . import amp, backends, cuda  # torch.amp.GradScaler, torch.backends' switches, torch.cuda.is_available
-from .device_names import accelerator, device
+from . import amp  # torch.amp.GradScaler
+from .torch_compat import accelerator, backends, cuda, device  # torch.backends' switches, torch.cuda.is_available
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -88,7 +97,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "float16", "bfloat16", "half", "finfo", "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
            "log_softmax", "one_hot", "viz", "nn", "optim", "utils", "save", "load", "manual_seed",
            "long", "double", "Generator",
-           # the rest of PyTorch's surface a learner reaches for (functions.py: methods as functions)
+           # the rest of PyTorch's surface a learner reaches for (torch_compat.py: methods as functions)
            "empty", "linspace", "randint", "randperm", "stack", "chunk", "tril", "triu", "outer", "bmm",
            "allclose", "isclose", "equal", "clamp", "var", "std", "exp", "log", "sqrt", "tanh",
            "sigmoid", "abs", "argmax", "argmin", "max", "min", "sum", "mean", "flatten", "squeeze",
@@ -106,5 +115,5 @@ long = int64
 double = float64
 half = float16
 float = float32  # noqa: A001
-from .functions import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
-from .compiler import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)
+from .torch_compat import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
+from .torch_compat import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)

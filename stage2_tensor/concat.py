@@ -3,7 +3,7 @@
 of cat is the upstream gradient split back into pieces. ``stack``, ``repeat`` and ``chunk``
 are written with them (and views), so autograd differentiates them with no code of their own."""
 from .factories import check_size, zeros
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import as_ints, normalize_dim
 from .tensor import Tensor
 

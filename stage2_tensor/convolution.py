@@ -25,6 +25,8 @@ Two shortcuts, both general: a 1x1 window with stride 1 and no padding makes no 
 (the input's planes already are its columns), and inference (no gradient to record) makes
 a large column matrix a band of output rows at a time (``_conv_chunked``), so its memory
 is bounded: the inference engine's U-net (chapter 13) never holds its 113 MB one whole.
+(That engine's own paths to the device's inference kernels, conv_bands and max_pool_into,
+are its own: stage4_models/onnx/operators/inference_kernels.py.)
 """
 import functools
 import math
@@ -33,9 +35,9 @@ from . import backend as backends
 from . import dtypes
 from . import window_kernels
 from .concat import cat
-from .factories import arange, empty, full, zeros
+from .factories import arange, full, zeros
 from .grad_mode import is_grad_enabled
-from .strides import make_strides, numel
+from .strides import numel
 from .tensor import Tensor
 from .views import IndexAdd, IndexSelect, constant_tensor
 
@@ -209,11 +211,6 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, n=2):
         x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
     c_out, c_group = weight.shape[:2]
     if _chunks(x, weight, bias, kernel, stride, before, after, dilation):
-        if _banded(x, weight, bias):            # the chunks in one kernel, bias in its store
-            out = _extents(x.shape[2:], kernel, stride, before, after, dilation)
-            y = window_kernels.conv_bands(x, weight, bias, stride, before, dilation, groups, out, False,
-                                          band_rows(x, weight, out))
-            return y[0] if unbatched else y
         y = _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups)
         if bias is not None:
             y = y + bias.reshape(c_out, *(1,) * n)
@@ -261,68 +258,6 @@ def _chunks(x, weight, bias, kernel, stride, before, after, dilation):
         return False
     out = _extents(x.shape[2:], kernel, stride, before, after, dilation)
     return numel(x.shape[:2]) * numel(kernel) * numel(out) * x.dtype.itemsize > CHUNK_ABOVE
-
-
-# conv_bands' bands: each thread's columns about BAND_BYTES, small enough to stay in its core's
-# L2 cache while its product reads them (benchmarks/RESULTS.md has the measurements).
-BAND_BYTES = 1 << 18
-
-
-def _banded(x, weight, bias):
-    """Whether conv_bands runs this convolution: the device has the kernel, and x, weight
-    and bias share a dtype it covers (float32, float64) and x's device."""
-    if x.dtype not in (dtypes.float32, dtypes.float64) or not backends.get(x.device).has("conv_bands"):
-        return False
-    return all(t is None or (t.dtype is x.dtype and t.device == x.device) for t in (weight, bias))
-
-
-# ... and at least BAND_POSITIONS wide: the product's micro-tiles are 32 columns wide
-# (AVX-512), and a narrower band would leave part of each empty.
-BAND_POSITIONS = 256
-
-
-def band_rows(x, weight, out):
-    """How many output rows (all but the last spatial dimension) a band of conv_bands
-    holds: its columns (C_in / groups * K rows of the band's positions) about BAND_BYTES,
-    at least BAND_POSITIONS positions."""
-    per_row = weight.shape[1] * numel(weight.shape[2:]) * out[-1] * x.dtype.itemsize
-    return max(1, BAND_BYTES // per_row, -(-BAND_POSITIONS // out[-1]))
-
-
-def conv_into(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False, out=None, n=2):
-    """Inference's convolution, no gradient recorded: conv's result, ReLU'd when ``relu``,
-    written into ``out`` (a tensor of the result's shape, e.g. a slice of a larger buffer
-    along its channels: an ONNX Concat written in place) or returned as a new tensor.
-    The device's conv_bands kernel where it has one (bias and ReLU as it stores, each plane
-    written once); otherwise conv, relu and a copy: the definition."""
-    x, unbatched, kernel, stride, before, after, dilation = _conv_args(
-        x, weight, stride, padding, dilation, groups, n, f"conv{n}d")
-    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (weight.shape[0],)):
-        raise ValueError(f"conv{n}d: expected a bias of shape ({weight.shape[0]},), "
-                         f"got {getattr(bias, 'shape', type(bias).__name__)}")
-    if unbatched and out is not None:
-        out = out.unsqueeze(0)
-    extents = _extents(x.shape[2:], kernel, stride, before, after, dilation)
-    shape = (x.shape[0], weight.shape[0]) + extents
-    if out is not None and (not isinstance(out, Tensor) or out.shape != shape or out.dtype is not x.dtype):
-        raise ValueError(f"conv{n}d: out must be a {x.dtype} tensor of shape {shape}, got "
-                         f"{getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
-    grads = is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
-    if not grads and _banded(x, weight, bias) and (out is None or row_major_planes(out)):
-        y = window_kernels.conv_bands(x, weight, bias, stride, before, dilation, groups, extents, bool(relu),
-                                      band_rows(x, weight, extents), out)
-    else:
-        y = conv(x, weight, bias, stride, padding, dilation, groups, n)
-        if relu:
-            y = y.relu()
-        if out is not None:
-            y = out.copy_(y)
-    return y[0] if unbatched else y
-
-
-def row_major_planes(t):
-    """Whether each (N, C) plane of t is row-major (what conv_bands writes), the planes apart."""
-    return tuple(t.stride()[2:]) == tuple(make_strides(t.shape[2:]))
 
 
 def _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups):
@@ -544,40 +479,6 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False
     flat = k * L + arange(L, dtype=dtypes.int64, device=x.device)
     where = IndexSelect.apply(table, 0, flat.reshape(-1)).reshape(*x.shape[:2], *out)
     return (y[0], where[0]) if unbatched else (y, where)
-
-
-def max_pool_into(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, n=2):
-    """Inference's max pool, no gradient recorded: max_pool's maxima written into ``out``
-    (a tensor of the result's shape, e.g. a slice of a larger buffer along its channels:
-    an ONNX Concat written in place) or returned as a new tensor. The device's
-    max_pool_into kernel where it has one (no positions kept: nothing will go backward,
-    so a new result skips max_pool's int64 positions too); otherwise max_pool and a copy:
-    the definition."""
-    what = f"max_pool{n}d"
-    x, unbatched = _batched(x, n, what)
-    kernel, stride, pad, dilation = _pool_args(kernel_size, stride, padding, dilation, n, what)
-    extents = _extents(x.shape[2:], kernel, stride, pad, pad, dilation, ceil_mode)
-    shape = x.shape[:2] + extents
-    if out is not None:
-        if not isinstance(out, Tensor) or out.dtype is not x.dtype \
-                or (out.unsqueeze(0) if unbatched else out).shape != shape:
-            raise ValueError(f"{what}: out must be a {x.dtype} tensor of shape {shape[1:] if unbatched else shape}, "
-                             f"got {getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
-        out = out.unsqueeze(0) if unbatched else out
-    grads = is_grad_enabled() and x.requires_grad
-    kernel_runs = not grads and x.dtype in (dtypes.float32, dtypes.float64) \
-        and backends.get(x.device).has("max_pool_into")
-    if kernel_runs and out is None:
-        out = empty(*shape, dtype=x.dtype, device=x.device)
-    if not kernel_runs or not row_major_planes(out):
-        y = max_pool(x, kernel, stride, pad, dilation, ceil_mode, n=n)
-        y = y if out is None else out.copy_(y)
-    else:
-        backends.launch(x.device, "max_pool_into", x.as_view(), kernel, stride, pad, dilation, extents,
-                        out.as_view(), x.dtype)
-        out.storage.version += 1            # written in place, as copy_ does
-        y = out
-    return y[0] if unbatched else y
 
 
 def avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, n=2):

@@ -13,7 +13,7 @@ upstream gradient g[j] over every j >= i: the running sum of g taken from the en
 reversed cumsum (flip, cumsum, flip).
 """
 from . import dtypes
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .reorder import flip
 from .strides import normalize_dim
 from .tensor import Tensor

@@ -8,7 +8,7 @@ sums it back to the input's shape (``Tensor.sum_to``), so no operation here has 
 from . import backend, dtypes, ops
 from .broadcast import broadcast_shapes
 from .factories import as_tensor, zeros_like
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .tensor import Tensor
 
 # ops defined on floating-point values: an integer input is converted first (ops.py)

@@ -20,8 +20,8 @@ none is).
 """
 from . import backend as backends
 from . import dtypes
-from .function import GradientFunction
-from .losses import check_ignore_index, check_reduction
+from .gradient_function import GradientFunction
+from .loss_functions import check_ignore_index, check_reduction
 from .tensor import Tensor
 
 FN = "linear_cross_entropy"

@@ -17,7 +17,7 @@ A batch dimension that was broadcast gets a gradient with the full batch shape; 
 backward pass sums it back like any other broadcast.
 """
 from .broadcast import broadcast_shapes
-from .function import GradientFunction, two_devices
+from .gradient_function import GradientFunction, two_devices
 from .tensor import Tensor
 
 

@@ -10,7 +10,7 @@ from collections import namedtuple
 
 from . import dtypes
 from .elementwise import where
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import normalize_dim
 
 ValuesIndices = namedtuple("ValuesIndices", "values indices")

@@ -20,11 +20,9 @@ import functools
 import math
 
 from . import backend as backends
-from . import dtypes
 from .concat import cat
 from .factories import full
-from .function import GradientFunction
-from .grad_mode import is_grad_enabled
+from .gradient_function import GradientFunction
 from .tensor import Tensor
 from .sampling_grid import PAD_MODES, interpolation_source, interpolation_step, pad_source
 from .views import IndexSelect, constant_tensor
@@ -185,33 +183,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         w = constant_tensor(weights, x.device, list(weights), x.dtype).reshape(*shape)
         x = _gather(x, dim, first) * (1 - w) + _gather(x, dim, second) * w
     return x
-
-
-def interpolate_into(input, size=None, scale_factor=None, mode="nearest", align_corners=None, out=None):
-    """Inference's interpolate, no gradient recorded: F.interpolate's result written into
-    ``out`` (a tensor of the result's shape, e.g. a slice of a larger buffer along its
-    channels: an ONNX Concat written in place) or returned as a new tensor. The device's
-    interpolate_into kernel where it has one (each plane written once, where it belongs);
-    otherwise interpolate and a copy: the definition."""
-    from .convolution import row_major_planes
-    shape, scales = _interpolation_args(input, size, scale_factor, mode, align_corners)
-    shape = tuple(input.shape[:2]) + tuple(shape)
-    if out is not None and (not isinstance(out, Tensor) or out.shape != shape or out.dtype is not input.dtype):
-        raise ValueError(f"interpolate: out must be a {input.dtype} tensor of shape {shape}, got "
-                         f"{getattr(out, 'shape', type(out).__name__)} {getattr(out, 'dtype', '')}")
-    be = backends.get(input.device)
-    if out is None or input.requires_grad and is_grad_enabled() or input.ndim != 4 \
-            or input.dtype not in (dtypes.float32, dtypes.float64) or not be.has("interpolate_into") \
-            or not row_major_planes(out):
-        y = interpolate(input, size, scale_factor, mode, align_corners)
-        return y if out is None else out.copy_(y)
-    kind = "nearest" if mode == "nearest" else "linear"
-    steps = tuple(interpolation_step(s, o, kind, bool(align_corners), f)
-                  for s, o, f in zip(input.shape[2:], shape[2:], scales))
-    backends.launch(input.device, "interpolate_into", input.as_view(), shape[2:], steps, kind,
-                    bool(align_corners), out.as_view(), input.dtype)
-    out.storage.version += 1            # written in place, as copy_ does
-    return out
 
 
 def _interpolation_args(input, size, scale_factor, mode, align_corners):

@@ -12,7 +12,7 @@ In tensor operations each is four kernel launches (a product, a sum, a differenc
 product), each with an intermediate tensor; fused, one pass over each row.
 """
 from . import dtypes
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import normalize_dim
 
 

@@ -9,7 +9,7 @@ from . import dtypes
 from .backend import bad_index
 from .broadcast import broadcast_shapes
 from .factories import tensor, zeros
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import as_ints, check_shape, is_contiguous, numel, view_strides
 from .tensor import Tensor
 

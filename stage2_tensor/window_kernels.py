@@ -15,13 +15,12 @@ value in the padding, so there is no table, no padded copy, and one pass each wa
 Here are the autograd functions around them; convolution.py picks them, or its tables, in
 one place (``convolution.native``). ``conv_direct`` runs the device's naive direct
 convolution, the seven nested loops, without autograd: the chapter's first rung and a test
-oracle. ``conv_bands`` runs the device's inference convolution (no autograd): im2col and
-the product a band of output rows at a time inside one kernel, bias and ReLU added as it
-stores, into a new tensor or into a given one (a slice of a larger buffer).
+oracle. (The device's inference convolution, conv_bands, is run by the inference compiler
+alone: stage4_models/onnx/operators/inference_kernels.py.)
 """
 from . import backend as backends
 from . import dtypes
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import numel
 from .tensor import Tensor
 
@@ -86,17 +85,4 @@ def conv_direct(x, weight, bias, stride, before, dilation, groups, out):
     views = (x.as_view(), weight.as_view(), None if bias is None else bias.as_view())
     y = backends.launch(x.device, "conv_direct", *views, stride, before, dilation, groups, out, x.dtype,
                         out_dtype=x.dtype)
-    return Tensor.from_buffer(y, (x.shape[0], weight.shape[0]) + tuple(out), x.dtype, x.device)
-
-
-def conv_bands(x, weight, bias, stride, before, dilation, groups, out, relu, band_rows, dst=None):
-    """The device's conv_bands kernel (no autograd): (N, C_out, *out), ReLU'd when ``relu``;
-    written into ``dst`` (a Tensor of that shape, its planes row-major) and returned as it,
-    or a new tensor."""
-    views = (x.as_view(), weight.as_view(), None if bias is None else bias.as_view())
-    y = backends.launch(x.device, "conv_bands", *views, stride, before, dilation, groups, out, relu, band_rows,
-                        None if dst is None else dst.as_view(), x.dtype, out_dtype=x.dtype)
-    if dst is not None:
-        dst.storage.version += 1            # written in place, as copy_ does
-        return dst
     return Tensor.from_buffer(y, (x.shape[0], weight.shape[0]) + tuple(out), x.dtype, x.device)

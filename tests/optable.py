@@ -304,7 +304,7 @@ TENSOR_OPS = [
     # the inputs scaled to span several turns either side of 0
     tensor_op("sin_turns", lambda ns, x: ns.sin(x * 9.0), lambda x: np.sin(x * 9.0), (2, 3)),
     tensor_op("cos_turns", lambda ns, x: (x * 9.0).cos(), lambda x: np.cos(x * 9.0), (2, 3)),
-    # functional forms and small composites a ported program calls (functions.py, methods.py)
+    # functional forms and small composites a ported program calls (torch_compat.py, methods.py)
     tensor_op("pow_square_rsqrt_functions", lambda ns, x: ns.pow(x, 3.0) + ns.square(x) - ns.rsqrt(x * x + 1.0) + ns.neg(ns.relu(x)),
               lambda x: x ** 3 + x * x - 1 / np.sqrt(x * x + 1) - np.maximum(x, 0), (2, 3)),
     # reordering and reductions a ported program calls (reorder.py, concat.unbind, statistics.logsumexp)
@@ -457,7 +457,7 @@ TENSOR_OPS = [
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
     # PyTorch's surface a learner reaches for (statistics.py, clamp.py, masks.py, concat.py,
-    # matmul.py, functions.py): composites, grouped few to a row to keep the suite quick
+    # matmul.py, torch_compat.py): composites, grouped few to a row to keep the suite quick
     tensor_op("surface_var_std_norm",
               lambda ns, a: (a.var(dim=1, keepdim=True) * a.std(correction=0) + a.norm(dim=0)
                              + a.norm("fro") * a.norm(p=1, dim=1, keepdim=True) + a.norm(p=math.inf)

@@ -177,20 +177,17 @@ def test_conv_forward_property(engine, n):
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_conv_in_chunks_property(engine, n, monkeypatch):
     """Inference (no gradient recorded) on a device with the im2col kernel convolves a
-    few output rows at a time: in one conv_bands kernel where the device has it (device
-    cpu), else chunk by chunk (convolution._conv_chunked). Here one row per chunk or band,
-    whatever the size, so every chunk's band of input rows, the padding before it and
-    chunks whose windows read the padding alone are exercised. Values as the whole
-    convolution's."""
-    from stage2_tensor import convolution, window_kernels
+    few output rows at a time, chunk by chunk (convolution._conv_chunked; the inference
+    compiler's conv makes them conv_bands' bands on device cpu instead:
+    tests/test_stage3_conv_bands.py). Here one row per chunk, whatever the size, so every
+    chunk's band of input rows, the padding before it and chunks whose windows read the
+    padding alone are exercised. Values as the whole convolution's."""
+    from stage2_tensor import convolution
     monkeypatch.setattr(convolution, "CHUNK_BYTES", 1)          # one output row per chunk
     monkeypatch.setattr(convolution, "CHUNK_ABOVE", 0)          # every convolution in chunks
-    monkeypatch.setattr(convolution, "BAND_BYTES", 1)           # one output row per band
-    monkeypatch.setattr(convolution, "BAND_POSITIONS", 1)
     chunked = []
-    whole, bands = convolution._conv_chunked, window_kernels.conv_bands
+    whole = convolution._conv_chunked
     monkeypatch.setattr(convolution, "_conv_chunked", lambda *a: chunked.append(1) or whole(*a))
-    monkeypatch.setattr(window_kernels, "conv_bands", lambda *a: chunked.append(1) or bands(*a))
     tg = engine.namespace
     tiny = engine.device == "python"
 

@@ -1,6 +1,6 @@
-"""Normalization (stage2_tensor/normalization.py, nn/normalization.py) and the losses of
-stage2_tensor/losses.py with cross_entropy's weight and label_smoothing: values against
-numpy in float64, gradients by central differences on every stage2 and stage3 engine,
+"""Normalization (stage2_tensor/normalization_functions.py, nn/normalization.py) and the
+losses of stage2_tensor/loss_functions.py with cross_entropy's weight and label_smoothing:
+values against numpy in float64, gradients by central differences on every stage2 and stage3 engine,
 BatchNorm's running statistics, modes and buffers, each bad argument named, and PyTorch
 as an oracle where it is installed."""
 import numpy as np

@@ -61,7 +61,7 @@ def test_the_package_imports_form_no_cycle():
     graph = {name: imports(name, path, modules) & set(modules) for name, path in modules.items()}
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
     operations = {"elementwise", "reduce", "views", "matmul", "softmax", "concat", "factories",
-                  "interop", "backward", "function", "methods"}
+                  "interop", "backward", "gradient_function", "methods"}
     assert not graph["tensor"] & operations
 
 

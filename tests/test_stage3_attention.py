@@ -1,4 +1,4 @@
-"""Fused attention (stage2_tensor/attention.py, device "cpu"'s csrc/attention.c, which
+"""Fused attention (stage2_tensor/fused_attention.py, device "cpu"'s csrc/attention.c, which
 "cpu:lazy" records): on every device with the kernels, forward against numpy in float64,
 gradients against central differences, both kernel variants, the fused path against the
 plain composite, the GPT's two paths, and bad input refused before it reaches C; the
@@ -9,7 +9,7 @@ import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
-from stage2_tensor import attention, backend
+from stage2_tensor import backend, fused_attention
 from stage4_models.gpt import GPT, GPTConfig
 
 from .engines import device_params, engines_on
@@ -94,7 +94,7 @@ def test_forward_against_numpy(device, variant, dtype, shape, mask):
 def test_gradients_against_central_differences(device, variant, shape, causal):
     """float64, through F.scaled_dot_product_attention's fused path."""
     def fn(q, k, v):
-        assert attention.fused(q, k, v)
+        assert fused_attention.fused(q, k, v)
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     rng = np.random.default_rng(3)
     gradcheck(*engines_on(device), fn, [rng.standard_normal(s) for s in shape], rtol=1e-6, atol=1e-8)
@@ -218,7 +218,7 @@ def test_the_blocked_kernels_equal_the_naive_ones_at_every_simd_level(simd_level
 @pytest.mark.parametrize("device", device_params(lacking="attention"))
 def test_devices_without_the_kernels_keep_the_composite(device):
     q = tg.ones(1, 2, 3, 4, device=device)
-    assert not attention.fused(q, q, q)
+    assert not fused_attention.fused(q, q, q)
     out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     np.testing.assert_allclose(out.numpy(), np.ones((1, 2, 3, 4)))
 
@@ -226,11 +226,11 @@ def test_devices_without_the_kernels_keep_the_composite(device):
 @pytest.mark.parametrize("device", FUSED)
 def test_what_the_fused_path_does_not_take_goes_to_the_composite(device):
     q = tg.ones(2, 3, 4, device=device)
-    assert attention.fused(q, q, q)
-    assert not attention.fused(q, q.double(), q.double())           # mixed dtypes
-    assert not attention.fused(q, q[:1], q[:1])                      # batch broadcast
-    assert not attention.fused(q.half(), q.half(), q.half())         # half: the composite
-    assert not attention.fused(q[:, :0], q, q)                       # nothing to compute
+    assert fused_attention.fused(q, q, q)
+    assert not fused_attention.fused(q, q.double(), q.double())           # mixed dtypes
+    assert not fused_attention.fused(q, q[:1], q[:1])                      # batch broadcast
+    assert not fused_attention.fused(q.half(), q.half(), q.half())         # half: the composite
+    assert not fused_attention.fused(q[:, :0], q, q)                       # nothing to compute
     mask = tg.ones(3, 3, dtype=tg.bool, device=device)
     out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)  # a mask: the composite
     np.testing.assert_allclose(out.numpy(), np.ones((2, 3, 4)))
@@ -356,7 +356,7 @@ def test_gradients_over_several_tiles_equal_the_composite_in_float64(device, var
     grads = []
     for fused in (True, False):
         q, k, v = (tg.from_numpy(a, device=device).requires_grad_() for a in arrays)
-        y = attention.attention(q, k, v, offset) if fused else plain_masked(q, k, v, mask)
+        y = fused_attention.attention(q, k, v, offset) if fused else plain_masked(q, k, v, mask)
         (y * tg.from_numpy(up, device=device)).sum().backward()
         grads.append([y.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
     for a, b in zip(*grads):

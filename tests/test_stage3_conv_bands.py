@@ -1,5 +1,6 @@
 """conv_bands, the inference convolution in one kernel (backend.py; csrc/convolution_t.h's
-tg_conv_bands; stage2_tensor/convolution.py's conv_into and conv's chunked path): against
+tg_conv_bands; stage4_models/onnx/operators/inference_kernels.py's conv_into and conv, whose
+chunked path it is): against
 numpy's definition on geometries hypothesis picks (1-d to 3-d, stride, dilation, padding
 either side, groups, a batch, bands of any height), with bias and ReLU, into a new buffer
 or a slice of a larger one; the same bits whatever the thread count and the band height;
@@ -9,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stage2_tensor as tg
-from stage2_tensor import backend, convolution, window_kernels
+from stage2_tensor import backend, convolution
+from stage4_models.onnx.operators import inference_kernels
 
 from .test_stage3_conv_kernels import extents, im2col_numpy
 
@@ -55,8 +57,8 @@ def _operands(g, seed, dtype=np.float64):
 
 def _bands(g, x, w, b, dst=None):
     t = [None if a is None else tg.from_numpy(a, device="cpu") for a in (x, w, b)]
-    return window_kernels.conv_bands(*t, g["stride"], g["before"], g["dilation"], g["groups"], g["out"],
-                                     g["relu"], g["band_rows"], dst)
+    return inference_kernels.conv_bands(*t, g["stride"], g["before"], g["dilation"], g["groups"], g["out"],
+                                        g["relu"], g["band_rows"], dst)
 
 
 @settings(max_examples=60, deadline=None)
@@ -105,9 +107,10 @@ def test_conv_bands_is_the_same_whatever_the_threads_and_bands():
 
 @pytest.mark.parametrize("relu", [False, True])
 def test_conv_into_and_the_chunked_conv_run_it(monkeypatch, relu):
-    """conv under no_grad with columns above CHUNK_ABOVE runs conv_bands (one kernel call,
-    no im2col call), with the numbers of the gradient-recording path; conv_into writes into
-    a slice; on the python device (no kernel) conv_into is conv, relu and a copy."""
+    """The inference compiler's conv under no_grad with columns above CHUNK_ABOVE runs
+    conv_bands (one kernel call, no im2col call), with the numbers of the gradient-recording
+    path; conv_into writes into a slice; on the python device (no kernel) conv_into is conv,
+    relu and a copy."""
     monkeypatch.setattr(convolution, "CHUNK_ABOVE", 0)
     rng = np.random.default_rng(5)
     x, w, b = rng.standard_normal((2, 4, 9, 8)), rng.standard_normal((6, 2, 3, 2)), rng.standard_normal(6)
@@ -120,17 +123,17 @@ def test_conv_into_and_the_chunked_conv_run_it(monkeypatch, relu):
     for device in ("cpu", "python"):
         t = [tg.from_numpy(a, device=device) for a in (x, w, b)]
         with tg.no_grad():
-            y = convolution.conv(*t, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+            y = inference_kernels.conv(*t, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
             y = y.relu() if relu else y
             big = tg.zeros(2, 8, *want.shape[2:], dtype=tg.float64, device=device)
-            into = convolution.conv_into(*t, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2, relu=relu,
-                                         out=big[:, 1:7])
+            into = inference_kernels.conv_into(*t, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2,
+                                               relu=relu, out=big[:, 1:7])
         np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(into.numpy(), y.numpy())
         assert not big.numpy()[:, [0, 7]].any()
     assert calls == ["conv_bands", "conv_bands"]
     t = [tg.from_numpy(a, device="cpu").requires_grad_() for a in (x, w, b)]
-    y = convolution.conv(*t, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)     # recorded: whole columns
+    y = inference_kernels.conv(*t, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)  # recorded: whole columns
     assert calls[-1] == "im2col" and y.requires_grad
 
 
@@ -163,4 +166,4 @@ def test_conv_bands_refuses_what_it_cannot_do():
         be.conv_bands(tx.as_view(), tw.as_view(), tg.zeros(2, dtype=tg.float64, device="cpu").as_view(),
                       *geometry, True, 2, None, tg.float64)
     with pytest.raises(ValueError, match="out must be"):
-        convolution.conv_into(tx, tw, padding=1, out=tg.zeros(1, 3, 4, 5, dtype=tg.float64, device="cpu"))
+        inference_kernels.conv_into(tx, tw, padding=1, out=tg.zeros(1, 3, 4, 5, dtype=tg.float64, device="cpu"))

@@ -1,7 +1,7 @@
 """interpolate_into and max_pool_into, the resampling and max-pool kernels writing into a
 destination (backend.py; csrc/resample_t.h's tg_interpolate, pooling_t.h's tg_max_pool,
-each plane row-major at any image and channel stride; stage2_tensor's interpolate_into and
-max_pool_into): against numpy's definition and, bit for bit, against interpolate and
+each plane row-major at any image and channel stride; the inference compiler's
+interpolate_into and max_pool_into, stage4_models/onnx/operators/inference_kernels.py): against numpy's definition and, bit for bit, against interpolate and
 max_pool into a buffer of their own, on geometries hypothesis picks, into a slice of a
 larger buffer along its channels (what an ONNX Concat written in place hands them) leaving
 the rest untouched; the fallbacks (a device without them, a destination they cannot take,
@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 import stage2_tensor as tg
 from stage2_tensor import backend, convolution
-from stage2_tensor.resampling import interpolate, interpolate_into
+from stage2_tensor.resampling import interpolate
+from stage4_models.onnx.operators.inference_kernels import interpolate_into, max_pool_into
 
 from .test_stage3_conv_kernels import extents, im2col_numpy
 
@@ -110,11 +111,11 @@ def test_max_pool_into_a_slice_against_numpy_and_max_pool(g, seed):
     out = extents(g["spatial"], g["kernel"], g["stride"], g["pad"], g["dilation"])
     buf, dst = _slot(g["batch"], g["channels"], out, g["dtype"], g["extra"])
     args = (g["kernel"], g["stride"], g["pad"], g["dilation"])
-    got = convolution.max_pool_into(t, *args, out=dst, n=g["n"])
+    got = max_pool_into(t, *args, out=dst, n=g["n"])
     assert got is dst and _untouched(buf, g["extra"], g["channels"])
     np.testing.assert_array_equal(dst.numpy(), convolution.max_pool(t, *args, n=g["n"]).numpy())
     np.testing.assert_array_equal(dst.numpy(), max_pool_numpy(x, *args, out))
-    fresh = convolution.max_pool_into(t, *args, n=g["n"])          # a new buffer, no positions kept
+    fresh = max_pool_into(t, *args, n=g["n"])          # a new buffer, no positions kept
     assert fresh.is_contiguous() and np.array_equal(fresh.numpy(), dst.numpy())
 
 
@@ -122,7 +123,7 @@ def test_max_pool_into_propagates_nan_and_takes_an_unbatched_input():
     x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
     x[0, 0, 1] = np.nan
     buf = tg.zeros(3, 2, 2, device="cpu")
-    got = convolution.max_pool_into(tg.from_numpy(x, device="cpu"), 2, out=buf[1:2])
+    got = max_pool_into(tg.from_numpy(x, device="cpu"), 2, out=buf[1:2])
     a = buf.numpy()
     assert got.shape == (1, 2, 2) and np.isnan(a[1, 0, 0]) and a[1, 0, 1] == 7 and a[1, 1, 1] == 15
     assert np.all(a[0] == 0) and np.all(a[2] == 0)
@@ -141,7 +142,7 @@ def test_without_the_kernel_or_with_a_gradient_the_result_is_copied(monkeypatch)
         np.testing.assert_array_equal(up.numpy(), interpolate(t, size=(8, 10), mode="bilinear",
                                                               align_corners=False).numpy())
         pooled = tg.zeros(2, 5, 2, 2, device=device)[:, 1:4]
-        convolution.max_pool_into(t, 2, out=pooled)
+        max_pool_into(t, 2, out=pooled)
         np.testing.assert_array_equal(pooled.numpy(), convolution.max_pool(t, 2).numpy())
     # an input that wants a gradient takes interpolate (recorded), whose result copy_ then
     # refuses to write into out, as PyTorch refuses out= under autograd; without grad
@@ -167,7 +168,7 @@ def test_wrong_outs_are_refused_by_the_stage2_functions():
     with pytest.raises(ValueError, match="out must be a tracegrad.float32 tensor of shape"):
         interpolate_into(t, size=(8, 8), out=tg.zeros(1, 2, 8, 8, dtype=tg.float64, device="cpu"))
     with pytest.raises(ValueError, match="out must be a tracegrad.float32 tensor of shape"):
-        convolution.max_pool_into(t, 2, out=tg.zeros(1, 3, 2, 2, device="cpu"))
+        max_pool_into(t, 2, out=tg.zeros(1, 3, 2, 2, device="cpu"))
     with pytest.raises(TypeError, match="expected a tensor"):
         interpolate_into([1.0], size=(2, 2))
 
@@ -233,6 +234,6 @@ def test_the_2x2_pool_path_picks_what_the_definition_picks(batch, channels, h, w
     np.testing.assert_array_equal(got.numpy(), want.numpy())          # NaNs equal where both are NaN
     np.testing.assert_array_equal(where.numpy(), want_where.numpy())
     buf, dst = _slot(batch, channels, (h // 2, w // 2), dtype, (1, 2))
-    convolution.max_pool_into(tg.from_numpy(x, device="cpu"), 2, out=dst)
+    max_pool_into(tg.from_numpy(x, device="cpu"), 2, out=dst)
     np.testing.assert_array_equal(dst.numpy(), want.numpy())
     assert _untouched(buf, (1, 2), channels)

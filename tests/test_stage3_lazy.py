@@ -315,7 +315,7 @@ def test_the_fused_attention_and_lm_head_loss_are_recorded_as_nodes():
     """Device "cpu"'s optional fused kernels (attention, linear_cross_entropy and their
     backwards) are nodes here like layer_norm, and values and gradients are eager's bit for
     bit (the same kernels run), on a first read and on a replayed plan."""
-    from stage2_tensor import attention
+    from stage2_tensor import fused_attention
     rng = np.random.default_rng(3)
     arrays = [rng.standard_normal((2, 3, 17, 8)).astype(np.float32) for _ in range(3)]
     x, w = rng.standard_normal((20, 8)).astype(np.float32), rng.standard_normal((30, 8)).astype(np.float32)
@@ -324,7 +324,7 @@ def test_the_fused_attention_and_lm_head_loss_are_recorded_as_nodes():
 
     def run(device):
         q, k, v = [tg.from_numpy(a, device=device).requires_grad_() for a in arrays]
-        assert attention.fused(q, k, v)
+        assert fused_attention.fused(q, k, v)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         if device == "cpu:lazy":                               # one node, not yet run
             assert y.storage.buffer.node.op == "attention" and not y.storage.buffer.realized

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import stage2_tensor as tg
 import stage2_tensor.nn.functional as F
-from stage2_tensor import backend, normalization, resampling
+from stage2_tensor import backend, normalization_functions, resampling
 from stage2_tensor.sampling_grid import interpolation_step
 
 from .engines import ENGINES, device_params, engine_params
@@ -175,7 +175,7 @@ def test_batch_norm_against_numpy(device, dtype, shape):
     t, tw, tb = (on(device, a, tg_dtype, requires_grad=True) for a in (x, w, b))
     rm, rv = on(device, np.zeros(shape[1]), tg_dtype), on(device, np.ones(shape[1]), tg_dtype)
     y = F.batch_norm(t, rm, rv, tw, tb, training=True, momentum=0.25, eps=1e-3)
-    assert type(y.grad_fn) is normalization.BatchNorm
+    assert type(y.grad_fn) is normalization_functions.BatchNorm
     want, mean, var = batch_norm_numpy(x.astype(np.float64), w, b, 1e-3)
     # sums of n values in double, the normalization in the dtype: a few eps of |out| ~ 5
     tol = 10 * np.finfo(np_dtype).eps * 10
@@ -310,7 +310,7 @@ def test_kernels_give_the_composites_numbers(device, monkeypatch):
 
     kernels = [run(fn) for fn in cases]
     monkeypatch.setattr(resampling, "native", lambda *a: False)
-    monkeypatch.setattr(normalization, "native", lambda *a: False)
+    monkeypatch.setattr(normalization_functions, "native", lambda *a: False)
     for fn, want in zip(cases, kernels):
         for got, expected in zip(run(fn), want):
             if expected is None:
@@ -325,7 +325,7 @@ def test_a_device_without_the_kernels_takes_the_composite(monkeypatch):
     t = on("cpu", np.ones((1, 2, 3, 3)), requires_grad=True)
     assert type(F.pad(t, (1, 1, 1, 1), mode="reflect").grad_fn) is not resampling.Pad
     assert type(F.interpolate(t, scale_factor=2).grad_fn) is not resampling.Interpolate
-    assert type(F.batch_norm(t, None, None, training=True).grad_fn) is not normalization.BatchNorm
+    assert type(F.batch_norm(t, None, None, training=True).grad_fn) is not normalization_functions.BatchNorm
 
 
 @pytest.mark.parametrize("device", device_params(kernel="batch_norm"))
@@ -333,7 +333,7 @@ def test_group_and_instance_norm_run_the_batch_norm_kernels(device):
     # per sample and group is batch normalization of (1, N * groups, rest)
     t = on(device, np.random.default_rng(7).normal(size=(2, 4, 3, 3)), requires_grad=True)
     for y in (F.group_norm(t, 2), F.instance_norm(t)):
-        assert type(y.grad_fn.inputs[0].grad_fn) is normalization.BatchNorm
+        assert type(y.grad_fn.inputs[0].grad_fn) is normalization_functions.BatchNorm
 
 
 @pytest.mark.stage3

@@ -5,17 +5,19 @@ Nearly all of them are compositions of differentiable tensor operations, so auto
 differentiates them; cross_entropy, mse_loss, linear, layer_norm and dropout are fused
 kernels with their backward written out (``CrossEntropy``, ``MSELoss``, ``Linear``,
 ``LayerNorm``, ``Dropout``), as are softmax and log_softmax (``softmax.py``) and, where
-the device has the kernels, scaled_dot_product_attention (``attention.py``). Some live in
-files of their own and are re-exported here: convolution and pooling (``convolution.py``),
-pad and interpolate (``resampling.py``), batch, instance, group and RMS normalization
-(``normalization.py``), the binary cross-entropies, l1 and smooth l1 (``losses.py``), and
-linear_cross_entropy's fused path, a linear layer and cross_entropy without the logits
-(``linear_cross_entropy.py``).
+the device has the kernels, scaled_dot_product_attention (``fused_attention.py``). Some
+live in files of their own and are re-exported here: convolution and pooling
+(``convolution.py``), pad and interpolate (``resampling.py``), batch, instance, group and
+RMS normalization (``normalization_functions.py``), the binary cross-entropies, l1 and
+smooth l1 (``loss_functions.py``), and linear_cross_entropy's fused path, a linear layer
+and cross_entropy without the logits (``linear_cross_entropy.py``). (nn/'s modules of
+the same subject, ``nn/loss.py``, ``nn/normalization.py``, ``nn/attention.py``, hold the
+layers: Modules around these functions.)
 """
 import warnings
 
 from .. import backend as backends
-from .. import attention, composites, losses
+from .. import composites, fused_attention, loss_functions
 from .. import linear_cross_entropy as lce
 from .. import dtypes
 from ..broadcast import broadcast_shapes
@@ -24,13 +26,13 @@ from ..convolution import (adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
                            max_pool1d, max_pool2d, unfold)
 from ..resampling import interpolate, pad  # noqa: F401  (F.pad, F.interpolate)
 from ..channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: F401  (F.dropout2d, ...)
-from ..losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401  (F.l1_loss, ...)
+from ..loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401  (F.l1_loss, ...)
                       l1_loss, smooth_l1_loss)
-from ..normalization import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
+from ..normalization_functions import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
 from ..elementwise import unary, where
 from ..factories import arange, generator
-from ..function import GradientFunction
+from ..gradient_function import GradientFunction
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ..views import out_of_range
@@ -320,7 +322,7 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(target.shape) != input.shape:
         warnings.warn(f"mse_loss: target size {tuple(target.shape)} is different from input "
                       f"size {input.shape}; they broadcast, which is likely wrong", stacklevel=2)
-    losses.check_reduction(reduction, "mse_loss")
+    loss_functions.check_reduction(reduction, "mse_loss")
     if input.device != target.device:
         raise RuntimeError(f"mse_loss: input is on device {input.device!r} and target on "
                            f"{target.device!r}; move one with .to(device)")
@@ -372,14 +374,14 @@ def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothi
     _check_number(label_smoothing, "label_smoothing", "cross_entropy")
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
-    losses.check_reduction(reduction, "cross_entropy")
+    loss_functions.check_reduction(reduction, "cross_entropy")
     if input.ndim == 1:                               # one sample
         return _cross_entropy_probabilities(input.unsqueeze(0), target.unsqueeze(0), weight, reduction,
                                             label_smoothing).reshape(())
     _check_class_weight(weight, input.shape[1], "cross_entropy")
     if weight is not None:
         weight = weight.to(device=input.device)
-    return losses.cross_entropy_probabilities(input, target.to(device=input.device), weight, reduction,
+    return loss_functions.cross_entropy_probabilities(input, target.to(device=input.device), weight, reduction,
                                               label_smoothing)
 
 
@@ -397,9 +399,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ``weight`` (C,) scales class c's losses by weight[c], and "mean" then divides by the
     sum of the weights of the targets; ``label_smoothing`` s in [0, 1] mixes in the uniform
     distribution, (1 - s) nll + (s / C) sum_c -weight[c] log p_c. Both, and (N, C, d...)
-    logits, go through log_softmax and nll_loss (losses.cross_entropy_composite), PyTorch's
+    logits, go through log_softmax and nll_loss (loss_functions.cross_entropy_composite), PyTorch's
     formula."""
-    losses._no_legacy(size_average, reduce, "cross_entropy")
+    loss_functions._no_legacy(size_average, reduce, "cross_entropy")
     if isinstance(weight, str):
         raise TypeError(f"cross_entropy: weight must be a tensor of class weights, got the "
                         f"string {weight!r}; pass reduction={weight!r} by keyword")
@@ -419,18 +421,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                          f"{label_smoothing}")
-    ignore_index = losses.check_ignore_index(ignore_index, "cross_entropy")
+    ignore_index = loss_functions.check_ignore_index(ignore_index, "cross_entropy")
     c = input.shape[0 if input.ndim == 1 else 1]
     _check_class_weight(weight, c, "cross_entropy")
     if input.ndim == 1:                               # one sample
         return cross_entropy(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index,
                              None, reduction, label_smoothing).reshape(())
-    losses.check_reduction(reduction, "cross_entropy")
+    loss_functions.check_reduction(reduction, "cross_entropy")
     target = target.to(device=input.device, dtype=dtypes.int64)
     if weight is not None or label_smoothing or input.ndim > 2:
         if weight is not None:
             weight = weight.to(device=input.device)
-        return losses.cross_entropy_composite(input, target, weight, ignore_index, reduction,
+        return loss_functions.cross_entropy_composite(input, target, weight, ignore_index, reduction,
                                               label_smoothing, nll_loss)
     if not backends.get(input.device).has("cross_entropy"):
         return composites.cross_entropy(input, target, reduction, ignore_index)
@@ -466,7 +468,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     the weights of the other samples (their count without ``weight``), so a mean over only
     ignored samples is nan, as in PyTorch. (size_average and reduce, deprecated in PyTorch,
     hold their places in its signature; use reduction.)"""
-    losses._no_legacy(size_average, reduce, "nll_loss")
+    loss_functions._no_legacy(size_average, reduce, "nll_loss")
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise TypeError(f"nll_loss: expected tensors, got {type(input).__name__} and "
                         f"{type(target).__name__}")
@@ -477,7 +479,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"nll_loss: log-probabilities of shape (N, C, ...) need a target of "
                          f"shape (N, ...), (C,) a target of shape (); got input of shape "
                          f"{input.shape} and target of shape {target.shape}")
-    losses.check_reduction(reduction, "nll_loss")
+    loss_functions.check_reduction(reduction, "nll_loss")
     c = input.shape[0 if input.ndim == 1 else 1]
     _check_class_weight(weight, c, "nll_loss")
     # Every layout as rows of C: (N, C, d...) moves C last, so one gather serves all.
@@ -598,12 +600,12 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     """PyTorch's F.scaled_dot_product_attention: dropout(attention_weights(q, k)) @ v,
     (..., T, d) queries over (..., S, d) keys and (..., S, e) values -> (..., T, e);
     ``scale``, when given, replaces 1/sqrt(d). Without a mask or active dropout, on a
-    device with the fused kernels (attention.py's ``fused``), one kernel each way that never
+    device with the fused kernels (fused_attention.py's ``fused``), one kernel each way that never
     keeps the (T, S) weights; otherwise the plain composite."""
     _check_attention(q, k, v)
     _check_scale(scale)
-    if attn_mask is None and (dropout_p == 0 or not training) and attention.fused(q, k, v):
-        return attention.attention(q, k, v, 0 if is_causal else None, scale)
+    if attn_mask is None and (dropout_p == 0 or not training) and fused_attention.fused(q, k, v):
+        return fused_attention.attention(q, k, v, 0 if is_causal else None, scale)
     weights = attention_weights(q, k, attn_mask, is_causal, scale)
     return dropout(weights, dropout_p, training) @ v
 

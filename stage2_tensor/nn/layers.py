@@ -5,7 +5,7 @@ activations and the MSE and NLL losses (the others in loss.py), each a thin Modu
 """
 import math
 
-from .. import losses
+from .. import loss_functions
 from ..composites import gelu_op
 from ..factories import ones, randn, uniform, zeros
 from . import functional as F
@@ -205,7 +205,7 @@ class NLLLoss(Module):
         if size_average is not None or reduce is not None:
             raise ValueError("NLLLoss: size_average and reduce are deprecated (as in PyTorch); "
                              "pass reduction='mean', 'sum' or 'none' instead")
-        losses.check_reduction(reduction, "NLLLoss")
+        loss_functions.check_reduction(reduction, "NLLLoss")
         self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
 
     def forward(self, input, target):

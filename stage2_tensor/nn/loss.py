@@ -1,10 +1,10 @@
 """Loss modules with PyTorch's names, arguments and defaults: CrossEntropyLoss, BCELoss,
 BCEWithLogitsLoss, L1Loss and SmoothL1Loss, each a thin Module around its function in
-nn.functional (stage2_tensor/losses.py for the composites). Arguments are checked when the
-loss is built, not at its first call. A class weight given as a tensor is held as a
+nn.functional (stage2_tensor/loss_functions.py for the composites). Arguments are checked
+when the loss is built, not at its first call. A class weight given as a tensor is held as a
 buffer, as PyTorch does, so it moves with to() and is saved by state_dict.
 """
-from .. import losses
+from .. import loss_functions
 from ..tensor import Tensor
 from . import functional as F
 from .modules import Module
@@ -13,8 +13,8 @@ from .modules import Module
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        losses._no_legacy(size_average, reduce, type(self).__name__)
-        losses.check_reduction(reduction, type(self).__name__)
+        loss_functions._no_legacy(size_average, reduce, type(self).__name__)
+        loss_functions.check_reduction(reduction, type(self).__name__)
         self.reduction = reduction
 
     def _buffer(self, name, tensor):

@@ -1,11 +1,11 @@
 """Normalization layers, PyTorch's names, arguments and defaults: BatchNorm1d, BatchNorm2d,
 InstanceNorm1d, InstanceNorm2d, GroupNorm and RMSNorm, each a thin Module around its
-function in stage2_tensor/normalization.py. Running statistics are buffers
+function in stage2_tensor/normalization_functions.py. Running statistics are buffers
 (register_buffer): saved by state_dict, moved by to(), never trained. Arguments are
 checked when the layer is built, not at its first forward.
 """
 from .. import dtypes
-from .. import normalization as N
+from .. import normalization_functions as N
 from ..factories import ones, zeros
 from .modules import Module, Parameter
 

@@ -1,7 +1,7 @@
 /* Batch normalization in training mode, fused (chapter on convolutional networks, "batch
  * normalization"): forward and backward each one kernel call instead of the composite's
- * ~10 tensor operations forward and ~20 backward (stage2_tensor/normalization.py, which
- * stays as the naive version beside this one and as the path of every other device).
+ * ~10 tensor operations forward and ~20 backward (stage2_tensor/normalization_functions.py,
+ * which stays as the naive version beside this one and as the path of every other device).
  *
  * x is contiguous (N, C, S), S the product of the spatial extents: channel c's N * S
  * elements are N runs of S, one per image. Per channel:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
-from stage2_tensor import attention as fused_attention
+from stage2_tensor import fused_attention
 
 SIZES = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")     # GPTConfig's shape fields
 
@@ -92,7 +92,7 @@ class CausalSelfAttention(nn.Module):
             k, v = cache.append(self, k, v)                      # (B, H, past + T, hd)
         if self.fused(q, k, v):
             # The same computation as below in one kernel each way, which never keeps the
-            # (T, T) weights of a head (stage2_tensor/attention.py). New positions
+            # (T, T) weights of a head (stage2_tensor/fused_attention.py). New positions
             # past..past+T-1: query i sees keys 0..past+i; one new query sees every key.
             y = fused_attention.attention(q, k, v, causal=past if T > 1 else None)
             self.last_attention = None

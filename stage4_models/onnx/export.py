@@ -37,9 +37,9 @@ from stage2_tensor.nn.modules import Module
 from stage2_tensor.tensor import Tensor
 
 # the modules themselves (the package re-exports functions of the same names: softmax, ...)
-concat, convolution, normalization, resampling, softmax = (
+concat, convolution, normalization_functions, resampling, softmax = (
     importlib.import_module(f"stage2_tensor.{name}")
-    for name in ("concat", "convolution", "normalization", "resampling", "softmax"))
+    for name in ("concat", "convolution", "normalization_functions", "resampling", "softmax"))
 OPSET = 17
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
 
@@ -259,7 +259,7 @@ _PATCHES = [
     (Tensor, "__rmul__", _binary("Mul", swap=True)), (Tensor, "__truediv__", _binary("Div")),
     (Tensor, "flatten", _flatten), (Tensor, "reshape", _reshape), (Tensor, "view", _reshape),
     (F, "leaky_relu", _leaky_relu), (F, "linear", _linear), (F, "dropout", _dropout),
-    (F, "batch_norm", _batch_norm), (normalization, "batch_norm", _batch_norm),
+    (F, "batch_norm", _batch_norm), (normalization_functions, "batch_norm", _batch_norm),
     (F, "softmax", _softmax("Softmax")), (softmax, "softmax", _softmax("Softmax")),
     (F, "log_softmax", _softmax("LogSoftmax")), (softmax, "log_softmax", _softmax("LogSoftmax")),
 ]

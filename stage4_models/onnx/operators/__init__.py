@@ -8,7 +8,9 @@ later became inputs: Pad's pads, Clip's bounds, Squeeze's axes...). The families
 their own files: elementwise.py, conv.py, pooling.py, normalization.py, products.py,
 layout.py (reshaping, concatenating), slicing.py (Slice, Gather, Pad), resize.py,
 blocks.py (DepthToSpace), shape_ops.py (Shape, Cast, Constant...), compare.py (comparisons,
-logic, Where), reduce.py (ReduceMean, ReduceSum...).
+logic, Where), reduce.py (ReduceMean, ReduceSum...); inference_kernels.py holds the paths
+to the device's inference kernels (conv_bands, max_pool_into, interpolate_into) that
+conv.py, pooling.py and resize.py take.
 """
 OPERATORS = {}
 

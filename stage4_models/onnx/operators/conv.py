@@ -4,14 +4,16 @@
 
 ONNX writes padding as ``pads`` = (begin of each spatial dim..., end of each...), or as
 ``auto_pad`` (SAME_UPPER, SAME_LOWER, VALID); tracegrad's functions take PyTorch's equal
-padding on both sides, so an unequal one is applied first with F.pad.
+padding on both sides, so an unequal one is applied first with F.pad. A Conv runs as
+inference_kernels.conv (stage2's conv, its chunked no-gradient path one conv_bands call on
+a device that has it).
 """
 import math
 
 import stage2_tensor.nn.functional as F
 from stage2_tensor import convolution
 
-from . import register
+from . import inference_kernels, register
 from .common import check_size, count_inputs, ints_attr
 from ..shapes import shape_of
 
@@ -70,15 +72,15 @@ def kernel_shape(node, default=None):
 @register("Conv")
 def conv(ctx, node, inputs):
     x, w, b, strides, begin, dilations, group = conv_operands(ctx, node, inputs)
-    return [convolution.conv(x, w, b, strides, begin, dilations, group, n=len(strides))]
+    return [inference_kernels.conv(x, w, b, strides, begin, dilations, group, n=len(strides))]
 
 
 def conv_into(ctx, node, inputs, relu=False, out=None):
     """The Conv node's result, ReLU'd when ``relu`` (a Conv and the Relu after it as one
     kernel), written into ``out`` (a slice of a Concat's buffer: passes/writes.py) or a
-    new tensor: convolution.conv_into, the device's conv_bands where it has one."""
+    new tensor: inference_kernels.conv_into, the device's conv_bands where it has one."""
     x, w, b, strides, begin, dilations, group = conv_operands(ctx, node, inputs)
-    return convolution.conv_into(x, w, b, strides, begin, dilations, group, relu=relu, out=out, n=len(strides))
+    return inference_kernels.conv_into(x, w, b, strides, begin, dilations, group, relu=relu, out=out, n=len(strides))
 
 
 def conv_operands(ctx, node, inputs):

@@ -2,13 +2,13 @@
 (count_include_pad, ceil_mode), GlobalAveragePool, GlobalMaxPool. Unequal pads, or pads
 over half the kernel, are applied with F.pad first (-inf for a maximum). ``max_pool_into``
 writes a MaxPool's result into a given tensor (a slice of a Concat's buffer:
-passes/writes.py) through convolution.max_pool_into."""
+passes/writes.py) through inference_kernels.max_pool_into."""
 import math
 
 import stage2_tensor as tg
 from stage2_tensor import convolution
 
-from . import register
+from . import inference_kernels, register
 from .common import count_inputs
 from ..shapes import shape_of
 from .conv import kernel_shape, pad_spatial, window
@@ -41,7 +41,7 @@ def max_pool(ctx, node, inputs, dst=None):
     if not _equal_pads(begin, end, kernel):
         x, begin = pad_spatial(x, begin, end, -math.inf), [0] * len(kernel)
     # max_pool_into: inference keeps no positions (into dst, or a new tensor without them)
-    return [convolution.max_pool_into(x, kernel, strides, begin, dilations, ceil_mode, out=dst, n=len(kernel))]
+    return [inference_kernels.max_pool_into(x, kernel, strides, begin, dilations, ceil_mode, out=dst, n=len(kernel))]
 
 
 @register("AveragePool")

@@ -1,15 +1,15 @@
 """Resize and Upsample (chapter 13, "13_inference_compiler") on F.interpolate: nearest and
 (bi)linear, sizes from scales or given; Upsample's scales an attribute before opset 9.
 ``resize_into`` writes either one's result into a given tensor (a slice of a Concat's
-buffer: passes/writes.py) through resampling.interpolate_into."""
+buffer: passes/writes.py) through inference_kernels.interpolate_into."""
 import math
 
 import stage2_tensor.nn.functional as F
-from stage2_tensor.resampling import interpolate_into
 
 from . import register
 from .common import check_size, count_inputs
 from .host import HostTensor
+from .inference_kernels import interpolate_into
 from ..shapes import shape_of
 
 

@@ -17,7 +17,7 @@ recomputes the weights p_ij = e^(x_ij - lse_i) from q, k and lse, block by block
 """
 from . import backend as backends
 from . import dtypes
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .strides import numel
 from .tensor import Tensor
 

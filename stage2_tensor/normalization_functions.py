@@ -22,7 +22,7 @@ kernels (``_per_sample``). In evaluation mode batch_norm is one scale and one sh
 values: two operations over the input.
 """
 from . import backend as backends
-from .function import GradientFunction
+from .gradient_function import GradientFunction
 from .grad_mode import no_grad
 from .tensor import Tensor
 
