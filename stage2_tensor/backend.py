@@ -9,7 +9,7 @@ written once.
 The kernels are declared in kernels/, one function each: its parameters and their kinds,
 what it computes, what it may assume about its arguments (the declaration checks it), and
 the shapes and dtypes of the buffers it returns. ``python -m stage2_tensor.kernels`` prints
-them all (kernels/KERNELS.md). The element-wise ops that ``unary``, ``binary`` and ``reduce``
+them all. The element-wise ops that ``unary``, ``binary`` and ``reduce``
 take by name are declared in ops.py (their kind, dtypes, formula on Python numbers and
 gradient); the tuples UNARY_OPS, BINARY_OPS, COMPARISON_OPS and REDUCE_OPS below are views
 of it.

@@ -15,12 +15,11 @@ From these declarations follow, by name:
 - the checks every native device runs before handing views to C (``check``), and the python
   device where a loop would otherwise stop at the shorter view;
 - lazy execution's recording: which methods record a node, which run in place, and each
-  node's output shapes (stage3_native/lazy/backend.py), with no list of its own;
+  node's output shapes, with no list of its own (the lazy device of the next stage);
 - the native devices' calls of ``tg_NAME`` and ``tg_cuda_NAME`` for the kernels that declare
-  ``native``, and those functions' C declarations (stage3_native/native_backend.py,
-  kernel_header.py);
-- the interface a reader looks up: ``python -m stage2_tensor.kernels`` prints it
-  (KERNELS.md beside this file is that output, kept current by a test);
+  ``native``, and those functions' C declarations, which the native build writes from here;
+- the interface a reader looks up: ``python -m stage2_tensor.kernels`` prints it, as
+  Markdown;
 - the tests' list of kernels (tests/engines.py) and the kernels a device lacks.
 
 Parameter kinds (a trailing "?" allows None):
@@ -150,7 +149,7 @@ def names(*roles, **flags):
 
 
 def interface():
-    """The interface a device implements, as Markdown: KERNELS.md."""
+    """The interface a device implements, as Markdown (``python -m stage2_tensor.kernels``)."""
     lines = ["# The kernels a device provides",
              "",
              "Generated from the declarations in stage2_tensor/kernels/ by `python -m stage2_tensor.kernels`:",

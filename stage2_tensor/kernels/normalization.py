@@ -1,5 +1,5 @@
 """Normalization layers in one pass each: layer norm over a row, batch norm over a channel
-(normalization.py's Functions; the python device's loops are the definition)."""
+(normalization_functions.py's Functions; the python device's loops are the definition)."""
 
 from ..contracts import LIMIT, differ
 from ..strides import numel

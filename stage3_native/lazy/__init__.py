@@ -7,7 +7,6 @@ The modules form a one-way pipeline, each importing only from the stages before 
 graph -> fused kernels -> steps -> plan -> cache -> realize -> backend.
 
     graph.py      the recorded node, the LazyBuffer a tensor holds, and what a read needs
-    shapes.py     what each backend method returns (shape, dtype per output)
     buffers.py    device "cpu"'s buffers behind the lazy ones
     expr.py       fused kernels as plain records: inputs, constants, ops (code generation)
     codegen.py    a fused element-wise or reduction kernel as C source

@@ -68,7 +68,7 @@ class Node:
         self.op = op                    # the backend method: "binary", "matmul", ...
         self.args = args                # its arguments: Views (of LazyBuffers) and plain values
         self.views = views_in(args) if args else ()     # the Views of LazyBuffers among them
-        self.outputs = outputs          # [(shape, dtype) or None] per returned buffer (shapes.py)
+        self.outputs = outputs          # [(shape, dtype) or None] per returned buffer (its declaration)
         self.result = result            # device "cpu"'s buffers once run, a tuple or one buffer
         self.number = next(_numbers)    # a name for printing and debugging, in recorded order
         self.shared = False             # its memory handed to numpy: written at once (backend.py)
