@@ -117,6 +117,14 @@ class PythonBackend(Backend):
         for floats), each sum rounded to dtype as it is stored."""
         return _row_by_row(view, dim, dtype, itertools.accumulate)
 
+    def flip(self, view, dims, dtype):
+        """The view's elements read backwards along each of dims: the positions of a view that
+        starts at the last element of those dims and steps back through them."""
+        start = view.offset + sum((view.shape[d] - 1) * view.strides[d] for d in dims if view.shape[d])
+        steps = tuple(-s if d in dims else s for d, s in enumerate(view.strides))
+        buf = view.buffer
+        return array.array(dtype.typecode, [buf[p] for p in positions(View(buf, view.shape, steps, start, dtype))])
+
     def matmul(self, a, b, dtype, bias=None):
         """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]

@@ -1,9 +1,12 @@
 """Reordering along dimensions: ``flip`` (reversed) and ``roll`` (rotated), PyTorch's
-torch.flip and torch.roll. Each is an ``index_select`` per dimension with a constant index
-(views.constant_tensor, made once per size), so its gradient is index_select's own: the
-upstream gradient scattered back to where each element came from.
+torch.flip and torch.roll. flip is one kernel (kernels/indexing.py's ``flip``), its own
+gradient: the upstream gradient flipped back along the same dims. roll is an
+``index_select`` per dimension with a constant index (views.constant_tensor, made once per
+size), so its gradient is index_select's own: the upstream gradient scattered back to
+where each element came from.
 """
 from . import views
+from .gradient_function import GradientFunction
 from .strides import normalize_dim
 from .tensor import Tensor
 
@@ -18,13 +21,18 @@ def _dims(op, x, dims):
     return out
 
 
+class Flip(GradientFunction):
+    def forward(self, x, dims):
+        self.dims = dims
+        return x.launch("flip", x.as_view(), dims, x.dtype, shape=x.shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        return (Flip.apply(grad, self.dims),)
+
+
 def flip(x, dims):
     """x with the order of elements reversed along each of ``dims``."""
-    for d in _dims("flip", x, dims):
-        n = x.shape[d]
-        index = views.constant_tensor(("flip", n), x.device, list(range(n - 1, -1, -1)))
-        x = views.IndexSelect.apply(x, d, index)
-    return x
+    return Flip.apply(x, tuple(_dims("flip", x, dims)))
 
 
 def roll(x, shifts, dims=None):

@@ -310,6 +310,9 @@ TENSOR_OPS = [
     # reordering and reductions a ported program calls (reorder.py, concat.unbind, statistics.logsumexp)
     tensor_op("flip_roll", lambda ns, x: x.flip(0, 2).roll((1, -2), (1, 2)) * ns.roll(x, 4),
               lambda x: np.roll(np.flip(x, (0, 2)), (1, -2), (1, 2)) * np.roll(x.ravel(), 4).reshape(x.shape), (2, 3, 4)),
+    # flip's kernel (kernels/indexing.py): strided input, several dims, a bool view flipped too
+    tensor_op("flip", lambda ns, x: x.transpose(0, 2).flip((0, -1)) * (x.transpose(0, 2) > 0).flip(1),
+              lambda x: np.flip(x.transpose(2, 1, 0), (0, 2)) * np.flip(x.transpose(2, 1, 0) > 0, 1), (2, 3, 4)),
     tensor_op("unbind_amax", lambda ns, x: x.unbind(1)[2] * x.amax((0, 1)) + ns.amin(x, 1, keepdim=True),
               lambda x: x[:, 2] * x.max((0, 1)) + x.min(1, keepdims=True), (2, 3, 4)),
     tensor_op("logsumexp", lambda ns, x: ns.logsumexp(x * 30.0, (0, 2)),      # large: the maximum is taken out

@@ -1,8 +1,8 @@
-"""Rows by index: the gather that embedding and advanced indexing read with, and its adjoint.
-An index out of range is data, not a shape: the kernel finds it as it reads, and the backend
-raises backend.bad_index."""
-from ..contracts import bad_dim, differ
-from ..strides import numel
+"""Elements by position: the gather that embedding and advanced indexing read with, its
+adjoint, and flip. An index out of range is data, not a shape: the kernel finds it as it
+reads, and the backend raises backend.bad_index."""
+from ..contracts import bad_dim, differ, reduced_dims
+from ..strides import make_strides, numel
 from . import kernel
 
 
@@ -26,3 +26,24 @@ def index_add(shape: "shape", dim: "dim", index: "index", src: "view"):
         bad_dim("index_add", dim, len(shape))
     differ("index_add", "src", src.shape, shape[:dim] + (numel(index.shape),) + shape[dim + 1:])
     return [(shape, src.dtype)]
+
+
+def _flipped(view, dims, dtype):
+    """flip's walk of the view's row-major copy: a step per dimension (its stride, negated
+    along dims) and where the walk starts (the last element along each of dims)."""
+    strides = make_strides(view.shape)
+    return {"ndim": len(view.shape), "shape": tuple(view.shape),
+            "steps": tuple(-s if d in dims else s for d, s in enumerate(strides)),
+            "start": sum((view.shape[d] - 1) * strides[d] for d in dims if view.shape[d])}
+
+
+@kernel(native="int ndim, const i64 *shape, const i64 *steps, i64 start, const T *view, T *out",
+        sizes=_flipped, c_dtypes=("bool", "int32", "int64", "float32", "float64"))
+def flip(view: "dense", dims: "dims", dtype: "dtype"):
+    """The view's elements in reverse order along each of `dims`, in the view's shape and
+    dtype: element (i_0, ..., i_n) of the result is the view's element with each i_d, d in
+    dims, counted from the end (size_d - 1 - i_d)."""
+    reduced_dims("flip", dims, len(view.shape))
+    if dtype is not view.dtype:
+        raise ValueError(f"flip: dtype {dtype} differs from the view's {view.dtype} (flip moves elements only)")
+    return [(tuple(view.shape), dtype)]
