@@ -6,8 +6,8 @@ NativeBackend holds the tables both libraries number things by, the rule that th
 declared float_only (stage2_tensor/kernels/) leave other dtypes to the python device, the
 split of a reduction's dimensions, and every kernel both libraries take with the same
 arguments. A kernel declared with ``native`` (its C parameters) needs no method at all: one
-is made from the declaration (``_launch``), which checks the arguments, sizes the outputs
-and fills the C call by name. The others are written out below, where their calls differ
+is written from the declaration (``method_source``): it checks the arguments, sizes the
+outputs and fills the C call by name. The others are written out below, where their calls differ
 (a target or position the kernel reports, a scale with its own stride). The C function of
 kernel NAME is ``tg_NAME_f32`` / ``tg_NAME_f64`` on "cpu" and ``tg_cuda_NAME`` (the dtype's
 code first, a status returned) on CUDA, both declared from the same declaration
@@ -161,7 +161,7 @@ class NativeBackend(GroupUpdates, Backend):
         if dtype is dtypes.bool_:
             counts = self.cumsum(view, dim, dtypes.int64)
             return self.contiguous(View(counts, view.shape, make_strides(view.shape), 0, dtypes.int64), dtype)
-        return self._launch(KERNELS["cumsum"], (view, dim, dtype))
+        return _CUMSUM(self, view, dim, dtype)
 
     def where(self, cond, a, b, dtype):
         if not cond.shape == a.shape == b.shape:
@@ -219,41 +219,6 @@ class NativeBackend(GroupUpdates, Backend):
             raise backend.bad_position("max_pool_backward", bad, self._int64_at(at, bad), P)
         return dx
 
-    # ---- the kernels declared with ``native``: one call, its arguments from the declaration --
-    def _launch(self, declared, args):
-        """Kernel ``declared`` (a declaration of stage2_tensor/kernels/ with ``native``) on
-        ``args``, its last argument the dtype: the arguments checked and the outputs sized by
-        the declaration, then each C parameter filled by name: from ``sizes(*args)``, an
-        output (a new buffer, NULL for None), or an argument (a view as a pointer to its
-        elements row-major, of the call's dtype, or int64 for ``const i64 *``; a tuple of
-        ints as an int64 array; a number as the C type says)."""
-        shapes = declared.infer(*args)
-        dtype = args[-1]
-        if declared.float_only and dtype not in FLOATS:
-            return self._on_python(declared.name, args, dtype)
-        outputs = [None if s is None else self._output(declared.name, numel(s[0]), s[1]) for s in shapes]
-        given = dict(zip((name for name, _, _ in declared.params), args))
-        given.update(zip(declared.returns, outputs))
-        if declared.sizes is not None:
-            given.update(declared.sizes(*args))
-        failed = self._call(declared.name, dtype, *[self._argument(given[name], ctype, dtype)
-                                                     for ctype, name in declared.native_args])
-        if declared.fails:
-            no_memory(declared.name, failed)
-        return tuple(outputs) if declared.multiple else outputs[0]
-
-    def _argument(self, value, ctype, dtype):
-        """One argument of a C call, as ``_launch`` says."""
-        if value is None:
-            return self.ffi.NULL
-        if isinstance(value, View):
-            return self._dense(value, dtypes.int64 if ctype == "const i64 *" else dtype)
-        if ctype == "double":
-            return float(value)
-        if ctype in ("int", "i64", "uint64_t"):
-            return int(value)
-        return tuple(value) if isinstance(value, list) else value
-
     def _run_update(self, name, dtype, sizes, arrays, settings):
         """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
         self._call(name, dtype, len(sizes), sizes, *arrays, *settings)
@@ -296,14 +261,62 @@ class NativeBackend(GroupUpdates, Backend):
                                       "declares no fallback to the python device for it (python_fallbacks)")
 
 
+def method_source(declared):
+    """The Python source of the method a kernel declared with ``native`` gets: check the
+    arguments and size the outputs (the declaration), run the python device's kernel for a
+    dtype the C one lacks (``float_only``), then one call with each C parameter filled by
+    name: an argument (a view as a pointer to its elements row-major, of the call's dtype,
+    or int64 for ``const i64 *``; a tuple of ints as an int64 array; a number as the C type
+    says), an output (a new buffer, NULL for None) or an entry of ``sizes(*args)``. Written
+    out once as source, so a call costs what the method written by hand would."""
+    params = [name for name, _, _ in declared.params]
+    kinds = {name: kind for name, kind, _ in declared.params}
+    clash = set(params) & set(declared.returns)
+    if clash or params[-1] != "dtype":
+        raise ValueError(f"kernel {declared.name}: outputs {sorted(clash)} named as parameters, or a last "
+                         "parameter other than dtype")
+    call = ", ".join(params)
+
+    def argument(ctype, name):
+        if name in declared.returns:
+            return f"self.ffi.NULL if {name} is None else {name}" if name in declared.maybe_none else name
+        if name not in kinds:
+            return f"sizes[{name!r}]"
+        if ctype.endswith("*") and kinds[name].rstrip("?") in ("dense", "index", "view"):
+            of = "dtypes.int64" if ctype == "const i64 *" else "dtype"
+            return f"self._dense{'_or_null' if kinds[name].endswith('?') else ''}({name}, {of})"
+        if ctype.endswith("*"):
+            return f"tuple({name})"
+        return f"{'float' if ctype == 'double' else 'int'}({name})"
+
+    lines = [f"def {declared.name}(self, {call}):",
+             f"    shapes = declared.infer({call})"]
+    if declared.float_only:
+        lines += ["    if dtype not in FLOATS:",
+                  f"        return self._on_python({declared.name!r}, ({call}), dtype)"]
+    for i, name in enumerate(declared.returns):
+        new = f"self._output({declared.name!r}, numel(shapes[{i}][0]), shapes[{i}][1])"
+        lines += [f"    {name} = None if shapes[{i}] is None else {new}" if name in declared.maybe_none
+                  else f"    {name} = {new}"]
+    if declared.sizes is not None:
+        lines += [f"    sizes = declared.sizes({call})"]
+    arguments = ", ".join(argument(ctype, name) for ctype, name in declared.native_args)
+    lines += [f"    {'failed = ' if declared.fails else ''}self._call({declared.name!r}, dtype, {arguments})"]
+    if declared.fails:
+        lines += [f"    no_memory({declared.name!r}, failed)"]
+    lines += [f"    return {', '.join(declared.returns)}"]
+    return "\n".join(lines) + "\n"
+
+
 def _declared_method(declared):
-    def method(self, *args):
-        return self._launch(declared, args)
-    method.__name__ = declared.name
+    namespace = {"declared": declared, "FLOATS": FLOATS, "dtypes": dtypes, "numel": numel, "no_memory": no_memory}
+    exec(method_source(declared), namespace)
+    method = namespace[declared.name]
     method.__doc__ = f"{declared.name} as its declaration says (stage2_tensor/kernels/{declared.family}.py)."
     return method
 
 
+_CUMSUM = _declared_method(KERNELS["cumsum"])      # NativeBackend.cumsum's call, for non-bool dtypes
 # A method per kernel declared with ``native`` that NativeBackend does not write out itself
 for _declared in KERNELS.values():
     if _declared.native and _declared.name not in NativeBackend.__dict__:

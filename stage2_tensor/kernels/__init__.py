@@ -56,7 +56,9 @@ class Kernel:
         self.name = infer.__name__
         self.infer = infer
         self.family = family
-        self.returns = tuple(returns.replace(",", " ").split())
+        names = returns.replace(",", " ").split()
+        self.returns = tuple(name.rstrip("?") for name in names)
+        self.maybe_none = frozenset(name.rstrip("?") for name in names if name.endswith("?"))
         self.role = role
         self.float_only = float_only
         self.halves = halves
@@ -105,7 +107,8 @@ def kernel(returns="out", *, role="compute", float_only=False, halves=False, opt
            sizes=None, c_dtypes=None, fails=False):
     """Declare the decorated function as a kernel.
 
-    returns     the outputs' names ("" for a kernel that returns none)
+    returns     the outputs' names ("" for a kernel that returns none), "?" after one the
+                kernel may return as None
     role        one of ROLES
     float_only  its native versions cover float32 and float64; a native device runs other
                 dtypes on the python device
@@ -165,7 +168,7 @@ def interface():
             if k.family != family:
                 continue
             params = ", ".join(f"{name}: {kind}" for name, kind, _ in k.params)
-            returns = f" -> {', '.join(k.returns)}" if k.returns else ""
+            returns = f" -> {', '.join(r + '?' * (r in k.maybe_none) for r in k.returns)}" if k.returns else ""
             flags = [flag for flag, on in (("in place", k.role == "in_place"), ("into a destination", k.role == "into"),
                                            ("float32 and float64 natively", k.float_only),
                                            ("half views", k.halves), ("optional", k.optional)) if on]

@@ -17,7 +17,7 @@ def _kept(kernel_name, kept):
         differ(kernel_name, "kept", kept.shape, ())
 
 
-@kernel("losses, probs, kept", float_only=True)
+@kernel("losses, probs, kept?", float_only=True)
 def cross_entropy(logits: "dense", targets: "index", reduction: "choice", ignore_index: "int?", dtype: "dtype"):
     """logits (N, C), targets N class indices: loss_i = -log softmax(logits_i)[targets[i]], 0
     for a row whose target is ignore_index (None: none ignored); the N losses, or ("sum",
@@ -66,7 +66,7 @@ def _linear_rows(kernel_name, x, weight, bias, targets):
         differ(kernel_name, "targets", targets.shape, x.shape[:1])
 
 
-@kernel("losses, lse, kept", optional=True)
+@kernel("losses, lse, kept?", optional=True)
 def linear_cross_entropy(x: "dense", weight: "dense", bias: "dense?", targets: "index", reduction: "choice",
                          ignore_index: "int?", dtype: "dtype"):
     """cross_entropy's losses and kept for the logits x @ weight^T + bias (x (N, C), weight
@@ -82,7 +82,7 @@ def linear_cross_entropy(x: "dense", weight: "dense", bias: "dense?", targets: "
     return [((n,) if reduction == "none" else (), dtype), ((n,), dtype), kept]
 
 
-@kernel("dx, dweight, dbias", optional=True)
+@kernel("dx?, dweight?, dbias?", optional=True)
 def linear_cross_entropy_backward(x: "dense", weight: "dense", bias: "dense?", targets: "index", lse: "dense",
                                   scale: "view", kept: "dense?", ignore_index: "int?", needs: "bools",
                                   dtype: "dtype"):
@@ -103,8 +103,8 @@ def linear_cross_entropy_backward(x: "dense", weight: "dense", bias: "dense?", t
     return [(shape, dtype) if need else None for shape, need in zip(shapes, needs)]
 
 
-@kernel("losses, diff", float_only=True, native="i64 n, const T *a, const T *b, int reduction, T *losses, T *diff",
-        sizes=lambda a, b, reduction, dtype: {"n": numel(a.shape), "reduction": REDUCTIONS.index(reduction)})
+@kernel("losses, diff", float_only=True, native="i64 n, const T *a, const T *b, int reduction_code, T *losses, T *diff",
+        sizes=lambda a, b, reduction, dtype: {"n": numel(a.shape), "reduction_code": REDUCTIONS.index(reduction)})
 def mse_loss(a: "dense", b: "dense", reduction: "choice", dtype: "dtype"):
     """a and b of one shape: diff = a - b, and the losses (a - b)^2 per element or ("sum",
     "mean") their reduction to one value."""

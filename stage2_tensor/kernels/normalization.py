@@ -45,7 +45,7 @@ def layer_norm(x: "dense", weight: "dense?", bias: "dense?", eps: "float", dtype
     return [(tuple(x.shape), dtype), (rows, dtype), (rows, dtype)]
 
 
-@kernel("dx, dweight, dbias", float_only=True, sizes=_rows, fails=True,
+@kernel("dx, dweight?, dbias?", float_only=True, sizes=_rows, fails=True,
         native="i64 rows, i64 n, const T *grad, const T *x, const T *mean, const T *rstd, const T *weight, "
                "T *dx, T *dweight, T *dbias")
 def layer_norm_backward(grad: "dense", x: "dense", mean: "dense", rstd: "dense", weight: "dense?", dtype: "dtype"):

@@ -16,8 +16,8 @@ def _padded(view, before, after, *_):
 
 
 @kernel("y", float_only=True, fails=True, sizes=lambda view, before, after, mode, value, dtype: {
-            **_padded(view, before, after), "mode": PAD_CODES.index(mode)},
-        native="i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode, double value, "
+            **_padded(view, before, after), "mode_code": PAD_CODES.index(mode)},
+        native="i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode_code, double value, "
                "const T *view, T *y")
 def pad(view: "dense", before: "ints", after: "ints", mode: "choice", value: "float", dtype: "dtype"):
     """The view's last n = len(before) dimensions grown by before[d] and after[d]: output
@@ -34,8 +34,8 @@ def pad(view: "dense", before: "ints", after: "ints", mode: "choice", value: "fl
 
 
 @kernel("dx", float_only=True, fails=True, sizes=lambda grad, spatial, before, after, mode, dtype: {
-            "planes": pad_geometry(grad.shape, before, after)[0], "n": len(before), "mode": PAD_CODES.index(mode)},
-        native="i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode, "
+            "planes": pad_geometry(grad.shape, before, after)[0], "n": len(before), "mode_code": PAD_CODES.index(mode)},
+        native="i64 planes, int n, const i64 *spatial, const i64 *before, const i64 *after, int mode_code, "
                "const T *grad, T *dx")
 def pad_backward(grad: "dense", spatial: "ints", before: "ints", after: "ints", mode: "choice", dtype: "dtype"):
     """pad's adjoint: zeros (..., *spatial) with each element of grad added where it was read

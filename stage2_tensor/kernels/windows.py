@@ -73,7 +73,7 @@ def conv_direct(x: "dense", weight: "dense", bias: "dense?", stride: "ints", bef
     return [(_convolution("conv_direct", x, weight, bias, stride, before, dilation, groups, out), dtype)]
 
 
-@kernel("y", role="into", optional=True)
+@kernel("y?", role="into", optional=True)
 def conv_bands(x: "dense", weight: "dense", bias: "dense?", stride: "ints", before: "ints", dilation: "ints",
                groups: "int", out: "ints", relu: "bool", band_rows: "int", dst: "view?", dtype: "dtype"):
     """conv_direct's result (float32, float64; no gradient), ReLU'd when `relu`, computed as

@@ -1,6 +1,6 @@
 """The inference compiler's own paths to the device's inference kernels (chapter 13,
-"13_inference_compiler"): conv_bands, max_pool_into and interpolate_into (backend.py's
-optional kernels, stage3_native's csrc), which record no gradient and write each output
+"13_inference_compiler"): conv_bands, max_pool_into and interpolate_into (declared optional
+in stage2_tensor/kernels/, C in stage3_native/csrc), which record no gradient and write each output
 plane wherever they are told, a slice of a larger buffer included (an ONNX Concat written
 in place: passes/writes.py).
 
