@@ -11,6 +11,7 @@ written as loops over those formulas.
 """
 import array
 import functools
+import heapq
 import itertools
 import math
 
@@ -124,6 +125,31 @@ class PythonBackend(Backend):
         steps = tuple(-s if d in dims else s for d, s in enumerate(view.strides))
         buf = view.buffer
         return array.array(dtype.typecode, [buf[p] for p in positions(View(buf, view.shape, steps, start, dtype))])
+
+    def roll(self, view, shifts, dtype):
+        """Element (i_0, ..., i_n) read at ((i_d - shifts[d]) mod size_d): the positions of the
+        view's rows, each dimension's indices rotated."""
+        pos = [view.offset]
+        for n, stride, s in zip(view.shape, view.strides, shifts):
+            pos = [p + ((i - s) % n) * stride for p in pos for i in range(n)]
+        buf = view.buffer
+        return array.array(dtype.typecode, [buf[p] for p in pos])
+
+    def topk(self, view, k, dim, descending, dtype):
+        """Each row along dim ordered by (value, position), NaN last ascending and first
+        descending, and its first k kept: heapq.nsmallest's k smallest keys, O(n log k)."""
+        check("topk", view, k, dim, descending, dtype)
+        shape = view.shape[:dim] + (k,) + view.shape[dim + 1:]
+        values = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
+        indices = array.array("q", [0]) * numel(shape)
+        out = View(values, shape, make_strides(shape), 0, dtype)
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride, out_stride, buf = view.shape[dim], view.strides[dim], out.strides[dim], view.buffer
+        for base, out_base in zip(positions(_subview(view, others)), positions(_subview(out, others))):
+            row = [buf[base + i * stride] for i in range(size)]
+            for j, i in enumerate(heapq.nsmallest(k, range(size), key=_order_key(row, descending))):
+                values[out_base + j * out_stride], indices[out_base + j * out_stride] = row[i], i
+        return values, indices
 
     def matmul(self, a, b, dtype, bias=None):
         """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
@@ -595,6 +621,14 @@ def _row_by_row(view, dim, dtype, row_fn):
         for i, value in enumerate(row_fn([buf[base + i * stride] for i in range(size)])):
             out[out_base + i * out_stride] = cast(value)
     return out
+
+
+def _order_key(row, descending):
+    """The key of position i that orders a row: NaN (unequal to itself) last ascending and
+    first descending, then the value (negated descending), then the position."""
+    if descending:
+        return lambda i: (row[i] == row[i], 0 if row[i] != row[i] else -row[i], i)
+    return lambda i: (row[i] != row[i], 0 if row[i] != row[i] else row[i], i)
 
 
 def _softmax_row(row, log):

@@ -1,11 +1,8 @@
 """Reordering along dimensions: ``flip`` (reversed) and ``roll`` (rotated), PyTorch's
-torch.flip and torch.roll. flip is one kernel (kernels/indexing.py's ``flip``), its own
-gradient: the upstream gradient flipped back along the same dims. roll is an
-``index_select`` per dimension with a constant index (views.constant_tensor, made once per
-size), so its gradient is index_select's own: the upstream gradient scattered back to
-where each element came from.
+torch.flip and torch.roll. Each is one kernel (kernels/indexing.py), and each is its own
+gradient: the upstream gradient flipped back along the same dims, or rolled back by the
+opposite shifts.
 """
-from . import views
 from .gradient_function import GradientFunction
 from .strides import normalize_dim
 from .tensor import Tensor
@@ -35,6 +32,15 @@ def flip(x, dims):
     return Flip.apply(x, tuple(_dims("flip", x, dims)))
 
 
+class Roll(GradientFunction):
+    def forward(self, x, shifts):
+        self.shifts = shifts
+        return x.launch("roll", x.as_view(), shifts, x.dtype, shape=x.shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        return (Roll.apply(grad, tuple((n - s) % n if n else 0 for s, n in zip(self.shifts, grad.shape))),)
+
+
 def roll(x, shifts, dims=None):
     """x with elements moved ``shifts`` places along ``dims`` (those leaving one end come back
     at the other); without dims, along the flattened tensor, shape kept."""
@@ -46,11 +52,9 @@ def roll(x, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if len(shifts) != len(dims):
         raise ValueError(f"roll(): shifts and dims must align, got {len(shifts)} shifts and {len(dims)} dims")
+    per_dim = [0] * x.ndim
     for s, d in zip(shifts, dims):
-        n = x.shape[d]
-        if n == 0:
-            continue
-        s %= n
-        index = views.constant_tensor(("roll", n, s), x.device, [(i - s) % n for i in range(n)])
-        x = views.IndexSelect.apply(x, d, index)
-    return x
+        if isinstance(s, bool) or not isinstance(s, int):
+            raise TypeError(f"roll(): shifts must be ints, got {s!r}")
+        per_dim[d] = s % x.shape[d] if x.shape[d] else 0
+    return Roll.apply(x, tuple(per_dim))

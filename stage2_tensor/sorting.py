@@ -1,17 +1,20 @@
 """sort, argsort and topk along one dimension, as PyTorch's.
 
-Finding the order is not differentiable and is done in Python: each row along dim is read
-out (``tolist``) and ordered with ``sorted`` over its positions, which is stable (equal
-values keep their order, as PyTorch's ``stable=True``). NaN sorts as larger than every
-number, as in PyTorch: last ascending, first descending. The values are then
-``gather(input, dim, indices)``, so their gradient scatter-adds back to where each value
-came from; the indices are int64 and carry no gradient.
+All three are one kernel (kernels/ordering.py's ``topk``): the first k elements of each row
+along dim, in order, with their positions; sort and argsort ask for all of them, topk for
+k, which the native kernels find in O(n log k) time without sorting the rest. The order is
+PyTorch's stable sort: NaN larger than every number (last ascending, first descending),
+equal values in the order of their positions, so ``stable`` changes nothing and topk's ties
+go to the lower index. Finding the order is not differentiable; the values' gradient goes
+back to the position each value came from (a scatter-add into zeros), and the indices are
+int64 and carry no gradient.
 """
-import math
 from collections import namedtuple
 
+from . import backend as backends
 from . import dtypes, factories
-from .gathering import gather
+from .gathering import scatter_add
+from .gradient_function import GradientFunction
 from .strides import normalize_dim
 from .tensor import Tensor
 
@@ -28,21 +31,33 @@ def _check(op, input, dim):  # noqa: A002
     return normalize_dim(dim, max(input.ndim, 1))     # a 0-d tensor takes dim 0 or -1, as PyTorch
 
 
-def _key(value):
-    return (1, 0.0) if isinstance(value, float) and math.isnan(value) else (0, value)
+class _Ordered(GradientFunction):
+    """The link from x to the values the ordering kernel moved (the buffer ``values``, at
+    ``indices`` along dim): each value's gradient goes back to its position."""
+
+    def forward(self, x, dim, indices, values):
+        self.dim, self.shape = dim, x.shape
+        self.save_for_backward(indices)
+        return Tensor.from_buffer(values, indices.shape, x.dtype, x.device)
+
+    def backward(self, grad):
+        (indices,) = self.saved_tensors
+        zeros = factories.zeros(self.shape, dtype=grad.dtype, device=grad.device)
+        return scatter_add(zeros, self.dim, indices, grad), None
 
 
-def _order(input, dim, descending):  # noqa: A002
-    """The int64 indices that sort input along dim (dim normalized)."""
-    if input.ndim == 0:
-        return factories.zeros((), dtype=dtypes.int64, device=input.device)
-    moved = input.detach().transpose(dim, -1)
-    n = moved.shape[-1]
-    rows = moved.reshape(-1, n).tolist() if moved.numel() else []
-    flat = [i for row in rows
-            for i in sorted(range(n), key=lambda i, row=row: _key(row[i]), reverse=descending)]
-    order = factories.tensor(flat, dtype=dtypes.int64, device=input.device)
-    return order.reshape(*moved.shape).transpose(dim, -1).contiguous()
+def _first(input, k, dim, descending):  # noqa: A002
+    """(values, indices): the first k elements of input along dim (normalized) in order, and
+    where each came from. A half tensor is ordered as float32 (the same order: values are
+    only compared and moved)."""
+    if input.ndim == 0:                 # a 0-d tensor is its own order, at index 0
+        return input.clone(), factories.zeros((), dtype=dtypes.int64, device=input.device)
+    x = input.float() if input.dtype.is_half else input
+    values, indices = backends.launch(x.device, "topk", x.as_view(), k, dim, descending, x.dtype, out_dtype=x.dtype)
+    shape = input.shape[:dim] + (k,) + input.shape[dim + 1:]
+    indices = Tensor.from_buffer(indices, shape, dtypes.int64, x.device)
+    values = _Ordered.apply(x, dim, indices, values)
+    return (values.to(dtype=input.dtype) if x is not input else values), indices
 
 
 def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002  (PyTorch's names)
@@ -52,8 +67,7 @@ def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002  (PyTorch
     dim = _check("sort", input, dim)
     if not isinstance(descending, bool) or not isinstance(stable, bool):
         raise TypeError(f"sort(): descending and stable must be bools, got {descending!r}, {stable!r}")
-    indices = _order(input, dim, descending)
-    return SortResult(gather(input, dim, indices), indices)
+    return SortResult(*_first(input, input.shape[dim] if input.ndim else 1, dim, descending))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
@@ -61,7 +75,7 @@ def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
     dim = _check("argsort", input, dim)
     if not isinstance(descending, bool) or not isinstance(stable, bool):
         raise TypeError(f"argsort(): descending and stable must be bools, got {descending!r}, {stable!r}")
-    return _order(input, dim, descending)
+    return _first(input.detach(), input.shape[dim] if input.ndim else 1, dim, descending)[1]
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
@@ -75,11 +89,4 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     if not 0 <= k <= size:
         raise RuntimeError(f"topk(): k ({k}) is out of range: expected 0 <= k <= {size}, the "
                            f"size of dimension {dim} of the input of shape {input.shape}")
-    indices = _order(input, dim, largest)
-    if input.ndim:
-        indices = _first(indices, dim, k)
-    return TopkResult(gather(input, dim, indices), indices)
-
-
-def _first(t, dim, k):
-    return t[(slice(None),) * dim + (slice(0, k),)].contiguous()
+    return TopkResult(*_first(input, k, dim, largest))

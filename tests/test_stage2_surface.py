@@ -708,6 +708,21 @@ def test_flip_roll_unbind_eye_amax_logsumexp_shapes_and_errors(device):
         tg.tensor([1, 2]).logsumexp(0)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_flip_and_roll_kernels_move_every_dtype_and_empty_or_strided_views(device):
+    a = np.arange(24).reshape(2, 3, 4)
+    for dtype, cast in ((tg.int32, np.int32), (tg.int64, np.int64), (tg.float16, np.float16),
+                        (tg.float64, np.float64), (tg.bool, bool)):
+        x = tg.tensor((a % 5).astype(cast).tolist(), dtype=dtype, device=device).permute(2, 0, 1)   # strided
+        want = (a % 5).astype(cast).transpose(2, 0, 1)
+        np.testing.assert_array_equal(x.flip(0, 2).numpy(), np.flip(want, (0, 2)))
+        np.testing.assert_array_equal(x.roll((3, -1, 7), (0, 1, 2)).numpy(), np.roll(want, (3, -1, 7), (0, 1, 2)))
+        assert x.flip(1).dtype is dtype and x.roll(1, 0).dtype is dtype
+    empty = tg.zeros(2, 0, 3, device=device)
+    assert empty.flip(1).shape == (2, 0, 3) and empty.roll(2, 1).shape == (2, 0, 3)
+    assert tg.tensor(5.0, device=device).flip(()).item() == 5.0 and tg.tensor(5.0, device=device).roll(3).item() == 5.0
+
+
 @pytest.mark.parametrize("device", device_params("python", "cpu", "cpu:lazy"))
 def test_floor_ceil_round_and_integer_division_as_python(device):
     v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, 1e17, math.nan, math.inf, -math.inf])

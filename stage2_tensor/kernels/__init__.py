@@ -37,8 +37,8 @@ Parameter kinds (a trailing "?" allows None):
 import importlib
 import inspect
 
-FAMILIES = ("storage", "pointwise", "reductions", "products", "indexing", "losses", "normalization",
-            "random", "windows", "resampling", "updates")
+FAMILIES = ("storage", "pointwise", "reductions", "ordering", "products", "indexing", "losses",
+            "normalization", "random", "windows", "resampling", "updates")
 KIND_NAMES = ("view", "dense", "index", "views", "op", "dim", "dims", "ints", "int", "float", "bool", "bools", "floats",
               "choice", "dtype", "shape", "numbers", "bytes", "array")
 # How a kernel meets the data: "compute" makes new buffers from views (lazy records it),

@@ -1,5 +1,5 @@
 """Elements by position: the gather that embedding and advanced indexing read with, its
-adjoint, and flip. An index out of range is data, not a shape: the kernel finds it as it
+adjoint, flip and roll. An index out of range is data, not a shape: the kernel finds it as it
 reads, and the backend raises backend.bad_index."""
 from ..contracts import bad_dim, differ, reduced_dims
 from ..strides import make_strides, numel
@@ -46,4 +46,21 @@ def flip(view: "dense", dims: "dims", dtype: "dtype"):
     reduced_dims("flip", dims, len(view.shape))
     if dtype is not view.dtype:
         raise ValueError(f"flip: dtype {dtype} differs from the view's {view.dtype} (flip moves elements only)")
+    return [(tuple(view.shape), dtype)]
+
+
+@kernel(native="int ndim, const i64 *shape, const i64 *shifts, const T *view, T *out",
+        sizes=lambda view, shifts, dtype: {"ndim": len(view.shape), "shape": tuple(view.shape)},
+        c_dtypes=("bool", "int32", "int64", "float32", "float64"))
+def roll(view: "dense", shifts: "ints", dtype: "dtype"):
+    """The view's elements moved shifts[d] places along each dimension d, those leaving one
+    end coming back at the other, in the view's shape and dtype: element (i_0, ..., i_n) of
+    the result is the view's element ((i_d - shifts[d]) mod size_d), 0 <= shifts[d] < size_d
+    (0 for an empty dimension)."""
+    if not (isinstance(shifts, (tuple, list)) and len(shifts) == len(view.shape)
+            and all(type(s) is int and 0 <= s < max(n, 1) for s, n in zip(shifts, view.shape))):
+        raise ValueError(f"roll: shifts must be one int per dimension, 0 <= shift < its size "
+                         f"{tuple(view.shape)}, got {shifts!r}")
+    if dtype is not view.dtype:
+        raise ValueError(f"roll: dtype {dtype} differs from the view's {view.dtype} (roll moves elements only)")
     return [(tuple(view.shape), dtype)]

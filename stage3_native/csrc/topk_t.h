@@ -1,0 +1,86 @@
+/* The ordering kernel for one element type T (topk.c includes this per type). */
+
+typedef struct { T value; i64 position; } FN(entry);      /* an element of a row, where it was */
+
+/* Whether entry a comes before entry b: by value, in the order asked (a NaN, the only value
+ * unequal to itself, last ascending and first descending), then by position. */
+static inline int FN(before)(FN(entry) a, FN(entry) b, int descending) {
+    int a_nan = a.value != a.value, b_nan = b.value != b.value;
+    if (a_nan != b_nan) return descending ? a_nan : b_nan;
+    if (!a_nan && a.value != b.value) return descending ? a.value > b.value : a.value < b.value;
+    return a.position < b.position;
+}
+
+/* The n entries of e ordered by FN(before): bottom-up merge sort through tmp (n entries). */
+static void FN(merge_sort)(FN(entry) *e, FN(entry) *tmp, i64 n, int descending) {
+    FN(entry) *src = e, *dst = tmp;
+    for (i64 width = 1; width < n; width *= 2) {
+        for (i64 lo = 0; lo < n; lo += 2 * width) {
+            i64 mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            i64 i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) dst[o++] = FN(before)(src[j], src[i], descending) ? src[j++] : src[i++];
+            while (i < mid) dst[o++] = src[i++];
+            while (j < hi) dst[o++] = src[j++];
+        }
+        FN(entry) *swap = src; src = dst; dst = swap;
+    }
+    if (src != e)
+        for (i64 i = 0; i < n; i++) e[i] = src[i];
+}
+
+/* Move heap[at] down until neither child comes after it: the heap's top is the entry that
+ * comes last of the k kept. */
+static void FN(sift_down)(FN(entry) *heap, i64 k, i64 at, int descending) {
+    for (;;) {
+        i64 worst = at, left = 2 * at + 1, right = left + 1;
+        if (left < k && FN(before)(heap[worst], heap[left], descending)) worst = left;
+        if (right < k && FN(before)(heap[worst], heap[right], descending)) worst = right;
+        if (worst == at) return;
+        FN(entry) swap = heap[at]; heap[at] = heap[worst]; heap[worst] = swap;
+        at = worst;
+    }
+}
+
+/* The first k of a row's n entries e in order, into e[0..k) (tmp: n entries). */
+static void FN(first_k)(FN(entry) *e, FN(entry) *tmp, i64 n, i64 k, int descending) {
+    if (k * 8 >= n) {                               /* most of the row: sort all of it */
+        FN(merge_sort)(e, tmp, n, descending);
+        return;
+    }
+    for (i64 i = k / 2 - 1; i >= 0; i--) FN(sift_down)(e, k, i, descending);   /* the first k, worst on top */
+    for (i64 p = k; p < n; p++) {
+        if (FN(before)(e[p], e[0], descending)) {
+            e[0] = e[p];
+            FN(sift_down)(e, k, 0, descending);
+        }
+    }
+    FN(merge_sort)(e, tmp, k, descending);
+}
+
+int FN(tg_topk)(i64 outer, i64 size, i64 inner, i64 k, int descending, const T *view, T *values,
+                i64 *indices) {
+    i64 rows = outer * inner;
+    int failed = 0;
+    if (rows == 0 || k == 0) return 0;
+    #pragma omp parallel if (rows > 1 && rows * size >= TG_PARALLEL_MIN) reduction(|: failed)
+    {
+        FN(entry) *e = malloc((size_t)size * sizeof(FN(entry))), *tmp = malloc((size_t)size * sizeof(FN(entry)));
+        int ok = e && tmp;
+        failed |= !ok;
+        #pragma omp for schedule(static)
+        for (i64 row = 0; row < rows; row++) {
+            if (!ok) continue;
+            i64 first = row / inner * size * inner + row % inner;     /* the row's element 0 */
+            i64 out = row / inner * k * inner + row % inner;
+            for (i64 i = 0; i < size; i++) e[i] = (FN(entry)){view[first + i * inner], i};
+            FN(first_k)(e, tmp, size, k, descending);
+            for (i64 j = 0; j < k; j++) {
+                values[out + j * inner] = e[j].value;
+                indices[out + j * inner] = e[j].position;
+            }
+        }
+        free(e);
+        free(tmp);
+    }
+    return failed;
+}
