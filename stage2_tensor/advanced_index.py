@@ -13,7 +13,7 @@ would have, scattered into zeros of x's shape at the rows indexed (index_add; a 
 twice keeps its last value, as PyTorch's CPU), then ``where`` the rows were hit it replaces
 x's elements, in place.
 """
-from . import dtypes, views
+from . import backend, dtypes, views
 from .elementwise import where
 from .factories import arange, as_tensor, tensor
 from .strides import numel
@@ -22,18 +22,13 @@ from .tensor import Tensor
 
 def nonzero(x):
     """The positions of x's nonzero (true) elements, one row of x.ndim int64 coordinates
-    each, in row-major order (PyTorch's torch.nonzero): shape (count, x.ndim). Reads x's
-    values on the host: the count decides the shape."""
-    flat = x.reshape(-1).tolist() if x.ndim else [x.item()]
-    rows = []
-    for p, v in enumerate(flat):
-        if v:
-            coords = []
-            for size in reversed(x.shape):
-                p, c = divmod(p, size)
-                coords.append(c)
-            rows.append(coords[::-1])
-    return tensor(rows, dtype=dtypes.int64, device=x.device).reshape(len(rows), x.ndim)
+    each, in row-major order (PyTorch's torch.nonzero): shape (count, x.ndim). The count,
+    which decides the shape, is read on the host first (a sum); one kernel then writes the
+    rows (kernels/indexing.py's nonzero)."""
+    count = int((x != 0).sum().item())
+    x = x.float() if x.dtype.is_half else x
+    rows = backend.launch(x.device, "nonzero", x.as_view(), count, x.dtype, out_dtype=dtypes.int64)
+    return Tensor.from_buffer(rows, (count, x.ndim), dtypes.int64, x.device)
 
 
 def _is_advanced(i):

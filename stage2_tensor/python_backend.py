@@ -126,6 +126,13 @@ class PythonBackend(Backend):
         buf = view.buffer
         return array.array(dtype.typecode, [buf[p] for p in positions(View(buf, view.shape, steps, start, dtype))])
 
+    def nonzero(self, view, count, dtype):
+        """Each nonzero element's coordinates, in row-major order, the first count of them."""
+        found = [coords for coords, p in zip(itertools.product(*map(range, view.shape)), positions(view))
+                 if view.buffer[p]][:count]
+        flat = [c for coords in found for c in coords]
+        return array.array("q", flat + [0] * (count * len(view.shape) - len(flat)))
+
     def roll(self, view, shifts, dtype):
         """Element (i_0, ..., i_n) read at ((i_d - shifts[d]) mod size_d): the positions of the
         view's rows, each dimension's indices rotated."""

@@ -723,6 +723,24 @@ def test_flip_and_roll_kernels_move_every_dtype_and_empty_or_strided_views(devic
     assert tg.tensor(5.0, device=device).flip(()).item() == 5.0 and tg.tensor(5.0, device=device).roll(3).item() == 5.0
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_kernel_gives_numpys_positions_and_a_mask_reads_them(device):
+    from stage2_tensor.advanced_index import nonzero
+    rng = np.random.default_rng(7)
+    a = np.where(rng.random((3, 4, 5)) < 0.4, rng.standard_normal((3, 4, 5)), 0.0)
+    a[0, 1, 2] = np.nan                                 # NaN is nonzero
+    for dtype, cast in ((tg.float32, np.float32), (tg.float16, np.float16), (tg.int64, np.int64), (tg.bool, bool)):
+        values = a if dtype.is_floating_point else np.nan_to_num(a, nan=1.0)     # NaN has no int
+        x = tg.tensor(values.astype(cast).tolist(), dtype=dtype, device=device).permute(2, 0, 1)    # strided
+        want = values.astype(cast).transpose(2, 0, 1)
+        np.testing.assert_array_equal(nonzero(x).numpy(), np.argwhere(want))
+    x = tg.tensor(a.tolist(), device=device)
+    np.testing.assert_array_equal(x[x > 0].numpy(), a[a > 0].astype(np.float32))
+    np.testing.assert_array_equal(x[:, x[0] != 0].numpy(), a[:, a[0] != 0].astype(np.float32))
+    assert nonzero(tg.zeros(0, 3, device=device)).shape == (0, 2)
+    assert nonzero(tg.tensor(3.0, device=device)).shape == (1, 0)
+
+
 @pytest.mark.parametrize("device", device_params("python", "cpu", "cpu:lazy"))
 def test_floor_ceil_round_and_integer_division_as_python(device):
     v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6, 1e17, math.nan, math.inf, -math.inf])

@@ -1,6 +1,7 @@
 """Elements by position: the gather that embedding and advanced indexing read with, its
-adjoint, flip and roll. An index out of range is data, not a shape: the kernel finds it as it
+adjoint, flip, roll, and the positions of nonzero elements. An index out of range is data, not a shape: the kernel finds it as it
 reads, and the backend raises backend.bad_index."""
+from .. import dtypes
 from ..contracts import bad_dim, differ, reduced_dims
 from ..strides import make_strides, numel
 from . import kernel
@@ -64,3 +65,18 @@ def roll(view: "dense", shifts: "ints", dtype: "dtype"):
     if dtype is not view.dtype:
         raise ValueError(f"roll: dtype {dtype} differs from the view's {view.dtype} (roll moves elements only)")
     return [(tuple(view.shape), dtype)]
+
+
+@kernel(native="int ndim, const i64 *shape, i64 count, const T *view, i64 *out",
+        sizes=lambda view, count, dtype: {"ndim": len(view.shape), "shape": tuple(view.shape)},
+        c_dtypes=("bool", "int32", "int64", "float32", "float64"))
+def nonzero(view: "dense", count: "int", dtype: "dtype"):
+    """The coordinates of the view's nonzero elements (a NaN is nonzero) in row-major order,
+    one row of int64 per element: (count, ndim). `count` is how many there are, which the
+    caller counts first (the output's shape depends on it); a kernel writes no more rows."""
+    if not (type(count) is int and 0 <= count <= numel(view.shape)):
+        raise ValueError(f"nonzero: count must be an int from 0 to {numel(view.shape)} (the view's elements), "
+                         f"got {count!r}")
+    if dtype is not view.dtype:
+        raise ValueError(f"nonzero: dtype {dtype} differs from the view's {view.dtype}")
+    return [((count, len(view.shape)), dtypes.int64)]

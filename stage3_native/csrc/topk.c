@@ -13,14 +13,13 @@
  * - k much smaller than the row (topk(50) of a vocabulary): a heap of the k best positions
  *   so far, the worst on top, which each later position replaces when it comes first,
  *   O(size log k); the k kept are then merge-sorted.
- * Each thread copies its row into memory of its own first, each value beside its position
- * (a row along a middle dimension is strided), so the sort moves contiguous entries. Rows
+ * To sort, a thread copies the row into memory of its own first (tg_alloc's, kept between
+ * calls), each value beside its position (a row along a middle dimension is strided), so
+ * the sort moves contiguous entries; the heap reads the row in place. Rows
  * are split across threads above TG_PARALLEL_MIN elements; each is ordered by one thread,
  * so the result is the same on any thread count. Returns 1 when out of memory for a
  * thread's row, else 0.
  */
-#include <stdlib.h>
-
 #include "parallel.h"
 #include "tracegrad.h"
 

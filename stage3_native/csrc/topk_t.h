@@ -41,16 +41,17 @@ static void FN(sift_down)(FN(entry) *heap, i64 k, i64 at, int descending) {
     }
 }
 
-/* The first k of a row's n entries e in order, into e[0..k) (tmp: n entries). */
-static void FN(first_k)(FN(entry) *e, FN(entry) *tmp, i64 n, i64 k, int descending) {
-    if (k * 8 >= n) {                               /* most of the row: sort all of it */
-        FN(merge_sort)(e, tmp, n, descending);
-        return;
-    }
-    for (i64 i = k / 2 - 1; i >= 0; i--) FN(sift_down)(e, k, i, descending);   /* the first k, worst on top */
+/* The first k positions of the row x[first + i * inner] (n of them) in order, into e[0..k):
+ * a heap of the k best so far, worst on top, which each later element replaces when it
+ * comes first; the k kept then merge-sorted (tmp: k entries). */
+static void FN(first_k)(const T *x, i64 first, i64 inner, i64 n, i64 k, FN(entry) *e, FN(entry) *tmp,
+                        int descending) {
+    for (i64 i = 0; i < k; i++) e[i] = (FN(entry)){x[first + i * inner], i};
+    for (i64 i = k / 2 - 1; i >= 0; i--) FN(sift_down)(e, k, i, descending);
     for (i64 p = k; p < n; p++) {
-        if (FN(before)(e[p], e[0], descending)) {
-            e[0] = e[p];
+        FN(entry) next = {x[first + p * inner], p};
+        if (FN(before)(next, e[0], descending)) {
+            e[0] = next;
             FN(sift_down)(e, k, 0, descending);
         }
     }
@@ -60,11 +61,12 @@ static void FN(first_k)(FN(entry) *e, FN(entry) *tmp, i64 n, i64 k, int descendi
 int FN(tg_topk)(i64 outer, i64 size, i64 inner, i64 k, int descending, const T *view, T *values,
                 i64 *indices) {
     i64 rows = outer * inner;
-    int failed = 0;
+    int failed = 0, whole = k * 8 >= size;          /* most of the row: sort all of it */
+    i64 kept = whole ? size : k;                    /* entries a thread holds for a row */
     if (rows == 0 || k == 0) return 0;
     #pragma omp parallel if (rows > 1 && rows * size >= TG_PARALLEL_MIN) reduction(|: failed)
     {
-        FN(entry) *e = malloc((size_t)size * sizeof(FN(entry))), *tmp = malloc((size_t)size * sizeof(FN(entry)));
+        FN(entry) *e = tg_alloc((size_t)kept * sizeof(FN(entry))), *tmp = tg_alloc((size_t)kept * sizeof(FN(entry)));
         int ok = e && tmp;
         failed |= !ok;
         #pragma omp for schedule(static)
@@ -72,15 +74,19 @@ int FN(tg_topk)(i64 outer, i64 size, i64 inner, i64 k, int descending, const T *
             if (!ok) continue;
             i64 first = row / inner * size * inner + row % inner;     /* the row's element 0 */
             i64 out = row / inner * k * inner + row % inner;
-            for (i64 i = 0; i < size; i++) e[i] = (FN(entry)){view[first + i * inner], i};
-            FN(first_k)(e, tmp, size, k, descending);
+            if (whole) {
+                for (i64 i = 0; i < size; i++) e[i] = (FN(entry)){view[first + i * inner], i};
+                FN(merge_sort)(e, tmp, size, descending);
+            } else {
+                FN(first_k)(view, first, inner, size, k, e, tmp, descending);
+            }
             for (i64 j = 0; j < k; j++) {
                 values[out + j * inner] = e[j].value;
                 indices[out + j * inner] = e[j].position;
             }
         }
-        free(e);
-        free(tmp);
+        if (e) tg_free(e);
+        if (tmp) tg_free(tmp);
     }
     return failed;
 }
