@@ -28,6 +28,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include "nan.h"
 #include "parallel.h"
 #include "simd.h"
 #include "ops_generated.h"                  /* SUM, MAX, MIN, ARGMAX, ARGMIN */
@@ -102,12 +103,6 @@ static inline void store_int(Out out, i64 o, int64_t v) {     /* exact: not thro
     }
 }
 #define STORE(out, o, v) _Generic((v), double: store_double, default: store_int)(out, o, v)
-
-/* isnan for floating-point values; integers never are */
-static inline int isnan_float(float v) { return isnan(v); }
-static inline int isnan_double(double v) { return isnan(v); }
-static inline int isnan_int(int64_t v) { (void)v; return 0; }
-#define IS_NAN(v) _Generic((v), float: isnan_float, double: isnan_double, default: isnan_int)(v)
 
 #define TEMPLATE "reduce_t.h"
 #include "instantiate.h"

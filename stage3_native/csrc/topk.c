@@ -20,6 +20,7 @@
  * so the result is the same on any thread count. Returns 1 when out of memory for a
  * thread's row, else 0.
  */
+#include "nan.h"
 #include "parallel.h"
 #include "tracegrad.h"
 

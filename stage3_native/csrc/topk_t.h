@@ -5,7 +5,7 @@ typedef struct { T value; i64 position; } FN(entry);      /* an element of a row
 /* Whether entry a comes before entry b: by value, in the order asked (a NaN, the only value
  * unequal to itself, last ascending and first descending), then by position. */
 static inline int FN(before)(FN(entry) a, FN(entry) b, int descending) {
-    int a_nan = a.value != a.value, b_nan = b.value != b.value;
+    int a_nan = IS_NAN(a.value), b_nan = IS_NAN(b.value);
     if (a_nan != b_nan) return descending ? a_nan : b_nan;
     if (!a_nan && a.value != b.value) return descending ? a.value > b.value : a.value < b.value;
     return a.position < b.position;
