@@ -4,8 +4,10 @@
  * copies other views first).
  *
  * Every row is shifted by its max first: e^(x - max) <= 1, so large logits cannot overflow,
- * and the sum of exponentials is at least 1, so its log is finite. The arithmetic is in
- * double for both types, as stage2's python kernels do it; only the results are rounded.
+ * and the sum of exponentials is at least 1, so its log is finite. Double rows, and float
+ * rows along a middle dimension, are computed in double, as stage2's python kernels do it;
+ * float rows over the last dimension (softmax's, cross-entropy's) in float with vectorized
+ * exponentials, within a few float ulps of the double formula.
  */
 #include <math.h>
 #include "parallel.h"
@@ -42,6 +44,33 @@ TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float
         for (i64 i = 0; i < size; i++) out[i] *= scale;
     }
 }
+
+/* One row of cross-entropy over float logits: the probabilities into probs, vectorized as
+ * softmax_row_f32 computes them, and the loss at `target` (none: -1, a loss of 0) in
+ * double, log(sum) - (x[target] - max), so large logits lose no digits to float rounding. */
+TG_SIMD(double, cross_entropy_row_f32, (i64 size, const float *x, i64 target, float *probs),
+        (size, x, target, probs)) {
+    float lane_sum[LANES];
+    for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
+    i64 body = size / LANES * LANES;
+    float m = tg_max_f32(size, x);
+    if (m == -INFINITY) m = 0;
+    for (i64 i = 0; i < body; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            float e = tg_expf(x[i + l] - m);
+            probs[i + l] = e;
+            lane_sum[l] += e;
+        }
+    double sum = 0;
+    for (int l = 0; l < LANES; l++) sum += lane_sum[l];
+    for (i64 i = body; i < size; i++) sum += probs[i] = tg_expf(x[i] - m);
+    float scale = (float)(1.0 / sum);
+    for (i64 i = 0; i < size; i++) probs[i] *= scale;
+    return target < 0 ? 0.0 : log(sum) - ((double)x[target] - m);
+}
+
+/* Double rows: softmax_t.h's formula (libm's exp), as any other row. */
+#define cross_entropy_row_f64 cross_entropy_row_double_f64
 
 /* Double rows keep softmax_t.h's formula (libm's exp), as any other row. */
 #define softmax_row_f64(size, x, log_softmax, out) strided_row_f64(x, size, 1, log_softmax, out)

@@ -64,6 +64,15 @@ void FN(tg_softmax_backward)(i64 outer, i64 size, i64 inner, const T *grad, cons
         }
 }
 
+/* One row of cross-entropy in double: the probabilities into probs and the loss at target
+ * (none: -1, a loss of 0); softmax.c's float rows have a vectorized version. */
+static inline double FN(cross_entropy_row_double)(i64 size, const T *x, i64 target, T *probs) {
+    double m, log_sum;
+    FN(row_stats)(x, size, 1, &m, &log_sum);
+    for (i64 j = 0; j < size; j++) probs[j] = (T)exp((double)x[j] - m - log_sum);
+    return target < 0 ? 0.0 : log_sum - ((double)x[target] - m);
+}
+
 /* logits (n, c), targets n class indices: loss_i = -log softmax(logits_i)[targets[i]],
  * and probs, the softmax of every row (what the backward pass needs: probs - onehot). A row
  * whose target is ignore_index (when ignoring) has loss 0. reduction 0 writes the n losses,
@@ -77,12 +86,8 @@ i64 FN(tg_cross_entropy)(i64 n, i64 c, const T *logits, const i64 *targets, int 
     double total = 0;
     i64 count = 0;
     for (i64 i = 0; i < n; i++) {
-        const T *row = logits + i * c;
-        double m, log_sum;
-        FN(row_stats)(row, c, 1, &m, &log_sum);
-        for (i64 j = 0; j < c; j++) probs[i * c + j] = (T)exp((double)row[j] - m - log_sum);
         int skip = ignoring && targets[i] == ignore_index;
-        double loss = skip ? 0.0 : log_sum - ((double)row[targets[i]] - m);
+        double loss = FN(cross_entropy_row)(c, logits + i * c, skip ? -1 : targets[i], probs + i * c);
         if (reduction == 0) losses[i] = (T)loss;
         total += (double)(T)loss;            /* the rounded losses, as summing them would */
         count += !skip;
