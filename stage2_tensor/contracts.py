@@ -44,6 +44,12 @@ def not_rows(kernel, what, shape):
     raise ValueError(f"{kernel}: {what} must be (N, C), got shape {tuple(shape)}")
 
 
+def same_dtype(kernel, view, dtype, why=""):
+    """Raise unless dtype is the view's: a kernel that moves elements without computing."""
+    if dtype is not view.dtype:
+        raise ValueError(f"{kernel}: dtype {dtype} differs from the view's {view.dtype}{why}")
+
+
 def reduced_dims(kernel, dims, ndim):
     """Distinct dimensions of a view of ndim dimensions (a reduction's)."""
     for d in dims:

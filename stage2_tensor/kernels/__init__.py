@@ -45,6 +45,8 @@ KIND_NAMES = ("view", "dense", "index", "views", "op", "dim", "dims", "ints", "i
 # "in" and "out" move data between Python and the device, "in_place" writes into views it
 # is given, "into" writes a result into a destination view (the inference compiler's)
 ROLES = ("compute", "in", "out", "in_place", "into")
+# The c_dtypes of a kernel the C library has for every dtype a tensor computes in
+ANY_DTYPE = ("bool", "int32", "int64", "float32", "float64")
 KERNELS = {}
 
 

@@ -1,10 +1,10 @@
 """Along dimensions: reductions, running sums and softmax, each walking rows of a view."""
 from ..contracts import bad_dim, differ, reduced_dims
 from ..strides import numel
-from . import kernel
+from . import ANY_DTYPE, kernel
 
 
-def _rows(view, dim):
+def rows_around(view, dim):
     """A row kernel's geometry: the view as (outer, size, inner) around ``dim``."""
     return {"outer": numel(view.shape[:dim]), "size": view.shape[dim], "inner": numel(view.shape[dim + 1:])}
 
@@ -22,8 +22,8 @@ def reduce(op: "op", view: "view", dims: "dims", dtype: "dtype"):
     return [(tuple(s for d, s in enumerate(view.shape) if d not in dims), dtype)]
 
 
-@kernel(native="i64 outer, i64 size, i64 inner, const T *view, T *out", sizes=lambda view, dim, dtype: _rows(view, dim),
-        c_dtypes=("bool", "int32", "int64", "float32", "float64"))
+@kernel(native="i64 outer, i64 size, i64 inner, const T *view, T *out", sizes=lambda view, dim, dtype: rows_around(view, dim),
+        c_dtypes=ANY_DTYPE)
 def cumsum(view: "dense", dim: "dim", dtype: "dtype"):
     """Running sums along `dim`, the view's shape: element j the sum of elements 0..j of its
     row, added in order (floats in double, ints in int64) and each rounded to dtype, so a
@@ -33,7 +33,7 @@ def cumsum(view: "dense", dim: "dim", dtype: "dtype"):
 
 
 @kernel(float_only=True, native="i64 outer, i64 size, i64 inner, const T *view, int log, T *out",
-        sizes=lambda view, dim, log, dtype: _rows(view, dim))
+        sizes=lambda view, dim, log, dtype: rows_around(view, dim))
 def softmax(view: "dense", dim: "dim", log: "bool", dtype: "dtype"):
     """Softmax along `dim` (log-softmax when `log`), the row's maximum subtracted first so no
     exponent overflows."""
@@ -42,7 +42,7 @@ def softmax(view: "dense", dim: "dim", log: "bool", dtype: "dtype"):
 
 
 @kernel("dx", float_only=True, native="i64 outer, i64 size, i64 inner, const T *grad, const T *out, int log, T *dx",
-        sizes=lambda grad, out, dim, log, dtype: _rows(out, dim))
+        sizes=lambda grad, out, dim, log, dtype: rows_around(out, dim))
 def softmax_backward(grad: "dense", out: "dense", dim: "dim", log: "bool", dtype: "dtype"):
     """Softmax's gradient from the upstream grad and the forward output y (one shape), per row
     along `dim`: softmax dx = y * (g - sum(g * y)), log-softmax dx = g - e^y * sum(g)."""

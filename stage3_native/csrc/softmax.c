@@ -16,17 +16,15 @@
 
 #define LANES 16        /* independent partial maxima and sums: a vector's worth, or two */
 
-/* Softmax over the last dimension of float rows (attention's scores, the common case),
- * vectorized: the max and the sum each kept in LANES partial results (a loop-carried
- * dependency on one variable would not vectorize), e^x from vmath.h's tg_expf, the row's
- * sum finished in double. Within a few float ulps of the double-precision formula. */
-TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float *out),
-        (size, x, log_softmax, out)) {
+/* e^(x_i - max) of a float row into out, the shared first pass of softmax_row_f32 and
+ * cross_entropy_row_f32: returns their sum (finished in double) and sets *max (0 for an
+ * all -inf row: e^(x - 0) = 0, as the double path). */
+TG_INLINE double shifted_exps_f32(i64 size, const float *x, float *out, float *max) {
     float lane_sum[LANES];
     for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
     i64 body = size / LANES * LANES;
     float m = tg_max_f32(size, x);
-    if (m == -INFINITY) m = 0;            /* an all -inf row: e^(x - 0) = 0, as the double path */
+    if (m == -INFINITY) m = 0;
     for (i64 i = 0; i < body; i += LANES)
         for (int l = 0; l < LANES; l++) {
             float e = tg_expf(x[i + l] - m);
@@ -36,6 +34,18 @@ TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float
     double sum = 0;
     for (int l = 0; l < LANES; l++) sum += lane_sum[l];
     for (i64 i = body; i < size; i++) sum += out[i] = tg_expf(x[i] - m);
+    *max = m;
+    return sum;
+}
+
+/* Softmax over the last dimension of float rows (attention's scores, the common case),
+ * vectorized: the max and the sum each kept in LANES partial results (a loop-carried
+ * dependency on one variable would not vectorize), e^x from vmath.h's tg_expf, the row's
+ * sum finished in double. Within a few float ulps of the double-precision formula. */
+TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float *out),
+        (size, x, log_softmax, out)) {
+    float m;
+    double sum = shifted_exps_f32(size, x, out, &m);
     if (log_softmax) {
         float shift = (float)(m + log(sum));
         for (i64 i = 0; i < size; i++) out[i] = x[i] - shift;
@@ -50,20 +60,8 @@ TG_SIMD(void, softmax_row_f32, (i64 size, const float *x, int log_softmax, float
  * double, log(sum) - (x[target] - max), so large logits lose no digits to float rounding. */
 TG_SIMD(double, cross_entropy_row_f32, (i64 size, const float *x, i64 target, float *probs),
         (size, x, target, probs)) {
-    float lane_sum[LANES];
-    for (int l = 0; l < LANES; l++) lane_sum[l] = 0;
-    i64 body = size / LANES * LANES;
-    float m = tg_max_f32(size, x);
-    if (m == -INFINITY) m = 0;
-    for (i64 i = 0; i < body; i += LANES)
-        for (int l = 0; l < LANES; l++) {
-            float e = tg_expf(x[i + l] - m);
-            probs[i + l] = e;
-            lane_sum[l] += e;
-        }
-    double sum = 0;
-    for (int l = 0; l < LANES; l++) sum += lane_sum[l];
-    for (i64 i = body; i < size; i++) sum += probs[i] = tg_expf(x[i] - m);
+    float m;
+    double sum = shifted_exps_f32(size, x, probs, &m);
     float scale = (float)(1.0 / sum);
     for (i64 i = 0; i < size; i++) probs[i] *= scale;
     return target < 0 ? 0.0 : log(sum) - ((double)x[target] - m);
