@@ -83,7 +83,7 @@ from .tensor import Tensor
 from .rounding import floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: draw, save, print_dag; utils.data
 from . import amp  # torch.amp.GradScaler
-from .torch_compat import accelerator, backends, cuda, device  # torch.backends' switches, torch.cuda.is_available
+from .torch_compat import accelerator, backends, cuda, device, get_default_device, set_default_device  # torch.backends' switches, torch.cuda.is_available
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -105,7 +105,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # order, gathers along a dimension, running sums, sampling, Einstein sums
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
-           "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
+           "amp", "backends", "cuda", "compile", "device", "accelerator", "get_default_device", "set_default_device", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
            "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv"]

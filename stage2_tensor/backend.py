@@ -191,6 +191,29 @@ def available(name):
     return True
 
 
+_default_device = None                  # set_default_device's choice; None: the installed one
+
+
+def default_device():
+    """The device of a tensor made without one (PyTorch's ``get_default_device``): the one
+    ``set_default_device`` chose, else "cpu" where a plugin provides it (PyTorch's default
+    is its CPU), else "python", stage2's own. Settled on first use, so that stage2 alone
+    never loads a native library it does not have."""
+    global _default_device
+    if _default_device is None:
+        _default_device = "cpu" if available("cpu") else "python"
+    return _default_device
+
+
+def set_default_device(name):
+    """Make device ``name`` the default (None: back to the installed one). An unknown
+    device, or one that cannot run here, is refused now rather than at the next tensor."""
+    global _default_device
+    if name is not None:
+        get(name)
+    _default_device = name
+
+
 def load_plugins():
     """Call the ``register`` of every installed plugin, once per process: the entry points
     of group PLUGIN_GROUP (``[project.entry-points."tracegrad.devices"]`` in a package's

@@ -79,7 +79,7 @@ def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None)
     check_size("randperm", (n,), dtype or dtypes.int64)
     order = list(range(n))
     (_rng if generator is None else generator._rng).shuffle(order)
-    return _make(order, (n,), dtype or dtypes.int64, device or "python", requires_grad)
+    return _make(order, (n,), dtype or dtypes.int64, device or backend.default_device(), requires_grad)
 
 
 def _flatten(data):
@@ -112,18 +112,18 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     Without `dtype`: bool, int64 or float32 by the data, as in PyTorch."""
     if isinstance(data, Tensor):
         out = data.detach().to(device=device or data.device, dtype=dtype or data.dtype)
-        out = out if out is not data else out.clone()
+        out = out.clone() if out.storage.buffer is data.storage.buffer else out
         return out.requires_grad_(True) if requires_grad else out
     if hasattr(data, "__array__") and not isinstance(data, (list, tuple)):
         return tensor(from_numpy(data), dtype, requires_grad, device)
     flat, shape = _flatten(data)
-    return _make(flat, shape, dtype or _infer_dtype(flat), device or "python", requires_grad)
+    return _make(flat, shape, dtype or _infer_dtype(flat), device or backend.default_device(), requires_grad)
 
 
 def as_tensor(x, dtype=None, device=None):
     """x itself when it already is a tensor of that dtype and device; otherwise a tensor."""
     if isinstance(x, (bool, int, float)):      # a Python number in arithmetic: the usual case
-        return _make([x], (), dtype or _infer_dtype([x]), device or "python")
+        return _make([x], (), dtype or _infer_dtype([x]), device or backend.default_device())
     if isinstance(x, Tensor):
         return x.to(device=device, dtype=dtype)
     return tensor(x, dtype=dtype, device=device)
@@ -140,7 +140,7 @@ def _filled(op, size, value, dtype, requires_grad, device):
     """A tensor of ``size`` filled with ``value`` by the device's ``full`` kernel, the size
     checked first (``check_size``, naming ``op``)."""
     size = check_size(op, size, dtype)
-    device = device or "python"
+    device = device or backend.default_device()
     buffer = backend.launch(device, "full", numel(size), value, dtype, out_dtype=dtype)
     t = Tensor.from_buffer(buffer, size, dtype, device)
     return t.requires_grad_(True) if requires_grad else t
@@ -196,7 +196,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
         raise RuntimeError(f"arange(): {start} -> {end} in steps of {step} makes {count} elements")
     dtype = dtype or _infer_dtype([start, end, step])
     n = check_size("arange", (math.ceil(count),), dtype)[0]
-    values = _positions(n, device or "python")
+    values = _positions(n, device or backend.default_device())
     if not (isinstance(start, int) and isinstance(step, int)):
         values = values.to(dtype=dtypes.float64)        # as Python's start + i * step
     if step != 1:
@@ -229,7 +229,7 @@ def _random_tensor(op, size, draw, dtype, requires_grad, device):
     size = check_size(op, size, dtype)
     if _skip_init:
         return full(size, 0.0, dtype=dtype, requires_grad=requires_grad, device=_skip_init[-1] or device)
-    return _make([draw() for _ in range(numel(size))], size, dtype, device or "python", requires_grad)
+    return _make([draw() for _ in range(numel(size))], size, dtype, device or backend.default_device(), requires_grad)
 
 
 def rand(*size, dtype=None, requires_grad=False, device=None):
@@ -292,7 +292,7 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
     for name, v in (("n", n), ("m", m)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"eye: {name} must be a non-negative int, got {v!r}")
-    dtype, device = dtype or dtypes.float32, device or "python"
+    dtype, device = dtype or dtypes.float32, device or backend.default_device()
     check_size("eye", (n, m), dtype)
     out = (_positions(n, device).reshape(n, 1) == _positions(m, device).reshape(1, m)).to(dtype=dtype)
     return out.requires_grad_(True) if requires_grad else out
@@ -315,7 +315,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     dtype, f64 = dtype or dtypes.float32, dtypes.float64
     check_size("linspace", (steps,), dtype)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    i = _positions(steps, device or "python").to(dtype=f64)
+    i = _positions(steps, device or backend.default_device()).to(dtype=f64)
     up, down = i * step + start, end - (steps - 1 - i) * step
     # the device's "where" kernel picks up or down (elementwise.where would import this
     # module, which elementwise imports)
@@ -338,7 +338,7 @@ def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=N
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
     size = check_size("randint", size if isinstance(size, (tuple, list)) else (size,), dtype or dtypes.int64)
     values = [_rng.randrange(low, high) for _ in range(numel(size))]
-    return _make(values, size, dtype or dtypes.int64, device or "python", requires_grad)
+    return _make(values, size, dtype or dtypes.int64, device or backend.default_device(), requires_grad)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002

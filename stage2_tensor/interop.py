@@ -28,7 +28,8 @@ _BY_NUMPY_DTYPE = {}        # numpy dtype object -> ours; keyed by the object, s
                             # costs microseconds and a training loop converts every batch
 
 
-def from_numpy(array, device="python"):
+def from_numpy(array, device=None):
+    device = device or backend.default_device()
     if not _BY_NUMPY_DTYPE:
         import numpy as np
         _BY_NUMPY_DTYPE.update({np.dtype(name): dtype for name, dtype in _NUMPY_NAMES.items()})

@@ -203,11 +203,12 @@ class Tensor:
 
     def __repr__(self):
         # As PyTorch: the dtype is named unless the values show it, and no values show one
-        # but the default (float32); an empty tensor gives its size instead of nested []s.
+        # but the default (float32), no device but the default one; an empty tensor gives its
+        # size instead of nested []s.
         empty = self.numel() == 0
         implied = (dtypes.float32,) if empty else (dtypes.float32, dtypes.int64, dtypes.bool_)
         extras = "" if self.dtype in implied else f", dtype={self.dtype}"
-        if self.device != "python":
+        if self.device != backends.default_device():
             extras += f", device={self.device!r}"
         if self.grad_fn is not None:
             extras += f", grad_fn=<{self.grad_fn.name}>"

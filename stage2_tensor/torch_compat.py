@@ -63,6 +63,30 @@ class device(str):  # noqa: N801  (PyTorch's name)
     def __repr__(self):
         return f"device(type={self.type!r}" + (f", index={self._index})" if self._index is not None else ")")
 
+    def __enter__(self):
+        """``with device("cuda"):`` makes it the default device inside the block, as PyTorch."""
+        _outer_defaults.append(backend._default_device)
+        backend.set_default_device(str(self))
+        return self
+
+    def __exit__(self, *exc):
+        backend.set_default_device(_outer_defaults.pop())
+
+
+_outer_defaults = []        # the defaults the enclosing ``with device(...)`` blocks replaced
+
+
+def get_default_device():
+    """The device of a tensor made without one: "cpu" where the native library is
+    installed, as PyTorch's default is its CPU; "python" with stage2 alone."""
+    return device(backend.default_device())
+
+
+def set_default_device(name):
+    """Make ``name`` the device of every tensor and module made without one (None: back to
+    the installed default), as PyTorch's set_default_device."""
+    backend.set_default_device(None if name is None else str(device(name)))
+
 
 def _accelerator_available():
     return backend.available("cuda")

@@ -588,7 +588,7 @@ def test_integer_tensors_index_and_tensors_format(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_host_scalar_tensor_meets_a_tensor_on_any_device(device):
-    best = tg.tensor(2.0, dtype=tg.float64)               # a 0-d tensor on "python", as a checkpoint's
+    best = tg.tensor(2.0, dtype=tg.float64, device="python")     # a 0-d host tensor, as a checkpoint's
     x = tg.tensor([1.0, 3.0], dtype=tg.float64, device=device, requires_grad=True)
     assert (x < best).tolist() == [True, False]
     y = (x * best).sum()
@@ -596,7 +596,7 @@ def test_a_host_scalar_tensor_meets_a_tensor_on_any_device(device):
     assert y.device == device and x.grad.tolist() == [2.0, 2.0]
     if device != "python":
         with pytest.raises(RuntimeError, match="operands are on different devices"):
-            x + tg.ones(2, dtype=tg.float64)              # only a 0-d tensor goes across
+            x + tg.ones(2, dtype=tg.float64, device="python")    # only a 0-d tensor goes across
 
 
 def test_device_names_a_device_as_pytorch_spells_it():

@@ -11,6 +11,13 @@ from stage2_tensor.strides import flat_index
 from stage2_tensor.unary_layout import is_dense, jumps, keep_layout, read_positions, row_major
 
 
+@pytest.fixture(autouse=True)
+def on_python():
+    """The layouts are a demonstration of the python device's buffers, as chapter 1 runs them."""
+    with tg.device("python"):
+        yield
+
+
 @pytest.mark.parametrize("shape, target", [((3, 1), (2, 3, 4)), ((4,), (2, 3, 4)), ((), (2, 3)),
                                            ((1, 1), (3, 2)), ((2, 3, 4), (2, 3, 4))])
 def test_constrained_index_is_the_flat_index_with_zero_strides(shape, target):

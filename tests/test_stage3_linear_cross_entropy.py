@@ -283,7 +283,7 @@ BAD = [
     (dict(weight=tg.zeros(5, 3, dtype=tg.float64, device="cpu")), TypeError, "x and weight need one dtype"),
     (dict(x=tg.zeros(4, 3, dtype=tg.int64, device="cpu")), TypeError, "expected a floating-point x, got int64"),
     (dict(target=[0, 1, 2, 3]), TypeError, "target must be a Tensor, got list"),
-    (dict(target=tg.tensor([0, 1, 2, 3])), RuntimeError, "x is on device 'cpu' and target on 'python'"),
+    (dict(target=tg.tensor([0, 1, 2, 3], device="python")), RuntimeError, "x is on device 'cpu' and target on 'python'"),
     (dict(reduction="average"), ValueError, "reduction must be 'mean', 'sum' or 'none', got 'average'"),
     (dict(ignore_index=True), TypeError, "ignore_index must be an int"),
     (dict(ignore_index=1.5), TypeError, "ignore_index must be an int"),

@@ -155,5 +155,5 @@ def test_sum_of_everything_at_any_number_of_dimensions(device):
 
 
 def test_sum_of_everything_beyond_the_table_of_dims():
-    t = tg.ones(*(1,) * 17, 2)                            # python: no limit on dimensions
+    t = tg.ones(*(1,) * 17, 2, device="python")                      # python: no limit on dimensions
     assert t.sum().item() == 2.0 and t.sum(keepdim=True).shape == (1,) * 18

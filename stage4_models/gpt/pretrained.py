@@ -210,7 +210,7 @@ def _misfit(config, where, problems):
 
 def from_pretrained(folder, device=None, dtype=None):
     """GPT with the weights of the Hugging Face GPT-2 folder ``folder`` (config.json and
-    model.safetensors), on ``device`` ("python" by default, "cpu" for stage3's kernels), in
+    model.safetensors), on ``device`` (the default device when None), in
     ``dtype`` (float32 by default, whatever the file stores), in eval mode."""
     folder = Path(folder)
     config, eps = read_config(folder / "config.json")

@@ -194,9 +194,9 @@ def _decode(raw, dtype):
 
 
 def load(path, device=None):
-    """{name: stage2 Tensor} of the safetensors file at path, on ``device`` (default
-    "python"). F16 and BF16 become float32; the engine computes in float32 and float64."""
-    return {name: tg.from_numpy(array, device=device or "python")
+    """{name: stage2 Tensor} of the safetensors file at path, on ``device`` (default:
+    the default device). F16 and BF16 become float32; the engine computes in float32 and float64."""
+    return {name: tg.from_numpy(array, device=device)
             for name, array in read_numpy(path).items()}
 
 
