@@ -77,6 +77,9 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .interop import from_numpy
 from .logical import allclose, equal, isclose
 from .matmul import bmm, matmul, mm, outer
+from .matmul import mm as spmm  # torch.spmm: mm with a sparse first operand
+from . import sparse
+from .sparse import sparse_coo_tensor
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
 from .tensor import Tensor
@@ -106,7 +109,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
            "amp", "backends", "cuda", "compile", "device", "accelerator", "get_default_device", "set_default_device", "sin", "cos",
-           "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
+           "pow", "neg", "relu", "erf", "square", "rsqrt", "mm", "spmm", "sparse", "sparse_coo_tensor",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
            "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv"]
 

@@ -101,6 +101,7 @@ def _scalar_to_device(a, b):
 
 def operands(a, b):
     """Both operands as tensors of the promoted dtype, broadcast to one shape."""
+    a, b = (x.to_dense() if getattr(x, "is_sparse", False) else x for x in (a, b))  # PyTorch: dense
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"expected a tensor operand, got {type(a).__name__} and {type(b).__name__}")
     t = a if isinstance(a, Tensor) else b

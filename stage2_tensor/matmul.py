@@ -106,7 +106,11 @@ def bmm(a, b):
 
 
 def mm(a, b):
-    """The product of two matrices, PyTorch's mm: a matmul that checks both are 2-D."""
+    """The product of two matrices, PyTorch's mm: a matmul that checks both are 2-D (one of
+    them may be sparse: sparse.mm)."""
+    if getattr(a, "is_sparse", False) or getattr(b, "is_sparse", False):
+        from . import sparse
+        return sparse.mm(a, b)
     for name, t in (("input", a), ("mat2", b)):
         if not isinstance(t, Tensor) or t.ndim != 2:
             got = f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__

@@ -16,7 +16,7 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, statistics, views)
+               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, sparse, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -336,6 +336,15 @@ class TensorMethods:
     def __getitem__(self, index):
         return advanced_index.getitem(self, index)
 
+    is_sparse = False           # sparse.py's SparseTensor: True
+
+    def to_sparse(self):
+        """The non-zero entries as a sparse COO tensor (sparse.py)."""
+        return sparse.to_sparse(self)
+
+    def to_dense(self):
+        return self
+
     def nonzero(self):
         """The positions of the nonzero elements, one row of coordinates each (count, ndim)."""
         return advanced_index.nonzero(self)
@@ -378,6 +387,8 @@ class TensorMethods:
     def __neg__(self): return unary("neg", self)
     def __abs__(self): return unary("abs", self)
     def __matmul__(self, other):
+        if getattr(other, "is_sparse", False):
+            return NotImplemented       # the sparse operand's __rmatmul__ (sparse.py)
         return matmul.matmul(self, other if isinstance(other, Tensor) else _as_tensor_like(other, self))
     def __rmatmul__(self, other): return _as_tensor_like(other, self).matmul(self)
 
