@@ -85,6 +85,16 @@ class TensorMethods:
         """A copy with its own storage; gradients flow back to self."""
         return views.Contiguous.apply(self)
 
+    def __deepcopy__(self, memo):
+        """copy.deepcopy(t): a tensor of its own storage with the same values, dtype, device
+        and requires_grad, as PyTorch; only a leaf (a tensor inside a graph would lose its
+        history). What copy.deepcopy(model) and nn.TransformerEncoder's layer copies use."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol; deepcopy t.detach() instead")
+        out = views.copy(self)
+        return out.requires_grad_(True) if self.requires_grad else out
+
     def contiguous(self):
         return self if self.is_contiguous() else views.Contiguous.apply(self)
 

@@ -466,3 +466,20 @@ def test_cross_entropy_probability_targets_and_huber_errors():
     with pytest.raises(ValueError, match="HuberLoss: delta must be a positive number, got -1"):
         nn.HuberLoss(delta=-1)
     assert repr(nn.HuberLoss(delta=0.5)) == "HuberLoss(reduction='mean', delta=0.5)"
+
+
+def test_deepcopy_copies_values_not_storage():
+    import copy
+    model = Tied()
+    twin = copy.deepcopy(model)
+    assert twin.emb.weight is twin.head.weight and twin.emb.weight is not model.emb.weight   # still tied
+    assert isinstance(twin.emb.weight, nn.Parameter) and twin.emb.weight.requires_grad
+    assert twin.emb.weight.tolist() == model.emb.weight.tolist()
+    with tg.no_grad():
+        twin.emb.weight.add_(1.0)
+    assert twin.emb.weight.tolist() != model.emb.weight.tolist()
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(model.emb.weight * 2)
+    ln = nn.LayerNorm(3, bias=False)
+    assert ln.bias is None and [n for n, _ in ln.named_parameters()] == ["weight"]
+    assert ln(tg.tensor([[1.0, 2.0, 3.0]])).sum().item() == pytest.approx(0.0, abs=1e-6)

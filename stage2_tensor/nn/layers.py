@@ -55,14 +55,15 @@ class Embedding(Module):
 
 class LayerNorm(Module):
     """Normalise over the last dimension(s) to mean 0 and variance 1, then scale by weight
-    (ones at the start) and shift by bias (zeros)."""
+    (ones at the start) and shift by bias (zeros); ``bias=False`` keeps the scale only."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
+                 dtype=None):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(ones(*shape, dtype=dtype, device=device)) if elementwise_affine else None
-        self.bias = Parameter(zeros(*shape, dtype=dtype, device=device)) if elementwise_affine else None
+        self.bias = Parameter(zeros(*shape, dtype=dtype, device=device)) if elementwise_affine and bias else None
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -30,6 +30,9 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo):
+        return Parameter(super().__deepcopy__(memo), self.requires_grad)
+
 
 class Module:
     """Base class of every layer and model. Subclasses set attributes in ``__init__`` and
