@@ -17,7 +17,9 @@ allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``uti
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``torch_compat.py``, PyTorch's surface that is not a concept of
 its own: the methods as functions (``tg.exp(x)``, ``tg.sum(x, 1)``), ``tg.cuda``,
-``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``. The imports run one way:
+``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``; ``legacy_types.py``
+(``tg.FloatTensor``, ``tg.Tensor(2, 3)``, ``t.type()``), ``inplace.py`` (the activations'
+``inplace=True``), ``serialization.py`` and ``safe_globals.py`` (save, load). The imports run one way:
 tensor.py imports no operation, the operations import it, methods.py imports both.
 
 The functions behind ``nn``'s layers are named for what they hold, beside the layers of
@@ -70,15 +72,18 @@ from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace
                         uniform, zeros, zeros_like)
 from .torch_compat import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ceil, chunk, clamp, cos,  # noqa: A004
                            diag, erf, exp, expm1, flatten, flip, floor, lerp, log, log1p, logsumexp, sin, trunc,
-                           masked_fill, max, maximum, mean, min, minimum, neg, pow, relu, roll, rsqrt, sigmoid,
+                           masked_fill, max, maximum, mean, min, minimum, narrow, neg, pow, relu, roll, rsqrt, sigmoid,
                            sign, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
+from .legacy_types import (BFloat16Tensor, BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+                           LongTensor)
 from .logical import allclose, equal, isclose
 from .matmul import bmm, matmul, mm, outer
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
+from .strides import Size
 from .tensor import Tensor
 from .rounding import floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: draw, save, print_dag; utils.data
@@ -108,7 +113,10 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
-           "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv"]
+           "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv",
+           # older programs' spellings: torch.Size, the legacy tensor types (legacy_types.py), narrow
+           "Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+           "BoolTensor", "narrow"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -76,22 +76,31 @@ class Dropout(Module):
     """Zero elements with probability p in training mode (scaling the rest by 1/(1-p));
     the identity after ``model.eval()``."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class ReLU(Module):
+    """max(x, 0); ``inplace=True`` writes it into x (stage2_tensor/inplace.py says when)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return x.relu()
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
