@@ -19,8 +19,10 @@ allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``uti
 its own: the methods as functions (``tg.exp(x)``, ``tg.sum(x, 1)``), ``tg.cuda``,
 ``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``; ``legacy_types.py``
 (``tg.FloatTensor``, ``tg.Tensor(2, 3)``, ``t.type()``), ``inplace.py`` (the activations'
-``inplace=True``), ``serialization.py`` and ``safe_globals.py`` (save, load). The imports run one way:
-tensor.py imports no operation, the operations import it, methods.py imports both.
+``inplace=True``), ``serialization.py`` and ``safe_globals.py`` (save, load),
+``multiprocessing.py`` and ``shared_memory.py`` (torch.multiprocessing, share_memory_). The
+imports run one way: tensor.py imports no operation, the operations import it, methods.py
+imports both.
 
 The functions behind ``nn``'s layers are named for what they hold, beside the layers of
 the same subject in ``nn/``: ``loss_functions.py`` (F.l1_loss, F.binary_cross_entropy, ...;
@@ -88,6 +90,7 @@ from .tensor import Tensor
 from .rounding import floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: draw, save, print_dag; utils.data
 from . import amp  # torch.amp.GradScaler
+from . import multiprocessing  # torch.multiprocessing: Python's, tensors crossing processes
 from .torch_compat import accelerator, backends, cuda, device  # torch.backends' switches, torch.cuda.is_available
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
@@ -110,7 +113,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # order, gathers along a dimension, running sums, sampling, Einstein sums
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
-           "amp", "backends", "cuda", "compile", "device", "accelerator", "sin", "cos",
+           "amp", "backends", "cuda", "compile", "device", "accelerator", "multiprocessing", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
            "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv",

@@ -17,7 +17,8 @@ from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               legacy_types, logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, statistics, views)
+               legacy_types, logical, masks, matmul, reduce, reorder, rounding, shared_memory, softmax, sorting,
+               statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -102,6 +103,19 @@ class TensorMethods:
                                "the deepcopy protocol; deepcopy t.detach() instead")
         out = views.copy(self)
         return out.requires_grad_(True) if self.requires_grad else out
+
+    def __reduce_ex__(self, protocol):
+        """pickle: the values (shared_memory.py); torch.multiprocessing sends a tensor in
+        shared memory as that memory."""
+        return shared_memory.reduce_by_value(self)
+
+    def share_memory_(self):
+        """Move the elements into memory other processes can share, in place (device "cpu";
+        shared_memory.py); the tensor itself."""
+        return shared_memory.share_memory_(self)
+
+    def is_shared(self):
+        return shared_memory.is_shared(self)
 
     def contiguous(self):
         return self if self.is_contiguous() else views.Contiguous.apply(self)

@@ -204,6 +204,16 @@ class Module:
                                             dtype=dtype if b.dtype.is_floating_point else None))
         return self
 
+    def share_memory(self):
+        """Move every parameter and buffer into memory that processes share
+        (Tensor.share_memory_, device "cpu"): processes given this model then train one
+        set of weights (torch.multiprocessing's hogwild)."""
+        for p in self.parameters():
+            p.share_memory_()
+        for _, b in self.named_buffers():
+            b.share_memory_()
+        return self
+
     def float(self):
         return self.to(dtype=dtypes.float32)
 
