@@ -28,6 +28,9 @@ def __getattr__(name):
     return getattr(_python, name)
 
 
+__all__ = ["spawn", *_python.__all__]
+
+
 def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     """Run fn(i, *args) in nprocs new processes, i = 0 .. nprocs - 1, as PyTorch's
     torch.multiprocessing.spawn; with ``join``, wait for them all and raise if one failed

@@ -171,7 +171,9 @@ class Tensor:
         return numel(self.shape)
 
     def size(self, dim=None):
-        return Size(self.shape) if dim is None else self.shape[normalize_dim(dim, self.ndim)]
+        if dim is None:                  # the shape's ints were checked: wrapped, not checked again
+            return tuple.__new__(Size, self.shape)
+        return self.shape[normalize_dim(dim, self.ndim)]
 
     def stride(self, dim=None):
         return self.strides if dim is None else self.strides[normalize_dim(dim, self.ndim)]
