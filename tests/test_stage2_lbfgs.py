@@ -39,8 +39,8 @@ def minimize(lib, steps, start=(-1.5, 2.0), **settings):
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
 def test_minimizes_rosenbrock(line_search_fn):
     settings = dict(lr=1, max_iter=50, line_search_fn=line_search_fn) if line_search_fn else \
-        dict(lr=0.1, max_iter=50, history_size=10)
-    iterates, losses = minimize(tg, 4 if line_search_fn else 40, **settings)
+        dict(lr=0.5, max_iter=50, history_size=10)
+    iterates, losses = minimize(tg, 4 if line_search_fn else 10, **settings)
     np.testing.assert_allclose(iterates[-1], [1.0, 1.0], atol=1e-4)
     assert losses[-1] < 1e-8 < losses[0]
 
