@@ -17,8 +17,12 @@ allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``uti
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``torch_compat.py``, PyTorch's surface that is not a concept of
 its own: the methods as functions (``tg.exp(x)``, ``tg.sum(x, 1)``), ``tg.cuda``,
-``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``. The imports run one way:
-tensor.py imports no operation, the operations import it, methods.py imports both.
+``tg.backends``, ``tg.device``, ``tg.accelerator``, ``tg.compile``; ``legacy_types.py``
+(``tg.FloatTensor``, ``tg.Tensor(2, 3)``, ``t.type()``), ``inplace.py`` (the activations'
+``inplace=True``), ``serialization.py`` and ``safe_globals.py`` (save, load),
+``multiprocessing.py`` and ``shared_memory.py`` (torch.multiprocessing, share_memory_). The
+imports run one way: tensor.py imports no operation, the operations import it, methods.py
+imports both.
 
 The functions behind ``nn``'s layers are named for what they hold, beside the layers of
 the same subject in ``nn/``: ``loss_functions.py`` (F.l1_loss, F.binary_cross_entropy, ...;
@@ -70,11 +74,13 @@ from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace
                         uniform, zeros, zeros_like)
 from .torch_compat import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ceil, chunk, clamp, cos,  # noqa: A004
                            diag, erf, exp, expm1, flatten, flip, floor, lerp, log, log1p, logsumexp, sin, trunc,
-                           masked_fill, max, maximum, mean, min, minimum, neg, pow, relu, roll, rsqrt, sigmoid,
+                           masked_fill, max, maximum, mean, min, minimum, narrow, neg, pow, relu, roll, rsqrt, sigmoid,
                            sign, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
+from .legacy_types import (BFloat16Tensor, BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+                           LongTensor)
 from .logical import allclose, equal, isclose
 from .matmul import bmm, matmul, mm, outer
 from .matmul import mm as spmm  # torch.spmm: mm with a sparse first operand
@@ -82,11 +88,13 @@ from . import sparse
 from .sparse import sparse_coo_tensor
 from .python_backend import PythonBackend
 from .softmax import log_softmax, softmax
+from .strides import Size
 from .tensor import Tensor
 from .rounding import floor_divide, remainder
 from . import nn, optim, utils, viz  # viz: draw, save, print_dag; utils.data
 from . import amp  # torch.amp.GradScaler
-from .torch_compat import accelerator, backends, cuda, device, get_default_device, set_default_device  # torch.backends' switches, torch.cuda.is_available
+from . import multiprocessing  # torch.multiprocessing: Python's, tensors crossing processes
+from .torch_compat import accelerator, backends, cuda, device, get_default_device, set_default_device  # noqa: E501  torch.backends' switches, torch.cuda.is_available
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
@@ -108,10 +116,14 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # order, gathers along a dimension, running sums, sampling, Einstein sums
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
-           "amp", "backends", "cuda", "compile", "device", "accelerator", "get_default_device", "set_default_device", "sin", "cos",
+           "amp", "backends", "cuda", "compile", "device", "accelerator", "multiprocessing", "get_default_device",
+           "set_default_device", "sin", "cos",
            "pow", "neg", "relu", "erf", "square", "rsqrt", "mm", "spmm", "sparse", "sparse_coo_tensor",
            "amax", "amin", "logsumexp", "unbind", "flip", "roll", "eye",
-           "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv"]
+           "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv",
+           # older programs' spellings: torch.Size, the legacy tensor types (legacy_types.py), narrow
+           "Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+           "BoolTensor", "narrow"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -14,6 +14,7 @@ output is the input times the mask, a product autograd differentiates: dx = dy *
 """
 import warnings
 
+from . import inplace as in_place
 from .factories import generator, ones
 from .tensor import Tensor
 from . import dtypes
@@ -49,32 +50,26 @@ def feature_dropout(input, p, training, spatial, fn):
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Channel dropout of (N, C, L) or (C, L) inputs."""
-    _no_inplace(inplace, "dropout1d")
-    return feature_dropout(input, p, training, 1, "dropout1d")
+    out = feature_dropout(input, p, training, 1, "dropout1d")
+    return in_place.into(input, out, "dropout1d") if inplace else out
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel dropout of (N, C, H, W) inputs. As PyTorch (for now), a 3-D input is read
     as (N, C, L), not as an unbatched (C, H, W), with its warning: one decision per
     (N, C), as dropout1d."""
-    _no_inplace(inplace, "dropout2d")
+    spatial = 2
     if isinstance(input, Tensor) and input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
                       "shape (N, C, L), where C is the channel dim (PyTorch's behaviour); use "
                       "dropout1d for that", stacklevel=2)
-        return feature_dropout(input, p, training, 1, "dropout2d")
-    return feature_dropout(input, p, training, 2, "dropout2d")
+        spatial = 1
+    out = feature_dropout(input, p, training, spatial, "dropout2d")
+    return in_place.into(input, out, "dropout2d") if inplace else out
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Channel dropout of (N, C, D, H, W) or (C, D, H, W) inputs."""
-    _no_inplace(inplace, "dropout3d")
-    return feature_dropout(input, p, training, 3, "dropout3d")
-
-
-def _no_inplace(inplace, fn):
-    # An in-place form would overwrite a tensor autograd may still need.
-    if inplace:
-        raise ValueError(f"{fn}: inplace=True is not supported here; use inplace=False (the "
-                         f"default) and assign the result")
+    out = feature_dropout(input, p, training, 3, "dropout3d")
+    return in_place.into(input, out, "dropout3d") if inplace else out

@@ -324,11 +324,14 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     return values.requires_grad_(True) if requires_grad else values
 
 
-def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=None):
-    """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
-    ``randint(low, high, size)``, as PyTorch (int64 by default)."""
+def randint(low=0, high=None, size=None, dtype=None, requires_grad=False, device=None, *, generator=None):
+    """Integers drawn uniformly from [low, high): ``randint(high, size)``,
+    ``randint(high, size=size)`` or ``randint(low, high, size)``, as PyTorch (int64 by
+    default), from ``generator`` (a Generator) when given."""
     if size is None:                       # randint(high, size): low defaults to 0
         low, high, size = 0, low, high
+    elif high is None:                     # randint(high, size=...)
+        low, high = 0, low
     if size is None:
         raise TypeError("randint: missing size, e.g. randint(10, (3,)) or randint(0, 10, (3,))")
     for name, value in (("low", low), ("high", high)):
@@ -337,7 +340,8 @@ def randint(low, high=None, size=None, dtype=None, requires_grad=False, device=N
     if low >= high:
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
     size = check_size("randint", size if isinstance(size, (tuple, list)) else (size,), dtype or dtypes.int64)
-    values = [_rng.randrange(low, high) for _ in range(numel(size))]
+    rng = _source("randint", generator)
+    values = [rng.randrange(low, high) for _ in range(numel(size))]
     return _make(values, size, dtype or dtypes.int64, device or backend.default_device(), requires_grad)
 
 

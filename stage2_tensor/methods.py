@@ -12,11 +12,13 @@ operation modules, then this file, which binds the methods below onto the class.
 Binding copies the functions themselves onto the class, as if they were written in its body:
 ``x + y`` calls ``TensorMethods.__add__`` directly, no wrapper in between.
 """
+import operator
 from types import FunctionType
 
 from . import backward as autograd
 from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               logical, masks, matmul, reduce, reorder, rounding, softmax, sorting, sparse, statistics, views)
+               legacy_types, logical, masks, matmul, reduce, reorder, rounding, shared_memory, softmax, sorting,
+               sparse, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -35,6 +37,13 @@ class TensorMethods:
 
     def numpy(self):
         return interop.to_numpy(self)
+
+    def __array__(self, dtype=None, copy=None):
+        """np.array(t), np.asarray(t): numpy()'s array, converted to ``dtype`` when given."""
+        out = interop.to_numpy(self)
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+        return out.copy() if copy else out
 
     @property
     def data(self):
@@ -85,6 +94,29 @@ class TensorMethods:
         """A copy with its own storage; gradients flow back to self."""
         return views.Contiguous.apply(self)
 
+    def __deepcopy__(self, memo):
+        """copy.deepcopy(t): a tensor of its own storage with the same values, dtype, device
+        and requires_grad, as PyTorch; only a leaf (a tensor inside a graph would lose its
+        history). What copy.deepcopy(model) and nn.TransformerEncoder's layer copies use."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol; deepcopy t.detach() instead")
+        out = views.copy(self)
+        return out.requires_grad_(True) if self.requires_grad else out
+
+    def __reduce_ex__(self, protocol):
+        """pickle: the values (shared_memory.py); torch.multiprocessing sends a tensor in
+        shared memory as that memory."""
+        return shared_memory.reduce_by_value(self)
+
+    def share_memory_(self):
+        """Move the elements into memory other processes can share, in place (device "cpu";
+        shared_memory.py); the tensor itself."""
+        return shared_memory.share_memory_(self)
+
+    def is_shared(self):
+        return shared_memory.is_shared(self)
+
     def contiguous(self):
         return self if self.is_contiguous() else views.Contiguous.apply(self)
 
@@ -98,6 +130,17 @@ class TensorMethods:
         except ValueError:
             return self.to("python")
         return self.to("cpu")
+
+    def _legacy_init(self, *args, device=None):
+        """Tensor(2, 3), Tensor([1, 2]), Tensor(): Tensor.__init__ without a Storage."""
+        made = legacy_types.legacy_new(dtypes.float32, args, "Tensor", device)
+        self.set_layout(made.storage, made.shape, made.strides, made.offset, made.dtype)
+        self._grad, self.grad_fn, self.requires_grad = None, None, False
+
+    def type(self, dtype=None, non_blocking=False):
+        """Without an argument, the type's name, 'torch.FloatTensor' (legacy_types.py); with a
+        dtype, a tensor type or its name ('torch.LongTensor'), the tensor converted to it."""
+        return legacy_types.type_name(self) if dtype is None else legacy_types.convert(self, dtype)
 
     def type_as(self, other):
         """This tensor converted to other's dtype and device (PyTorch's type names both)."""
@@ -310,6 +353,21 @@ class TensorMethods:
 
     def broadcast_to(self, shape):
         return self if tuple(shape) == self.shape else self.expand(*shape)
+
+    def narrow(self, dim, start, length):
+        """The view of ``length`` elements from ``start`` (negative: from the end) along
+        ``dim``, as PyTorch's narrow; x.narrow(1, 2, 3) is x[:, 2:5]."""
+        dim = normalize_dim(dim, self.ndim)
+        size, start, length = self.shape[dim], operator.index(start), operator.index(length)
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                             f"but got {start})")
+        start = start + size if start < 0 else start
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
 
     def view_as(self, other):
         _check_tensor("view_as", other)

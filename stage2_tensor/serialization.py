@@ -1,6 +1,7 @@
 """Saving tensors and state dicts to a file and loading them back: ``save(obj, path)``,
-``load(path)``, like ``torch.save``/``torch.load`` (with weights only: tensors, and dicts,
-lists and tuples of them and of plain numbers, strings, None).
+``load(path)``, like ``torch.save``/``torch.load``: tensors (a Parameter stays one), numpy
+arrays, dtypes, and dicts, lists and tuples of them and of plain numbers, strings, None;
+and whole models (``save(model, path)``), below.
 
 The file is a small JSON header followed by the raw bytes of each tensor:
 
@@ -20,6 +21,17 @@ file is executed when loading (no pickle).
 
 Writing is atomic (``atomic.py``): a crash or an error mid-write leaves the previous file
 intact; a reader never sees half a file.
+
+An object saved twice (a weight tied between two layers) is one tensor in the file and one
+object when loaded. A model, an ``nn.Module``, is saved as PyTorch pickles one: its class,
+by name, and its attributes (tensors, sub-modules, plain values, and functions such as
+``F.relu`` by name). Loading makes the object without running any of its code
+(``__init__`` included) and sets its attributes; but calling it runs its class's code on the
+file's data, so ``load`` makes only tracegrad's own classes (and functions), as PyTorch's
+``weights_only=True`` makes only the classes it knows: a model of the user's own class
+needs ``load(path, weights_only=False)`` (the class's module is imported, as pickle does)
+or the class allowed with ``add_safe_globals([Net])`` (safe_globals.py). A state dict needs
+neither.
 """
 import array
 import json
@@ -28,10 +40,15 @@ import os
 import struct
 import sys
 import zlib
+from types import FunctionType
 from typing import Any, NamedTuple
 
 from . import backend, dtypes
 from .atomic import atomic_write
+from .interop import from_numpy
+from .nn.modules import Module, Parameter
+from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, path_of, resolve  # noqa: F401
+from .safe_globals import short as _short
 from .tensor import Tensor
 
 MAGIC = b"TRACEGRAD\n"
@@ -41,34 +58,56 @@ HEADER_KEYS = {"version", "byteorder", "object", "tensors"}
 RECORD_KEYS = {"dtype", "shape", "device", "requires_grad", "nbytes"}
 MAX_NUMEL = 2 ** 63 - 1         # sizes a native kernel can index with int64
 MAX_DEPTH = 64                  # nesting of dicts, lists and tuples (a training checkpoint: 4)
-NODE_KINDS = ("tensor", "dict", "list", "tuple")
+NODE_KINDS = ("tensor", "dict", "list", "tuple", "parameter", "ndarray", "dtype", "module", "ref",
+              "function")
 
 
-def _encode(obj, tensors):
-    """obj as JSON-ready data; each tensor is appended to `tensors` and replaced by its index."""
-    if isinstance(obj, Tensor):
-        tensors.append(obj)
-        return {"tensor": len(tensors) - 1}
-    if isinstance(obj, dict):                          # keys may be ints (optimizer state)
-        return {"dict": [[_encode(k, tensors), _encode(v, tensors)] for k, v in obj.items()]}
-    if isinstance(obj, (list, tuple)):
-        return {"tuple" if isinstance(obj, tuple) else "list": [_encode(v, tensors) for v in obj]}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    raise TypeError(f"save: cannot save an object of type {type(obj).__name__}; expected "
-                    "tensors and dicts, lists, tuples, numbers, strings or None")
+class _Encoder:
+    """An object as JSON-ready data, each tensor replaced by its index in ``tensors`` (an
+    object seen twice, once), each module after the first sight of it by {"ref": k}."""
 
+    def __init__(self):
+        self.tensors, self.indices, self.modules = [], {}, {}
 
-def _decode(data, tensors):
-    if not isinstance(data, dict):
-        return data
-    (kind, value), = data.items()
-    if kind == "tensor":
-        return tensors[value]
-    if kind == "dict":
-        return {_decode(k, tensors): _decode(v, tensors) for k, v in value}
-    items = [_decode(v, tensors) for v in value]
-    return tuple(items) if kind == "tuple" else items
+    def tensor(self, t):
+        if id(t) not in self.indices:
+            self.indices[id(t)] = len(self.tensors)
+            self.tensors.append(t)
+        return self.indices[id(t)]
+
+    def encode(self, obj, where):
+        if isinstance(obj, Tensor):
+            return {"parameter" if isinstance(obj, Parameter) else "tensor": self.tensor(obj)}
+        if isinstance(obj, dict):                      # keys may be ints (optimizer state)
+            return {"dict": [[self.encode(k, where), self.encode(v, f"{where}[{k!r}]")]
+                             for k, v in obj.items()]}
+        if isinstance(obj, (list, tuple)):
+            return {"tuple" if isinstance(obj, tuple) else "list":
+                    [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            return obj
+        if isinstance(obj, dtypes.DType):
+            return {"dtype": obj.name}
+        if isinstance(obj, Module):
+            return self.module(obj, where)
+        if isinstance(obj, FunctionType):
+            return {"function": path_of(obj, "function", where)}
+        numpy = sys.modules.get("numpy")               # no numpy loaded: obj is no array
+        if numpy is not None and isinstance(obj, numpy.ndarray):
+            return {"ndarray": self.tensor(from_numpy(numpy.ascontiguousarray(obj)))}
+        raise TypeError(f"save: cannot save an object of type {type(obj).__name__} ({where}); "
+                        "expected tensors, numpy arrays, modules and dicts, lists, tuples, numbers, "
+                        "strings or None")
+
+    def module(self, m, where):
+        if id(m) in self.modules:
+            return {"ref": self.modules[id(m)]}
+        self.modules[id(m)] = len(self.modules)
+        state = getattr(m, "__dict__", None)
+        if state is None:
+            raise TypeError(f"save: {where} ({type(m).__name__}) has no attribute dict to save")
+        return {"module": [path_of(type(m), "class", where),
+                           {"dict": [[k, self.encode(v, f"{where}.{k}")] for k, v in state.items()]}]}
 
 
 def _tensor_bytes(t):
@@ -88,8 +127,9 @@ def _describe(t):
 
 
 def _write(f, obj):
-    tensors = []
-    header = {"version": VERSION, "byteorder": sys.byteorder, "object": _encode(obj, tensors)}
+    encoder = _Encoder()
+    header = {"version": VERSION, "byteorder": sys.byteorder, "object": encoder.encode(obj, "the object")}
+    tensors = encoder.tensors
     header["tensors"] = [_describe(t) for t in tensors]
     head = json.dumps(header).encode()
     f.write(MAGIC + struct.pack("<Q", len(head)) + head)
@@ -102,22 +142,26 @@ def _write(f, obj):
 
 
 def save(obj, path):
-    """Write obj (a tensor, a state dict, nested dicts/lists of them) to path, atomically
-    (``atomic.atomic_write``). `path` may also be a binary file object (then written
-    directly, not atomically)."""
+    """Write obj (a tensor, a state dict, nested dicts/lists of them, a numpy array, a whole
+    model) to path, atomically (``atomic.atomic_write``). `path` may also be a binary file
+    object (then written directly, not atomically)."""
     if hasattr(path, "write"):
         _write(path, obj)
     else:
         atomic_write(path, lambda f: _write(f, obj))
 
 
-def load(path, map_location=None):
+def load(path, map_location=None, *, weights_only=None):
     """The object saved at path (or read from a binary file object). Tensors come back on
     the device they were saved from, or on `map_location` (a device name) if given.
 
     The file is untrusted input: every field is checked before anything is allocated, and
     a file that is damaged, truncated or crafted raises RuntimeError naming the file and
-    the field."""
+    the field. A saved model is made only of tracegrad's classes and functions and those
+    ``add_safe_globals`` allows, unless ``weights_only=False`` (trusting the file: any
+    Module class, its module imported as pickle does; the module docstring says why)."""
+    if weights_only not in (None, True, False):
+        raise TypeError(f"load: weights_only must be True, False or None, got {weights_only!r}")
     if map_location is not None:
         if not isinstance(map_location, str):
             raise TypeError(f"load: map_location must be a device name such as 'python', got "
@@ -143,7 +187,8 @@ def load(path, map_location=None):
     crc, = struct.unpack("<I", payload[total:])
     if zlib.crc32(memoryview(data)[len(MAGIC) + 8:-4]) != crc:
         raise corrupt("its checksum does not match its contents (the file is damaged)")
-    _decode(header["object"], [None] * len(records), corrupt)   # the tree checked, no tensors yet
+    trusted = weights_only is False
+    _Decoder([None] * len(records), corrupt, trusted, where).decode(header["object"])  # checked, no tensors yet
     devices = _devices(records, map_location, where, corrupt)
     tensors, at = [], 0
     for record, device in zip(records, devices):
@@ -155,7 +200,7 @@ def load(path, map_location=None):
                           "expected 0 or 1")
         tensors.append(_make_tensor(record, raw, header["byteorder"], device))
         at += record.nbytes
-    return _decode(header["object"], tensors, corrupt)
+    return _Decoder(tensors, corrupt, trusted, where).decode(header["object"])
 
 
 class Record(NamedTuple):
@@ -166,12 +211,6 @@ class Record(NamedTuple):
     device: str
     requires_grad: bool
     nbytes: int
-
-
-def _short(value, limit=80):
-    """repr(value), cut to `limit` characters (a crafted field may be huge)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _read_header(data, corrupt):
@@ -260,42 +299,86 @@ def _devices(records, map_location, where, corrupt):
     return devices
 
 
-def _decode(node, tensors, corrupt, depth=0):
-    """The object the header's tree `node` stands for, each {"tensor": i} replaced by
-    tensors[i]; every node is checked, so a first pass with placeholders for the tensors
-    validates the whole tree before any tensor is made."""
-    if node is None or isinstance(node, (bool, int, float, str)):
-        return node
-    if depth >= MAX_DEPTH:
-        raise corrupt(f"its object is nested more than {MAX_DEPTH} levels deep")
-    if not (isinstance(node, dict) and len(node) == 1 and next(iter(node)) in NODE_KINDS):
-        raise corrupt(f"its object holds {_short(node)}, expected null, true, false, a number, "
-                      'a string, or an object {"KIND": value} with KIND one of '
-                      f"{', '.join(NODE_KINDS)}")
-    (kind, value), = node.items()
-    if kind == "tensor":
-        if type(value) is not int or not 0 <= value < len(tensors):
-            valid = f"0 to {len(tensors) - 1}" if tensors else "none: the file has no tensors"
-            raise corrupt(f"its object refers to tensor {_short(value)}, expected an index "
-                          f"({valid})")
-        return tensors[value]
-    if not isinstance(value, list):
-        raise corrupt(f'its object holds a "{kind}" of {_short(value)}, expected a list')
-    if kind != "dict":
-        items = [_decode(v, tensors, corrupt, depth + 1) for v in value]
-        return tuple(items) if kind == "tuple" else items
-    out = {}
-    for entry in value:
-        if not (isinstance(entry, list) and len(entry) == 2):
-            raise corrupt(f"its object has a dict entry {_short(entry)}, expected a [key, value] pair")
-        key = _decode(entry[0], tensors, corrupt, depth + 1)
+class _Decoder:
+    """The object the header's tree stands for, each {"tensor": i} replaced by tensors[i];
+    every node is checked, so a first pass with None for the tensors validates the whole
+    tree before any tensor is made."""
+
+    def __init__(self, tensors, corrupt, trusted, where):
+        self.tensors, self.corrupt, self.trusted, self.where = tensors, corrupt, trusted, where
+        self.parameters, self.modules = {}, []
+
+    def index(self, value, what, count):
+        if type(value) is not int or not 0 <= value < count:
+            valid = f"0 to {count - 1}" if count else f"none: the file has no {what}s"
+            raise self.corrupt(f"its object refers to {what} {_short(value)}, expected an index ({valid})")
+        return value
+
+    def decode(self, node, depth=0):
+        corrupt = self.corrupt
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if depth >= MAX_DEPTH:
+            raise corrupt(f"its object is nested more than {MAX_DEPTH} levels deep")
+        if not (isinstance(node, dict) and len(node) == 1 and next(iter(node)) in NODE_KINDS):
+            raise corrupt(f"its object holds {_short(node)}, expected null, true, false, a number, "
+                          'a string, or an object {"KIND": value} with KIND one of '
+                          f"{', '.join(NODE_KINDS)}")
+        (kind, value), = node.items()
+        if kind in ("tensor", "parameter", "ndarray"):
+            t = self.tensors[self.index(value, "tensor", len(self.tensors))]
+            if kind == "tensor" or t is None:
+                return t
+            if kind == "ndarray":
+                return t.detach().numpy()
+            if value not in self.parameters:            # one Parameter object per tensor
+                self.parameters[value] = Parameter(t, t.requires_grad)
+            return self.parameters[value]
+        if kind == "dtype":
+            if value not in [d.name for d in dtypes.ALL]:
+                raise corrupt(f"its object names the dtype {_short(value)}, expected one of "
+                              f"{[d.name for d in dtypes.ALL]}")
+            return dtypes.by_name(value)
+        if kind == "ref":
+            return self.modules[self.index(value, "module", len(self.modules))]
+        if kind == "function":
+            return resolve(value, "function", self)
+        if not isinstance(value, list):
+            raise corrupt(f'its object holds a "{kind}" of {_short(value)}, expected a list')
+        if kind == "module":
+            return self.module(value, depth)
+        if kind != "dict":
+            items = [self.decode(v, depth + 1) for v in value]
+            return tuple(items) if kind == "tuple" else items
+        out = {}
+        for entry in value:
+            if not (isinstance(entry, list) and len(entry) == 2):
+                raise corrupt(f"its object has a dict entry {_short(entry)}, expected a [key, value] pair")
+            key = self.decode(entry[0], depth + 1)
+            try:
+                hash(key)
+            except TypeError:                           # a list, say
+                raise corrupt(f"its object has a dict key of type {type(key).__name__}, which "
+                              "cannot be a dict key") from None
+            out[key] = self.decode(entry[1], depth + 1)
+        return out
+
+    def module(self, value, depth):
+        """A Module of the named class, made without running its code, then its attributes."""
+        if len(value) != 2 or not (isinstance(value[1], dict) and list(value[1]) == ["dict"]):
+            raise self.corrupt(f"its object holds a module {_short(value)}, expected [class, "
+                               '{"dict": attributes}]')
+        cls = resolve(value[0], "class", self)
         try:
-            hash(key)
-        except TypeError:                               # a list, say
-            raise corrupt(f"its object has a dict key of type {type(key).__name__}, which "
-                          "cannot be a dict key") from None
-        out[key] = _decode(entry[1], tensors, corrupt, depth + 1)
-    return out
+            obj = object.__new__(cls)
+        except TypeError as err:                        # a class built on another base's layout
+            raise self.corrupt(f"its module class {value[0]} cannot be made ({err})") from None
+        self.modules.append(obj)                        # before its attributes: they may refer to it
+        state = self.decode(value[1], depth + 1)
+        if not all(isinstance(k, str) for k in state):
+            raise self.corrupt(f"its module of class {value[0]} has attribute names that are not strings")
+        vars(obj).update(state)
+        return obj
 
 
 def _make_tensor(record, raw, byteorder, device):

@@ -30,6 +30,30 @@ import operator
 numel = math.prod
 
 
+class Size(tuple):
+    """A shape as PyTorch's ``size()`` returns it, torch.Size: a tuple of ints (it compares,
+    hashes and unpacks as one) that prints as ``torch.Size([2, 3])`` and counts its
+    elements with ``numel()``. Tensors keep their shapes as plain tuples (every operation
+    makes one); ``size()`` wraps it."""
+    __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        return super().__new__(cls, as_ints("Size", sizes, "sizes"))
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size(super().__add__(tuple(other)))
+
+    def numel(self):
+        return numel(self)
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+
 def make_strides(shape):
     """Row-major strides: the last dimension varies fastest."""
     strides = ROW_MAJOR.get(shape) if type(shape) is tuple else None

@@ -22,7 +22,7 @@ from . import backend as backends
 from . import dtypes
 from .backend import View
 from .broadcast import broadcast_strides
-from .strides import MAX_NUMEL, ROW_MAJOR, check_view, is_contiguous, make_strides, normalize_dim, numel
+from .strides import MAX_NUMEL, ROW_MAJOR, Size, check_view, is_contiguous, make_strides, normalize_dim, numel
 
 
 class Storage:
@@ -48,12 +48,27 @@ class Tensor:
     # methods.py gives tensors ``==`` (element-wise, as in PyTorch); they stay dict keys
     # by identity
     __hash__ = object.__hash__
+    # numpy's operators leave a tensor operand to Tensor's own: np.float64(2) * t is 2 * t,
+    # in the graph, not a numpy array of t's values (which np.array(t) gives, methods.py)
+    __array_ufunc__ = None
 
-    def __init__(self, storage, shape, strides=None, offset=0, dtype=dtypes.float32,
-                 requires_grad=False):
-        """A view of ``storage`` (strides None: row-major). Checked, since the layout comes
-        from the caller: it must lie inside the storage, with non-negative sizes, strides
-        and offset (ValueError otherwise; see the module docstring)."""
+    def __init__(self, *args, **kwargs):
+        """``Tensor(storage, shape, strides=None, offset=0, dtype=float32,
+        requires_grad=False)``: a view of ``storage`` (strides None: row-major). Checked,
+        since the layout comes from the caller: it must lie inside the storage, with
+        non-negative sizes, strides and offset (ValueError otherwise; see the module
+        docstring).
+
+        Without a Storage, PyTorch's legacy constructor: ``Tensor(2, 3)`` (zeros of that
+        size), ``Tensor([1, 2])`` (from data), ``Tensor()`` (empty), float32: methods.py
+        binds ``_legacy_init`` (legacy_types.py), since making a tensor from data takes the
+        operations this module does not import."""
+        if (args and isinstance(args[0], Storage)) or "storage" in kwargs:
+            self._view_of(*args, **kwargs)
+        else:
+            self._legacy_init(*args, **kwargs)
+
+    def _view_of(self, storage, shape, strides=None, offset=0, dtype=dtypes.float32, requires_grad=False):
         if not isinstance(storage, Storage):
             raise TypeError(f"Tensor(): expected a Storage, got {type(storage).__name__}")
         if not isinstance(dtype, dtypes.DType):
@@ -156,7 +171,9 @@ class Tensor:
         return numel(self.shape)
 
     def size(self, dim=None):
-        return self.shape if dim is None else self.shape[normalize_dim(dim, self.ndim)]
+        if dim is None:                  # the shape's ints were checked: wrapped, not checked again
+            return tuple.__new__(Size, self.shape)
+        return self.shape[normalize_dim(dim, self.ndim)]
 
     def stride(self, dim=None):
         return self.strides if dim is None else self.strides[normalize_dim(dim, self.ndim)]

@@ -257,3 +257,4 @@ diag = _functional("diag", "a vector on a matrix's diagonal, or a matrix's diago
 lerp = _functional("lerp", "input + weight * (end - input)")
 addcmul = _functional("addcmul", "input + value * tensor1 * tensor2")
 addcdiv = _functional("addcdiv", "input + value * tensor1 / tensor2")
+narrow = _functional("narrow", "the view of length elements from start along dim")

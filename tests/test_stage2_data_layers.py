@@ -253,8 +253,10 @@ def test_channel_dropout_seeding_shapes_and_errors():
         F.dropout2d(tg.ones(2, 2, 2, 2, 2), 0.5)
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout2d(1.5)
-    with pytest.raises(ValueError, match="inplace=True is not supported"):
-        nn.Dropout2d(0.5, inplace=True)
+    x = tg.ones(2, 3, 2, 2)
+    assert nn.Dropout2d(0.5, inplace=True)(x) is x                  # written into x, by channel
+    written = array(x).reshape(2, 3, 4)
+    assert np.allclose(written, written[..., :1]) and set(np.unique(written)) <= {0.0, 2.0}
 
 
 # ---- Upsample --------------------------------------------------------------------------------

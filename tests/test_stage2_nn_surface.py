@@ -321,8 +321,6 @@ def test_activation_and_normalize_edge_cases():
     for bad in (lambda: F.leaky_relu(x, "0.1"), lambda: nn.ELU(alpha=None)):
         with pytest.raises(TypeError, match="must be a number"):
             bad()
-    with pytest.raises(ValueError, match="inplace=True is not supported"):
-        nn.LeakyReLU(inplace=True)
     with pytest.raises(ValueError, match="p must be positive"):
         F.normalize(x, p=0)
     with pytest.raises(ValueError, match="beta must be non-zero"):
@@ -466,3 +464,80 @@ def test_cross_entropy_probability_targets_and_huber_errors():
     with pytest.raises(ValueError, match="HuberLoss: delta must be a positive number, got -1"):
         nn.HuberLoss(delta=-1)
     assert repr(nn.HuberLoss(delta=0.5)) == "HuberLoss(reduction='mean', delta=0.5)"
+
+
+def test_deepcopy_copies_values_not_storage():
+    import copy
+    model = Tied()
+    twin = copy.deepcopy(model)
+    assert twin.emb.weight is twin.head.weight and twin.emb.weight is not model.emb.weight   # still tied
+    assert isinstance(twin.emb.weight, nn.Parameter) and twin.emb.weight.requires_grad
+    assert twin.emb.weight.tolist() == model.emb.weight.tolist()
+    with tg.no_grad():
+        twin.emb.weight.add_(1.0)
+    assert twin.emb.weight.tolist() != model.emb.weight.tolist()
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(model.emb.weight * 2)
+    ln = nn.LayerNorm(3, bias=False)
+    assert ln.bias is None and [n for n, _ in ln.named_parameters()] == ["weight"]
+    assert ln(tg.tensor([[1.0, 2.0, 3.0]])).sum().item() == pytest.approx(0.0, abs=1e-6)
+
+
+# ---- inplace=True -----------------------------------------------------------------------------
+def relu_ref(v):
+    return max(v, 0.0)
+
+
+def leaky_ref(v):
+    return v if v > 0 else 0.1 * v
+
+
+# (the in-place call, numpy's answer element by element, the out-of-place function)
+INPLACE = [(lambda x: F.relu(x, inplace=True), relu_ref, F.relu),
+           (lambda x: nn.ReLU(inplace=True)(x), relu_ref, F.relu),
+           (lambda x: F.leaky_relu(x, 0.1, inplace=True), leaky_ref, lambda x: F.leaky_relu(x, 0.1)),
+           (lambda x: nn.LeakyReLU(0.1, inplace=True)(x), leaky_ref, lambda x: F.leaky_relu(x, 0.1)),
+           (lambda x: nn.ELU(inplace=True)(x), lambda v: v if v > 0 else math.expm1(v), F.elu),
+           (lambda x: nn.SiLU(inplace=True)(x), lambda v: v / (1 + math.exp(-v)), F.silu),
+           (lambda x: F.dropout(x, 0.0, inplace=True), lambda v: v, lambda x: x)]
+
+
+@pytest.mark.parametrize("apply, reference, _", INPLACE)
+def test_inplace_writes_into_the_input(apply, reference, _):
+    data = np.array([[-2.0, -0.5], [0.0, 3.0]])
+    x = tg.tensor(data.tolist(), dtype=tg.float64)
+    view = x[1]                                           # another view of the same storage
+    assert apply(x) is x
+    np.testing.assert_allclose(array(x), np.vectorize(reference)(data), rtol=1e-12)
+    np.testing.assert_allclose(array(view), np.vectorize(reference)(data)[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("apply, reference, out_of_place", INPLACE)
+def test_inplace_in_the_graph_gives_a_new_tensor_with_the_gradient(apply, reference, out_of_place):
+    data = np.array([[-2.0, -0.5], [0.5, 3.0]])
+    w, twin = (tg.tensor(data.tolist(), dtype=tg.float64, requires_grad=True) for _ in range(2))
+    h = w * 1.0                                           # in the graph, not a leaf
+    out = apply(h)
+    np.testing.assert_allclose(array(out), np.vectorize(reference)(data), rtol=1e-12)
+    np.testing.assert_array_equal(array(h), data)        # h is others' input: left as it was
+    (out * out).sum().backward()
+    out_twin = out_of_place(twin)
+    (out_twin * out_twin).sum().backward()
+    np.testing.assert_allclose(array(w.grad), array(twin.grad), rtol=1e-12)
+
+
+def test_inplace_refuses_a_leaf_and_bumps_the_version():
+    leaf = tg.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad is being used in an in-place"):
+        F.relu(leaf, inplace=True)
+    with tg.no_grad():
+        assert F.relu(leaf, inplace=True) is leaf         # under no_grad: written, as PyTorch
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    x = tg.tensor([-1.0, 1.0])
+    y = (w * x).sum()                                     # the product saved x for w's gradient
+    F.relu(x, inplace=True)
+    with pytest.raises(RuntimeError, match="modified in place afterwards"):
+        y.backward()
+    assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)" and repr(nn.ReLU()) == "ReLU()"
+    assert repr(nn.LeakyReLU(0.2, inplace=True)) == "LeakyReLU(negative_slope=0.2, inplace=True)"
+    assert repr(nn.Dropout(0.1)) == "Dropout(p=0.1, inplace=False)"

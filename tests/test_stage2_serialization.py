@@ -317,3 +317,111 @@ def test_a_save_killed_by_a_parent_that_has_not_reaped_it_is_swept(tmp_path):
         child.kill()
         child.wait()
         child.stdout.close()
+
+
+# ---- numpy arrays, Parameters, whole models -----------------------------------------------------
+def test_numpy_arrays_round_trip(tmp_path):
+    arrays = {"f32": np.arange(6, dtype=np.float32).reshape(2, 3), "i64": np.array([-1, 2 ** 62]),
+              "bool": np.array([True, False]), "strided": np.arange(10.0)[::3], "scalar": np.array(2.5),
+              "f16": np.array([1.5, -0.0], dtype=np.float16)}
+    save(arrays, tmp_path / "a.tg")
+    back = load(tmp_path / "a.tg")
+    for name, a in arrays.items():
+        assert isinstance(back[name], np.ndarray) and back[name].dtype == a.dtype
+        np.testing.assert_array_equal(back[name], a)
+    with pytest.raises(TypeError, match="numpy dtype complex128 is not supported"):
+        save(np.zeros(2, dtype=np.complex128), tmp_path / "c.tg")
+
+
+def test_a_parameter_and_a_tensor_saved_twice_come_back_as_one(tmp_path):
+    p = nn.Parameter(tg.ones(2))
+    t = tg.zeros(3)
+    save({"p": p, "again": [p, t, t]}, tmp_path / "p.tg")
+    back = load(tmp_path / "p.tg")
+    assert isinstance(back["p"], nn.Parameter) and back["p"].requires_grad
+    assert back["again"][0] is back["p"] and back["again"][1] is back["again"][2]
+    assert len(json.loads(_header(tmp_path / "p.tg"))["tensors"]) == 2
+
+
+def _header(path):
+    data = path.read_bytes()
+    start = len(serialization.MAGIC) + 8
+    length, = struct.unpack("<Q", data[len(serialization.MAGIC):start])
+    return data[start:start + length]
+
+
+class Net(nn.Module):                                   # a user's model, of a class of its own
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def test_a_model_of_tracegrads_classes_loads_whole(tmp_path):
+    tg.manual_seed(0)
+    model = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu"), 2)
+    model.eval()
+    save(model, tmp_path / "m.tg")
+    back = load(tmp_path / "m.tg")
+    assert type(back) is nn.TransformerEncoder and back.training is False
+    assert back.layers[0].activation is nn.functional.gelu and back.layers[0].training is False
+    x = tg.randn(3, 2, 8)
+    assert back(x).tolist() == model(x).tolist()
+    assert [n for n, _ in back.named_parameters()] == [n for n, _ in model.named_parameters()]
+    assert all(isinstance(p, nn.Parameter) for p in back.parameters())
+    tied = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 5, bias=False))
+    tied[1].weight = tied[0].weight
+    save(tied, tmp_path / "tied.tg")
+    loaded = load(tmp_path / "tied.tg")
+    assert loaded[1].weight is loaded[0].weight                       # still one parameter
+    opt = tg.optim.SGD(loaded.parameters(), lr=0.1)                   # and trainable
+    loaded(tg.tensor([1, 2])).sum().backward()
+    opt.step()
+    assert loaded[1].weight.tolist() != tied[1].weight.tolist()
+
+
+def test_a_model_of_the_users_class_needs_weights_only_false_or_allowing(tmp_path):
+    tg.manual_seed(0)
+    model = Net()
+    save({"model": model, "step": 3}, tmp_path / "net.tg")
+    with pytest.raises(RuntimeError, match=r"class tests.test_stage2_serialization.Net, which is not "
+                                           r"tracegrad's own.*weights_only=False.*add_safe_globals\(\[Net\]\)"):
+        load(tmp_path / "net.tg")
+    x = tg.randn(2, 3)
+    trusted = load(tmp_path / "net.tg", weights_only=False)["model"]
+    assert type(trusted) is Net and trusted(x).tolist() == model(x).tolist()
+    serialization.add_safe_globals([Net])
+    try:
+        assert type(load(tmp_path / "net.tg")["model"]) is Net
+    finally:
+        serialization.clear_safe_globals()
+    with pytest.raises(TypeError, match="defined inside a function or as a lambda"):
+        save(nn.TransformerEncoderLayer(4, 2, activation=lambda t: t), tmp_path / "l.tg")
+
+
+@pytest.mark.parametrize("node, message", [
+    ({"function": "os:system"}, r"holds a model of the function os.system, which is not tracegrad's own"),
+    ({"module": ["builtins:dict", {"dict": []}]}, r"class builtins.dict, which is not tracegrad's own"),
+    ({"module": ["stage2_tensor.nn.modules:Module.__subclasses__", {"dict": []}]}, r"expected 'module:name'"),
+    ({"module": ["stage2_tensor.nn.functional:relu", {"dict": []}]}, r"which is not an nn.Module class here"),
+    ({"function": "stage2_tensor.nn.layers:Linear"}, r"which is not a function here"),
+    ({"module": ["stage2_tensor.nn.layers:ReLU", {"dict": [[1, 2]]}]}, r"attribute names that are not strings"),
+    ({"ref": 0}, r"refers to module 0, expected an index \(none: the file has no modules\)"),
+    ({"dtype": "float128"}, r"names the dtype 'float128'"),
+])
+def test_crafted_models_are_refused_without_running_anything(node, message, tmp_path):
+    path = crafted(tmp_path / "evil.tg", {**one_tensor(), "object": {"list": [{"tensor": 0}, node]}}, bytes(8))
+    with pytest.raises(RuntimeError, match=message):
+        load(path)
+
+
+def test_even_trusted_a_file_makes_only_modules_and_functions(tmp_path):
+    for node, message in [({"module": ["builtins:dict", {"dict": []}]}, "not an nn.Module class here"),
+                          ({"function": "os:system"}, "not a function here"),
+                          ({"function": "no_such_module_here:f"}, "cannot be imported here")]:
+        path = crafted(tmp_path / "t.tg", {**one_tensor(), "object": node}, bytes(8))
+        with pytest.raises(RuntimeError, match=message):
+            load(path, weights_only=False)

@@ -139,6 +139,12 @@ def test_randint_draws_in_range_and_repeats_with_a_seed(device):
     np.testing.assert_array_equal(tg.randint(-2, 3, (40, 5), device=device).numpy(), values)
     assert tg.randint(4, (3,)).numpy().max() < 4                      # randint(high, size)
     assert tg.randint(0, 2, 6, dtype=tg.int32).dtype is tg.int32
+    for form in (lambda: tg.randint(4, size=(30,)), lambda: tg.randint(high=4, size=(30,)),
+                 lambda: tg.randint(low=2, high=4, size=(30,))):
+        drawn = form().numpy()
+        assert drawn.shape == (30,) and drawn.max() == 3 and drawn.min() >= 0
+    a, b = (tg.randint(100, (8,), generator=tg.Generator().manual_seed(5)).tolist() for _ in range(2))
+    assert a == b
 
 
 def test_randint_rejects_bad_arguments():
@@ -782,3 +788,92 @@ def test_diag_sign_and_the_in_place_updates_of_hand_written_optimizers(device):
         tg.diag(t(A, device).reshape(1, 2, 3))
     with pytest.raises(TypeError, match="diag: diagonal must be an int, got 0.5"):
         tg.diag(t(A, device), 0.5)
+
+
+# ---- older programs' spellings: torch.Size, the legacy types, narrow, np.array(t) -------------
+def test_size_is_a_tuple_that_prints_as_pytorchs():
+    x = tg.zeros(2, 3, 4)
+    size = x.size()
+    assert isinstance(size, tg.Size) and isinstance(size, tuple) and size == (2, 3, 4)
+    assert repr(size) == "torch.Size([2, 3, 4])" and size.numel() == 24
+    assert isinstance(size[1:], tg.Size) and size[1:] == (3, 4) and size[-1] == 4
+    assert tg.Size([2, 3]) + (1,) == tg.Size([2, 3, 1]) and tg.zeros(tg.Size([2, 3])).shape == (2, 3)
+    with pytest.raises(TypeError, match="must be a tuple of ints"):
+        tg.Size([2.5])
+
+
+@pytest.mark.parametrize("dtype, name", [(tg.float32, "FloatTensor"), (tg.float64, "DoubleTensor"),
+                                         (tg.float16, "HalfTensor"), (tg.bfloat16, "BFloat16Tensor"),
+                                         (tg.int64, "LongTensor"), (tg.int32, "IntTensor"),
+                                         (tg.bool, "BoolTensor")])
+def test_legacy_types_name_make_and_recognise_their_dtype(dtype, name):
+    kind = getattr(tg, name)
+    t = kind([1, 0, 1])
+    assert t.dtype is dtype and t.tolist() == [dtype.cast(v) for v in (1, 0, 1)]
+    assert t.type() == f"torch.{name}" and isinstance(t, kind) and isinstance(t, tg.Tensor)
+    assert kind(2, 3).shape == (2, 3) and kind(2, 3).dtype is dtype and kind().shape == (0,)
+    assert not isinstance(t.to(dtype=tg.float64 if dtype is not tg.float64 else tg.float32), kind)
+    assert tg.zeros(2).type(kind).dtype is dtype and tg.zeros(2).type(f"torch.{name}").dtype is dtype
+
+
+def test_legacy_constructors_and_type_conversions():
+    assert tg.Tensor(2, 3).tolist() == [[0.0] * 3] * 2 and tg.Tensor(2, 3).dtype is tg.float32
+    assert tg.Tensor([1, 2]).dtype is tg.float32 and tg.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert tg.Tensor().shape == (0,) and tg.Tensor(tg.Size([2])).shape == (2,)
+    assert tg.Tensor(np.array([1, 2])).dtype is tg.float32
+    x = tg.tensor([1.0, 2.0])
+    alias = tg.Tensor(x)
+    assert alias is not x and alias.data_ptr() == x.data_ptr()       # a new tensor, one storage
+    assert tg.LongTensor([1.7, -2.2]).tolist() == [1, -2] and tg.BoolTensor([0, 2]).tolist() == [False, True]
+    assert x.type(tg.float32) is x and x.type(tg.float64).dtype is tg.float64
+    with pytest.raises(TypeError, match="must be float32 on its device"):
+        tg.Tensor(tg.tensor([1, 2]))
+    with pytest.raises(TypeError, match=r"LongTensor\(\): expected sizes \(ints\), one sequence of data or a tensor, got \(list, list\)"):
+        tg.LongTensor([1], [2])
+    for bad in ("torch.Foo", "float64"):
+        with pytest.raises(ValueError, match=f"invalid type: '{bad}'"):
+            x.type(bad)
+    with pytest.raises(TypeError, match="expected a dtype, a tensor type or its name"):
+        x.type(3)
+    assert repr(tg.FloatTensor) == "<class 'torch.FloatTensor'>"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_narrow_is_a_slice_along_a_dimension(device):
+    data = np.arange(10).reshape(2, 5)
+    x = t(data, device, tg.int64)
+    np.testing.assert_array_equal(x.narrow(1, 1, 3).numpy(), data[:, 1:4])
+    np.testing.assert_array_equal(tg.narrow(x, 1, -2, 2).numpy(), data[:, 3:5])
+    np.testing.assert_array_equal(x.narrow(0, tg.tensor(1), 1).numpy(), data[1:2])
+    assert x.narrow(1, 5, 0).shape == (2, 0)
+    view = x.narrow(1, 1, 2)
+    view.fill_(-1)                                                        # a view: writes reach x
+    assert x.tolist() == [[0, -1, -1, 3, 4], [5, -1, -1, 8, 9]]
+    w = t([1.0, 2.0, 3.0], device, tg.float64).requires_grad_()
+    (w.narrow(0, 1, 2) * 2).sum().backward()
+    assert w.grad.tolist() == [0.0, 2.0, 2.0]
+
+
+def test_narrow_errors_are_pytorchs():
+    x = tg.zeros(2, 5)
+    with pytest.raises(IndexError, match=r"start out of range \(expected to be in range of \[-5, 5\], but got 6\)"):
+        x.narrow(1, 6, 1)
+    with pytest.raises(RuntimeError, match=r"start \(2\) \+ length \(4\) exceeds dimension size \(5\)"):
+        x.narrow(1, 2, 4)
+    with pytest.raises(RuntimeError, match="length must be non-negative"):
+        x.narrow(1, 0, -1)
+    with pytest.raises(IndexError, match="out of range"):
+        x.narrow(2, 0, 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_numpy_reads_a_tensor_through_array(device):
+    x = t([[1.5, -2.0]], device, tg.float32)
+    got = np.array(x)
+    assert got.dtype == np.float32 and got.tolist() == [[1.5, -2.0]]
+    assert np.array(x, dtype=np.int64).tolist() == [[1, -2]] and np.asarray(tg.tensor(3)).shape == ()
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.array(x.requires_grad_())
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    scaled = np.float64(3.0) * w                         # numpy leaves the operator to Tensor
+    assert isinstance(scaled, tg.Tensor) and scaled.grad_fn is not None

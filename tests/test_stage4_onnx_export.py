@@ -160,6 +160,15 @@ def test_the_mnist_cnn(tmp_path):
     assert model.training and model.dropout1.training
 
 
+def test_inplace_activations_export(tmp_path):
+    """The example runs in the graph, where inplace=True computes out of place (inplace.py)."""
+    tg.seed(4)
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True), nn.Linear(5, 3), nn.LeakyReLU(0.2, inplace=True),
+                          nn.Dropout(0.5, inplace=True), nn.Linear(3, 2)).to("cpu")
+    proto = _check(model, [(2, 4)], str(tmp_path / "inplace.onnx"))
+    assert [n.op_type for n in proto.graph.node] == ["Gemm", "Relu", "Gemm", "LeakyRelu", "Gemm"]
+
+
 class Passthrough(nn.Module):
     def forward(self, x):
         return F.dropout(x, 0.5, training=self.training)

@@ -16,6 +16,8 @@
 * ``upsampling.py``: ``Upsample``, ``PixelShuffle``, ``PixelUnshuffle``;
 * ``dropout.py``: ``Dropout1d/2d/3d`` (whole channels);
 * ``attention.py``: ``MultiheadAttention``;
+* ``transformer.py``: ``TransformerEncoderLayer``, ``TransformerEncoder``, the decoder's two,
+  ``Transformer``;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
 * ``utils.py``: ``clip_grad_norm_``.
 
@@ -33,6 +35,8 @@ from .layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Lin
                      MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, SmoothL1Loss
 from .modules import Module, ModuleList, Parameter, Sequential
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             RMSNorm)
 from .upsampling import PixelShuffle, PixelUnshuffle, Upsample
@@ -46,4 +50,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "AdaptiveMaxPool2d", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm",
            "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d",
-           "MultiheadAttention"]
+           "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]

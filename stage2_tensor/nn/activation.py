@@ -1,7 +1,8 @@
 """Activation modules beyond layers.py's ReLU, Tanh, Sigmoid and GELU, PyTorch's names:
 SiLU, LeakyReLU, PReLU, ELU and Softplus. Each is a thin Module around its function in
 functional.py, a composite of differentiable tensor operations (no kernel of its own);
-its arguments are checked when the module is built, not at its first forward.
+its arguments are checked when the module is built, not at its first forward. ``inplace``
+as PyTorch's (stage2_tensor/inplace.py says what it writes).
 """
 from .. import factories
 from . import functional as F
@@ -11,8 +12,15 @@ from .modules import Module, Parameter
 class SiLU(Module):
     """x * sigmoid(x) (swish), as PyTorch's nn.SiLU."""
 
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
@@ -21,14 +29,13 @@ class LeakyReLU(Module):
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
         F._check_number(negative_slope, "negative_slope", "LeakyReLU")
-        F._no_inplace(inplace, "LeakyReLU")
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class PReLU(Module):
@@ -57,14 +64,13 @@ class ELU(Module):
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         F._check_number(alpha, "alpha", "ELU")
-        F._no_inplace(inplace, "ELU")
-        self.alpha = alpha
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x):
-        return F.elu(x, self.alpha)
+        return F.elu(x, self.alpha, self.inplace)
 
     def extra_repr(self):
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):

@@ -14,11 +14,10 @@ class _DropoutNd(Module):
         name = type(self).__name__
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p!r}")
-        channel_dropout._no_inplace(inplace, name)
         self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return self.fn(x, self.p, self.training)
+        return self.fn(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"

@@ -17,7 +17,7 @@ layers: Modules around these functions.)
 import warnings
 
 from .. import backend as backends
-from .. import composites, fused_attention, loss_functions
+from .. import composites, fused_attention, inplace as in_place, loss_functions
 from .. import linear_cross_entropy as lce
 from .. import dtypes
 from ..broadcast import broadcast_shapes
@@ -40,8 +40,9 @@ from ..softmax import log_softmax, softmax  # noqa: F401  (re-exported, F.softma
 from ..strides import numel
 
 
-def relu(x):
-    return x.relu()
+def relu(x, inplace=False):
+    """max(x, 0); with ``inplace=True`` written into x (inplace.py says when)."""
+    return in_place.into(x, x.relu(), "relu") if inplace else x.relu()
 
 
 def gelu(x, approximate="none"):
@@ -50,10 +51,11 @@ def gelu(x, approximate="none"):
     return x.gelu(approximate)
 
 
-def silu(x):
+def silu(x, inplace=False):
     """SiLU (swish), x * sigmoid(x), as in PyTorch: a composite of two primitives, so every
     device runs it and autograd differentiates it with no code of its own."""
-    return x * x.sigmoid()
+    out = x * x.sigmoid()
+    return in_place.into(x, out, "silu") if inplace else out
 
 
 def softplus(x, beta=1.0, threshold=20.0):
@@ -69,19 +71,12 @@ def _check_number(value, name, fn):
         raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
 
 
-def _no_inplace(inplace, fn):
-    """The in-place forms would overwrite a tensor autograd may still need; not offered."""
-    if inplace:
-        raise ValueError(f"{fn}: inplace=True is not supported here; use inplace=False "
-                         "(the default) and assign the result")
-
-
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x, as PyTorch (whose gradient at 0 is
     negative_slope, as here). A composite: where and a product."""
     _check_number(negative_slope, "negative_slope", "leaky_relu")
-    _no_inplace(inplace, "leaky_relu")
-    return where(input > 0, input, input * negative_slope)
+    out = where(input > 0, input, input * negative_slope)
+    return in_place.into(input, out, "leaky_relu") if inplace else out
 
 
 def prelu(input, weight):
@@ -109,8 +104,8 @@ def elu(input, alpha=1.0, inplace=False):
     taken of min(x, 0), so a large positive x gives no inf that where's backward would
     turn into 0 * inf = nan."""
     _check_number(alpha, "alpha", "elu")
-    _no_inplace(inplace, "elu")
-    return where(input > 0, input, (input.minimum(0.0).exp() - 1) * alpha)
+    out = where(input > 0, input, (input.minimum(0.0).exp() - 1) * alpha)
+    return in_place.into(input, out, "elu") if inplace else out
 
 
 def tanh(x):
@@ -184,12 +179,15 @@ def _product(t, a, b, bias=None):
     return t.launch("matmul", a, b, t.dtype, *extra, shape=(a.shape[0], b.shape[1]), dtype=t.dtype)
 
 
-def dropout(x, p=0.5, training=True):
+def dropout(x, p=0.5, training=True, inplace=False):
     """Inverted dropout: in training, zero each element with probability p and scale the
     survivors by 1/(1-p), so the expected value is unchanged and evaluation needs no
     rescaling; outside training, x itself. One fused kernel each way (``Dropout``), its mask
     decided by a 64-bit seed drawn from the package's generator, so ``seed`` makes it
-    repeat. Integer tensors are dropped out as float32."""
+    repeat. Integer tensors are dropped out as float32. ``inplace=True`` writes the result
+    into x (inplace.py says when)."""
+    if inplace:
+        return in_place.into(x, dropout(x, p, training), "dropout")
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:

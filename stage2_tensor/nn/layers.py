@@ -55,14 +55,15 @@ class Embedding(Module):
 
 class LayerNorm(Module):
     """Normalise over the last dimension(s) to mean 0 and variance 1, then scale by weight
-    (ones at the start) and shift by bias (zeros)."""
+    (ones at the start) and shift by bias (zeros); ``bias=False`` keeps the scale only."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
+                 dtype=None):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(ones(*shape, dtype=dtype, device=device)) if elementwise_affine else None
-        self.bias = Parameter(zeros(*shape, dtype=dtype, device=device)) if elementwise_affine else None
+        self.bias = Parameter(zeros(*shape, dtype=dtype, device=device)) if elementwise_affine and bias else None
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -75,22 +76,31 @@ class Dropout(Module):
     """Zero elements with probability p in training mode (scaling the rest by 1/(1-p));
     the identity after ``model.eval()``."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class ReLU(Module):
+    """max(x, 0); ``inplace=True`` writes it into x (stage2_tensor/inplace.py says when)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return x.relu()
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):

@@ -30,6 +30,9 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo):
+        return Parameter(super().__deepcopy__(memo), self.requires_grad)
+
 
 class Module:
     """Base class of every layer and model. Subclasses set attributes in ``__init__`` and
@@ -199,6 +202,16 @@ class Module:
                 if isinstance(b, Tensor):
                     setattr(module, n, b.to(device=device,
                                             dtype=dtype if b.dtype.is_floating_point else None))
+        return self
+
+    def share_memory(self):
+        """Move every parameter and buffer into memory that processes share
+        (Tensor.share_memory_, device "cpu"): processes given this model then train one
+        set of weights (torch.multiprocessing's hogwild)."""
+        for p in self.parameters():
+            p.share_memory_()
+        for _, b in self.named_buffers():
+            b.share_memory_()
         return self
 
     def float(self):

@@ -12,15 +12,17 @@ pointing at the same tensors. Per-parameter state (momentum, running averages) l
 learning-rate scheduler can change ``lr``). ``lr_scheduler.LinearLR`` decays ``lr``.
 
 One file per optimizer, as in PyTorch: ``optimizer.py`` (the frame: groups, state,
-state_dict), ``sgd.py``, ``rmsprop.py``, ``adagrad.py``, ``adadelta.py``, ``adam.py``, ``adamw.py``.
+state_dict), ``sgd.py``, ``rmsprop.py``, ``adagrad.py``, ``adadelta.py``, ``adam.py``, ``adamw.py``; and
+``lbfgs.py``, a quasi-Newton method whose ``step(closure)`` evaluates the model several times.
 """
 from . import lr_scheduler  # optim.lr_scheduler.LinearLR, as in PyTorch
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
+from .lbfgs import LBFGS
 from .optimizer import Optimizer, fused_update
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "RMSprop", "Adagrad", "Adadelta", "Adam", "AdamW", "lr_scheduler", "fused_update"]
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adagrad", "Adadelta", "Adam", "AdamW", "LBFGS", "lr_scheduler", "fused_update"]

@@ -1,5 +1,6 @@
 """Utilities beside the tensor, PyTorch's ``torch.utils``: ``data`` (Dataset, TensorDataset,
-DataLoader)."""
+DataLoader) and ``tensorboard`` (SummaryWriter, through tensorboardX; imported when asked
+for, as PyTorch's, since it needs that package)."""
 from . import data
 
 __all__ = ["data"]

@@ -215,7 +215,7 @@ def _batch_norm(b, out, input, running_mean, running_var, weight=None, bias=None
     b.bind(out, y)
 
 
-def _dropout(b, out, x, p=0.5, training=True):
+def _dropout(b, out, x, p=0.5, training=True, inplace=False):
     if training and p > 0:
         raise ValueError("export: dropout in training mode cannot be exported (the model is put in eval "
                          "mode; this call passed training=True itself)")
