@@ -25,6 +25,27 @@ ROOT = Path(__file__).resolve().parents[1]
 GOAL = 3.0                  # at most this many times PyTorch's time, at 64k and 1M elements
 PIECES = 64                 # cat and stack join this many tensors
 
+
+
+def top_k_sample(ns, logits, k=50):
+    """nanoGPT's sampling step: the logits below the k-th largest set to -inf, then one draw."""
+    v, _ = ns.lib.topk(logits, k)
+    logits = logits.clone()
+    logits[logits < v[:, [-1]]] = -float("inf")
+    return ns.lib.multinomial(ns.F.softmax(logits, dim=-1), num_samples=1)
+
+
+def top_p_sample(ns, logits, p=0.9):
+    """Nucleus sampling as public code writes it: sort, the running sum of the probabilities,
+    the tokens past p removed (the first always kept), put back in vocabulary order, one draw."""
+    ordered, order = ns.lib.sort(logits, descending=True)
+    remove = ns.lib.cumsum(ns.F.softmax(ordered, dim=-1), dim=-1) > p
+    remove[..., 1:] = remove[..., :-1].clone()
+    remove[..., 0] = False
+    logits = logits.masked_fill(remove.scatter(1, order, remove), -float("inf"))
+    return ns.lib.multinomial(ns.F.softmax(logits, dim=-1), num_samples=1)
+
+
 # name: (inputs from a numpy generator and n, the op on an engine's namespace and tensors).
 # Shapes with rows keep a row of 1024 elements (fewer when n is smaller).
 OPS = {
@@ -57,6 +78,9 @@ OPS = {
     "stack of 64": (lambda rng, n: {f"p{k}": rng.standard_normal(max(n // PIECES, 1)) for k in range(PIECES)},
                     lambda ns, **p: ns.lib.stack(list(p.values()))),
     "multinomial": (lambda rng, n: {"p": rng.random(n) + 0.01}, lambda ns, p: p.multinomial(16, replacement=True)),
+    # one token drawn from one row of n logits (GPT-2's vocabulary: n = 50257)
+    "top-k sampling": (lambda rng, n: {"logits": rng.standard_normal((1, n)) * 3}, top_k_sample),
+    "top-p sampling": (lambda rng, n: {"logits": rng.standard_normal((1, n)) * 3}, top_p_sample),
 }
 
 
