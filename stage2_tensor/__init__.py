@@ -62,7 +62,7 @@ backend instead, with a one-time log line. from_flat, to_flat and write are requ
 from . import backend as _backend
 from . import methods  # noqa: F401  (imported for its effect: binds Tensor's operation methods)
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
-from .dtypes import bfloat16, finfo, float16, float32, float64, int32, int64
+from .dtypes import bfloat16, finfo, float16, float32, float64, int8, int16, int32, int64, uint8
 from .concat import cat, split, stack
 from .cumulative import cumsum
 from .einsum import einsum
@@ -79,8 +79,8 @@ from .torch_compat import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ce
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
-from .legacy_types import (BFloat16Tensor, BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
-                           LongTensor)
+from .legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                           IntTensor, LongTensor, ShortTensor)
 from .logical import allclose, equal, isclose
 from .matmul import bmm, matmul, mm, outer
 from .matmul import mm as spmm  # torch.spmm: mm with a sparse first operand
@@ -105,7 +105,8 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "uniform", "normal", "zeros_like", "ones_like", "full_like", "rand_like",
            "randn_like", "randperm", "Generator", "seed", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "where", "matmul", "from_numpy",
-           "float16", "bfloat16", "half", "finfo", "float32", "float64", "int32", "int64", "bool", "cat", "split", "softmax",
+           "float16", "bfloat16", "half", "finfo", "float32", "float64", "uint8", "int8", "int16", "int32", "int64",
+           "short", "int", "bool", "cat", "split", "softmax",
            "log_softmax", "one_hot", "viz", "nn", "optim", "utils", "save", "load", "manual_seed",
            "long", "double", "Generator",
            # the rest of PyTorch's surface a learner reaches for (torch_compat.py: methods as functions)
@@ -123,10 +124,12 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv",
            # older programs' spellings: torch.Size, the legacy tensor types (legacy_types.py), narrow
            "Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
-           "BoolTensor", "narrow"]
+           "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "narrow"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
+int = int32  # noqa: A001
+short = int16
 double = float64
 half = float16
 float = float32  # noqa: A001

@@ -57,16 +57,17 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    device (Optimizer.load_state_dict checks a loaded one; the optimizers make the others).
 
 Half precision (chapter 1, "Half precision"): float16 and bfloat16 are storage dtypes
-(dtypes.py), whose compute dtype is float32. A device holds and moves them itself: the
-kernels declared ``halves`` (the storage kernels: from_flat, full, to_flat, contiguous
-casting to and from any dtype, index_select, write, to_bytes, from_bytes, as_numpy,
-from_numpy) take half views and dtypes. Every other kernel never sees one: ``launch`` (and
-Tensor.launch, which inlines it) runs it through ``in_float32``, which converts each half
-view to a float32 copy (the device's ``contiguous``), asks for float32 where the call names
-a half dtype, runs the float32 kernel, and rounds each result back to the half dtype on
-store (an in-place kernel's float32 copies are written back into the half views). That is
-PyTorch's CPU rule for one op: compute in float32, round on store. One place, for every
-device and kernel.
+(dtypes.py), whose compute dtype is float32; so are the small ints (uint8, int8, int16),
+computed in int64. A device holds and moves them itself: the kernels declared ``halves``
+(the storage kernels: from_flat, full, to_flat, contiguous casting to and from any dtype,
+index_select, write, to_bytes, from_bytes, as_numpy, from_numpy) take their views and
+dtypes. Every other kernel never sees one: ``launch`` (and Tensor.launch, which inlines it)
+runs it through ``in_compute``, which converts each such view to a copy in its compute
+dtype (the device's ``contiguous``), asks for the compute dtype where the call names a
+storage one, runs that kernel, and rounds (or wraps) each result back on store (an in-place
+kernel's copies are written back into the views). That is PyTorch's CPU rule for one op on
+halves: compute in float32, round on store; for the small ints, int64's results wrapped are
+their own arithmetic's. One place, for every device and kernel.
 """
 import importlib.metadata
 import logging
@@ -280,35 +281,37 @@ def log_fallback(op, backend_name):
         log.warning("op %s not found in backend %s, falling back to python", op, backend_name)
 
 
-# The kernels that take half views and dtypes themselves (the rest: ``in_float32``)
+# The kernels that take storage views and dtypes themselves (the rest: ``in_compute``)
 STORAGE_KERNELS = frozenset(kernels.names(halves=True))
 
 
-def _is_half(a):
-    """Whether an argument is a half view or a list with one (an optimizer's group)."""
+def _is_stored(a):
+    """Whether an argument is a view of a storage dtype or a list with one (an optimizer's
+    group)."""
     if isinstance(a, View):
         return a.dtype.compute is not a.dtype
-    return isinstance(a, list) and any(_is_half(x) for x in a)
+    return isinstance(a, list) and any(_is_stored(x) for x in a)
 
 
-def in_float32(be, name, args, out_dtype):
-    """Kernel ``name`` of backend ``be`` on half arguments, computed in float32 and rounded
-    on store (the module docstring, "Half precision"): a half View becomes a float32 copy, a
-    half dtype float32; each buffer the kernel returns is rounded back to ``out_dtype``
-    (when that is half), an in-place kernel's copies written back into their views."""
+def in_compute(be, name, args, out_dtype):
+    """Kernel ``name`` of backend ``be`` on storage-dtype arguments, computed in their
+    compute dtype and rounded on store (the module docstring, "Half precision"): such a View
+    becomes a copy in its compute dtype, such a dtype its compute dtype; each buffer the
+    kernel returns is rounded back to ``out_dtype`` (when that is a storage dtype), an
+    in-place kernel's copies written back into their views."""
     from . import dtypes
     from .strides import make_strides
-    f32 = dtypes.float32
-    if out_dtype is None:               # a call that does not say: the half dtype it names
-        out_dtype = next((a for a in args if isinstance(a, dtypes.DType) and a.is_half), None)
+    if out_dtype is None:               # a call that does not say: the storage dtype it names
+        out_dtype = next((a for a in args if isinstance(a, dtypes.DType) and a.is_stored), None)
 
     def up(a):
         if isinstance(a, list):
             return [up(x) for x in a]
         if isinstance(a, View) and a.dtype.compute is not a.dtype:
-            return View(be.contiguous(a, f32), a.shape, make_strides(a.shape), 0, f32)
+            wide = a.dtype.compute
+            return View(be.contiguous(a, wide), a.shape, make_strides(a.shape), 0, wide)
         if isinstance(a, dtypes.DType) and a.compute is not a:
-            return f32
+            return a.compute
         return a
 
     def write_back(a, m):
@@ -321,8 +324,8 @@ def in_float32(be, name, args, out_dtype):
     def down(buffer):
         if buffer is None or out_dtype is None or out_dtype.compute is out_dtype:
             return buffer
-        n = be.size(buffer, f32)
-        return be.contiguous(View(buffer, (n,), (1,), 0, f32), out_dtype)
+        n = be.size(buffer, out_dtype.compute)
+        return be.contiguous(View(buffer, (n,), (1,), 0, out_dtype.compute), out_dtype)
 
     moved = [up(a) for a in args]
     fn = getattr(be, name, None)
@@ -330,8 +333,8 @@ def in_float32(be, name, args, out_dtype):
         result = fn(*moved)
     else:
         log_fallback(name, be.name)
-        result = on_python(be, name, moved, f32 if out_dtype is not None and out_dtype.is_half else out_dtype)
-    if result is None:                  # in place: the float32 copies go back, rounded
+        result = on_python(be, name, moved, out_dtype.compute if out_dtype is not None else None)
+    if result is None:                  # in place: the copies go back, rounded
         for a, m in zip(args, moved):
             write_back(a, m)
         return None
@@ -349,10 +352,10 @@ def attention_heads(shape):
 def launch(device, name, *args, out_dtype=None):
     """Run kernel `name` of `device`'s backend on `args` (Views and plain values); a backend
     without it runs the python backend's instead (see ``on_python``); a compute kernel on
-    half views runs in float32 (``in_float32``)."""
+    storage-dtype views runs in their compute dtype (``in_compute``)."""
     be = get(device)
-    if name not in STORAGE_KERNELS and any(_is_half(a) for a in args):
-        return in_float32(be, name, args, out_dtype)
+    if name not in STORAGE_KERNELS and any(_is_stored(a) for a in args):
+        return in_compute(be, name, args, out_dtype)
     fn = getattr(be, name, None)
     if fn is not None:
         return fn(*args)

@@ -3,8 +3,9 @@
 A dtype names how one element is stored (``typecode`` for ``array.array``, ``itemsize``
 bytes) and what Python type reads it back. Promotion follows PyTorch:
 
-* two tensors: bool < int32 < int64 < float32 < float64, except that a float always wins
-  over an int (int64 with float32 gives float32, not float64);
+* two tensors: bool < uint8, int8 < int16 < int32 < int64 < float32 < float64, except that
+  a float always wins over an int (int64 with float32 gives float32, not float64), and
+  uint8 with int8 gives int16 (neither holds the other);
 * a tensor and a Python number: the number only matters when it is of a higher kind
   (bool < int < float) than the tensor; it then gives that kind's default dtype
   (int64 for int, float32 for float). ``tensor_f32 * 2.5`` stays float32.
@@ -18,6 +19,11 @@ what a buffer stores (the bits, rounded to nearest even through float32, as PyTo
 converts a double), ``decode`` reads it back; for the other dtypes the bits are the value.
 Promotion as PyTorch's: float16 with bfloat16 gives float32 (neither holds the other), a
 half with a wider float gives the wider one, with an int or a Python float stays half.
+
+The small integers (uint8, int8, int16: images' pixels, quantized weights) are storage
+types in the same way: held as they are, computed in int64 and wrapped on store, which is
+what their own arithmetic gives (uint8's 250 + 10 is 4, as in PyTorch), so the devices need
+only move and convert them.
 """
 import builtins
 import struct
@@ -41,13 +47,18 @@ class DType:
     @property
     def is_half(self):
         """A 16-bit float stored as bits and computed in float32 (``compute``)."""
+        return self.kind == 2 and self.compute is not self
+
+    @property
+    def is_stored(self):
+        """Held in this dtype, computed in another (``compute``): the halves, the small ints."""
         return self.compute is not self
 
     def cast(self, x):
         """A Python number converted to what this dtype stores."""
+        if self.compute is not self:                # rounded (wrapped) to what it holds
+            return self.decode(self.encode(builtins.int(x) if self.kind == 1 else x))
         if self.kind == 2:
-            if self.compute is not self:            # rounded to what the half holds
-                return self.decode(self.encode(x))
             return builtins.float(x)
         if self.kind == 1:
             return builtins.int(x)
@@ -111,17 +122,31 @@ def _bfloat16_value(bits):
     return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 
-bool_ = DType("bool", "B", 1, 0, 0)
-int32 = DType("int32", "i", 4, 1, 1)
-int64 = DType("int64", "q", 8, 1, 2)
-float16 = DType("float16", "H", 2, 2, 3, (_encode_float16, _decoder("float16", _float16_value)))
-bfloat16 = DType("bfloat16", "H", 2, 2, 3, (_encode_bfloat16, _decoder("bfloat16", _bfloat16_value)))
-float32 = DType("float32", "f", 4, 2, 4)
-float64 = DType("float64", "d", 8, 2, 5)
-float16.compute = bfloat16.compute = float32
+def _wrapping(bits, signed):
+    """(encode, decode) of a small int: the value's low ``bits`` bits, read back signed or not
+    (two's complement, as C's conversions and PyTorch's arithmetic wrap)."""
+    mask, top = (1 << bits) - 1, 1 << (bits - 1)
+    if signed:
+        return (lambda x: ((builtins.int(x) + top) & mask) - top), builtins.int
+    return (lambda x: builtins.int(x) & mask), builtins.int
 
-ALL = (bool_, int32, int64, float16, bfloat16, float32, float64)
+
+bool_ = DType("bool", "B", 1, 0, 0)
+uint8 = DType("uint8", "B", 1, 1, 1, _wrapping(8, False))
+int8 = DType("int8", "b", 1, 1, 1, _wrapping(8, True))
+int16 = DType("int16", "h", 2, 1, 2, _wrapping(16, True))
+int32 = DType("int32", "i", 4, 1, 3)
+int64 = DType("int64", "q", 8, 1, 4)
+float16 = DType("float16", "H", 2, 2, 5, (_encode_float16, _decoder("float16", _float16_value)))
+bfloat16 = DType("bfloat16", "H", 2, 2, 5, (_encode_bfloat16, _decoder("bfloat16", _bfloat16_value)))
+float32 = DType("float32", "f", 4, 2, 6)
+float64 = DType("float64", "d", 8, 2, 7)
+float16.compute = bfloat16.compute = float32
+uint8.compute = int8.compute = int16.compute = int64
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 HALVES = (float16, bfloat16)
+SMALL_INTS = (uint8, int8, int16)
 DEFAULT_FOR_KIND = {0: bool_, 1: int64, 2: float32}
 
 
@@ -146,8 +171,8 @@ def promote(a, b):
     """The dtype of an operation on tensors of dtypes a and b."""
     if a.kind != b.kind:
         return a if a.kind > b.kind else b
-    if a.rank == b.rank and a is not b:     # float16 with bfloat16: neither holds the other
-        return float32
+    if a.rank == b.rank and a is not b:     # neither holds the other: the next that holds both
+        return float32 if a.kind == 2 else int16
     return a if a.rank >= b.rank else b
 
 

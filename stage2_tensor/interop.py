@@ -8,7 +8,8 @@ from . import backend, dtypes
 from .tensor import Tensor
 
 _NUMPY_NAMES = {"float32": dtypes.float32, "float64": dtypes.float64, "int32": dtypes.int32,
-                "int64": dtypes.int64, "bool": dtypes.bool_, "float16": dtypes.float16}
+                "int64": dtypes.int64, "bool": dtypes.bool_, "float16": dtypes.float16,
+                "uint8": dtypes.uint8, "int8": dtypes.int8, "int16": dtypes.int16}
 
 
 def to_numpy(t):

@@ -17,7 +17,8 @@ from .tensor import Tensor
 
 NAMES = {dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor", dtypes.float16: "HalfTensor",
          dtypes.bfloat16: "BFloat16Tensor", dtypes.int64: "LongTensor", dtypes.int32: "IntTensor",
-         dtypes.bool_: "BoolTensor"}
+         dtypes.bool_: "BoolTensor", dtypes.uint8: "ByteTensor", dtypes.int8: "CharTensor",
+         dtypes.int16: "ShortTensor"}
 _BY_NAME = {name: dtype for dtype, name in NAMES.items()}
 
 
@@ -67,9 +68,10 @@ def _legacy_type(dtype):
                                  f"on the host; {name}(2, 3) or {name}(data) makes one."})
 
 
-FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, BoolTensor = (
-    _legacy_type(d) for d in (dtypes.float32, dtypes.float64, dtypes.float16, dtypes.bfloat16,
-                              dtypes.int64, dtypes.int32, dtypes.bool_))
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, BoolTensor, ByteTensor, CharTensor,
+ ShortTensor) = (_legacy_type(d) for d in (dtypes.float32, dtypes.float64, dtypes.float16, dtypes.bfloat16,
+                                           dtypes.int64, dtypes.int32, dtypes.bool_, dtypes.uint8, dtypes.int8,
+                                           dtypes.int16))
 
 
 def type_name(t):

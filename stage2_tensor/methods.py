@@ -90,6 +90,21 @@ class TensorMethods:
     def long(self):
         return self.to(dtype=dtypes.int64)
 
+    def int(self):
+        return self.to(dtype=dtypes.int32)
+
+    def short(self):
+        return self.to(dtype=dtypes.int16)
+
+    def char(self):
+        return self.to(dtype=dtypes.int8)
+
+    def byte(self):
+        return self.to(dtype=dtypes.uint8)
+
+    def bool(self):
+        return self.to(dtype=dtypes.bool_)
+
     def clone(self):
         """A copy with its own storage; gradients flow back to self."""
         return views.Contiguous.apply(self)

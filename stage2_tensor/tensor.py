@@ -141,8 +141,8 @@ class Tensor:
         storage = self.storage
         device = storage.device
         # backends.launch, inlined: one Python call fewer on every operation; a backend
-        # without the kernel still goes through launch's fallback, and so does a half dtype
-        # in or out, which launch computes in float32 (backend.py, "Half precision").
+        # without the kernel still goes through launch's fallback, and so does a storage dtype
+        # in or out, which launch computes in its compute dtype (backend.py, "Half precision").
         # Asking the launching tensor is enough: stage2 gives an operation's inputs one
         # dtype before it launches a kernel; other callers use backends.launch.
         if dtype.compute is not dtype or self.dtype.compute is not self.dtype:

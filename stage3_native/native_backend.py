@@ -46,13 +46,14 @@ from stage2_tensor.strides import is_contiguous, make_strides, numel
 from .updates import GroupUpdates
 
 # The kernels' dtype numbers (csrc/tracegrad.h, cuda/ and their C types)
-# float16 and bfloat16 are held as their bits; only copies and fills take them (stage2's
-# backend.py, "Half precision", runs every other kernel on float32 copies)
+# float16 and bfloat16 are held as their bits, the small ints as they are; only copies and
+# fills take them (stage2's backend.py, "Half precision", runs every other kernel on copies
+# in float32 or int64)
 CODE = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3, dtypes.float64: 4,
-        dtypes.float16: 5, dtypes.bfloat16: 6}
+        dtypes.float16: 5, dtypes.bfloat16: 6, dtypes.uint8: 7, dtypes.int8: 8, dtypes.int16: 9}
 CTYPE = {dtypes.bool_: "uint8_t", dtypes.int32: "int32_t", dtypes.int64: "int64_t",
          dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "uint16_t",
-         dtypes.bfloat16: "uint16_t"}
+         dtypes.bfloat16: "uint16_t", dtypes.uint8: "uint8_t", dtypes.int8: "int8_t", dtypes.int16: "int16_t"}
 FLOATS = (dtypes.float32, dtypes.float64)            # the fused kernels' dtypes
 REDUCTIONS = ("none", "sum", "mean")                  # the loss kernels' reduction codes
 # Op codes by name, from the declaration (stage2_tensor/ops.py), as the kernels' enums

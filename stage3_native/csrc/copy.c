@@ -1,12 +1,38 @@
 /* Strided copy with dtype conversion: contiguous(), casts, and writes into views.
  * float16 and bfloat16 (codes 5, 6) are read through float32 and stored from it (half.h);
  * a contiguous float32 <-> half copy runs half.c's bulk conversion, on the CPU's own
- * instructions where it has them. */
+ * instructions where it has them. Between integer dtypes (int32, int64 and the small ints
+ * uint8, int8, int16: codes 1, 2, 7, 8, 9) a copy goes through int64, exactly, and keeps
+ * the low bits where the target is narrower (two's complement wraps, as PyTorch's casts). */
 #include <string.h>
 #include "half.h"
 #include "strided.h"
 
-static const int itemsize[] = {1, 4, 8, 4, 8, 2, 2};
+static const int itemsize[] = {1, 4, 8, 4, 8, 2, 2, 1, 1, 2};
+
+static int is_half(int dtype) { return dtype == 5 || dtype == 6; }
+static int is_int(int dtype) { return dtype == 1 || dtype == 2 || dtype >= 7; }
+
+static int64_t load_int(const void *x, int dtype, i64 i) {
+    switch (dtype) {
+    case 1: return ((const int32_t *)x)[i];
+    case 7: return ((const uint8_t *)x)[i];
+    case 8: return ((const int8_t *)x)[i];
+    case 9: return ((const int16_t *)x)[i];
+    default: return ((const int64_t *)x)[i];
+    }
+}
+
+/* the low bits, through the unsigned type of the width: defined for every value */
+static void store_int(void *out, int dtype, i64 i, int64_t v) {
+    switch (dtype) {
+    case 1: ((int32_t *)out)[i] = (int32_t)(uint32_t)v; break;
+    case 7: ((uint8_t *)out)[i] = (uint8_t)v; break;
+    case 8: ((int8_t *)out)[i] = (int8_t)(uint8_t)v; break;
+    case 9: ((int16_t *)out)[i] = (int16_t)(uint16_t)v; break;
+    default: ((int64_t *)out)[i] = v;
+    }
+}
 
 static double load(const void *x, int dtype, i64 i) {
     switch (dtype) {
@@ -16,6 +42,7 @@ static double load(const void *x, int dtype, i64 i) {
     case 3: return ((const float *)x)[i];
     case 5: return tg_f16_to_f32(((const uint16_t *)x)[i]);
     case 6: return tg_bf16_to_f32(((const uint16_t *)x)[i]);
+    case 7: case 8: case 9: return (double)load_int(x, dtype, i);
     default: return ((const double *)x)[i];
     }
 }
@@ -29,6 +56,7 @@ static void store(void *out, int dtype, i64 i, double v) {
     /* through float32, as PyTorch converts a double to a half */
     case 5: ((uint16_t *)out)[i] = tg_f32_to_f16((float)v); break;
     case 6: ((uint16_t *)out)[i] = tg_f32_to_bf16((float)v); break;
+    case 7: case 8: case 9: store_int(out, dtype, i, (int64_t)v); break;
     default: ((double *)out)[i] = v;
     }
 }
@@ -65,11 +93,11 @@ void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *
         return;
     }
     if (tg_is_contiguous(ndim, shape, xs) && tg_is_contiguous(ndim, shape, os)) {
-        if (x_dtype == 3 && out_dtype >= 5) {       /* float32 -> half, in bulk */
+        if (x_dtype == 3 && is_half(out_dtype)) {    /* float32 -> half, in bulk */
             tg_half_narrow(out_dtype, n, (const float *)x + xo, (uint16_t *)out + oo);
             return;
         }
-        if (x_dtype >= 5 && out_dtype == 3) {       /* half -> float32, in bulk */
+        if (is_half(x_dtype) && out_dtype == 3) {    /* half -> float32, in bulk */
             tg_half_widen(x_dtype, n, (const uint16_t *)x + xo, (float *)out + oo);
             return;
         }
@@ -77,16 +105,16 @@ void tg_copy(int ndim, const i64 *shape, const void *x, int x_dtype, const i64 *
     if (x_dtype == out_dtype && n > 0 &&
         copy_rows(ndim, shape, (const char *)x, xs, xo, (char *)out, os, oo, itemsize[x_dtype]))
         return;
-    if (x_dtype == out_dtype && x_dtype >= 5) {      /* half -> same half: the bits */
+    if (x_dtype == out_dtype && is_half(x_dtype)) {  /* half -> same half: the bits */
         for (i64 i = 0; i < n; i++) {
             ((uint16_t *)out)[po] = ((const uint16_t *)x)[px];
             tg_step(ndim, shape, idx, &px, xs, &po, os, 0, 0);
         }
         return;
     }
-    if (x_dtype == 2 && out_dtype == 2) {            /* int64 -> int64 exactly, not via double */
+    if (is_int(x_dtype) && is_int(out_dtype)) {      /* exactly, not via double */
         for (i64 i = 0; i < n; i++) {
-            ((int64_t *)out)[po] = ((const int64_t *)x)[px];
+            store_int(out, out_dtype, po, load_int(x, x_dtype, px));
             tg_step(ndim, shape, idx, &px, xs, &po, os, 0, 0);
         }
         return;
@@ -104,6 +132,7 @@ void tg_fill(void *out, int dtype, i64 n, double value, i64 int_value) {
     case 0: memset(out, int_value != 0, n); break;
     case 1: for (i64 i = 0; i < n; i++) ((int32_t *)out)[i] = (int32_t)int_value; break;
     case 2: for (i64 i = 0; i < n; i++) ((int64_t *)out)[i] = int_value; break;
+    case 7: case 8: case 9: for (i64 i = 0; i < n; i++) store_int(out, dtype, i, int_value); break;
     case 3: for (i64 i = 0; i < n; i++) ((float *)out)[i] = (float)value; break;
     case 5: case 6: {
         uint16_t h = dtype == 5 ? tg_f32_to_f16((float)value) : tg_f32_to_bf16((float)value);

@@ -3,8 +3,9 @@
  * Every kernel reads strided views: a base pointer, a shape, one stride per dimension (in
  * elements, not bytes) and an offset. Outputs are contiguous unless stated. Dtype codes
  * match stage3_native/native_backend.py: 0 bool (uint8), 1 int32, 2 int64, 3 float32, 4 float64,
- * 5 float16, 6 bfloat16 (both stored as uint16_t bits; only copies and fills take them: the
- * other kernels run on float32, stage2's backend.py, "Half precision").
+ * 5 float16, 6 bfloat16 (both stored as uint16_t bits), 7 uint8, 8 int8, 9 int16; only
+ * copies and fills take 5 to 9: the other kernels run on float32 or int64 copies, stage2's
+ * backend.py, "Half precision".
  */
 #ifndef TRACEGRAD_H
 #define TRACEGRAD_H

@@ -54,7 +54,15 @@ struct BFloat16 {
     __host__ __device__ operator float() const { return tg_bf16_to_f32(bits); }
 };
 
-/* runtime.cuh's DISPATCH, with the two half types (a copy's only) */
+/* The small ints (dtypes 7, 8, 9) are only copied and filled too (computed in int64). uint8
+ * is a type of its own here: uint8_t is bool's, which converts by != 0. */
+struct UInt8 {
+    uint8_t v;
+    template <typename U> __host__ __device__ explicit UInt8(U x) : v((uint8_t)(int64_t)x) {}
+    __host__ __device__ operator int64_t() const { return v; }
+};
+
+/* runtime.cuh's DISPATCH, with the storage types (a copy's only) */
 #define DISPATCH_COPY(DTYPE, ...) \
     switch (DTYPE) { \
     case 0: { typedef uint8_t T; __VA_ARGS__; break; } \
@@ -63,6 +71,9 @@ struct BFloat16 {
     case 3: { typedef float T; __VA_ARGS__; break; } \
     case 5: { typedef Float16 T; __VA_ARGS__; break; } \
     case 6: { typedef BFloat16 T; __VA_ARGS__; break; } \
+    case 7: { typedef UInt8 T; __VA_ARGS__; break; } \
+    case 8: { typedef int8_t T; __VA_ARGS__; break; } \
+    case 9: { typedef int16_t T; __VA_ARGS__; break; } \
     default: { typedef double T; __VA_ARGS__; break; } \
     }
 
@@ -73,6 +84,9 @@ template <> __device__ __forceinline__ uint8_t convert<float, uint8_t>(float x) 
 template <> __device__ __forceinline__ uint8_t convert<double, uint8_t>(double x) { return x != 0; }
 template <> __device__ __forceinline__ uint8_t convert<int32_t, uint8_t>(int32_t x) { return x != 0; }
 template <> __device__ __forceinline__ uint8_t convert<int64_t, uint8_t>(int64_t x) { return x != 0; }
+template <> __device__ __forceinline__ uint8_t convert<UInt8, uint8_t>(UInt8 x) { return x.v != 0; }
+template <> __device__ __forceinline__ uint8_t convert<int8_t, uint8_t>(int8_t x) { return x != 0; }
+template <> __device__ __forceinline__ uint8_t convert<int16_t, uint8_t>(int16_t x) { return x != 0; }
 
 template <typename S, typename D> __global__ void copy_kernel(i64 n, Strided<2> s, const S *x, D *out) {
     for_each_index(i, n) {
@@ -136,6 +150,9 @@ int tg_cuda_fill(void *out, int dtype, i64 n, double value, i64 int_value) {
     case 3: LAUNCH(blocks_for(n), THREADS, fill_kernel<float>)(n, (float)value, (float *)out); break;
     case 5: LAUNCH(blocks_for(n), THREADS, fill_kernel<uint16_t>)(n, tg_f32_to_f16((float)value), (uint16_t *)out); break;
     case 6: LAUNCH(blocks_for(n), THREADS, fill_kernel<uint16_t>)(n, tg_f32_to_bf16((float)value), (uint16_t *)out); break;
+    case 7: LAUNCH(blocks_for(n), THREADS, fill_kernel<uint8_t>)(n, (uint8_t)int_value, (uint8_t *)out); break;
+    case 8: LAUNCH(blocks_for(n), THREADS, fill_kernel<int8_t>)(n, (int8_t)(uint8_t)int_value, (int8_t *)out); break;
+    case 9: LAUNCH(blocks_for(n), THREADS, fill_kernel<int16_t>)(n, (int16_t)(uint16_t)int_value, (int16_t *)out); break;
     default: LAUNCH(blocks_for(n), THREADS, fill_kernel<double>)(n, value, (double *)out);
     }
     return LAUNCHED();
