@@ -35,6 +35,7 @@ reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer
     unary(op, x, dtype)        binary(op, a, b, dtype)  where(cond, a, b, dtype)
     reduce(op, x, dims, dtype) matmul(a, b, dtype)      index_select(x, dim, index)
     index_add(shape, dim, index, src)                    write(dst, src)   (in place)
+    index(x, indices)          index_put(dst, indices, values, accumulate)   (in place)
 
 and, optionally, fused kernels (one pass instead of several tensor operations):
 
