@@ -60,10 +60,12 @@ class IndexPut(GradientFunction):
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
-        read = Index.apply(arrange(grad, self.basic, self.order), indices)
-        if self.accumulate:
+        wants_x, wants_values = self.needs_input_grad[:2]
+        read = Index.apply(arrange(grad, self.basic, self.order), indices) if wants_values else None
+        if self.accumulate or not wants_x:
             return grad, read, None
         kept = views.copy(grad)                       # what was overwritten gets no gradient
-        put(arrange(kept, self.basic, self.order), indices,
-            zeros((), dtype=grad.dtype, device=grad.device).expand(*read.shape), False)
+        at = arrange(kept, self.basic, self.order)
+        put(at, indices, zeros((), dtype=grad.dtype, device=grad.device).expand(
+            *indices.shape[1:], *at.shape[indices.shape[0]:]), False)
         return kept, read, None
