@@ -108,7 +108,8 @@ bench: setup
 NATIVE_TESTS := $(filter-out tests/test_stage3_cuda%,$(wildcard tests/test_stage3_*.py))
 FUSED_TESTS := $(addprefix tests/test_stage3_,codegen.py fusion.py rows.py plan_cache.py epilogue.py lazy.py lazy_draw.py)
 SHARED_SUITES := tests/test_ops.py tests/test_dags.py tests/test_stage2_optim.py tests/test_stage2_nn.py \
-    tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py
+    tests/test_boundary.py tests/test_stage2_edge_cases.py tests/test_stage2_grad_mode.py tests/test_stage2_serialization.py \
+    tests/test_indexing.py
 copy_tree = rm -rf $(1) && mkdir -p $(1) && \
     cp -R stage1_scalargrad stage2_tensor stage3_native stage4_models benchmarks tests pyproject.toml $(1)/ && \
     rm -f $(1)/stage3_native/_native*.so

@@ -12,7 +12,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py``
 (the differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
-``sorting.py`` (sort, argsort, topk), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx]), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
+``sorting.py`` (sort, argsort, topk), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx], x[idx] = v, index_put), ``index_kernels.py`` (its kernels, differentiable), ``index_updates.py`` (index_copy, index_fill, index_add), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``torch_compat.py``, PyTorch's surface that is not a concept of
@@ -39,6 +39,7 @@ reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer
     unary(op, x, dtype)        binary(op, a, b, dtype)  where(cond, a, b, dtype)
     reduce(op, x, dims, dtype) matmul(a, b, dtype)      index_select(x, dim, index)
     index_add(shape, dim, index, src)                    write(dst, src)   (in place)
+    index(x, indices)          index_put(dst, indices, values, accumulate)   (in place)
 
 and, optionally, fused kernels (one pass instead of several tensor operations):
 
@@ -68,14 +69,15 @@ from .cumulative import cumsum
 from .einsum import einsum
 from .gathering import gather, scatter, scatter_add
 from .sorting import argsort, sort, topk
-from .elementwise import where
 from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
 from .torch_compat import (abs, addcdiv, addcmul, amax, amin, argmax, argmin, ceil, chunk, clamp, cos,  # noqa: A004
                            diag, erf, exp, expm1, flatten, flip, floor, lerp, log, log1p, logsumexp, sin, trunc,
                            masked_fill, max, maximum, mean, min, minimum, narrow, neg, pow, relu, roll, rsqrt, sigmoid,
-                           sign, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var)
+                           sign, sqrt, square, squeeze, std, sum, tanh, tril, triu, unbind, unsqueeze, var,
+                           argwhere, count_nonzero, index_add, index_copy, index_fill, index_put, masked_scatter,
+                           masked_select, nonzero, take, take_along_dim, where)
 from .generators import Generator
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .interop import from_numpy
@@ -124,7 +126,10 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "floor", "ceil", "trunc", "floor_divide", "remainder", "round", "log1p", "expm1", "sign", "diag", "lerp", "addcmul", "addcdiv",
            # older programs' spellings: torch.Size, the legacy tensor types (legacy_types.py), narrow
            "Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
-           "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "narrow"]
+           "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "narrow",
+           # advanced indexing's gathers and writes
+           "index_put", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "masked_select",
+           "masked_scatter", "nonzero", "argwhere", "count_nonzero"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

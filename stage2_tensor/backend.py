@@ -261,10 +261,19 @@ def ignoring(ignore_index):
     return 1, ignore_index
 
 
+class BadIndex(IndexError):
+    """An index out of range: which value, along which dimension, of what size (what an
+    operation that knows the dimension by another number re-raises)."""
+
+    def __init__(self, index, dim, size):
+        super().__init__(f"index {index} is out of bounds for dimension {dim} with size {size}")
+        self.index, self.dim, self.size = index, dim, size
+
+
 def bad_index(index, dim, size):
-    """The error for an index out of range in index_select/index_add (every backend's, and
-    the same as basic indexing's)."""
-    return IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    """The error for an index out of range in index_select, index_add, index and index_put
+    (every backend's, and the same as basic indexing's)."""
+    return BadIndex(index, dim, size)
 
 
 def bad_position(kernel, at, position, size):

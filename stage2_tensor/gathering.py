@@ -1,8 +1,9 @@
 """gather, scatter and scatter_add: elements picked or placed along one dimension by an
 index tensor of the input's rank, as PyTorch's ``torch.gather`` / ``Tensor.scatter`` /
-``Tensor.scatter_add_``. Composites: the index becomes flat positions into the tensor
-read as one row (integer tensor arithmetic), then one ``index_select`` (gather) or
-``index_add`` (scatter), whose gradients are each other.
+``Tensor.scatter_add_``; take and take_along_dim, the gathers PyTorch builds on them.
+Composites: the index becomes flat positions into the tensor read as one row (integer
+tensor arithmetic), then one ``index_select`` (gather), ``index_add`` (scatter_add) or
+``index_put`` (scatter), whose gradients are gathers and scatters again.
 
 For a 3-D input and dim=1 (PyTorch's definition):
 
@@ -11,7 +12,8 @@ For a 3-D input and dim=1 (PyTorch's definition):
     scatter_add:  out[i][index[i][j][k]][k] += src[i][j][k]
 """
 from . import dtypes, factories
-from .elementwise import where
+from .broadcast import broadcast_shapes
+from .index_kernels import IndexPut
 from .strides import make_strides, normalize_dim
 from .tensor import Tensor
 from .views import IndexAdd, IndexSelect, out_of_range
@@ -117,22 +119,54 @@ def scatter_add(input, dim, index, src):  # noqa: A002
 def scatter(input, dim, index, src):  # noqa: A002
     """A copy of input with src's elements written at ``index`` along dim (out of place;
     src may be a number). Where several index entries name one element PyTorch leaves the
-    winner unspecified; here the last one in row-major order wins, and only it gets a
-    gradient. Differentiable in input (zero where written) and src."""
+    winner unspecified (here the last in row-major order, but on CUDA). Differentiable in
+    input (zero where written) and src (every entry's element gets its gradient, as
+    PyTorch's)."""
     positions, values = _sources("scatter", input, dim, index, src)
     if not positions.numel():
         return input.clone()
-    flat = positions.tolist()
-    last = {p: j for j, p in enumerate(flat)}                 # the last writer of each position
-    if len(last) != len(flat):
-        keep = sorted(last.values())
-        keep_index = factories.tensor(keep, dtype=dtypes.int64, device=input.device)
-        values = IndexSelect.apply(values, 0, keep_index)
-        positions = factories.tensor([flat[j] for j in keep], dtype=dtypes.int64, device=input.device)
-    n = input.numel()
-    written = IndexAdd.apply(values, (n,), 0, positions).reshape(*input.shape)
-    hit = IndexAdd.apply(factories.ones(positions.numel(), dtype=dtypes.float32, device=input.device),
-                         (n,), 0, positions).reshape(*input.shape) > 0
-    return where(hit, written, input)
+    written = IndexPut.apply(input.reshape(-1), values, positions.reshape(1, -1), None, None, False)
+    return written.reshape(*input.shape)
 
 
+def _index_arg(op, index):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be a Tensor, not {type(index).__name__}")
+    if index.dtype is not dtypes.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
+
+
+def take(input, index):  # noqa: A002
+    """input's elements, read as one row (row-major), at ``index``, in index's shape;
+    negative indices count from the end (PyTorch's torch.take)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"take(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    _index_arg("take", index)
+    if index.device != input.device:
+        raise RuntimeError(f"take(): index is on device {index.device!r}, input on {input.device!r}")
+    return IndexSelect.apply(input.reshape(-1), 0, index.reshape(-1)).reshape(*index.shape)
+
+
+def take_along_dim(input, indices, dim=None):  # noqa: A002
+    """gather with broadcasting (PyTorch's torch.take_along_dim): input and indices broadcast
+    against each other in every dimension but dim, then indices pick along dim; without
+    dim, along input read as one row, giving indices read as one row."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"take_along_dim(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    _index_arg("take_along_dim", indices)
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    dim = normalize_dim(dim, max(input.ndim, 1))
+    if input.ndim:
+        try:
+            shape = list(broadcast_shapes(input.shape[:dim] + (1,) + input.shape[dim + 1:],
+                                          indices.shape[:dim] + (1,) + indices.shape[dim + 1:]))
+        except ValueError:
+            raise RuntimeError(f"take_along_dim(): input {input.shape} and indices {indices.shape} do not "
+                               f"broadcast outside dimension {dim}") from None
+        input = input.expand(*shape[:dim], input.shape[dim], *shape[dim + 1:])
+        indices = indices.expand(*shape[:dim], indices.shape[dim], *shape[dim + 1:])
+    return gather(input, dim, indices)

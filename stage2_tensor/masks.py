@@ -1,6 +1,9 @@
 """Masks: ``masked_fill`` (a value where a bool mask is true), the triangles ``tril`` and
-``triu`` (a causal mask), and ``diag`` (one diagonal kept). Each is a ``where``, so its gradient flows to the elements kept."""
+``triu`` (a causal mask), and ``diag`` (one diagonal kept). Each is a ``where``, so its gradient flows to the elements kept.
+``masked_select`` and ``masked_scatter`` read and write the true positions in row-major
+order: x[mask] and advanced indexing's write (advanced_index.py), differentiable the same way."""
 from . import concat, dtypes, factories
+from .advanced_index import nonzero, write
 from .broadcast import broadcast_shapes
 from .elementwise import where
 from .tensor import Tensor
@@ -90,3 +93,53 @@ def diag(x, diagonal=0):
     on = factories.arange(n, device=x.device).unsqueeze(-1) == factories.arange(n, device=x.device)
     return where(on, block, factories.full((), 0, dtype=x.dtype, device=x.device)).sum(dim=1) if n else \
         factories.zeros(0, dtype=x.dtype, device=x.device)
+
+
+def _bool_mask(op, mask):
+    if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
+        got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"{op}: expected a bool mask, got a mask of {got}")
+
+
+def masked_select(x, mask):
+    """x's elements where mask is true, as one row in row-major order; x and mask broadcast
+    together first (PyTorch's torch.masked_select)."""
+    _bool_mask("masked_select", mask)
+    try:
+        shape = broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise RuntimeError(f"masked_select: the mask of shape {mask.shape} and the tensor of shape {x.shape} "
+                           "do not broadcast") from None
+    return x.broadcast_to(shape)[mask.broadcast_to(shape)] if shape else x.reshape(1)[mask.reshape(1)]
+
+
+def masked_scatter(x, mask, source, in_place=False):
+    """x with the positions where mask (broadcast to x's shape) is true given source's
+    elements in order, row-major: source needs at least as many elements as mask has true
+    ones (PyTorch's Tensor.masked_scatter). Differentiable in x and source."""
+    _bool_mask("masked_scatter", mask)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"masked_scatter: source must be a Tensor, not {type(source).__name__}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"masked_scatter: expected source of the tensor's dtype {x.dtype}, got {source.dtype}")
+    if _broadcast_or_none(x.shape, mask.shape) != x.shape:
+        raise RuntimeError(f"masked_scatter: the mask of shape {mask.shape} must broadcast to the tensor's "
+                           f"shape {x.shape}")
+    flat = x.reshape(1) if x.ndim == 0 else x
+    found = nonzero(mask.broadcast_to(x.shape).reshape(*flat.shape))
+    if source.numel() < found.shape[0]:
+        raise RuntimeError(f"masked_scatter: Number of elements of source ({source.numel()}) < number of ones "
+                           f"in mask ({found.shape[0]})")
+    if not found.shape[0]:
+        return x if in_place else x.clone()
+    values = source.reshape(-1)[:found.shape[0]]
+    out = write(flat, (slice(None),) * flat.ndim, [(d, found[:, d]) for d in range(flat.ndim)], values, False,
+                "masked_scatter_", in_place)
+    return x if in_place else out.reshape(*x.shape)
+
+
+def _broadcast_or_none(*shapes):
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        return None

@@ -16,9 +16,9 @@ import operator
 from types import FunctionType
 
 from . import backward as autograd
-from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode, interop,
-               legacy_types, logical, masks, matmul, reduce, reorder, rounding, shared_memory, softmax, sorting,
-               sparse, statistics, views)
+from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode,
+               index_updates, interop, legacy_types, logical, masks, matmul, reduce, reorder, rounding, shared_memory,
+               softmax, sorting, sparse, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -304,9 +304,36 @@ class TensorMethods:
         self._check_inplace("scatter_add_", src)
         return self._write("scatter_add_", gathering.scatter_add(self, dim, index, src))
 
+    def index_put_(self, indices, values, accumulate=False):
+        """values written at the advanced index ``indices`` (a tuple of tensors), in place;
+        with ``accumulate``, added (repeats add up)."""
+        self._check_inplace("index_put_", values)
+        return advanced_index.index_put_(self, indices, values, accumulate)
+
+    def index_copy_(self, dim, index, source):
+        """index_copy, in place."""
+        self._check_inplace("index_copy_", source)
+        return index_updates.index_copy(self, dim, index, source, in_place=True)
+
+    def index_fill_(self, dim, index, value):
+        """index_fill, in place."""
+        self._check_inplace("index_fill_", value)
+        return index_updates.index_fill(self, dim, index, value, in_place=True)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        """index_add, in place."""
+        self._check_inplace("index_add_", source)
+        return index_updates.index_add(self, dim, index, source, alpha, in_place=True)
+
+    def masked_scatter_(self, mask, source):
+        """masked_scatter, in place."""
+        self._check_inplace("masked_scatter_", source)
+        return masks.masked_scatter(self, mask, source, in_place=True)
+
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__ (slice assignment)", value)
-        if advanced_index.setitem(self, index, value):            # tensors, lists, bool masks
+        if not advanced_index.is_basic(index):                     # tensors, lists, bool masks
+            advanced_index.setitem(self, index, value)
             return
         shape, strides, offset = views.basic_index(self, index)
         self.view_of(shape, strides, offset)._write("__setitem__", value)
@@ -418,9 +445,35 @@ class TensorMethods:
     def to_dense(self):
         return self
 
-    def nonzero(self):
-        """The positions of the nonzero elements, one row of coordinates each (count, ndim)."""
+    def nonzero(self, *, as_tuple=False):
+        """The positions of the nonzero elements, one row of coordinates each (count, ndim);
+        ``as_tuple``: one tensor of coordinates per dimension (a 0-d tensor as one of 1-d),
+        what x[...] takes as an index."""
+        if not as_tuple:
+            return advanced_index.nonzero(self)
+        found = advanced_index.nonzero(self.reshape(1) if self.ndim == 0 else self)
+        return tuple(found[:, d] for d in range(found.shape[1]))
+
+    def argwhere(self):
+        """nonzero's (count, ndim) positions (PyTorch's torch.argwhere)."""
         return advanced_index.nonzero(self)
+
+    def count_nonzero(self, dim=None):
+        """How many elements are nonzero (along dim, an int or a tuple), as int64."""
+        return (self != 0).sum(dim=dim)
+
+    def index_put(self, indices, values, accumulate=False):
+        return advanced_index.index_put(self, indices, values, accumulate)
+
+    # ---- slices along a dimension written by index (index_updates.py) ------------------------
+    def index_copy(self, dim, index, source):
+        return index_updates.index_copy(self, dim, index, source)
+
+    def index_fill(self, dim, index, value):
+        return index_updates.index_fill(self, dim, index, value)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return index_updates.index_add(self, dim, index, source, alpha)
 
     # ---- gathers along a dimension (gathering.py), running sums (cumulative.py) -------------
     def gather(self, dim, index):
@@ -431,6 +484,12 @@ class TensorMethods:
 
     def scatter_add(self, dim, index, src):
         return gathering.scatter_add(self, dim, index, src)
+
+    def take(self, index):
+        return gathering.take(self, index)
+
+    def take_along_dim(self, indices, dim=None):
+        return gathering.take_along_dim(self, indices, dim)
 
     def cumsum(self, dim, *, dtype=None):
         return cumulative.cumsum(self, dim, dtype=dtype)
@@ -607,6 +666,12 @@ class TensorMethods:
     # ---- masks and pieces --------------------------------------------------------------------
     def masked_fill(self, mask, value):
         return masks.masked_fill(self, mask, value)
+
+    def masked_select(self, mask):
+        return masks.masked_select(self, mask)
+
+    def masked_scatter(self, mask, source):
+        return masks.masked_scatter(self, mask, source)
 
     def tril(self, diagonal=0):
         return masks.tril(self, diagonal)

@@ -191,6 +191,24 @@ class PythonBackend(Backend):
             out[t] += sbuf[s]               # a repeated index adds up
         return out
 
+    def index(self, view, indices):
+        """Each index position's sub-tensor: where it starts (its leading indices, checked),
+        then the positions of the trailing dimensions from there."""
+        starts = _indexed_starts(view, indices)
+        trailing = positions(_trailing(view, indices.shape[0]))
+        buf = view.buffer
+        return array.array(view.dtype.typecode, [buf[s + t] for s in starts for t in trailing])
+
+    def index_put(self, dst, indices, values, accumulate):
+        """index's positions, in the same order, each given (or added) the next of values'
+        elements read row-major; every index checked before the first write."""
+        check("index_put", dst, indices, values, accumulate)
+        starts = _indexed_starts(dst, indices)
+        trailing = positions(_trailing(dst, indices.shape[0]))
+        buf, vbuf, cast = dst.buffer, values.buffer, dst.dtype.cast
+        for p, v in zip((s + t for s in starts for t in trailing), positions(values)):
+            buf[p] = cast(buf[p] + vbuf[v]) if accumulate else vbuf[v]     # a bool: true + true is true
+
     def write(self, dst, src):
         if src.shape != dst.shape:
             check("write", dst, src)
@@ -661,6 +679,27 @@ def _index_values(index, dim, size):
         if not -size <= v < size:
             raise bad_index(v, dim, size)
     return [v % size for v in values]
+
+
+def _indexed_starts(view, indices):
+    """Where each index position j of indices (k, *S) starts in the view's buffer: its offset
+    plus, per leading dimension d < k, index d of j (checked, a negative one counted from
+    the end) times d's stride."""
+    k, n = indices.shape[0], numel(indices.shape[1:])
+    values = [indices.buffer[p] for p in positions(indices)]
+    starts = [view.offset] * n
+    for d in range(k):
+        size, stride = view.shape[d], view.strides[d]
+        for j, i in enumerate(values[d * n:(d + 1) * n]):
+            if not -size <= i < size:
+                raise bad_index(i, d, size)
+            starts[j] += (i % size) * stride
+    return starts
+
+
+def _trailing(view, k):
+    """The view's dimensions after the first k, from buffer position 0."""
+    return view._replace(shape=tuple(view.shape[k:]), strides=tuple(view.strides[k:]), offset=0)
 
 
 def _subview(view, dims):

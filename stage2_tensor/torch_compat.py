@@ -19,7 +19,7 @@ its own), ``interop.py`` (numpy), ``serialization.py`` (save, load).
 """
 from types import SimpleNamespace
 
-from . import backend
+from . import backend, elementwise
 from .amp import GradScaler
 from .tensor import Tensor
 
@@ -258,3 +258,24 @@ lerp = _functional("lerp", "input + weight * (end - input)")
 addcmul = _functional("addcmul", "input + value * tensor1 * tensor2")
 addcdiv = _functional("addcdiv", "input + value * tensor1 / tensor2")
 narrow = _functional("narrow", "the view of length elements from start along dim")
+index_put = _functional("index_put", "a copy with values put at an advanced index (added, with accumulate)")
+index_add = _functional("index_add", "a copy with alpha * source added at index along dim")
+index_copy = _functional("index_copy", "a copy with source's slices at index along dim")
+index_fill = _functional("index_fill", "a copy with value at index along dim")
+take = _functional("take", "the elements at index of the input read as one row")
+take_along_dim = _functional("take_along_dim", "gather with broadcasting (along the flat input without dim)")
+masked_select = _functional("masked_select", "the elements where the bool mask is true, as one row")
+masked_scatter = _functional("masked_scatter", "a copy with source's elements where the bool mask is true")
+nonzero = _functional("nonzero", "the positions of the nonzero elements (count, ndim), or a tuple of columns")
+argwhere = _functional("argwhere", "the positions of the nonzero elements (count, ndim)")
+count_nonzero = _functional("count_nonzero", "how many elements are nonzero (along dim)")
+
+
+def where(condition, input=None, other=None):  # noqa: A002  (PyTorch's argument names)
+    """input where condition is true, else other (elementwise.where); with the condition
+    alone, its nonzero positions as one tensor per dimension (nonzero(as_tuple=True))."""
+    if input is None and other is None:
+        if not isinstance(condition, Tensor):
+            raise TypeError(f"where(): argument 'condition' must be a Tensor, not {type(condition).__name__}")
+        return condition.nonzero(as_tuple=True)
+    return elementwise.where(condition, input, other)

@@ -7,11 +7,9 @@ twice receives both gradients.
 """
 from . import dtypes
 from .backend import bad_index
-from .broadcast import broadcast_shapes
 from .factories import tensor, zeros
 from .gradient_function import GradientFunction
 from .strides import as_ints, check_shape, is_contiguous, numel, view_strides
-from .tensor import Tensor
 
 
 def resolve_shape(shape, n, op="reshape"):
@@ -251,37 +249,3 @@ def flat_index(t, device):
     """An integer tensor as the kernels read an index: 1-D, int64, on `device`."""
     _check_index_dtype(t)
     return t.reshape(-1).to(device=device, dtype=dtypes.int64)
-
-
-def getitem(x, index):
-    items = index if isinstance(index, tuple) else (index,)
-    tensors = [i for i in items if isinstance(i, Tensor)]
-    if not tensors:
-        return Slice.apply(x, index)
-    if isinstance(index, Tensor):                     # x[idx]: rows of the first dimension
-        if x.ndim == 0:
-            raise IndexError("cannot index a 0-d tensor with an integer tensor")
-        rows = IndexSelect.apply(x, 0, flat_index(index, x.device))
-        return rows.reshape(*index.shape, *x.shape[1:])
-    # x[i0, i1, ..., :]: leading integer tensors pick elements of the leading dimensions,
-    # e.g. logits[arange(B), targets]. They broadcast together; the flat row numbers into
-    # x's leading dimensions are worked out here, then gathered as one index tensor.
-    k = len(tensors)
-    if any(not isinstance(i, Tensor) for i in items[:k]) or any(
-            i != slice(None) for i in items[k:]):
-        raise IndexError("integer-tensor indexing supports x[idx] and x[i0, ..., ik] with "
-                         "the tensors first (and only ':' after them)")
-    shape = broadcast_shapes(*[t.shape for t in tensors])
-    flat = [0] * numel(shape)
-    for d, t in enumerate(tensors):
-        _check_index_dtype(t)
-        values = t.broadcast_to(shape).contiguous().reshape(-1).tolist()
-        size = x.shape[d]
-        for j, v in enumerate(values):
-            if not -size <= v < size:
-                raise bad_index(v, d, size)
-            flat[j] = flat[j] * size + v % size
-    lead = x.reshape(numel(x.shape[:k]), *x.shape[k:])
-    rows = IndexSelect.apply(lead, 0, tensor(flat, dtype=dtypes.int64, device=x.device))
-    return rows.reshape(*shape, *x.shape[k:])
-

@@ -220,6 +220,17 @@ class NativeBackend(GroupUpdates, Backend):
             raise backend.bad_position("max_pool_backward", bad, self._int64_at(at, bad), P)
         return dx
 
+    # ---- advanced indexing's write (csrc/index_t.h, cuda/index.cu) ----------------------------
+    def index_put(self, dst, indices, values, accumulate):
+        check("index_put", dst, indices, values, accumulate)
+        k, n = indices.shape[0], numel(indices.shape[1:])
+        ids = self._dense(indices, dtypes.int64)
+        bad = self._call_reporting("index_put", dst.dtype, len(dst.shape), dst.shape, dst.strides, dst.offset,
+                                   dst.buffer, k, ids, n, len(values.shape), values.shape, values.strides,
+                                   values.offset, values.buffer, int(accumulate))
+        if bad >= 0:
+            raise backend.bad_index(self._int64_at(ids, bad), bad // n, dst.shape[bad // n])
+
     def _run_update(self, name, dtype, sizes, arrays, settings):
         """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""
         self._call(name, dtype, len(sizes), sizes, *arrays, *settings)

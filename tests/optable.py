@@ -217,6 +217,35 @@ def _add_along(a, index, src, axis):
     return out
 
 
+# Advanced indexing's rows: fixed masks (3, 4) and (5,), (4, 5), none of them empty
+MASK_34 = np.arange(12).reshape(3, 4) % 3 == 1
+MASK_5 = np.array([True, False, False, True, True])
+MASK_45 = np.arange(20).reshape(4, 5) % 7 == 2
+
+
+def _index_writes(a, v, c):
+    """The writes of tests' "index_writes" row, by numpy's fancy assignment: index_put
+    accumulating repeats (np.add.at), index_put, index_copy, index_add, index_fill."""
+    p = a.copy()
+    np.add.at(p, ([0, 2, 0], [1, 1, 1]), v)
+    q = a.copy()
+    q[[[2], [0]], [3, 0]] = v[:2]
+    r = a.copy()
+    r[:, [3, 0]] = np.stack([v, 2 * v], 1)
+    s = a.copy()
+    np.add.at(s, (slice(None), slice(None), [4, 4, 1]), 2 * (0.5 * a[..., :3]))
+    t = a.copy()
+    t[1] = c
+    return np.concatenate([x.ravel() for x in (p, q, r, s, t)])
+
+
+def _masked_scatter(a, mask, source):
+    out = a.copy()
+    full = np.broadcast_to(mask, a.shape)
+    out[full] = source.ravel()[:full.sum()]
+    return out
+
+
 AWAY = Domain(-3.0, 3.0, away=0.05)
 
 TENSOR_OPS = [
@@ -459,6 +488,40 @@ TENSOR_OPS = [
               lambda q, k, v: _softmax(q @ _t(k) * 0.3) @ v, (2, 2), (3, 2), (3, 2)),
     tensor_op("gather_pairs", lambda ns, a: a[ns.arange(3), ns.tensor([1, 0, 3])],
               lambda a: a[np.arange(3), [1, 0, 3]], (3, 4)),
+    # Advanced indexing (advanced_index.py, index_kernels.py, index_updates.py): index tensors
+    # in dimensions apart (their shape first) and neighbouring (in place, broadcast), a mask
+    # over two dimensions; index_put adding repeats up, writing, and the writes along one
+    # dimension; the gathers take and take_along_dim, masked_select and masked_scatter
+    tensor_op("advanced_index_reads",
+              lambda ns, a: ns.cat([a[ns.tensor([0, 2, 0], device=a.device), :, ns.tensor([1, 1, 3], device=a.device)]
+                                    .reshape(-1),
+                                    a[:, ns.tensor([[1, 0]], device=a.device), ns.tensor([[2], [4]], device=a.device)]
+                                    .reshape(-1),
+                                    a[ns.tensor(MASK_34, device=a.device)].reshape(-1)]),
+              lambda a: np.concatenate([a[[0, 2, 0], :, [1, 1, 3]].ravel(), a[:, [[1, 0]], [[2], [4]]].ravel(),
+                                        a[MASK_34].ravel()]),
+              (3, 4, 5)),
+    tensor_op("index_writes",
+              lambda ns, a, v, c: ns.cat([
+                  ns.index_put(a, (ns.tensor([0, 2, 0], device=a.device), ns.tensor([1, 1, 1], device=a.device)), v,
+                               accumulate=True).reshape(-1),
+                  a.index_put((ns.tensor([[2], [0]], device=a.device), ns.tensor([3, 0], device=a.device)), v[:2])
+                  .reshape(-1),
+                  a.index_copy(1, ns.tensor([3, 0], device=a.device), ns.stack([v, 2 * v], 1)).reshape(-1),
+                  a.index_add(2, ns.tensor([4, 4, 1], device=a.device), 0.5 * a[..., :3], alpha=2).reshape(-1),
+                  a.index_fill(0, ns.tensor([1], device=a.device), c).reshape(-1)]),
+              _index_writes, (3, 4, 5), (3, 5), ()),
+    tensor_op("take_and_masks",
+              lambda ns, a, s: ns.cat([
+                  ns.take(a, ns.tensor([[0, -1], [7, 7]], device=a.device)).reshape(-1),
+                  ns.take_along_dim(a, ns.tensor([[[4, 0], [1, 1], [0, 2], [3, 4]]], device=a.device), 2).reshape(-1),
+                  ns.masked_select(a, ns.tensor(MASK_5, device=a.device)),
+                  a.masked_scatter(ns.tensor(MASK_45, device=a.device), s).reshape(-1)]),
+              lambda a, s: np.concatenate([
+                  a.ravel()[[[0, -1], [7, 7]]].ravel(),
+                  np.take_along_axis(a, np.broadcast_to([[[4, 0], [1, 1], [0, 2], [3, 4]]], (3, 4, 2)), 2).ravel(),
+                  a[np.broadcast_to(MASK_5, a.shape)], _masked_scatter(a, MASK_45, s).ravel()]),
+              (3, 4, 5), (2, 10)),
     # PyTorch's surface a learner reaches for (statistics.py, clamp.py, masks.py, concat.py,
     # matmul.py, torch_compat.py): composites, grouped few to a row to keep the suite quick
     tensor_op("surface_var_std_norm",

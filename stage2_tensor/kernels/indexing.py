@@ -1,6 +1,7 @@
 """Elements by position: the gather that embedding and advanced indexing read with, its
-adjoint, flip, roll, and the positions of nonzero elements. An index out of range is data, not a shape: the kernel finds it as it
-reads, and the backend raises backend.bad_index."""
+adjoint, advanced indexing's gather and write over several dimensions, flip, roll, and the
+positions of nonzero elements. An index out of range is data, not a shape: the kernel finds
+it as it reads, and the backend raises backend.bad_index."""
 from .. import dtypes
 from ..contracts import bad_dim, differ, reduced_dims, same_dtype
 from ..strides import make_strides, numel
@@ -27,6 +28,40 @@ def index_add(shape: "shape", dim: "dim", index: "index", src: "view"):
         bad_dim("index_add", dim, len(shape))
     differ("index_add", "src", src.shape, shape[:dim] + (numel(index.shape),) + shape[dim + 1:])
     return [(shape, src.dtype)]
+
+
+def _leading(kernel, view, indices):
+    """k, the number of leading dimensions of the view that indices (k, *S) names: int64, 1
+    to the view's dimensions."""
+    if indices.dtype is not dtypes.int64 or not (indices.shape and 1 <= indices.shape[0] <= len(view.shape)):
+        raise ValueError(f"{kernel}: indices must be int64 (k, ...), 1 <= k <= {len(view.shape)} (the view's "
+                         f"dimensions), got shape {tuple(indices.shape)} of {indices.dtype}")
+    return indices.shape[0]
+
+
+@kernel(halves=True)
+def index(view: "view", indices: "index"):
+    """Advanced indexing's gather (PyTorch's aten::index): indices (k, *S) holds, per leading
+    dimension d < k of the view, an int64 index for each position j of S (-size_d to
+    size_d - 1, negative ones counting from the end); out[j, r] is the view's element
+    (indices[0][j], ..., indices[k - 1][j], r), r over the other dimensions: shape
+    S + view.shape[k:], the view's dtype."""
+    k = _leading("index", view, indices)
+    return [(tuple(indices.shape[1:]) + tuple(view.shape[k:]), view.dtype)]
+
+
+@kernel("", role="in_place")
+def index_put(dst: "view", indices: "index", values: "view", accumulate: "bool"):
+    """index's adjoint, in place: dst's element (indices[0][j], ..., indices[k - 1][j], r)
+    becomes values[j, r], or gains it when `accumulate` (repeats add up; a bool ors). Without
+    accumulate, of an element named twice one value lands (the last on the CPU). values has
+    shape S + dst.shape[k:] and dst's dtype; every index is checked before anything is written."""
+    k = _leading("index_put", dst, indices)
+    differ("index_put", "values", values.shape, tuple(indices.shape[1:]) + tuple(dst.shape[k:]))
+    same_dtype("index_put", values, dst.dtype, " (the values are written as they are)")
+    if type(accumulate) is not bool:
+        raise TypeError(f"index_put: accumulate must be a bool, got {accumulate!r}")
+    return []
 
 
 def _shape(view, *_):

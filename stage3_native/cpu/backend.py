@@ -461,6 +461,17 @@ class CpuBackend(NativeBackend):
             raise backend.bad_index(ids[bad], dim, size)
         return out
 
+    def index(self, view, indices):
+        check("index", view, indices)
+        k, n = indices.shape[0], numel(indices.shape[1:])
+        ids = self._dense(indices, dtypes.int64)
+        out = allocate(n * numel(view.shape[k:]), view.dtype)
+        bad = lib.tg_index(len(view.shape), ints(view.shape), ints(view.strides), view.offset,
+                           ffi.cast("char *", view.buffer), view.dtype.itemsize, k, ids, n, ffi.cast("char *", out))
+        if bad >= 0:
+            raise backend.bad_index(ids[bad], bad // n, view.shape[bad // n])
+        return out
+
     def index_add(self, shape, dim, index, src):
         check("index_add", shape, dim, index, src)
         ids = self._dense(index, dtypes.int64)

@@ -1,4 +1,5 @@
-/* Scatter-add for one element type T (included by index.c per dtype). */
+/* Scatter-add and advanced indexing's write for one element type T (included by index.c per
+ * dtype). */
 
 /* Threads split the rows of `out`, not the indices: every thread scans all the indices and
  * adds only those that land in its own rows, so no two threads write the same element, and
@@ -19,6 +20,48 @@ i64 FN(tg_index_add_dense)(i64 outer, i64 size, i64 inner, const i64 *index, i64
                 const T *row = src + (o * n_index + r) * inner;
                 for (i64 j = 0; j < inner; j++) dst[j] += row[j];   /* repeats add up */
             }
+    }
+    return -1;
+}
+
+/* dst's sub-tensor at index position j gets values' j-th (accumulate: adds it; a bool ors).
+ * values is a view of shape (S..., trailing...), read in row-major order, which is j's order
+ * and then the trailing dimensions' (S is n positions). One thread: indices that repeat
+ * then write, or add, in index order. */
+static inline T FN(tg_put_one)(T old, T value, int accumulate) {
+    if (!accumulate) return value;
+    T sum = (T)(old + value);
+    return sizeof(T) == 1 ? (T)(sum != 0) : sum;                 /* bool: true + true is true */
+}
+
+i64 FN(tg_index_put)(int ndim, const i64 *shape, const i64 *strides, i64 offset, T *dst,
+                     int k, const i64 *indices, i64 n, int vndim, const i64 *vshape,
+                     const i64 *vstrides, i64 voffset, const T *values, int accumulate) {
+    i64 bad = tg_index_bad(k, shape, indices, n);
+    if (bad >= 0) return bad;
+    int rest = ndim - k;
+    const i64 *rest_shape = shape + k, *rest_strides = strides + k;
+    i64 inner = tg_numel(rest, rest_shape);
+    if (n == 0 || inner == 0) return -1;
+    int constant = 1;                                            /* one value broadcast everywhere */
+    for (int d = 0; d < vndim; d++) constant = constant && (vshape[d] == 1 || vstrides[d] == 0);
+    int dense = tg_is_contiguous(rest, rest_shape, rest_strides);
+    int dense_values = tg_is_contiguous(vndim, vshape, vstrides);
+    i64 vidx[TG_MAX_DIMS] = {0}, pv = voffset;
+    for (i64 j = 0; j < n; j++) {
+        T *o = dst + tg_index_start(k, shape, strides, offset, indices, n, j);
+        if (dense && (constant || dense_values)) {               /* a row of values, or one value */
+            const T *v = values + voffset + (constant ? 0 : j * inner);
+            i64 step = constant ? 0 : 1;
+            for (i64 e = 0; e < inner; e++) o[e] = FN(tg_put_one)(o[e], v[e * step], accumulate);
+            continue;
+        }
+        i64 idx[TG_MAX_DIMS] = {0}, p = 0;                       /* through the strides */
+        for (i64 e = 0; e < inner; e++) {
+            o[p] = FN(tg_put_one)(o[p], values[pv], accumulate);
+            tg_step(rest, rest_shape, idx, &p, rest_strides, NULL, NULL, NULL, NULL);
+            tg_step(vndim, vshape, vidx, &pv, vstrides, NULL, NULL, NULL, NULL);
+        }
     }
     return -1;
 }

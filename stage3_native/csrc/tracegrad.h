@@ -252,6 +252,25 @@ TG_INDEX_ADD_DENSE(int64_t, i64)
 TG_INDEX_ADD_DENSE(float, f32)
 TG_INDEX_ADD_DENSE(double, f64)
 
+/* index.c, advanced indexing over the k leading dimensions of a strided view (shape,
+ * strides, offset): indices (k, n), row d the n indices of dimension d, each checked as
+ * above. tg_index copies the n sub-tensors (the trailing dimensions) into out, contiguous,
+ * any dtype as bytes; tg_index_put writes values (a view of vndim dimensions, read
+ * row-major: n sub-tensors) into them, or adds them when accumulate (a bool ors). Each
+ * returns d * n + j of the first bad index, having done nothing, or -1. */
+i64 tg_index_bad(int k, const i64 *shape, const i64 *indices, i64 n);
+i64 tg_index(int ndim, const i64 *shape, const i64 *strides, i64 offset, const char *x, int itemsize,
+             int k, const i64 *indices, i64 n, char *out);
+#define TG_INDEX_PUT(T, S) \
+    i64 tg_index_put_##S(int ndim, const i64 *shape, const i64 *strides, i64 offset, T *dst, \
+                         int k, const i64 *indices, i64 n, int vndim, const i64 *vshape, \
+                         const i64 *vstrides, i64 voffset, const T *values, int accumulate);
+TG_INDEX_PUT(uint8_t, u8)
+TG_INDEX_PUT(int32_t, i32)
+TG_INDEX_PUT(int64_t, i64)
+TG_INDEX_PUT(float, f32)
+TG_INDEX_PUT(double, f64)
+
 
 /* convolution.c, pooling.c: windows over the n spatial dimensions (1 to TG_MAX_DIMS) of
  * contiguous planes (one channel of one image each, P = prod(spatial) elements): output

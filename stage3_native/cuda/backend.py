@@ -386,6 +386,18 @@ class CudaBackend(NativeBackend):
             raise self._index_error(ids, bad[0], dim, size)
         return out
 
+    def index(self, view, indices):
+        check("index", view, indices)
+        k, n = indices.shape[0], numel(indices.shape[1:])
+        ids = self._dense(indices, dtypes.int64)
+        out = self.allocate(n * numel(view.shape[k:]), view.dtype)
+        bad = self.ffi.new("i64 *")
+        self.check(self.lib.tg_cuda_index(len(view.shape), view.shape, view.strides, view.offset, view.buffer,
+                                          view.dtype.itemsize, k, ids, n, out, bad), "index")
+        if bad[0] >= 0:
+            raise self._index_error(ids, bad[0], bad[0] // n, view.shape[bad[0] // n])
+        return out
+
     def index_add(self, shape, dim, index, src):
         check("index_add", shape, dim, index, src)
         if src.dtype is dtypes.bool_:                     # no atomic addition of bytes

@@ -235,6 +235,7 @@ inline void __syncthreads() {
 template <typename T> inline T atomicAdd(T *address, T value) { T old = *address; *address = old + value; return old; }
 template <typename T> inline T atomicMin(T *address, T value) { T old = *address; if (value < old) *address = value; return old; }
 template <typename T> inline T atomicMax(T *address, T value) { T old = *address; if (value > old) *address = value; return old; }
+template <typename T> inline T atomicOr(T *address, T value) { T old = *address; *address = old | value; return old; }
 
 /* The runtime API calls memory.cu makes, on host memory. */
 typedef int cudaError_t;

@@ -105,6 +105,16 @@ int tg_cuda_index_select(int ndim, const i64 *shape, const i64 *strides, i64 off
                          i64 *bad_position);
 int tg_cuda_index_add(int dtype, i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index,
                       const void *src, void *out, i64 *bad_position);
+/* index.cu: advanced indexing over the k leading dimensions of a view, indices (k, n), each
+ * checked; *bad_position: -1, or d * n + j of the first bad one (nothing then written).
+ * index: the n sub-tensors into out (n, trailing...), elements of `itemsize` bytes;
+ * index_put: values (vndim dimensions, row-major over the n sub-tensors) written into them,
+ * or added (accumulate; a bool ors), dtype 0 to 4 */
+int tg_cuda_index(int ndim, const i64 *shape, const i64 *strides, i64 offset, const void *x, int itemsize,
+                  int k, const i64 *indices, i64 n, void *out, i64 *bad_position);
+int tg_cuda_index_put(int dtype, int ndim, const i64 *shape, const i64 *strides, i64 offset, void *dst,
+                      int k, const i64 *indices, i64 n, int vndim, const i64 *vshape, const i64 *vstrides,
+                      i64 voffset, const void *values, int accumulate, i64 *bad_position);
 
 /* mse.cu, dropout.cu, optim.cu: fused kernels on contiguous float32/float64 (dtype 3, 4);
  * reduction 0 none, 1 sum, 2 mean. The updates take host arrays of device pointers, one per
