@@ -340,7 +340,7 @@ class TensorMethods:
         """The positions of the nonzero elements, one row of coordinates each (count, ndim)."""
         return advanced_index.nonzero(self)
 
-    # ---- gathers along a dimension (gathering.py), running sums (cumulative.py) -------------
+    # ---- gathers along a dimension (gathering.py), running scans (cumulative.py) ------------
     def gather(self, dim, index):
         return gathering.gather(self, dim, index)
 
@@ -352,6 +352,18 @@ class TensorMethods:
 
     def cumsum(self, dim, *, dtype=None):
         return cumulative.cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim, *, dtype=None):
+        return cumulative.cumprod(self, dim, dtype=dtype)
+
+    def cummax(self, dim):
+        return cumulative.cummax(self, dim)
+
+    def cummin(self, dim):
+        return cumulative.cummin(self, dim)
+
+    def logcumsumexp(self, dim):
+        return cumulative.logcumsumexp(self, dim)
 
     def sum_to(self, shape):
         """Sum over the dimensions that broadcasting stretched to reach self.shape from

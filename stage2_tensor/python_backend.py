@@ -14,6 +14,7 @@ import functools
 import heapq
 import itertools
 import math
+import operator
 
 from . import ops
 from .backend import Backend, View, bad_index, bad_position, bad_target
@@ -117,6 +118,36 @@ class PythonBackend(Backend):
         """Each row along `dim` summed from its first element on, in Python numbers (a double
         for floats), each sum rounded to dtype as it is stored."""
         return _row_by_row(view, dim, dtype, itertools.accumulate)
+
+    def cumprod(self, view, dim, dtype):
+        """Each row along `dim` multiplied from its first element on, as cumsum sums."""
+        return _row_by_row(view, dim, dtype, lambda row: itertools.accumulate(row, operator.mul))
+
+    def cummax(self, view, dim, smallest, dtype):
+        """Each row along `dim` walked once, keeping the extreme so far and its position: an
+        element takes its place when it is a nan, or when the extreme is not a nan and the
+        element is at least as large (as small): the last of equal values, the last nan."""
+        check("cummax", view, dim, smallest, dtype)
+        values = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
+        indices = array.array("q", [0]) * numel(view.shape)
+        out = View(values, view.shape, make_strides(view.shape), 0, dtype)
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride, out_stride, buf = view.shape[dim], view.strides[dim], out.strides[dim], view.buffer
+        takes = operator.le if smallest else operator.ge
+        for base, out_base in zip(positions(_subview(view, others)), positions(_subview(out, others))):
+            best, at = None, 0
+            for i in range(size):
+                x = buf[base + i * stride]
+                if best is None or x != x or (best == best and takes(x, best)):
+                    best, at = x, i
+                values[out_base + i * out_stride], indices[out_base + i * out_stride] = best, at
+        return values, indices
+
+    def logcumsumexp(self, view, dim, dtype):
+        """Each row along `dim`: the largest element so far m and the sum s of e^(x - m),
+        rescaled when m grows (an element equal to m, infinite ones too, adds 1; a nan
+        makes s nan); element j is m + log(s)."""
+        return _row_by_row(view, dim, dtype, _log_sum_exps)
 
     def flip(self, view, dims, dtype):
         """The view's elements read backwards along each of dims: the positions of a view that
@@ -628,6 +659,17 @@ def _row_by_row(view, dim, dtype, row_fn):
         for i, value in enumerate(row_fn([buf[base + i * stride] for i in range(size)])):
             out[out_base + i * out_stride] = cast(value)
     return out
+
+
+def _log_sum_exps(row):
+    """The running log(sum(exp)) of a list of numbers (logcumsumexp's row)."""
+    top, total = -math.inf, 0.0
+    for x in row:
+        if x > top:
+            total, top = total * _exp(top - x) + 1.0, x
+        else:
+            total += 1.0 if x == top else _exp(x - top)
+        yield top + _log(total)
 
 
 def _order_key(row, descending):

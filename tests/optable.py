@@ -290,6 +290,13 @@ TENSOR_OPS = [
               lambda a, s: _add_along(a, np.array([[1, 0, 2], [0, 0, 1]]), s, 0), (3, 3), (2, 3)),
     tensor_op("cumsum", lambda ns, a: a.cumsum(1), lambda a: np.cumsum(a, 1), (2, 3)),
     tensor_op("cumsum_mid", lambda ns, a: ns.cumsum(a, dim=-2), lambda a: np.cumsum(a, -2), (2, 3, 2)),
+    # the other running scans (cumulative.py): products, extremes (the gradient to the index), log-sum-exps
+    tensor_op("cumprod", lambda ns, a: a.cumprod(1) + ns.cumprod(a, dim=0), lambda a: np.cumprod(a, 1) + np.cumprod(a, 0),
+              (3, 4)),
+    tensor_op("cummax_cummin", lambda ns, a: a.cummax(1).values * ns.cummin(a, 0)[0],
+              lambda a: np.maximum.accumulate(a, 1) * np.minimum.accumulate(a, 0), (3, 4)),
+    tensor_op("logcumsumexp", lambda ns, a: (a * 30.0).logcumsumexp(-1) + ns.logcumsumexp(a, 0),    # large: no overflow
+              lambda a: np.logaddexp.accumulate(a * 30.0, -1) + np.logaddexp.accumulate(a, 0), (3, 4)),
     tensor_op("sort_values", lambda ns, a: a.sort(1, descending=True).values, lambda a: -np.sort(-a, 1), (2, 3)),
     tensor_op("sort_values_dim0", lambda ns, a: ns.sort(a, 0)[0], lambda a: np.sort(a, 0), (3, 2)),
     tensor_op("topk_values", lambda ns, a: ns.topk(a, 2, dim=0).values, lambda a: -np.sort(-a, 0)[:2], (3, 2)),
