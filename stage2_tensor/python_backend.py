@@ -189,6 +189,41 @@ class PythonBackend(Backend):
                 values[out_base + j * out_stride], indices[out_base + j * out_stride] = row[i], i
         return values, indices
 
+    def kthvalue(self, view, k, dim, dtype):
+        """Each row along dim ordered by (value, position), NaN last, and its element k kept."""
+        check("kthvalue", view, k, dim, dtype)
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride, buf = view.shape[dim], view.strides[dim], view.buffer
+        values, indices = array.array(dtype.typecode), array.array("q")
+        for base in positions(_subview(view, others)):
+            row = [buf[base + i * stride] for i in range(size)]
+            i = sorted(range(size), key=_order_key(row, False))[k]
+            values.append(row[i])
+            indices.append(i)
+        return values, indices
+
+    def searchsorted(self, boundaries, values, right, dtype):
+        """For each value (row-major), a binary search of its row of boundaries: the first
+        position whose boundary is not below it (> it when `right`), in PyTorch's test
+        (``not boundary >= value``: a NaN on either side goes right)."""
+        check("searchsorted", boundaries, values, right, dtype)
+        n = boundaries.shape[-1]
+        rows = positions(_subview(boundaries, range(len(boundaries.shape) - 1)))
+        per_row = 1 if len(boundaries.shape) == 1 else max(values.shape[-1], 1)
+        step, bbuf, vbuf = boundaries.strides[-1], boundaries.buffer, values.buffer
+        out = []
+        for i, p in enumerate(positions(values)):
+            value, base, lo, hi = vbuf[p], rows[0 if len(rows) == 1 else i // per_row], 0, n
+            while lo < hi:
+                mid = (lo + hi) // 2
+                boundary = bbuf[base + mid * step]
+                if not (boundary > value if right else boundary >= value):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out.append(lo)
+        return array.array("q", out)
+
     def matmul(self, a, b, dtype, bias=None):
         """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
