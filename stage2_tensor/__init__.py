@@ -12,7 +12,9 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 ``elementwise.py``, ``reduce.py``, ``matmul.py``, ``views.py``, ``softmax.py``, ``concat.py``
 (the differentiable operations), ``statistics.py``, ``clamp.py``, ``masks.py`` (composites of
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
-``sorting.py`` (sort, argsort, topk), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx], x[idx] = v, index_put), ``index_kernels.py`` (its kernels, differentiable), ``index_updates.py`` (index_copy, index_fill, index_add), ``cumulative.py`` (cumsum), ``einsum.py``, ``logical.py`` (all, any, isclose,
+``sorting.py`` (sort, argsort, topk, kthvalue, median, msort), ``counting.py`` (unique,
+bincount, histc), ``searching.py`` (searchsorted, bucketize), ``repeating.py``
+(repeat_interleave), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx], x[idx] = v, index_put), ``index_kernels.py`` (its kernels, differentiable), ``index_updates.py`` (index_copy, index_fill, index_add), ``cumulative.py`` (cumsum, cumprod, cummax, cummin, logcumsumexp), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``torch_compat.py``, PyTorch's surface that is not a concept of
@@ -65,10 +67,13 @@ from . import methods  # noqa: F401  (imported for its effect: binds Tensor's op
 from .dtypes import bool_ as bool  # noqa: A001  (tracegrad.bool, like torch.bool)
 from .dtypes import bfloat16, finfo, float16, float32, float64, int8, int16, int32, int64, uint8
 from .concat import cat, split, stack
-from .cumulative import cumsum
+from .cumulative import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .einsum import einsum
 from .gathering import gather, scatter, scatter_add
-from .sorting import argsort, sort, topk
+from .sorting import argsort, kthvalue, median, msort, nanmedian, sort, topk
+from .counting import bincount, histc, unique, unique_consecutive
+from .repeating import repeat_interleave
+from .searching import bucketize, searchsorted
 from .factories import (arange, as_tensor, empty, eye, full, full_like, linspace, normal, ones, ones_like,
                         multinomial, rand, rand_like, randint, randn, randn_like, randperm, seed, tensor,
                         uniform, zeros, zeros_like)
@@ -118,6 +123,10 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "unsqueeze", "maximum", "minimum", "masked_fill",
            # order, gathers along a dimension, running sums, sampling, Einstein sums
            "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
+           "cumprod", "cummax", "cummin", "logcumsumexp",
+           # counting, searching sorted rows, repeating, selecting (counting.py, searching.py, repeating.py, sorting.py)
+           "unique", "unique_consecutive", "bincount", "histc", "searchsorted", "bucketize", "repeat_interleave",
+           "kthvalue", "median", "nanmedian", "msort",
            # what a training script asks of torch itself: the GPU, loss scaling, compiling
            "amp", "backends", "cuda", "compile", "device", "accelerator", "multiprocessing", "get_default_device",
            "set_default_device", "sin", "cos",

@@ -16,9 +16,9 @@ import operator
 from types import FunctionType
 
 from . import backward as autograd
-from . import (advanced_index, clamp, composites, concat, cumulative, dtypes, factories, gathering, grad_mode,
-               index_updates, interop, legacy_types, logical, masks, matmul, reduce, reorder, rounding, shared_memory,
-               softmax, sorting, sparse, statistics, views)
+from . import (advanced_index, clamp, composites, concat, counting, cumulative, dtypes, factories, gathering,
+               grad_mode, index_updates, interop, legacy_types, logical, masks, matmul, reduce, reorder, repeating,
+               rounding, shared_memory, softmax, sorting, sparse, statistics, views)
 from . import backend as backends
 from .backend import launch
 from .broadcast import sum_dims
@@ -475,7 +475,7 @@ class TensorMethods:
     def index_add(self, dim, index, source, *, alpha=1):
         return index_updates.index_add(self, dim, index, source, alpha)
 
-    # ---- gathers along a dimension (gathering.py), running sums (cumulative.py) -------------
+    # ---- gathers along a dimension (gathering.py), running scans (cumulative.py) ------------
     def gather(self, dim, index):
         return gathering.gather(self, dim, index)
 
@@ -493,6 +493,18 @@ class TensorMethods:
 
     def cumsum(self, dim, *, dtype=None):
         return cumulative.cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim, *, dtype=None):
+        return cumulative.cumprod(self, dim, dtype=dtype)
+
+    def cummax(self, dim):
+        return cumulative.cummax(self, dim)
+
+    def cummin(self, dim):
+        return cumulative.cummin(self, dim)
+
+    def logcumsumexp(self, dim):
+        return cumulative.logcumsumexp(self, dim)
 
     def sum_to(self, shape):
         """Sum over the dimensions that broadcasting stretched to reach self.shape from
@@ -659,6 +671,34 @@ class TensorMethods:
 
     def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's argument name)
         return sorting.topk(self, k, dim, largest, sorted)
+
+    def msort(self):
+        return sorting.msort(self)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return sorting.kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim=None, keepdim=False):
+        return sorting.median(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        return sorting.nanmedian(self, dim, keepdim)
+
+    # ---- counting (counting.py), repeating (repeating.py) -----------------------------------
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+        return counting.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return counting.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def bincount(self, weights=None, minlength=0):
+        return counting.bincount(self, weights, minlength)
+
+    def histc(self, bins=100, min=0, max=0):  # noqa: A002
+        return counting.histc(self, bins, min, max)
+
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        return repeating.repeat_interleave(self, repeats, dim, output_size=output_size)
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return factories.multinomial(self, num_samples, replacement, generator=generator)

@@ -14,6 +14,7 @@ import functools
 import heapq
 import itertools
 import math
+import operator
 
 from . import ops
 from .backend import Backend, View, bad_index, bad_position, bad_target
@@ -118,6 +119,36 @@ class PythonBackend(Backend):
         for floats), each sum rounded to dtype as it is stored."""
         return _row_by_row(view, dim, dtype, itertools.accumulate)
 
+    def cumprod(self, view, dim, dtype):
+        """Each row along `dim` multiplied from its first element on, as cumsum sums."""
+        return _row_by_row(view, dim, dtype, lambda row: itertools.accumulate(row, operator.mul))
+
+    def cummax(self, view, dim, smallest, dtype):
+        """Each row along `dim` walked once, keeping the extreme so far and its position: an
+        element takes its place when it is a nan, or when the extreme is not a nan and the
+        element is at least as large (as small): the last of equal values, the last nan."""
+        check("cummax", view, dim, smallest, dtype)
+        values = array.array(dtype.typecode, [dtype.cast(0)]) * numel(view.shape)
+        indices = array.array("q", [0]) * numel(view.shape)
+        out = View(values, view.shape, make_strides(view.shape), 0, dtype)
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride, out_stride, buf = view.shape[dim], view.strides[dim], out.strides[dim], view.buffer
+        takes = operator.le if smallest else operator.ge
+        for base, out_base in zip(positions(_subview(view, others)), positions(_subview(out, others))):
+            best, at = None, 0
+            for i in range(size):
+                x = buf[base + i * stride]
+                if best is None or x != x or (best == best and takes(x, best)):
+                    best, at = x, i
+                values[out_base + i * out_stride], indices[out_base + i * out_stride] = best, at
+        return values, indices
+
+    def logcumsumexp(self, view, dim, dtype):
+        """Each row along `dim`: the largest element so far m and the sum s of e^(x - m),
+        rescaled when m grows (an element equal to m, infinite ones too, adds 1; a nan
+        makes s nan); element j is m + log(s)."""
+        return _row_by_row(view, dim, dtype, _log_sum_exps)
+
     def flip(self, view, dims, dtype):
         """The view's elements read backwards along each of dims: the positions of a view that
         starts at the last element of those dims and steps back through them."""
@@ -157,6 +188,41 @@ class PythonBackend(Backend):
             for j, i in enumerate(heapq.nsmallest(k, range(size), key=_order_key(row, descending))):
                 values[out_base + j * out_stride], indices[out_base + j * out_stride] = row[i], i
         return values, indices
+
+    def kthvalue(self, view, k, dim, dtype):
+        """Each row along dim ordered by (value, position), NaN last, and its element k kept."""
+        check("kthvalue", view, k, dim, dtype)
+        others = [d for d in range(len(view.shape)) if d != dim]
+        size, stride, buf = view.shape[dim], view.strides[dim], view.buffer
+        values, indices = array.array(dtype.typecode), array.array("q")
+        for base in positions(_subview(view, others)):
+            row = [buf[base + i * stride] for i in range(size)]
+            i = sorted(range(size), key=_order_key(row, False))[k]
+            values.append(row[i])
+            indices.append(i)
+        return values, indices
+
+    def searchsorted(self, boundaries, values, right, dtype):
+        """For each value (row-major), a binary search of its row of boundaries: the first
+        position whose boundary is not below it (> it when `right`), in PyTorch's test
+        (``not boundary >= value``: a NaN on either side goes right)."""
+        check("searchsorted", boundaries, values, right, dtype)
+        n = boundaries.shape[-1]
+        rows = positions(_subview(boundaries, range(len(boundaries.shape) - 1)))
+        per_row = 1 if len(boundaries.shape) == 1 else max(values.shape[-1], 1)
+        step, bbuf, vbuf = boundaries.strides[-1], boundaries.buffer, values.buffer
+        out = []
+        for i, p in enumerate(positions(values)):
+            value, base, lo, hi = vbuf[p], rows[0 if len(rows) == 1 else i // per_row], 0, n
+            while lo < hi:
+                mid = (lo + hi) // 2
+                boundary = bbuf[base + mid * step]
+                if not (boundary > value if right else boundary >= value):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out.append(lo)
+        return array.array("q", out)
 
     def matmul(self, a, b, dtype, bias=None):
         """out[..., i, j] = sum_p a[..., i, p] * b[..., p, j] (+ bias[j]), for every batch index."""
@@ -646,6 +712,17 @@ def _row_by_row(view, dim, dtype, row_fn):
         for i, value in enumerate(row_fn([buf[base + i * stride] for i in range(size)])):
             out[out_base + i * out_stride] = cast(value)
     return out
+
+
+def _log_sum_exps(row):
+    """The running log(sum(exp)) of a list of numbers (logcumsumexp's row)."""
+    top, total = -math.inf, 0.0
+    for x in row:
+        if x > top:
+            total, top = total * _exp(top - x) + 1.0, x
+        else:
+            total += 1.0 if x == top else _exp(x - top)
+        yield top + _log(total)
 
 
 def _order_key(row, descending):

@@ -319,10 +319,26 @@ TENSOR_OPS = [
               lambda a, s: _add_along(a, np.array([[1, 0, 2], [0, 0, 1]]), s, 0), (3, 3), (2, 3)),
     tensor_op("cumsum", lambda ns, a: a.cumsum(1), lambda a: np.cumsum(a, 1), (2, 3)),
     tensor_op("cumsum_mid", lambda ns, a: ns.cumsum(a, dim=-2), lambda a: np.cumsum(a, -2), (2, 3, 2)),
+    # the other running scans (cumulative.py): products, extremes (the gradient to the index), log-sum-exps
+    tensor_op("cumprod", lambda ns, a: a.cumprod(1) + ns.cumprod(a, dim=0), lambda a: np.cumprod(a, 1) + np.cumprod(a, 0),
+              (3, 4)),
+    tensor_op("cummax_cummin", lambda ns, a: a.cummax(1).values * ns.cummin(a, 0)[0],
+              lambda a: np.maximum.accumulate(a, 1) * np.minimum.accumulate(a, 0), (3, 4)),
+    tensor_op("logcumsumexp", lambda ns, a: (a * 30.0).logcumsumexp(-1) + ns.logcumsumexp(a, 0),    # large: no overflow
+              lambda a: np.logaddexp.accumulate(a * 30.0, -1) + np.logaddexp.accumulate(a, 0), (3, 4)),
     tensor_op("sort_values", lambda ns, a: a.sort(1, descending=True).values, lambda a: -np.sort(-a, 1), (2, 3)),
     tensor_op("sort_values_dim0", lambda ns, a: ns.sort(a, 0)[0], lambda a: np.sort(a, 0), (3, 2)),
     tensor_op("topk_values", lambda ns, a: ns.topk(a, 2, dim=0).values, lambda a: -np.sort(-a, 0)[:2], (3, 2)),
     tensor_op("topk_smallest", lambda ns, a: a.topk(2, largest=False)[0], lambda a: np.sort(a, 1)[:, :2], (2, 4)),
+    # selection and sorting by the first dim (sorting.py): the gradient to the selected index
+    tensor_op("kthvalue_median", lambda ns, a: ns.kthvalue(a, 3, dim=1).values + a.median(1).values * a.nanmedian(-1)[0],
+              lambda a: np.sort(a, 1)[:, 2] + np.sort(a, 1)[:, 1] ** 2, (3, 4)),
+    tensor_op("median_all_msort", lambda ns, a: a.median() * ns.msort(a),
+              lambda a: np.sort(a.ravel())[(a.size - 1) // 2] * np.sort(a, 0), (3, 2)),
+    # repeat_interleave (repeating.py): an index_select, its gradient the repeats added up
+    tensor_op("repeat_interleave", lambda ns, a: a.repeat_interleave(ns.tensor([2, 0, 1], device=a.device), dim=1)
+              * ns.repeat_interleave(a, 2, dim=0)[1:3],
+              lambda a: np.repeat(a, [2, 0, 1], axis=1) * np.repeat(a, 2, axis=0)[1:3], (2, 3)),
     tensor_op("einsum_scores", lambda ns, q, k: ns.einsum("bhqd,bhkd->bhqk", q, k),
               lambda q, k: np.einsum("bhqd,bhkd->bhqk", q, k), (1, 2, 2, 3), (1, 2, 2, 3)),
     tensor_op("einsum_contract", lambda ns, a, b: ns.einsum("ijk,ik->j", a, b),

@@ -1,7 +1,7 @@
-"""sort, argsort, topk, gather, scatter, scatter_add_, cumsum, multinomial and einsum: what
-the op table (tests/optable.py, which checks the differentiable values and their gradients)
-does not: indices, in-place writes, the distribution multinomial draws from, and the errors
-for bad arguments. On the python and cpu engines, against numpy; PyTorch as an optional oracle."""
+"""sort, argsort, topk, kthvalue, median, nanmedian, msort, gather, scatter, scatter_add_, cumsum,
+multinomial and einsum: what the op table (tests/optable.py, which checks the differentiable
+values and their gradients) does not: indices, in-place writes, the distribution multinomial
+draws from, and the errors for bad arguments. On the python and cpu engines, against numpy; PyTorch as an optional oracle."""
 import math
 
 import numpy as np
@@ -109,6 +109,64 @@ def test_sort_of_every_dtype_and_its_gradient(engine):
     values, indices = w.topk(2, 1)
     (values * t([[1.0, 10.0], [100.0, 1000.0]], engine, dtype=tg.float64)).sum().backward()
     assert w.grad.tolist() == [[1.0, 0.0, 0.0, 10.0], [0.0, 0.0, 100.0, 1000.0]]
+
+
+# ---- kthvalue, median, nanmedian, msort ---------------------------------------------------------
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+@given(data=st.data())
+@settings(max_examples=10, deadline=None)
+def test_kthvalue_and_median_select_from_numpys_stable_order(engine, data):
+    """The k-th of sort's order (NaN last, ties by position): the value PyTorch gives, and
+    of equal values the index at that position of the stable order."""
+    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3), label="shape")
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    shape[dim] = data.draw(st.integers(1, 40), label="row")         # long rows: several partitions
+    pool = data.draw(st.sampled_from([[0.0, 1.0, -1.0], [2.0, -INF, INF, 0.5, -0.0, 7.0]]), label="values")
+    x = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed")).choice(pool, shape)
+    order = _stable_order(x, dim, False)
+    size = shape[dim]
+    k = data.draw(st.integers(1, size), label="k")
+    values, indices = tg.kthvalue(t(x.tolist(), engine, dtype=tg.float64), k, dim)
+    want = np.take(order, k - 1, axis=dim)
+    np.testing.assert_array_equal(indices.numpy(), want)
+    np.testing.assert_array_equal(values.numpy(), np.take_along_axis(x, np.expand_dims(want, dim), dim).squeeze(dim))
+    values, indices = t(x.tolist(), engine, dtype=tg.float64).median(dim, keepdim=True)
+    np.testing.assert_array_equal(indices.numpy(), np.take(order, [(size - 1) // 2], axis=dim))
+    assert tg.median(t(x.tolist(), engine, dtype=tg.float64)).tolist() == np.sort(x, None)[(x.size - 1) // 2]
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+def test_median_and_nanmedian_with_nan_as_pytorch(engine):
+    x = t([2.0, NAN, 1.0, NAN, 3.0], engine)
+    assert math.isnan(x.median().item()) and x.nanmedian().tolist() == 2.0
+    values, indices = x.median(0)
+    assert math.isnan(values.item()) and indices.tolist() == 1                 # the first NaN
+    assert tuple(x.nanmedian(0)) == (2.0, 0) and x.nanmedian(0)._fields == ("values", "indices")
+    assert [x.kthvalue(k).indices.tolist() for k in (3, 4, 5)] == [4, 1, 3]    # NaN largest
+    rows = t([[3.0, 1.0, 2.0, 5.0], [NAN, 1.0, 0.0, NAN]], engine, requires_grad=True)
+    values, indices = rows.median(1)
+    assert indices.tolist() == [2, 0] and type(rows.median(1)).__name__ == "median"
+    values.sum().backward()
+    assert rows.grad.tolist() == [[0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+    assert rows.nanmedian(1).values.tolist() == [2.0, 0.0] and rows.nanmedian(1).indices.tolist() == [2, 2]
+    everything = t([NAN, NAN], engine).nanmedian(0)
+    assert math.isnan(everything.values.item()) and everything.indices.tolist() == 0
+    assert math.isnan(t([], engine).median().item()) and math.isnan(t([NAN], engine).nanmedian().item())
+    ties = t([3.0, 1.0, 1.0, 5.0], engine, requires_grad=True)
+    ties.median().backward()                                                  # shared by the equal elements
+    assert ties.grad.tolist() == [0.0, 0.5, 0.5, 0.0]
+    assert t([3, 1, 2, 5], engine).median().tolist() == 2 and t([[1.0, 2.0, 3.0, 4.0]], engine).median(1).values.tolist() == [2.0]
+    assert tg.median(t(3.0, engine), 0).indices.tolist() == 0 and t(3.0, engine).kthvalue(1).values.tolist() == 3.0
+    assert t([[3, 1], [1, 0]], engine).msort().tolist() == [[1, 0], [3, 1]]
+    assert t([1.5, 0.5, 1.0], engine, dtype=tg.float16).median(0).values.dtype is tg.float16
+    with pytest.raises(RuntimeError, match="selected number k out of range for dimension 0"):
+        t([1.0], engine).kthvalue(2)
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        tg.zeros(1, 0, device=engine.device).median(1)
+    with pytest.raises(NotImplementedError, match="bool"):
+        t([True, False], engine).median()
+    with pytest.raises(TypeError, match="'k' must be an int"):
+        x.kthvalue(1.0)
 
 
 # ---- gather, scatter, scatter_add_ -------------------------------------------------------------
@@ -323,10 +381,11 @@ def test_einsum_errors(equation, operands, error, message):
 
 # ---- the surface, and PyTorch as an oracle -----------------------------------------------------
 def test_package_functions_and_methods():
-    for name in ("sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum"):
+    for name in ("sort", "argsort", "topk", "gather", "scatter", "scatter_add", "cumsum", "multinomial", "einsum",
+                 "kthvalue", "median", "nanmedian", "msort"):
         assert name in tg.__all__ and callable(getattr(tg, name))
     for name in ("sort", "argsort", "topk", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
-                 "cumsum", "multinomial"):
+                 "cumsum", "multinomial", "kthvalue", "median", "nanmedian", "msort"):
         assert callable(getattr(tg.Tensor, name))
 
 

@@ -1,5 +1,5 @@
 /* Ordering along one dimension: sort, argsort and topk (stage2_tensor/sorting.py), one
- * kernel, declared in stage2_tensor/kernels/ordering.py.
+ * kernel, and kthvalue (median's too), declared in stage2_tensor/kernels/ordering.py.
  *
  * x is contiguous, viewed as (outer, size, inner) with the ordered dimension in the middle:
  * each of the outer * inner rows is `size` elements `inner` apart. For each row the kernel
@@ -19,6 +19,9 @@
  * are split across threads above TG_PARALLEL_MIN elements; each is ordered by one thread,
  * so the result is the same on any thread count. Returns 1 when out of memory for a
  * thread's row, else 0.
+ *
+ * kthvalue finds one position of the same order, the k-th, without sorting the row: a
+ * quickselect over the row's entries (topk_t.h's FN(select)), O(size) expected.
  */
 #include "nan.h"
 #include "parallel.h"

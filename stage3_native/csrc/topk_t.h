@@ -90,3 +90,63 @@ int FN(tg_topk)(i64 outer, i64 size, i64 inner, i64 k, int descending, const T *
     }
     return failed;
 }
+
+/* Move the entry that comes k-th (from 0) of the n entries of e to e[k]: quickselect, a
+ * median-of-three pivot and Hoare's partition, O(n) expected; after 2 log2(n) rounds that
+ * have not closed in, the range left is merge-sorted (tmp: n entries), so O(n log n) at
+ * worst. The order is total (ties by position), so which entry lands at k does not depend
+ * on the pivots. */
+static void FN(select)(FN(entry) *e, FN(entry) *tmp, i64 n, i64 k) {
+    i64 lo = 0, hi = n - 1;
+    int rounds = 2;
+    for (i64 m = n; m > 1; m /= 2) rounds += 2;
+    while (lo < hi) {
+        if (rounds-- == 0) {
+            FN(merge_sort)(e + lo, tmp, hi - lo + 1, 0);
+            return;
+        }
+        i64 mid = lo + (hi - lo) / 2;
+        FN(entry) swap;
+        if (FN(before)(e[mid], e[lo], 0)) { swap = e[mid]; e[mid] = e[lo]; e[lo] = swap; }
+        if (FN(before)(e[hi], e[mid], 0)) { swap = e[hi]; e[hi] = e[mid]; e[mid] = swap; }
+        if (FN(before)(e[mid], e[lo], 0)) { swap = e[mid]; e[mid] = e[lo]; e[lo] = swap; }
+        FN(entry) pivot = e[mid];
+        i64 i = lo, j = hi;
+        while (i <= j) {
+            while (FN(before)(e[i], pivot, 0)) i++;
+            while (FN(before)(pivot, e[j], 0)) j--;
+            if (i <= j) {
+                swap = e[i]; e[i] = e[j]; e[j] = swap;
+                i++;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;                 /* e[lo..j] come before the pivot, e[i..hi] after */
+        else if (k >= i) lo = i;
+        else return;                        /* j < k < i: e[k] is the pivot, in its place */
+    }
+}
+
+int FN(tg_kthvalue)(i64 outer, i64 size, i64 inner, i64 k, const T *view, T *values, i64 *indices) {
+    i64 rows = outer * inner;
+    int failed = 0;
+    if (rows == 0) return 0;
+    #pragma omp parallel if (rows > 1 && rows * size >= TG_PARALLEL_MIN) reduction(|: failed)
+    {
+        FN(entry) *e = tg_alloc((size_t)size * sizeof(FN(entry))), *tmp = tg_alloc((size_t)size * sizeof(FN(entry)));
+        int ok = e && tmp;
+        failed |= !ok;
+        #pragma omp for schedule(static)
+        for (i64 row = 0; row < rows; row++) {
+            if (!ok) continue;
+            i64 first = row / inner * size * inner + row % inner;     /* the row's element 0 */
+            for (i64 i = 0; i < size; i++) e[i] = (FN(entry)){view[first + i * inner], i};
+            FN(select)(e, tmp, size, k);
+            values[row] = e[k].value;
+            indices[row] = e[k].position;
+        }
+        if (e) tg_free(e);
+        if (tmp) tg_free(tmp);
+    }
+    return failed;
+}

@@ -1,4 +1,4 @@
-/* Ordering along one dimension for device "cuda" (sort, argsort, topk); compare csrc/topk.c
+/* Ordering along one dimension for device "cuda" (sort, argsort, topk, kthvalue); compare csrc/topk.c
  * and topk_t.h, whose order, algorithms and result this follows: the first k positions of
  * each row of x, viewed as (outer, size, inner), by value (NaN last ascending, first
  * descending), then by position.
@@ -78,6 +78,51 @@ __global__ void topk_rows(i64 rows, i64 size, i64 inner, i64 k, int descending, 
     }
 }
 
+/* csrc/topk_t.h's quickselect on the row's positions: the k-th (from 0) of the n in idx
+ * moved to idx[k]; after 2 log2(n) rounds the range left is merge-sorted (tmp: n) */
+template <typename T>
+__device__ void select(const T *x, i64 first, i64 inner, i64 *idx, i64 *tmp, i64 n, i64 k) {
+    i64 lo = 0, hi = n - 1;
+    int rounds = 2;
+    for (i64 m = n; m > 1; m /= 2) rounds += 2;
+    while (lo < hi) {
+        if (rounds-- == 0) {
+            merge_sort(x, first, inner, idx + lo, tmp, hi - lo + 1, 0);
+            return;
+        }
+        i64 mid = lo + (hi - lo) / 2, swap;
+        if (before(x, first, inner, idx[mid], idx[lo], 0)) { swap = idx[mid]; idx[mid] = idx[lo]; idx[lo] = swap; }
+        if (before(x, first, inner, idx[hi], idx[mid], 0)) { swap = idx[hi]; idx[hi] = idx[mid]; idx[mid] = swap; }
+        if (before(x, first, inner, idx[mid], idx[lo], 0)) { swap = idx[mid]; idx[mid] = idx[lo]; idx[lo] = swap; }
+        i64 pivot = idx[mid], i = lo, j = hi;
+        while (i <= j) {
+            while (before(x, first, inner, idx[i], pivot, 0)) i++;
+            while (before(x, first, inner, pivot, idx[j], 0)) j--;
+            if (i <= j) {
+                swap = idx[i]; idx[i] = idx[j]; idx[j] = swap;
+                i++;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
+    }
+}
+
+template <typename T>
+__global__ void kthvalue_rows(i64 rows, i64 size, i64 inner, i64 k, const T *x, T *values, i64 *indices,
+                              i64 *scratch) {
+    for_each_index(row, rows) {
+        i64 first = row / inner * size * inner + row % inner;
+        i64 *idx = scratch + row * 2 * size, *tmp = idx + size;
+        for (i64 i = 0; i < size; i++) idx[i] = i;
+        select(x, first, inner, idx, tmp, size, k);
+        values[row] = x[first + idx[k] * inner];
+        indices[row] = idx[k];
+    }
+}
+
 }  // namespace
 
 extern "C" {
@@ -93,6 +138,20 @@ int tg_cuda_topk(int dtype, i64 outer, i64 size, i64 inner, i64 k, int descendin
                         rows, size, inner, k, descending, (const T *)view, (T *)values, indices, scratch))
     status = LAUNCHED();
     tg_cuda_free(scratch);          /* kernels run in order: the next user of it waits for finish */
+    return status;
+}
+
+int tg_cuda_kthvalue(int dtype, i64 outer, i64 size, i64 inner, i64 k, const void *view, void *values,
+                     i64 *indices) {
+    i64 rows = outer * inner;
+    if (rows == 0) return 0;
+    int status = 0;
+    i64 *scratch = (i64 *)tg_cuda_malloc((size_t)rows * 2 * size * sizeof(i64), &status);
+    if (status) return status;
+    DISPATCH(dtype, LAUNCH(blocks_for(rows), THREADS, kthvalue_rows<T>)(
+                        rows, size, inner, k, (const T *)view, (T *)values, indices, scratch))
+    status = LAUNCHED();
+    tg_cuda_free(scratch);
     return status;
 }
 
