@@ -266,9 +266,10 @@ def method_source(declared):
     arguments and size the outputs (the declaration), run the python device's kernel for a
     dtype the C one lacks (``float_only``), then one call with each C parameter filled by
     name: an argument (a view as a pointer to its elements row-major, of the call's dtype,
-    or int64 for ``const i64 *``; a tuple of ints as an int64 array; a number as the C type
-    says), an output (a new buffer, NULL for None) or an entry of ``sizes(*args)``. Written
-    out once as source, so a call costs what the method written by hand would."""
+    int64 for ``const i64 *``, float64 for ``const double *``; a tuple of ints as an int64
+    array; a number as the C type says), an output (a new buffer, NULL for None) or an
+    entry of ``sizes(*args)``. Written out once as source, so a call costs what the method
+    written by hand would."""
     params = [name for name, _, _ in declared.params]
     kinds = {name: kind for name, kind, _ in declared.params}
     clash = set(params) & set(declared.returns)
@@ -283,7 +284,7 @@ def method_source(declared):
         if name not in kinds:
             return f"sizes[{name!r}]"
         if ctype.endswith("*") and kinds[name].rstrip("?") in ("dense", "index", "view"):
-            of = "dtypes.int64" if ctype == "const i64 *" else "dtype"
+            of = {"const i64 *": "dtypes.int64", "const double *": "dtypes.float64"}.get(ctype, "dtype")
             return f"self._dense{'_or_null' if kinds[name].endswith('?') else ''}({name}, {of})"
         if ctype.endswith("*"):
             return f"tuple({name})"
