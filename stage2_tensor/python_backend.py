@@ -88,6 +88,18 @@ class PythonBackend(Backend):
         buf, cast = view.buffer, _converter(view.dtype, dtype)
         return array.array(dtype.typecode, [cast(buf[p]) for p in positions(view)])
 
+    def cat(self, views, dim, dtype):
+        """For each position of the dimensions before dim (outer), each view's elements from
+        there on, one view after the other."""
+        check("cat", views, dim, dtype)
+        outer = numel(views[0].shape[:dim])
+        pieces = [(self.contiguous(v, dtype), numel(v.shape[dim:])) for v in views]
+        out = array.array(dtype.typecode)
+        for o in range(outer):
+            for piece, width in pieces:
+                out.extend(piece[o * width:(o + 1) * width])
+        return out
+
     def unary(self, op, view, dtype):
         f, buf, cast = UNARY[op], view.buffer, dtype.cast
         return array.array(dtype.typecode, [cast(f(buf[p])) for p in positions(view)])
