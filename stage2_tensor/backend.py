@@ -51,7 +51,9 @@ less than it assumes reads or writes outside its buffers; nothing downstream che
    the updates).
 3. Index values (index_select, index_add) and targets (cross_entropy: a class, or
    ignore_index) are in range: data, so the kernel checks them as it reads them and the
-   backend raises ``bad_index`` or ``bad_target``.
+   backend raises ``bad_index`` or ``bad_target``. Likewise multinomial's weights, a
+   distribution per row: its kernel reports the first row that is none, and stage2 raises
+   ``bad_distribution``.
 4. A parameter's ``.grad`` has its shape, dtype and device (the grad setter in tensor.py,
    as PyTorch's); an optimizer's state tensors have their parameter's shape, dtype and
    device (Optimizer.load_state_dict checks a loaded one; the optimizers make the others).
@@ -71,6 +73,7 @@ their own arithmetic's. One place, for every device and kernel.
 """
 import importlib.metadata
 import logging
+import math
 import threading
 from typing import Any, NamedTuple
 
@@ -281,6 +284,24 @@ def bad_position(kernel, at, position, size):
     ``where``, entry ``at``; -1 stands for none)."""
     return IndexError(f"{kernel}: position {position} at entry {at} is outside a plane of {size} "
                       f"elements (expected -1 to {size - 1})")
+
+
+def bad_distribution(row, weights, samples, replacement):
+    """The error for row ``row`` of multinomial's weights (``weights``, that row's numbers)
+    when it is no distribution to draw ``samples`` categories from (the kernel's
+    declaration, kernels/random.py, says when), else None."""
+    for w in weights:
+        if not math.isfinite(w) or w < 0:
+            return RuntimeError(f"multinomial(): probability tensor contains either inf, nan or "
+                                f"element < 0 (row {row}: {w})")
+    nonzero = sum(1 for w in weights if w > 0)
+    if not nonzero:
+        return RuntimeError(f"multinomial(): invalid multinomial distribution (sum of probabilities "
+                            f"<= 0) in row {row}")
+    if not replacement and nonzero < samples:
+        return RuntimeError(f"multinomial(): row {row} has {nonzero} categories of non-zero probability, "
+                            f"fewer than num_samples ({samples}) to draw without replacement")
+    return None
 
 
 def log_fallback(op, backend_name):

@@ -1,9 +1,12 @@
-"""Joining and splitting tensors: ``cat`` copies its inputs side by side along a dimension;
-``split`` returns views of consecutive slices. Their gradients are each other: the gradient
-of cat is the upstream gradient split back into pieces. ``stack``, ``repeat`` and ``chunk``
-are written with them (and views), so autograd differentiates them with no code of their own."""
-from .factories import check_size, zeros
-from .gradient_function import GradientFunction
+"""Joining and splitting tensors: ``cat`` copies its inputs side by side along a dimension,
+in one kernel call however many there are; ``split`` returns views of consecutive slices.
+Their gradients are each other: the gradient of cat is the upstream gradient split back
+into pieces. ``stack`` is cat of its inputs each seen with a new dimension of size 1;
+``repeat`` and ``chunk`` are written with views and split, so autograd differentiates them
+with no code of their own."""
+from .backend import View
+from .factories import check_size
+from .gradient_function import GradientFunction, two_devices
 from .strides import as_ints, normalize_dim
 from .tensor import Tensor
 
@@ -13,50 +16,64 @@ def _slice_along(dim, start, stop):
 
 
 class Cat(GradientFunction):
-    def forward(self, dim, *tensors):
+    """cat, and stack (``new``): one kernel call for all the inputs, which loops over them in
+    C. The gradient is the upstream gradient's slices (views), one per input."""
+
+    def forward(self, dim, new, tensors):
+        name = "stack" if new else "cat"
         first = tensors[0]
-        for t in tensors[1:]:
-            if t.ndim != first.ndim or any(a != b for d, (a, b) in enumerate(zip(t.shape, first.shape)) if d != dim):
-                raise ValueError(f"cat: shapes {first.shape} and {t.shape} differ outside dimension {dim}")
-            if t.dtype is not first.dtype or t.device != first.device:
-                raise TypeError(f"cat: all tensors need one dtype and device, got {first.dtype} on "
-                                f"{first.device!r} and {t.dtype} on {t.device!r}")
-        sizes = [t.shape[dim] for t in tensors]
-        shape = first.shape[:dim] + (sum(sizes),) + first.shape[dim + 1:]
-        out = zeros(*shape, dtype=first.dtype, device=first.device)
-        start = 0
-        for t, size in zip(tensors, sizes):
-            out[_slice_along(dim, start, start + size)] = t.detach()
-            start += size
-        self.dim, self.sizes = dim, sizes
-        return out
+        shape, dtype, device = first.shape, first.dtype, first.storage.device
+        try:                                # checked a list at a time: a cat may join thousands
+            views = [t.as_view() for t in tensors]
+        except AttributeError:
+            bad = next(t for t in tensors if not isinstance(t, Tensor))
+            raise TypeError(f"{name}: expected a list of tensors, got an element of type {type(bad).__name__}") from None
+        n = len(views)
+        if [t.storage.device for t in tensors] != [device] * n:
+            raise two_devices(type(self).__name__, first, next(t for t in tensors if t.storage.device != device))
+        if new:
+            if [v.shape for v in views] != [shape] * n:
+                bad = next(v.shape for v in views if v.shape != shape)
+                raise ValueError(f"stack: expects each tensor to be of equal shape, got {shape} and {bad}")
+            # n views of one shape stacked at dim lie in memory as their cat along dim: row o
+            # (the elements from dim on) holds each view's row o; at the end there is no such
+            # dimension, so each view is given a trailing one of size 1 (any stride)
+            if dim == len(shape):
+                views = [View(v.buffer, shape + (1,), v.strides + (0,), v.offset, dtype) for v in views]
+            self.sizes, joined = None, shape[:dim] + (n,) + shape[dim:]
+        else:
+            try:                            # (the kernel's declaration checks dtypes and the other dimensions)
+                self.sizes = [v.shape[dim] for v in views]
+            except IndexError:
+                bad = next(v.shape for v in views if len(v.shape) <= dim)
+                raise ValueError(f"cat: shapes {shape} and {bad} differ outside dimension {dim}") from None
+            joined = shape[:dim] + (sum(self.sizes),) + shape[dim + 1:]
+        self.dim, self.new = dim, new
+        return first.launch("cat", views, dim, dtype, shape=joined, dtype=dtype)
 
     def backward(self, grad):
-        return tuple(split(grad, self.sizes, self.dim))
+        return tuple(unbind(grad, self.dim) if self.new else split(grad, self.sizes, self.dim))
+
+
+def _joined(name, tensors, dim, new):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{name}: expected a non-empty list of tensors")
+    if not isinstance(tensors[0], Tensor):
+        raise TypeError(f"{name}: expected a list of tensors, got an element of type {type(tensors[0]).__name__}")
+    fn = Cat()                      # Cat.apply less its walk over the arguments: forward checks them
+    return fn.link(fn.forward(normalize_dim(dim, tensors[0].ndim + new), new, tensors), tuple(tensors))
 
 
 def cat(tensors, dim=0):
     """Concatenate along an existing dimension (negative dims count from the end)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat: expected a non-empty list of tensors")
-    return Cat.apply(normalize_dim(dim, tensors[0].ndim), *tensors)
+    return _joined("cat", tensors, dim, False)
 
 
 def stack(tensors, dim=0):
-    """Join tensors of one shape along a new dimension ``dim``: each unsqueezed there, then
-    cat. ``dim`` may be 0 to ndim (negative from the end, counting the new dimension)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("stack: expected a non-empty list of tensors")
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"stack: expected a list of tensors, got an element of type {type(t).__name__}")
-        if t.shape != tensors[0].shape:
-            raise ValueError(f"stack: expects each tensor to be of equal shape, got {tensors[0].shape} "
-                             f"and {t.shape}")
-    dim = normalize_dim(dim, tensors[0].ndim + 1)
-    return cat([t.unsqueeze(dim) for t in tensors], dim)
+    """Join tensors of one shape along a new dimension ``dim``: each as if unsqueezed there,
+    then cat. ``dim`` may be 0 to ndim (negative from the end, counting the new dimension)."""
+    return _joined("stack", tensors, dim, True)
 
 
 def repeat(x, *sizes):

@@ -8,9 +8,7 @@ machine's memory, so that arange(2**40) is refused at once, naming the bytes, ra
 after filling memory with a Python list. The ranges (arange, linspace, eye) are computed
 by the device's kernels from an index (``_positions``), never element by element in Python.
 """
-import bisect
 import contextlib
-import itertools
 import math
 import numbers
 import os
@@ -372,33 +370,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
         raise RuntimeError(f"multinomial(): cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
                            f"({categories}) samples without replacement")
     shape = check_size("multinomial", input.shape[:-1] + (num_samples,), dtypes.int64)
-    rows = input.detach().reshape(-1, categories).tolist()
-    out = []
-    for r, row in enumerate(rows):
-        for w in row:
-            if not math.isfinite(w) or w < 0:
-                raise RuntimeError(f"multinomial(): probability tensor contains either inf, nan or "
-                                   f"element < 0 (row {r}: {w})")
-        if sum(row) <= 0:
-            raise RuntimeError(f"multinomial(): invalid multinomial distribution (sum of probabilities "
-                               f"<= 0) in row {r}")
-        if not replacement and sum(1 for w in row if w > 0) < num_samples:
-            raise RuntimeError(f"multinomial(): row {r} has {sum(1 for w in row if w > 0)} categories "
-                               f"of non-zero probability, fewer than num_samples ({num_samples}) to "
-                               "draw without replacement")
-        weights = list(row)
-        for _ in range(num_samples):
-            out.append(_draw(weights, rng))
-            if not replacement:
-                weights[out[-1]] = 0.0
-    return _make(out, shape, dtypes.int64, input.device)
-
-
-def _draw(weights, rng):
-    """One index drawn with probability weights[i] / sum(weights) (cumulative sums, bisected)."""
-    cumulative = list(itertools.accumulate(weights))
-    at = bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
-    at = min(at, len(weights) - 1)
-    while weights[at] == 0:                    # rounding at the top end: the last non-zero one
-        at -= 1
-    return at
+    weights = input.detach().reshape(-1, categories)
+    rows = weights.shape[0]
+    # one uniform number per draw, row by row, as the draws were made one at a time before
+    # there was a kernel: a seed gives the same categories as it always did
+    state = rng.getstate()
+    uniforms = _make([rng.random() for _ in range(rows * num_samples)], (rows, num_samples), dtypes.float64,
+                     input.device)
+    drawn, bad = backend.launch(input.device, "multinomial", weights.as_view(), uniforms.as_view(),
+                                bool(replacement), weights.dtype, out_dtype=dtypes.int64)
+    bad = Tensor.from_buffer(bad, (), dtypes.int64, input.device).item()
+    if bad >= 0:
+        rng.setstate(state)                # a row that is no distribution: nothing drawn
+        raise backend.bad_distribution(bad, weights[bad].tolist(), num_samples, replacement)
+    return Tensor.from_buffer(drawn, shape, dtypes.int64, input.device)

@@ -10,6 +10,7 @@ is how a device applies them, and the fused kernels (softmax, cross-entropy, Lay
 written as loops over those formulas.
 """
 import array
+import bisect
 import functools
 import heapq
 import itertools
@@ -17,7 +18,7 @@ import math
 import operator
 
 from . import ops
-from .backend import Backend, View, bad_index, bad_position, bad_target
+from .backend import Backend, View, bad_distribution, bad_index, bad_position, bad_target
 from .kernels import check
 from .ops import div as _div, exp as _exp, log as _log
 from .sampling_grid import interpolation_source, pad_source
@@ -87,6 +88,18 @@ class PythonBackend(Backend):
     def contiguous(self, view, dtype):
         buf, cast = view.buffer, _converter(view.dtype, dtype)
         return array.array(dtype.typecode, [cast(buf[p]) for p in positions(view)])
+
+    def cat(self, views, dim, dtype):
+        """For each position of the dimensions before dim (outer), each view's elements from
+        there on, one view after the other."""
+        check("cat", views, dim, dtype)
+        outer = numel(views[0].shape[:dim])
+        pieces = [(self.contiguous(v, dtype), numel(v.shape[dim:])) for v in views]
+        out = array.array(dtype.typecode)
+        for o in range(outer):
+            for piece, width in pieces:
+                out.extend(piece[o * width:(o + 1) * width])
+        return out
 
     def unary(self, op, view, dtype):
         f, buf, cast = UNARY[op], view.buffer, dtype.cast
@@ -374,6 +387,25 @@ class PythonBackend(Backend):
         buf, cast, scale = view.buffer, dtype.cast, 1.0 / (1.0 - p)
         return array.array(dtype.typecode, [cast(buf[pos] * (scale if dropout_uniform(seed, i) >= p else 0.0))
                                             for i, pos in enumerate(positions(view))])
+
+    def multinomial(self, weights, uniforms, replacement, dtype):
+        """Row by row: a row that is no distribution (backend.bad_distribution) noted, the
+        first one as bad, and skipped; else one draw per uniform number (``_draw``), a drawn
+        weight set to 0 without replacement."""
+        check("multinomial", weights, uniforms, replacement, dtype)
+        (rows, n), samples = weights.shape, uniforms.shape[1]
+        wbuf, (w_row, w_col), ubuf, (u_row, u_col) = weights.buffer, weights.strides, uniforms.buffer, uniforms.strides
+        out, bad = [0] * (rows * samples), []
+        for r in range(rows):
+            row = [wbuf[weights.offset + r * w_row + i * w_col] for i in range(n)]
+            if bad_distribution(r, row, samples, replacement) is not None:
+                bad.append(r)
+                continue
+            for s in range(samples):
+                at = out[r * samples + s] = _draw(row, ubuf[uniforms.offset + r * u_row + s * u_col])
+                if not replacement:
+                    row[at] = 0.0
+        return array.array("q", out), array.array("q", bad[:1] or [-1])
 
     def layer_norm(self, x, weight, bias, eps, dtype):
         """Each row of the last dimension (n values): mean m, biased variance, rstd s =
@@ -746,6 +778,18 @@ def _softmax_row(row, log):
         log_total = _log(total)
         return [x - log_total for x in shifted]
     return [_div(e, total) for e in exps]
+
+
+def _draw(weights, u):
+    """The index drawn by the uniform number u in [0, 1) with probability weights[i] /
+    sum(weights): the cumulative sums (in double, from the left) bisected at u times their
+    total; rounding past the top end gives the last non-zero weight (a u outside [0, 1) still
+    gives an index in range)."""
+    cumulative = list(itertools.accumulate(weights))
+    at = min(bisect.bisect_right(cumulative, u * cumulative[-1]), len(weights) - 1)
+    while at > 0 and weights[at] == 0:
+        at -= 1
+    return at
 
 
 def _index_values(index, dim, size):

@@ -22,6 +22,8 @@ code first, a status returned) on CUDA, both declared from the same declaration
                                        the same for a kernel that finds a bad entry in its
                                        data (a target, a position): that entry's index, or -1
     _int64_at(pointer, i)              element i of an int64 buffer, read on the host
+    _cat(ndim, shape, dim, count, buffers, offsets, sizes, strides, itemsize, out)
+                                       the cat kernel (csrc/tracegrad.h's tg_cat)
     adds_into_output                   the kernels that add into their output, which must
                                        then start zeroed (CUDA's atomic additions)
 
@@ -41,6 +43,7 @@ import functools
 from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
 from stage2_tensor.kernels import KERNELS, check, names
+from stage2_tensor.kernels.storage import joined
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from .updates import GroupUpdates
@@ -164,6 +167,15 @@ class NativeBackend(GroupUpdates, Backend):
             return self.contiguous(View(counts, view.shape, make_strides(view.shape), 0, dtypes.int64), dtype)
         return _CUMSUM(self, view, dim, dtype)
 
+    def cat(self, views, dim, dtype):
+        """One call for all the views, each read in place through its strides (its
+        declaration's check first, which gives each one's extent along dim)."""
+        sizes, shape = joined(views, dim, dtype)
+        out = self.allocate(numel(shape), dtype)
+        self._cat(len(shape), shape, dim, len(views), [v.buffer for v in views], [v.offset for v in views], sizes,
+                  [s for v in views for s in v.strides], dtype.itemsize, out)
+        return out
+
     def where(self, cond, a, b, dtype):
         if not cond.shape == a.shape == b.shape:
             check("where", cond, a, b, dtype)
@@ -278,9 +290,10 @@ def method_source(declared):
     arguments and size the outputs (the declaration), run the python device's kernel for a
     dtype the C one lacks (``float_only``), then one call with each C parameter filled by
     name: an argument (a view as a pointer to its elements row-major, of the call's dtype,
-    or int64 for ``const i64 *``; a tuple of ints as an int64 array; a number as the C type
-    says), an output (a new buffer, NULL for None) or an entry of ``sizes(*args)``. Written
-    out once as source, so a call costs what the method written by hand would."""
+    int64 for ``const i64 *``, float64 for ``const double *``; a tuple of ints as an int64
+    array; a number as the C type says), an output (a new buffer, NULL for None) or an
+    entry of ``sizes(*args)``. Written out once as source, so a call costs what the method
+    written by hand would."""
     params = [name for name, _, _ in declared.params]
     kinds = {name: kind for name, kind, _ in declared.params}
     clash = set(params) & set(declared.returns)
@@ -295,7 +308,7 @@ def method_source(declared):
         if name not in kinds:
             return f"sizes[{name!r}]"
         if ctype.endswith("*") and kinds[name].rstrip("?") in ("dense", "index", "view"):
-            of = "dtypes.int64" if ctype == "const i64 *" else "dtype"
+            of = {"const i64 *": "dtypes.int64", "const double *": "dtypes.float64"}.get(ctype, "dtype")
             return f"self._dense{'_or_null' if kinds[name].endswith('?') else ''}({name}, {of})"
         if ctype.endswith("*"):
             return f"tuple({name})"

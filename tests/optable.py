@@ -419,6 +419,11 @@ TENSOR_OPS = [
     tensor_op("gather_rows", lambda ns, a: a[ns.tensor([2, 0, 2])], lambda a: a[[2, 0, 2]], (3, 4)),
     tensor_op("cat", lambda ns, a, b: ns.cat([a, b * 2, a], dim=-1),
               lambda a, b: np.concatenate([a, b * 2, a], axis=-1), (2, 3), (2, 1)),
+    # one cat kernel over every piece: strided and empty ones, stack's new dimension anywhere
+    tensor_op("cat_pieces", lambda ns, a, b: ns.cat([a.mT, b[:, ::2] * 2, a[:0].mT, b[:, 1:].flip(1)], dim=-1),
+              lambda a, b: np.concatenate([a.T, b[:, ::2] * 2, a[:0].T, b[:, 1:][:, ::-1]], axis=-1), (3, 2), (2, 5)),
+    tensor_op("stack_dims", lambda ns, a, b: ns.stack([a, b.mT, a * 2], 1) * ns.stack([b.mT, a, a], -1).sum(0),
+              lambda a, b: np.stack([a, b.T, a * 2], 1) * np.stack([b.T, a, a], -1).sum(0), (2, 3), (3, 2)),
     tensor_op("split", lambda ns, a: ns.split(a, [1, 3], dim=1)[1] * ns.split(a, 2, dim=1)[0].sum(),
               lambda a: a[:, 1:] * a[:, :2].sum(), (2, 4)),
     tensor_op("masked_fill", lambda ns, a: a.masked_fill(a > 0.5, -1.0),

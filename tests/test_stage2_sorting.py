@@ -2,7 +2,10 @@
 multinomial and einsum: what the op table (tests/optable.py, which checks the differentiable
 values and their gradients) does not: indices, in-place writes, the distribution multinomial
 draws from, and the errors for bad arguments. On the python and cpu engines, against numpy; PyTorch as an optional oracle."""
+import bisect
+import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -280,7 +283,7 @@ def chi_square(counts, probs):
 CHI2_BOUND = {2: 27.6, 3: 30.7}
 
 
-@pytest.mark.parametrize("engine", ENGINES_)
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
 def test_multinomial_with_replacement_follows_the_weights(engine):
     weights = [1.0, 2.0, 3.0, 4.0]                                    # not normalized
     g = tg.Generator().manual_seed(3)
@@ -297,7 +300,7 @@ def test_multinomial_with_replacement_follows_the_weights(engine):
     assert 0 not in first.tolist()[0]                                # zero weight: never drawn
 
 
-@pytest.mark.parametrize("engine", ENGINES_)
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
 def test_multinomial_without_replacement(engine):
     p = [0.2, 0.3, 0.5]
     draws = tg.multinomial(t([p] * 2000, engine), 2, generator=tg.Generator().manual_seed(11))
@@ -314,7 +317,7 @@ def test_multinomial_without_replacement(engine):
     assert sorted(tg.multinomial(t([1.0, 1.0, 1.0], engine), 3).tolist()) == [0, 1, 2]
 
 
-@pytest.mark.parametrize("engine", ENGINES_)
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
 @pytest.mark.parametrize("probs, n, replacement, message", [
     ([0.5, -0.1], 1, True, "element < 0"),
     ([0.5, float("nan")], 1, True, "inf, nan or element < 0"),
@@ -327,6 +330,70 @@ def test_multinomial_without_replacement(engine):
 def test_multinomial_rejects_bad_distributions(engine, probs, n, replacement, message):
     with pytest.raises(RuntimeError, match=message):
         tg.multinomial(t(probs, engine), n, replacement)
+
+
+def drawn_one_by_one(rows, num_samples, replacement, rng):
+    """multinomial as it drew before it had a kernel, one Python loop over every weight:
+    each draw one rng.random(), bisecting the running sums of the row's weights."""
+    out = []
+    for row in rows:
+        weights = list(row)
+        for _ in range(num_samples):
+            cumulative = list(itertools.accumulate(weights))
+            at = min(bisect.bisect_right(cumulative, rng.random() * cumulative[-1]), len(weights) - 1)
+            while weights[at] == 0:
+                at -= 1
+            out.append(at)
+            if not replacement:
+                weights[at] = 0.0
+    return out
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_draws_what_the_python_loop_drew(engine, dtype, replacement):
+    """The kernels draw the same categories, to the index, for any seed: the sampled text
+    of the chapters depends on it."""
+    rng = np.random.default_rng(7)
+    weights = (rng.random((6, 40)) + 0.1) * (rng.random((6, 40)) > 0.3)       # zeros among them
+    weights[:, 10:15] = 1.0                             # at least five above 0
+    weights[2, :-5], weights[3, 5:] = 0.0, 0.0          # the last five only, the first five only
+    weights[2, -5:] = weights[3, :5] = 0.5
+    weights *= 10.0 ** rng.integers(-30, 30, (6, 1))    # sums of any size
+    for seed, shape, samples in ((0, (6, 40), 5), (1, (40,), 5), (2, (6, 40), 1)):
+        x = t(weights[0] if shape == (40,) else weights, engine, dtype=dtype)
+        got = tg.multinomial(x, samples, replacement, generator=tg.Generator().manual_seed(seed))
+        want = drawn_one_by_one(x.reshape(-1, 40).tolist(), samples, replacement,
+                                tg.Generator().manual_seed(seed)._rng)
+        assert got.shape == shape[:-1] + (samples,)
+        assert (sum(got.tolist(), []) if len(shape) == 2 else got.tolist()) == want
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+def test_multinomial_past_the_top_end_draws_the_last_nonzero_weight(engine):
+    """A draw u * total that rounds to the total itself (a subnormal total) or is no number
+    (an infinite total) falls past every running sum: the last non-zero weight is drawn."""
+    weights = t([[5e-324, 0.0, 0.0], [1e308, 1e308, 0.0], [0.0, 1.0, 0.0]], engine, dtype=tg.float64)
+    uniforms = t([[1 - 2 ** -53, 0.5], [0.0, 0.7], [0.0, 1 - 2 ** -53]], engine, dtype=tg.float64)
+    drawn, bad = tg.backend.launch(engine.device, "multinomial", weights.as_view(), uniforms.as_view(), True,
+                                   tg.float64, out_dtype=tg.int64)
+    assert tg.Tensor.from_buffer(drawn, (3, 2), tg.int64, engine.device).tolist() == [[0, 0], [1, 1], [1, 1]]
+    assert tg.Tensor.from_buffer(bad, (), tg.int64, engine.device).item() == -1
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_names_the_first_bad_row_and_draws_nothing(engine, replacement):
+    rows = [[1.0, 2.0], [0.0, 0.0], [1.0, -1.0]] if replacement else [[1.0, 2.0], [0.0, 3.0], [0.0, 0.0]]
+    message = ("sum of probabilities <= 0) in row 1" if replacement else
+               "row 1 has 1 categories of non-zero probability, fewer than num_samples (2)")
+    g = tg.Generator().manual_seed(4)
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        tg.multinomial(t(rows, engine), 2, replacement, generator=g)
+    assert g._rng.random() == tg.Generator().manual_seed(4)._rng.random()       # nothing drawn
+    with pytest.raises(RuntimeError, match=re.escape("(row 2: -0.5)")):
+        tg.multinomial(t([[1.0, 2.0], [1.0, 1.0], [0.5, -0.5]], engine), 1, replacement)
 
 
 def test_multinomial_type_errors():

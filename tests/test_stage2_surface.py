@@ -635,6 +635,55 @@ def test_flip_and_roll_kernels_move_every_dtype_and_empty_or_strided_views(devic
     assert tg.tensor(5.0, device=device).flip(()).item() == 5.0 and tg.tensor(5.0, device=device).roll(3).item() == 5.0
 
 
+@pytest.mark.parametrize("device", EVERY_DEVICE)
+def test_cat_and_stack_join_every_dtype_and_strided_or_empty_views_in_one_kernel(device):
+    a = np.arange(48).reshape(2, 3, 8) % 5
+    for dtype, cast in ((tg.int32, np.int32), (tg.int64, np.int64), (tg.float16, np.float16),
+                        (tg.bfloat16, np.float32), (tg.float64, np.float64), (tg.bool, bool)):
+        wide = a.astype(cast)
+        w = tg.tensor(wide.tolist(), dtype=dtype, device=device)
+        x, strided, want, want_strided = w[:, :, :4].contiguous(), w[:, :, ::2], wide[:, :, :4], wide[:, :, ::2]
+        for dim in (0, 1, 2):
+            empty = (slice(None),) * dim + (slice(0, 0),)
+            joined = tg.cat([x, strided, x[empty], x], dim)
+            expected = np.concatenate([want, want_strided, want[empty], want], dim)
+            assert joined.dtype is dtype and joined.shape == expected.shape
+            np.testing.assert_array_equal(joined.float().numpy(), expected.astype(np.float32))
+        for dim in (0, 1, 2, 3, -1):
+            stacked = tg.stack([x, strided, x], dim)
+            assert stacked.dtype is dtype
+            np.testing.assert_array_equal(stacked.float().numpy(),
+                                          np.stack([want, want_strided, want], dim).astype(np.float32))
+    rng = np.random.default_rng(0)                      # enough to share among threads, split mid-piece
+    arrays = [rng.standard_normal((3, n)) for n in (7001, 1, 0, 20003)]
+    joined = tg.cat([t(x, device) for x in arrays], 1)
+    np.testing.assert_array_equal(joined.numpy(), np.concatenate(arrays, 1))
+    many = [tg.full((1, 3), float(i), device=device) for i in range(300)]    # more pieces than threads
+    np.testing.assert_array_equal(tg.cat(many, 1).numpy(), np.repeat(np.arange(300.0), 3)[None].astype(np.float32))
+    np.testing.assert_array_equal(tg.stack(many).numpy()[:, 0, 1], np.arange(300.0))
+    assert tg.stack([tg.tensor(1.0, device=device), tg.tensor(2.0, device=device)]).tolist() == [1.0, 2.0]
+    assert tg.cat([tg.zeros(0, 3, device=device)] * 2).shape == (0, 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cat_and_stack_reject_mixed_inputs(device):
+    x = t(A, device)
+    with pytest.raises(ValueError, match=r"cat: views\[1\] has shape \(2, 2\), expected \(2, 3\) but for dimension 0"):
+        tg.cat([x, x[:, :2]])
+    with pytest.raises(ValueError, match=r"cat: shapes \(2, 3\) and \(3,\) differ outside dimension 1"):
+        tg.cat([x, x[0]], 1)
+    with pytest.raises(ValueError, match=r"cat: views\[1\] has shape \(3,\), expected \(2, 3\) but for dimension 0"):
+        tg.cat([x, x[0]])
+    with pytest.raises(TypeError, match="cat: views\\[2\\] is tracegrad.float32, expected tracegrad.float64"):
+        tg.cat([x, x, x.float()])
+    with pytest.raises(TypeError, match="stack: expected a list of tensors, got an element of type int"):
+        tg.stack([x, 3])
+    with pytest.raises(RuntimeError, match="expected all tensors on one device"):
+        tg.cat([x, t(A, "python" if device != "python" else "cpu")])
+    with pytest.raises(ValueError, match=r"cat: views\[1\] has shape \(2, 3, 1\)"):
+        backend.get(device).cat([x.as_view(), x.reshape(2, 3, 1).as_view()], 0, tg.float64)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_nonzero_kernel_gives_numpys_positions_and_a_mask_reads_them(device):
     from stage2_tensor.advanced_index import nonzero

@@ -482,6 +482,10 @@ class CpuBackend(NativeBackend):
             raise backend.bad_index(ids[bad], dim, shape[dim])
         return out
 
+    @staticmethod
+    def _cat(*args):
+        lib.tg_cat(*args)
+
     def write(self, dst, src):
         if src.shape != dst.shape:
             check("write", dst, src)

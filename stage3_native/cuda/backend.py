@@ -373,6 +373,9 @@ class CudaBackend(NativeBackend):
         reported where the first bad index is, not its value)."""
         return backend.bad_index(self._int64_at(ids, position), dim, size)
 
+    def _cat(self, *args):
+        self.check(self.lib.tg_cuda_cat(*args), "cat")
+
     def index_select(self, view, dim, index):
         check("index_select", view, dim, index)
         size, n_index = view.shape[dim], numel(index.shape)
