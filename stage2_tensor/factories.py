@@ -6,7 +6,9 @@ Every factory that is given a size checks it before it makes anything (``check_s
 its sizes as every new tensor's (strides.check_shape), and its bytes against the
 machine's memory, so that arange(2**40) is refused at once, naming the bytes, rather than
 after filling memory with a Python list. The ranges (arange, linspace, eye) are computed
-by the device's kernels from an index (``_positions``), never element by element in Python.
+by the device's kernels from an index (``_positions``), never element by element in Python;
+so are the random numbers (rand, randn, uniform, normal, randint, and nn.init through them),
+from the state of the Python generator they come from ("Random tensors" below).
 """
 import contextlib
 import math
@@ -36,8 +38,8 @@ def host_memory():
 
 # The most bytes one tensor a factory makes may take: the machine's memory. A larger one
 # could only fail, after a long time (a Python list filling memory) or with an error that
-# names nothing (MemoryError). It bounds a GPU's tensors too: the random factories draw
-# their values in host memory, and this package cannot ask a GPU how much it has.
+# names nothing (MemoryError). It bounds a GPU's tensors too: this package cannot ask a
+# GPU how much memory it has.
 HOST_MEMORY = host_memory()
 
 
@@ -223,6 +225,8 @@ def skip_init(device=None):
 
 
 def _random_tensor(op, size, draw, dtype, requires_grad, device):
+    """A tensor of ``size`` of ``draw()``s, one by one in Python (init.trunc_normal_'s
+    inverse distribution function); the factories below draw in a kernel."""
     dtype = dtype or dtypes.float32
     size = check_size(op, size, dtype)
     if _skip_init:
@@ -230,28 +234,69 @@ def _random_tensor(op, size, draw, dtype, requires_grad, device):
     return _make([draw() for _ in range(numel(size))], size, dtype, device or backend.default_device(), requires_grad)
 
 
+# Random tensors. Python's random.Random draws them, but not one call per element: its
+# state (getstate: the Mersenne Twister's 624 words and position, and gauss's cached
+# value) goes to the device's mt19937 kernel (kernels/random.py), which draws exactly what
+# Python's calls would and gives back the state after them, which the generator takes
+# (setstate). So the numbers are Python's, bit for bit, for every seed and device, and a
+# later Python draw goes on where Python would have; only a native device draws in C.
+
+def _from_generator(rng, device, kernel, *args):
+    """Run ``kernel`` of ``device`` from ``rng``'s state, then put rng in the state after."""
+    version, state, spare = rng.getstate()
+    if kernel == "mt19937_floats":
+        buffer, state, spare = backend.launch(device, kernel, state, spare, *args)
+    else:
+        buffer, state = backend.launch(device, kernel, state, *args)
+    rng.setstate((version, state, spare))
+    return buffer
+
+
+def _drawn(op, size, rng, distribution, a, b, dtype, requires_grad, device):
+    """A tensor of ``size`` of a + b * x, x rng's random() ("uniform") or its gauss's
+    standard normal z ("normal"), as Python's uniform and gauss compute them. Drawn as
+    float32 or float64 and rounded to nearest, as a Python float stored in a tensor; a half
+    through float32, another dtype from float64, as their conversions of a Python float go."""
+    dtype = dtype or dtypes.float32
+    size = check_size(op, size, dtype)
+    if _skip_init:
+        return full(size, 0.0, dtype=dtype, requires_grad=requires_grad, device=_skip_init[-1] or device)
+    device = device or backend.default_device()
+    drawn_as = dtype if dtype in (dtypes.float32, dtypes.float64) else \
+        dtypes.float32 if dtype.is_half else dtypes.float64
+    buffer = _from_generator(rng, device, "mt19937_floats", numel(size), distribution, a, b, drawn_as)
+    out = Tensor.from_buffer(buffer, size, drawn_as, device)
+    out = out if drawn_as is dtype else out.to(dtype=dtype)
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def rand(*size, dtype=None, requires_grad=False, device=None):
-    """Uniform on [0, 1)."""
-    return _random_tensor("rand", _size_arg(size), _rng.random, dtype, requires_grad, device)
+    """Uniform on [0, 1): the package generator's random()."""
+    return _drawn("rand", _size_arg(size), _rng, "uniform", 0.0, 1.0, dtype, requires_grad, device)
 
 
 def randn(*size, dtype=None, requires_grad=False, device=None):
-    """Standard normal."""
-    return _random_tensor("randn", _size_arg(size), lambda: _rng.gauss(0.0, 1.0), dtype, requires_grad, device)
+    """Standard normal: the package generator's gauss(0.0, 1.0)."""
+    return _drawn("randn", _size_arg(size), _rng, "normal", 0.0, 1.0, dtype, requires_grad, device)
 
 
 def uniform(size, low=0.0, high=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
-    """Uniform on [low, high), from ``generator`` (a Generator) when given."""
+    """Uniform on [low, high): Python's uniform(low, high), low + (high - low) * random(),
+    from ``generator`` (a Generator) when given."""
     size = size if isinstance(size, (tuple, list)) else (size,)
     rng = _source("uniform", generator)
-    return _random_tensor("uniform", size, lambda: rng.uniform(low, high), dtype, requires_grad, device)
+    _number("uniform", "low", low)
+    _number("uniform", "high", high)
+    return _drawn("uniform", size, rng, "uniform", float(low), float(high - low), dtype, requires_grad, device)
 
 
 def normal(size, mean=0.0, std=1.0, dtype=None, requires_grad=False, device=None, *, generator=None):
-    """N(mean, std^2), from ``generator`` (a Generator) when given."""
+    """N(mean, std^2): Python's gauss(mean, std), from ``generator`` (a Generator) when given."""
     size = size if isinstance(size, (tuple, list)) else (size,)
     rng = _source("normal", generator)
-    return _random_tensor("normal", size, lambda: rng.gauss(mean, std), dtype, requires_grad, device)
+    _number("normal", "mean", mean)
+    _number("normal", "std", std)
+    return _drawn("normal", size, rng, "normal", float(mean), float(std), dtype, requires_grad, device)
 
 
 def _source(op, generator):
@@ -337,10 +382,17 @@ def randint(low=0, high=None, size=None, dtype=None, requires_grad=False, device
             raise TypeError(f"randint: {name} must be an int, got {value!r}")
     if low >= high:
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
-    size = check_size("randint", size if isinstance(size, (tuple, list)) else (size,), dtype or dtypes.int64)
-    rng = _source("randint", generator)
-    values = [rng.randrange(low, high) for _ in range(numel(size))]
-    return _make(values, size, dtype or dtypes.int64, device or backend.default_device(), requires_grad)
+    if low < -(1 << 63) or high > (1 << 63) - 1:
+        raise RuntimeError(f"randint: low and high must be int64s (from -2^63 to 2^63 - 1), got low={low}, "
+                           f"high={high}")
+    dtype = dtype or dtypes.int64
+    size = check_size("randint", size if isinstance(size, (tuple, list)) else (size,), dtype)
+    rng, device = _source("randint", generator), device or backend.default_device()
+    # Python's randrange(low, high), drawn as int64 and converted as a Python int stored
+    buffer = _from_generator(rng, device, "mt19937_integers", numel(size), low, high - low, dtypes.int64)
+    out = Tensor.from_buffer(buffer, size, dtypes.int64, device)
+    out = out if dtype is dtypes.int64 else out.to(dtype=dtype)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002

@@ -16,7 +16,8 @@ DEFAULT_SEED = 67280421310721
 class Generator:
     """Its own Mersenne Twister (Python's random.Random), seeded with ``DEFAULT_SEED``
     until ``manual_seed`` says otherwise. ``device`` is accepted for PyTorch's signature;
-    the numbers are drawn in Python whichever device the results go to."""
+    the numbers are this generator's on every device (a native one draws them in C from
+    its state: factories.py, "Random tensors")."""
 
     def __init__(self, device="cpu"):
         self.device = device

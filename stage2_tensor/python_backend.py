@@ -16,6 +16,7 @@ import heapq
 import itertools
 import math
 import operator
+import random
 
 from . import ops
 from .backend import Backend, View, bad_distribution, bad_index, bad_position, bad_target
@@ -60,6 +61,13 @@ def dropout_uniform(seed, i):
     """Element i's uniform number in [0, 1): the top 53 bits of splitmix64(seed, i), exact
     in a double. Dropout keeps element i iff it is >= p."""
     return (splitmix64(seed, i) >> 11) * 2.0 ** -53
+
+
+def _generator_in(state, spare):
+    """A random.Random in the state ``state`` (getstate()[1]) with gauss's ``spare``."""
+    rng = random.Random()
+    rng.setstate((3, tuple(state), spare))        # 3: the version of getstate's tuple
+    return rng
 
 
 class PythonBackend(Backend):
@@ -406,6 +414,26 @@ class PythonBackend(Backend):
                 if not replacement:
                     row[at] = 0.0
         return array.array("q", out), array.array("q", bad[:1] or [-1])
+
+    def mt19937_floats(self, state, spare, n, distribution, a, b, dtype):
+        """Python's own generator, put in the state given, draws them: a + b * random(), or
+        gauss(a, b) (a + z * b), n times; then its state is read back."""
+        check("mt19937_floats", state, spare, n, distribution, a, b, dtype)
+        rng = _generator_in(state, spare)
+        if distribution == "uniform":
+            values = [a + b * rng.random() for _ in range(n)]
+        else:
+            values = [rng.gauss(a, b) for _ in range(n)]
+        _, state, spare = rng.getstate()
+        return self.from_flat(values, dtype), state, spare
+
+    def mt19937_integers(self, state, n, low, width, dtype):
+        """Python's own generator, put in the state given, draws randrange(low, low + width)
+        n times; then its state is read back."""
+        check("mt19937_integers", state, n, low, width, dtype)
+        rng = _generator_in(state, None)
+        values = [rng.randrange(low, low + width) for _ in range(n)]
+        return self.from_flat(values, dtype), rng.getstate()[1]
 
     def layer_norm(self, x, weight, bias, eps, dtype):
         """Each row of the last dimension (n values): mean m, biased variance, rstd s =

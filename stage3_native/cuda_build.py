@@ -37,7 +37,7 @@ DECLARATION = HERE.parent / "stage2_tensor" / "ops.py"     # the ops, whose code
 KERNEL_DECLARATIONS = HERE.parent / "stage2_tensor" / "kernels"    # the kernels, their C declarations
 # the formula headers of csrc/ that the .cu files include too (csrc/tg_fn.h): each formula once
 SHARED = [HERE / "csrc" / name for name in ("tg_fn.h", "elementwise_math.h", "dropout_math.h", "optim_math.h",
-                                             "layernorm_math.h", "half.h")]
+                                             "layernorm_math.h", "half.h", "mt19937.h")]
 LIBRARIES = {"cuda": HERE / "_cuda.so", "cuda-emu": HERE / "_cuda_emu.so"}
 DRIVER = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"   # what the CUDA runtime opens
 

@@ -44,6 +44,7 @@ from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
 from stage2_tensor.kernels import KERNELS, check, names
 from stage2_tensor.kernels.storage import joined
+from stage2_tensor.kernels.random import DISTRIBUTIONS
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from .updates import GroupUpdates
@@ -220,6 +221,24 @@ class NativeBackend(GroupUpdates, Backend):
         self._call("mse_loss_backward", dtype, n, self._dense(diff, dtype), values, 0 if one_value else 1, factor,
                    out)
         return out
+
+    # ---- the random factories' numbers: Python's generator's state in, drawn in C ----------
+    def mt19937_floats(self, state, spare, n, distribution, a, b, dtype):
+        """The state as the C kernel takes it (625 words, and gauss's spare as two doubles:
+        whether one is held, its value), updated in place, and read back."""
+        check("mt19937_floats", state, spare, n, distribution, a, b, dtype)
+        words = self.ffi.new("uint32_t[]", state)
+        held = self.ffi.new("double[]", (0.0, 0.0) if spare is None else (1.0, spare))
+        out = self.allocate(n, dtype)
+        self._call("mt19937_floats", dtype, words, held, n, DISTRIBUTIONS.index(distribution), a, b, out)
+        return out, tuple(words), held[1] if held[0] else None
+
+    def mt19937_integers(self, state, n, low, width, dtype):
+        check("mt19937_integers", state, n, low, width, dtype)
+        words = self.ffi.new("uint32_t[]", state)
+        out = self.allocate(n, dtype)
+        self._call("mt19937_integers", dtype, words, n, low, width, out)
+        return out, tuple(words)
 
     # ---- windows of convolution and pooling: contiguous planes, the geometry checked first ---
     @float_only

@@ -1,8 +1,10 @@
-"""Randomness: dropout's mask, which a kernel draws itself from a hash of (seed, element
-index), so the backward pass draws the same mask again instead of keeping it; and
-multinomial's categories, drawn from uniform numbers the caller's generator made."""
+"""Randomness a kernel draws itself: dropout's mask, a hash of (seed, element index), so the
+backward pass draws the same mask again instead of keeping it; the random factories'
+numbers (rand, randn, randint, nn.init), drawn from the state of Python's own generator, so
+that every device gives the numbers Python's random.Random would; and multinomial's
+categories, drawn from uniform numbers the caller's generator made."""
 from .. import dtypes
-from ..contracts import differ, not_rows
+from ..contracts import LIMIT, differ, not_rows
 from ..strides import numel
 from . import kernel
 
@@ -46,3 +48,75 @@ def multinomial(weights: "dense", uniforms: "dense", replacement: "bool", dtype:
     if type(replacement) is not bool:
         raise ValueError(f"multinomial: replacement must be a bool, got {replacement!r}")
     return [(tuple(uniforms.shape), dtypes.int64), ((), dtypes.int64)]
+
+
+# Python's random.Random (a Mersenne Twister, MT19937), whose state the random factories
+# hand to a kernel (factories.py, "Random tensors"): getstate()[1], its 624 words of 32 bits
+# and the position of the next word it reads (624: all are used, regenerate them first)
+MT_WORDS = 624
+DISTRIBUTIONS = ("uniform", "normal")           # the C kernels' codes
+
+
+def mt_state(kernel_name, state):
+    """Refuse a state that is not 624 words (ints in [0, 2^32)) then a position (0 to 624),
+    naming what is wrong: the C kernels index the words with the position as they find it."""
+    if not (isinstance(state, (tuple, list)) and len(state) == MT_WORDS + 1):
+        got = f"a {type(state).__name__} of {len(state)} items" if isinstance(state, (tuple, list)) else repr(state)
+        raise ValueError(f"{kernel_name}: state must be random.Random.getstate()[1], a tuple of "
+                         f"{MT_WORDS} words and a position, got {got}")
+    for i, word in enumerate(state[:MT_WORDS]):
+        if not (type(word) is int and 0 <= word < 1 << 32):
+            raise ValueError(f"{kernel_name}: state word {i} must be an int in [0, 2^32), got {word!r}")
+    position = state[MT_WORDS]
+    if not (type(position) is int and 0 <= position <= MT_WORDS):
+        raise ValueError(f"{kernel_name}: state position (its last item) must be an int from 0 to "
+                         f"{MT_WORDS}, got {position!r}")
+
+
+def _count(kernel_name, n):
+    if not (type(n) is int and 0 <= n < LIMIT):
+        raise ValueError(f"{kernel_name}: n must be an int from 0 below 2^62, got {n!r}")
+
+
+@kernel(role="in", native="uint32_t *state, double *spare, i64 n, int distribution, double a, double b, T *out")
+def mt19937_floats(state: "ints", spare: "float?", n: "int", distribution: "choice", a: "float", b: "float",
+                   dtype: "dtype"):
+    """n draws a + b * x of Python's random.Random in the state ``state`` (getstate()[1]),
+    with gauss's cached number ``spare`` (getstate()[2]: gauss_next, None when it holds
+    none), each rounded to dtype (float32 or float64), bit for bit what Python gives: x is
+    its random() (distribution "uniform": Python's uniform(low, high) is low + (high - low)
+    * random(), so a = low, b = high - low) or the standard normal z of its gauss()
+    ("normal": gauss(mu, sigma) is mu + z * sigma), in double with the C math library's log,
+    sqrt, cos and sin, which Python's math module calls. Returns (out, the state after, the
+    spare after), for the generator to take back (setstate). The C kernel updates the 625
+    words in place, and a spare of two doubles: whether one is held (1 or 0), and its value."""
+    mt_state("mt19937_floats", state)
+    if not (spare is None or type(spare) is float):
+        raise ValueError(f"mt19937_floats: spare must be None or a float (gauss_next), got {spare!r}")
+    _count("mt19937_floats", n)
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"mt19937_floats: distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    for name, value in (("a", a), ("b", b)):
+        if type(value) is not float:
+            raise ValueError(f"mt19937_floats: {name} must be a float, got {value!r}")
+    if dtype not in (dtypes.float32, dtypes.float64):
+        raise ValueError(f"mt19937_floats: dtype must be float32 or float64 (others are converted "
+                         f"from them), got {dtype}")
+    return [((n,), dtype)]
+
+
+@kernel(role="in", c_dtypes=("int64",), native="uint32_t *state, i64 n, i64 low, uint64_t width, T *out")
+def mt19937_integers(state: "ints", n: "int", low: "int", width: "int", dtype: "dtype"):
+    """n draws low + r of Python's random.Random in the state ``state`` (getstate()[1]), r
+    below ``width`` as its randrange(low, low + width) draws it (getrandbits(k), k the bit
+    length of width, drawn again while >= width), as int64, bit for bit what Python gives;
+    low and low + width - 1 within int64. Returns (out, the state after)."""
+    mt_state("mt19937_integers", state)
+    _count("mt19937_integers", n)
+    if not (type(low) is int and type(width) is int and -(1 << 63) <= low and 1 <= width
+            and low + width - 1 < 1 << 63):
+        raise ValueError(f"mt19937_integers: low and low + width - 1 must be int64s with width >= 1, "
+                         f"got low={low!r}, width={width!r}")
+    if dtype is not dtypes.int64:
+        raise ValueError(f"mt19937_integers: dtype must be int64 (others are converted from it), got {dtype}")
+    return [((n,), dtype)]

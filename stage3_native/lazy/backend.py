@@ -95,6 +95,14 @@ class LazyBackend(Backend):
         made.node.shared = True         # the array's memory: a write must reach it at once
         return made
 
+    def mt19937_floats(self, state, spare, n, distribution, a, b, dtype):
+        out, state, spare = self.cpu.mt19937_floats(state, spare, n, distribution, a, b, dtype)
+        return _finished("mt19937_floats", out, n, dtype), state, spare
+
+    def mt19937_integers(self, state, n, low, width, dtype):
+        out, state = self.cpu.mt19937_integers(state, n, low, width, dtype)
+        return _finished("mt19937_integers", out, n, dtype), state
+
     # ---- data out: realize, then read through device "cpu" -------------------------------
     def to_flat(self, view):
         return self.cpu.to_flat(self._realized(view))
