@@ -95,7 +95,7 @@ def test_spawn_runs_fn_with_its_rank_and_reports_a_failure():
 def test_device_python_cannot_share():
     with pytest.raises(RuntimeError, match=r"device 'python' keeps its elements in Python arrays.*"
                                            r"model.to\('cpu'\).share_memory\(\)"):
-        tg.zeros(2).share_memory_()
+        tg.zeros(2, device="python").share_memory_()
 
 
 @pytest.mark.parametrize("device", ["python", *CPU])
