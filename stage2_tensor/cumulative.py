@@ -60,7 +60,7 @@ class Cumprod(GradientFunction):
         x, out = self.saved_tensors
         dim = self.dim
         zero = x == 0
-        if not zero.any().item():
+        if not zero.sum().item():
             return (_reversed_cumsum(grad * out, dim) / x,)
         seen = cumsum(zero, dim)                        # zeros at or before each position
         before, first = seen == 0, seen * zero == 1     # first: the first zero of its row

@@ -153,7 +153,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
 
 
 def _nan(x):
-    """Where x is NaN (never, for an integer tensor)."""
+    """Where x is NaN (never, for an integer tensor). Asked whether any is by the sum of
+    these bools: one reduction, where .any() compares with 0 and converts first."""
     return x != x
 
 
@@ -164,7 +165,7 @@ def _median_along(op, input, dim, keepdim, skip_nan):  # noqa: A002
     size = input.shape[dim] if input.ndim else 1
     if size == 0:
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
-    if input.ndim == 0 or not input.dtype.is_floating_point or not _nan(input).any().item():
+    if input.ndim == 0 or not input.dtype.is_floating_point or not _nan(input).sum().item():
         return _select(input, (size - 1) // 2, dim, keepdim)
     x = input.detach()
     nan = _nan(x)
@@ -174,7 +175,7 @@ def _median_along(op, input, dim, keepdim, skip_nan):  # noqa: A002
     else:                   # a row holding NaN has its first NaN as median
         first_nan = nan.argmax(dim, keepdim=True)
         middle = _select(x, (size - 1) // 2, dim, True)[1]
-        indices = where(nan.any(dim, keepdim=True), first_nan, middle)
+        indices = where(nan.sum(dim, keepdim=True) > 0, first_nan, middle)
     values = input.gather(dim, indices)
     return (values, indices) if keepdim else (values.squeeze(dim), indices.squeeze(dim))
 
