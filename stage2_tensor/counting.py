@@ -20,7 +20,7 @@ import numbers
 from . import backend as backends
 from . import concat, dtypes, factories
 from .gradient_function import GradientFunction
-from .sorting import sort
+from .sorting import computed, sort
 from .strides import normalize_dim
 from .tensor import Tensor
 from .views import IndexAdd
@@ -70,7 +70,7 @@ def _groups(values, return_inverse, return_counts, order=None):
     n, device = values.shape[0], values.device
     differs = values[1:] != values[:-1]
     count = min(n, 1) + int(differs.sum().item())
-    x = values.float() if values.dtype.is_half else values
+    x = computed(values)
     unique, counts = backends.launch(device, "runs", x.as_view(), count, x.dtype, out_dtype=x.dtype)
     unique = Tensor.from_buffer(unique, (count,), x.dtype, device).to(dtype=values.dtype)
     inverse = None
@@ -258,7 +258,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
     if low > high:
         raise RuntimeError("torch.histc: max must be larger than min")
     x = input.detach().reshape(-1)
-    x = x.float() if x.dtype.is_half else x
+    x = computed(x)
     if low == high and x.numel():
         low, high = float(x.min().item()), float(x.max().item())
     if low == high:

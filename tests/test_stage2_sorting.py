@@ -117,6 +117,21 @@ def test_long_rows_of_every_dtype_sort_in_the_stable_order(engine, dtype):
 
 
 @pytest.mark.parametrize("engine", EVERY_DEVICE)
+@pytest.mark.parametrize("dtype", [tg.uint8, tg.int8, tg.int16])
+def test_small_integer_dtypes_are_ordered_in_int64(engine, dtype):
+    """Their kernels run on int64 copies (their compute dtype): the indices stay int64, the
+    values come back in the dtype."""
+    x = t([3, 1, 2, 100, 1], engine, dtype=dtype)
+    values, indices = x.sort()
+    assert values.dtype is dtype and indices.dtype is tg.int64 and indices.tolist() == [1, 4, 2, 0, 3]
+    unique, inverse, counts = tg.unique(x, return_inverse=True, return_counts=True)
+    assert unique.dtype is dtype and [unique.tolist(), inverse.tolist(), counts.tolist()] == \
+        [[1, 2, 3, 100], [2, 0, 1, 3, 0], [2, 1, 1, 1]]
+    assert x.cummax(0).indices.tolist() == [0, 0, 0, 3, 3] and x.kthvalue(2).indices.tolist() == 4
+    assert tg.searchsorted(values, x).tolist() == [3, 0, 2, 4, 0] and x.topk(2).values.dtype is dtype
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
 def test_sort_of_every_dtype_and_its_gradient(engine):
     x = np.array([[3, 1, 2, 3], [0, -5, 7, 7]])
     for dtype in (tg.int32, tg.int64, tg.float16, tg.bfloat16, tg.float64):
