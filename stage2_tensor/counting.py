@@ -1,25 +1,26 @@
 """Counting elements, as PyTorch's: unique, unique_consecutive, bincount and histc.
 
-Each is a composite of kernels every device has, with no loop over elements:
+Each is written with kernels every device has, with no loop over elements:
 - unique: the elements sorted (sort's kernel, NaN last), a group starting wherever a value
   differs from the one before it (so each NaN, unequal to itself, is a group of its own, as
-  PyTorch's), the groups' first positions (nonzero), their counts the distances between
-  them, and each element's group (the running count of group starts) put back at the
-  element's place (index_add along the sort's permutation): O(n log n).
+  PyTorch's), the groups counted, then each one's first value and size by the runs kernel
+  (kernels/indexing.py), and each element's group (the running count of group starts) put
+  back at the element's place (index_add along the sort's permutation): O(n log n).
 - unique_consecutive: the same groups of equal neighbours, unsorted: O(n).
-- bincount and histc: each element's bin, counted (or its weight added) by one index_add
-  into zeros of the bins: O(n + bins).
+- bincount and histc: a kernel each (kernels/indexing.py), one pass adding each element
+  (its weight) into its bin: O(n + bins), after bincount's largest element is read to size
+  the bins, and histc's smallest and largest when it takes the data's range.
 None of them is differentiable, as PyTorch's: an output of an input that requires grad
 requires grad too, and backward through it raises (``_not_differentiable``).
 """
+import array
 import math
 import numbers
 
+from . import backend as backends
 from . import concat, dtypes, factories
-from .advanced_index import nonzero
-from .elementwise import where
 from .gradient_function import GradientFunction
-from .sorting import sort
+from .sorting import computed, sort
 from .strides import normalize_dim
 from .tensor import Tensor
 from .views import IndexAdd
@@ -51,26 +52,34 @@ def _check_flags(op, **flags):
             raise TypeError(f"{op}(): argument '{name}' must be a bool, not {type(value).__name__}")
 
 
+def _true_positions(mask):
+    """The positions of a 1-d bool tensor's true elements: nonzero's kernel, the count (the
+    output's size) the sum of the bools."""
+    count = int(mask.sum().item())
+    rows = backends.launch(mask.device, "nonzero", mask.as_view(), count, dtypes.bool_, out_dtype=dtypes.int64)
+    return Tensor.from_buffer(rows, (count,), dtypes.int64, mask.device)
+
+
 def _groups(values, return_inverse, return_counts, order=None):
     """(unique, inverse, counts) of a 1-d tensor whose equal elements are neighbours: a
-    group starts at 0 and wherever an element differs from the one before. ``order``: where
-    each element of ``values`` came from (a sort's indices), to put the inverse back there;
-    None when values are in place."""
+    group starts at 0 and wherever an element differs from the one before (so each NaN is
+    one). The groups counted first (a comparison of neighbours, summed), then the runs
+    kernel writes each group's first element and size. ``order``: where each element of
+    ``values`` came from (a sort's indices), to put the inverse back there; None when
+    values are in place."""
     n, device = values.shape[0], values.device
-    starts = factories.ones(n, dtype=dtypes.bool_, device=device)
-    if n > 1:
-        starts[1:] = values[1:] != values[:-1]
-    first = nonzero(starts).reshape(-1)                  # where each group starts
-    unique = values.index_select(0, first)
-    inverse = counts = None
+    differs = values[1:] != values[:-1]
+    count = min(n, 1) + int(differs.sum().item())
+    x = computed(values)
+    unique, counts = backends.launch(device, "runs", x.as_view(), count, x.dtype, out_dtype=x.dtype)
+    unique = Tensor.from_buffer(unique, (count,), x.dtype, device).to(dtype=values.dtype)
+    inverse = None
     if return_inverse:
-        group = starts.cumsum(0) - 1
-        inverse = group if order is None else IndexAdd.apply(group, (n,), 0, order)
-    if return_counts:
-        ends = factories.full((first.shape[0],), n, dtype=dtypes.int64, device=device)
-        if first.shape[0] > 1:
-            ends[:-1] = first[1:]
-        counts = ends - first
+        inverse = factories.zeros(n, dtype=dtypes.int64, device=device)
+        if n > 1:
+            inverse[1:] = differs.cumsum(0)                  # the groups started before each element
+        inverse = inverse if order is None else IndexAdd.apply(inverse, (n,), 0, order)
+    counts = Tensor.from_buffer(counts, (count,), dtypes.int64, device) if return_counts else None
     return unique, inverse, counts
 
 
@@ -169,8 +178,8 @@ def _unique_dim(op, input, dim, return_inverse, return_counts, sort_rows):  # no
         if n > 1:
             starts[1:] = keys[1:] != keys[:-1]
     elif n > 1:
-        starts[1:] = (rows[1:] != rows[:-1]).any(1) if m else False
-    first = nonzero(starts).reshape(-1)
+        starts[1:] = (rows[1:] != rows[:-1]).sum(1) > 0 if m else False
+    first = _true_positions(starts)
     back = tuple(moved.index(d) for d in range(input.ndim))
     unique = rows.index_select(0, first).reshape(first.shape + x.shape[1:]).permute(*back)
     inverse = counts = None
@@ -213,11 +222,18 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
     bins = factories.check_size("bincount", (max(high + 1, int(minlength)),), dtypes.int64)
     index = input.detach().to(dtype=dtypes.int64)
     if weights is None:
-        src = factories.ones(input.shape[0], dtype=dtypes.int64, device=input.device)
-        return IndexAdd.apply(src, bins, 0, index)
+        return _bins(index, None, bins[0], dtypes.int64)
     dtype = weights.dtype if weights.dtype in (dtypes.float32, dtypes.float64) else dtypes.float64
-    out = IndexAdd.apply(weights.detach().to(dtype=dtype), bins, 0, index)
+    out = _bins(index, weights.detach().to(dtype=dtype), bins[0], dtype)
     return _not_differentiable(out, weights, RuntimeError("derivative for aten::bincount is not implemented"))
+
+
+def _bins(index, weights, bins, dtype):
+    """The bincount kernel's counts (the weights' sums) of index's values in 0..bins-1."""
+    counts = backends.launch(index.device, "bincount", index.as_view(),
+                             None if weights is None else weights.as_view(), bins, dtype,
+                             out_dtype=dtype)
+    return Tensor.from_buffer(counts, (bins,), dtype, index.device)
 
 
 def histc(input, bins=100, min=0, max=0):  # noqa: A002
@@ -242,18 +258,19 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
     if low > high:
         raise RuntimeError("torch.histc: max must be larger than min")
     x = input.detach().reshape(-1)
-    x = x.float() if x.dtype.is_half else x
+    x = computed(x)
     if low == high and x.numel():
         low, high = float(x.min().item()), float(x.max().item())
     if low == high:
         low, high = low - 1, high + 1
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
-    bins = int(bins)
-    edges = factories.tensor([low, high], dtype=x.dtype, device=x.device)   # the range in input's dtype
-    lo, hi = edges[0], edges[1]
-    inside = where(x >= lo, x <= hi, False)                               # NaN: neither
-    position = ((x - lo) * bins / (hi - lo)).clamp(0, bins - 1)
-    index = where(inside, position, 0.0).to(dtype=dtypes.int64)           # truncated: floor, as >= 0
-    counts = IndexAdd.apply(inside.to(dtype=x.dtype), (bins,), 0, index)
-    return counts.to(dtype=input.dtype)
+    try:                                                    # the range as input's dtype holds it
+        low, high = array.array(x.dtype.typecode, [low, high])
+    except OverflowError:
+        raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite in {x.dtype.name}") from None
+    if not low < high:
+        low, high = low - 1, high + 1
+    factories.check_size("histc", (int(bins),), x.dtype)
+    counts = backends.launch(x.device, "histc", x.as_view(), int(bins), low, high, x.dtype, out_dtype=x.dtype)
+    return Tensor.from_buffer(counts, (int(bins),), x.dtype, x.device).to(dtype=input.dtype)

@@ -32,6 +32,7 @@ from .elementwise import where
 from .gathering import scatter_add
 from .gradient_function import GradientFunction
 from .reorder import flip
+from .sorting import computed
 from .strides import normalize_dim
 from .tensor import Tensor
 
@@ -60,7 +61,7 @@ class Cumprod(GradientFunction):
         x, out = self.saved_tensors
         dim = self.dim
         zero = x == 0
-        if not zero.any().item():
+        if not zero.sum().item():
             return (_reversed_cumsum(grad * out, dim) / x,)
         seen = cumsum(zero, dim)                        # zeros at or before each position
         before, first = seen == 0, seen * zero == 1     # first: the first zero of its row
@@ -149,7 +150,7 @@ def _extremes(op, input, dim, smallest):  # noqa: A002
     result = CumminResult if smallest else CummaxResult
     if input.ndim == 0:                 # a 0-d tensor is its own extreme, at index 0
         return result(input.clone(), factories.zeros((), dtype=dtypes.int64, device=input.device))
-    x = input.float() if input.dtype.is_half else input        # compared as float32: the same order
+    x = computed(input)                                         # a half as float32: the same order
     fn = _RunningExtreme()
     values = fn.link(fn.forward(x, dim, smallest), (x,))
     return result(values.to(dtype=input.dtype) if x is not input else values, fn.indices)

@@ -296,6 +296,52 @@ class PythonBackend(Backend):
         for p, v in zip((s + t for s in starts for t in trailing), positions(values)):
             buf[p] = cast(buf[p] + vbuf[v]) if accumulate else vbuf[v]     # a bool: true + true is true
 
+    def bincount(self, index, weights, bins, dtype):
+        """One pass over the index, adding 1 (or the element's weight) into its bin; an
+        element outside 0..bins-1 counts nowhere."""
+        check("bincount", index, weights, bins, dtype)
+        out = array.array(dtype.typecode, [dtype.cast(0)]) * bins
+        ibuf = index.buffer
+        adds = itertools.repeat(1) if weights is None else (weights.buffer[p] for p in positions(weights))
+        for p, add in zip(positions(index), adds):
+            if 0 <= ibuf[p] < bins:
+                out[ibuf[p]] += add
+        return out
+
+    def histc(self, view, bins, low, high, dtype):
+        """Each element's bin by PyTorch's formula, every step rounded to dtype (a float32's
+        through a one-element array), high in the last bin, NaN and elements outside
+        left out."""
+        check("histc", view, bins, low, high, dtype)
+        holder = array.array(dtype.typecode, [0.0])
+
+        def rounded(v):
+            holder[0] = v
+            return holder[0]
+        lo, hi = rounded(low), rounded(high)
+        width, out, buf = rounded(hi - lo), array.array(dtype.typecode, [0.0]) * bins, view.buffer
+        for p in positions(view):
+            x = buf[p]
+            if lo <= x <= hi:
+                out[min(int(rounded(rounded(rounded(x - lo) * bins) / width)), bins - 1)] += 1
+        return out
+
+    def runs(self, view, count, dtype):
+        """One pass: a run starts at the first element and wherever an element is not equal
+        to the one before (a NaN never is); the first `count` runs kept."""
+        check("runs", view, count, dtype)
+        values, counts, before = array.array(dtype.typecode), array.array("q"), None
+        for p in positions(view):
+            x = view.buffer[p]
+            if not counts or not x == before:
+                if len(counts) == count:
+                    break
+                values.append(x)
+                counts.append(0)
+            counts[-1] += 1
+            before = x
+        return values, counts
+
     def write(self, dst, src):
         if src.shape != dst.shape:
             check("write", dst, src)

@@ -38,7 +38,7 @@ def _search(op, boundaries, values, right, out_int32):
     dtype = dtypes.promote(boundaries.dtype, values.dtype)
     if dtype is dtypes.bool_:
         raise NotImplementedError(f"{op}(): not implemented for bool tensors")
-    dtype = dtypes.float32 if dtype.is_half else dtype                 # searched as float32: the same order
+    dtype = dtype.compute                       # a half as float32, a small int as int64: the same order
     b, v = boundaries.detach().to(dtype=dtype), values.detach().to(dtype=dtype)
     found = backends.launch(v.device, "searchsorted", b.as_view(), v.as_view(), right, dtype,
                             out_dtype=dtypes.int64)

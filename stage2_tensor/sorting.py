@@ -60,13 +60,19 @@ class _Ordered(GradientFunction):
         return scatter_add(zeros, self.dim, indices, grad), None
 
 
+def computed(x):
+    """x in its compute dtype: a half tensor as float32, a small integer one (uint8, int8,
+    int16) as int64, which order the same (the ordering kernels only compare and move
+    values); other tensors as they are."""
+    return x if x.dtype.compute is x.dtype else x.to(dtype=x.dtype.compute)
+
+
 def _first(input, k, dim, descending):  # noqa: A002
     """(values, indices): the first k elements of input along dim (normalized) in order, and
-    where each came from. A half tensor is ordered as float32 (the same order: values are
-    only compared and moved)."""
+    where each came from, ordered in input's compute dtype (``computed``)."""
     if input.ndim == 0:                 # a 0-d tensor is its own order, at index 0
         return input.clone(), factories.zeros((), dtype=dtypes.int64, device=input.device)
-    x = input.float() if input.dtype.is_half else input
+    x = computed(input)
     values, indices = backends.launch(x.device, "topk", x.as_view(), k, dim, descending, x.dtype, out_dtype=x.dtype)
     shape = input.shape[:dim] + (k,) + input.shape[dim + 1:]
     indices = Tensor.from_buffer(indices, shape, dtypes.int64, x.device)
@@ -123,7 +129,7 @@ def _select(input, k, dim, keepdim):  # noqa: A002
     ascending order, dim kept with size 1 when ``keepdim``."""
     if input.ndim == 0:
         return input.clone(), factories.zeros((), dtype=dtypes.int64, device=input.device)
-    x = input.float() if input.dtype.is_half else input
+    x = computed(input)
     values, indices = backends.launch(x.device, "kthvalue", x.as_view(), k, dim, x.dtype, out_dtype=x.dtype)
     kept = input.shape[:dim] + (1,) + input.shape[dim + 1:]
     indices = Tensor.from_buffer(indices, kept, dtypes.int64, x.device)
@@ -153,7 +159,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
 
 
 def _nan(x):
-    """Where x is NaN (never, for an integer tensor)."""
+    """Where x is NaN (never, for an integer tensor). Asked whether any is by the sum of
+    these bools: one reduction, where .any() compares with 0 and converts first."""
     return x != x
 
 
@@ -164,7 +171,7 @@ def _median_along(op, input, dim, keepdim, skip_nan):  # noqa: A002
     size = input.shape[dim] if input.ndim else 1
     if size == 0:
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
-    if input.ndim == 0 or not input.dtype.is_floating_point or not _nan(input).any().item():
+    if input.ndim == 0 or not input.dtype.is_floating_point or not _nan(input).sum().item():
         return _select(input, (size - 1) // 2, dim, keepdim)
     x = input.detach()
     nan = _nan(x)
@@ -174,7 +181,7 @@ def _median_along(op, input, dim, keepdim, skip_nan):  # noqa: A002
     else:                   # a row holding NaN has its first NaN as median
         first_nan = nan.argmax(dim, keepdim=True)
         middle = _select(x, (size - 1) // 2, dim, True)[1]
-        indices = where(nan.any(dim, keepdim=True), first_nan, middle)
+        indices = where(nan.sum(dim, keepdim=True) > 0, first_nan, middle)
     values = input.gather(dim, indices)
     return (values, indices) if keepdim else (values.squeeze(dim), indices.squeeze(dim))
 

@@ -85,7 +85,8 @@ def _stable_order(x, axis, descending):
 def test_sort_and_topk_follow_numpys_stable_order_with_nan_and_ties(engine, data):
     shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3), label="shape")
     dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
-    shape[dim] = data.draw(st.integers(1, 60), label="row")          # rows long enough for a heap of k
+    # rows long enough for a heap of k, and for the radix sort of csrc/topk.c (from 256)
+    shape[dim] = data.draw(st.one_of(st.integers(1, 60), st.integers(256, 300)), label="row")
     pool = data.draw(st.sampled_from([[0.0, 1.0, -1.0], [NAN, 2.0, -INF, INF, 0.5, -0.0]]), label="values")
     x = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed")).choice(pool, shape)
     x = x.astype(np.float32)
@@ -98,6 +99,36 @@ def test_sort_and_topk_follow_numpys_stable_order_with_nan_and_ties(engine, data
     for k in {0, 1, size // 9, size}:                # small k: a heap of the k best; large: the whole row sorted
         got = tg.topk(t(x.tolist(), engine, dtype=tg.float32), k, dim, largest=descending)
         np.testing.assert_array_equal(got.indices.numpy(), np.take(want, range(k), axis=dim % len(shape)))
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64, tg.int32, tg.int64, tg.bool])
+def test_long_rows_of_every_dtype_sort_in_the_stable_order(engine, dtype):
+    """Rows of 256 and more sort by radix on "cpu" (keys whose order is the comparisons':
+    -0.0 equal to 0.0, every NaN last, ties by position); the same order as short rows."""
+    rng = np.random.default_rng(1)
+    pool = {tg.bool: [0, 1], tg.int32: [-(2 ** 31), -7, 0, 5, 2 ** 31 - 1], tg.int64: [-(2 ** 62), -1, 0, 3, 2 ** 40]}
+    x = rng.choice(pool.get(dtype, [NAN, -0.0, 0.0, -INF, INF, 1e-30, -2.5, 7.0]), (2, 300))
+    for descending in (False, True):
+        for dim in (1, 0):
+            want = _stable_order(x.astype(np.float64), dim, descending)
+            got = tg.sort(t(x.tolist(), engine, dtype=dtype).T.contiguous().T, dim, descending).indices
+            np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+@pytest.mark.parametrize("dtype", [tg.uint8, tg.int8, tg.int16])
+def test_small_integer_dtypes_are_ordered_in_int64(engine, dtype):
+    """Their kernels run on int64 copies (their compute dtype): the indices stay int64, the
+    values come back in the dtype."""
+    x = t([3, 1, 2, 100, 1], engine, dtype=dtype)
+    values, indices = x.sort()
+    assert values.dtype is dtype and indices.dtype is tg.int64 and indices.tolist() == [1, 4, 2, 0, 3]
+    unique, inverse, counts = tg.unique(x, return_inverse=True, return_counts=True)
+    assert unique.dtype is dtype and [unique.tolist(), inverse.tolist(), counts.tolist()] == \
+        [[1, 2, 3, 100], [2, 0, 1, 3, 0], [2, 1, 1, 1]]
+    assert x.cummax(0).indices.tolist() == [0, 0, 0, 3, 3] and x.kthvalue(2).indices.tolist() == 4
+    assert tg.searchsorted(values, x).tolist() == [3, 0, 2, 4, 0] and x.topk(2).values.dtype is dtype
 
 
 @pytest.mark.parametrize("engine", EVERY_DEVICE)

@@ -1,7 +1,8 @@
 """Elements by position: the gather that embedding and advanced indexing read with, its
 adjoint, advanced indexing's gather and write over several dimensions, flip, roll, and the
-positions of nonzero elements. An index out of range is data, not a shape: the kernel finds
-it as it reads, and the backend raises backend.bad_index."""
+positions of nonzero elements; and elements counted by value: bincount, histc and the runs
+of equal neighbours (counting.py). An index out of range is data, not a shape: the kernel
+finds it as it reads, and the backend raises backend.bad_index."""
 from .. import dtypes
 from ..contracts import bad_dim, differ, reduced_dims, same_dtype
 from ..strides import make_strides, numel
@@ -117,3 +118,51 @@ def nonzero(view: "dense", count: "int", dtype: "dtype"):
                          f"got {count!r}")
     same_dtype("nonzero", view, dtype)
     return [((count, len(view.shape)), dtypes.int64)]
+
+
+@kernel(native="i64 n, const i64 *index, const T *weights, i64 bins, T *out",
+        c_dtypes=("int32", "int64", "float32", "float64"),
+        sizes=lambda index, weights, bins, dtype: {"n": numel(index.shape)})
+def bincount(index: "index", weights: "dense?", bins: "int", dtype: "dtype"):
+    """How many elements of the 1-d int64 `index` equal each of 0..bins-1 (with `weights`,
+    a 1-d view of as many elements, the sum of their weights instead), added in index
+    order, in dtype. An element outside 0..bins-1 counts nowhere (the caller sizes bins
+    from the largest one, and refuses negative ones first)."""
+    if len(index.shape) != 1 or index.dtype is not dtypes.int64:
+        raise ValueError(f"bincount: index must be a 1-d int64 view, got {index.dtype} of shape {tuple(index.shape)}")
+    if weights is not None:
+        differ("bincount", "weights", weights.shape, index.shape)
+        same_dtype("bincount", weights, dtype)
+    if not (type(bins) is int and bins >= 0):
+        raise ValueError(f"bincount: bins must be a non-negative int, got {bins!r}")
+    return [((bins,), dtype)]
+
+
+@kernel(float_only=True, native="i64 n, const T *view, i64 bins, double low, double high, T *out",
+        sizes=lambda view, bins, low, high, dtype: {"n": numel(view.shape)})
+def histc(view: "dense", bins: "int", low: "float", high: "float", dtype: "dtype"):
+    """A histogram of the view's elements in `bins` bins of equal width from low to high
+    (low < high, both numbers of dtype), in dtype: an element x in [low, high] counts in
+    bin (x - low) * bins / (high - low), rounded down, computed in dtype (PyTorch's
+    formula); one equal to high in the last bin. Elements outside, and NaN, count nowhere."""
+    if not (type(bins) is int and bins > 0):
+        raise ValueError(f"histc: bins must be a positive int, got {bins!r}")
+    if not low < high:
+        raise ValueError(f"histc: low must be below high, got {low!r} and {high!r}")
+    same_dtype("histc", view, dtype)
+    return [((bins,), dtype)]
+
+
+@kernel("values, counts", c_dtypes=ANY_DTYPE, native="i64 n, i64 count, const T *view, T *values, i64 *counts",
+        sizes=lambda view, count, dtype: {"n": numel(view.shape)})
+def runs(view: "dense", count: "int", dtype: "dtype"):
+    """The runs of equal neighbours of a 1-d view (a NaN equal to nothing), in order: each
+    run's first element and its length (int64). `count` is how many runs there are, which
+    the caller counts first (the outputs' size depends on it); a kernel writes no more."""
+    if len(view.shape) != 1:
+        raise ValueError(f"runs: the view must be 1-d, got shape {tuple(view.shape)}")
+    n = view.shape[0]
+    if not (type(count) is int and min(n, 1) <= count <= n):
+        raise ValueError(f"runs: count must be an int from {min(n, 1)} to {n}, got {count!r}")
+    same_dtype("runs", view, dtype)
+    return [((count,), dtype), ((count,), dtypes.int64)]

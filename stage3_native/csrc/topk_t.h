@@ -28,6 +28,34 @@ static void FN(merge_sort)(FN(entry) *e, FN(entry) *tmp, i64 n, int descending) 
         for (i64 i = 0; i < n; i++) e[i] = src[i];
 }
 
+/* The n entries of e ordered by FN(before), as merge_sort orders them: a stable LSD radix
+ * sort on the entries' keys (topk.c's RADIX_KEY, complemented descending), a byte at a
+ * time through tmp (n entries), skipping each byte every key shares. Equal keys keep
+ * their order, which is their positions' on entry: ties by position, as FN(before). */
+static void FN(radix_sort)(FN(entry) *e, FN(entry) *tmp, i64 n, int descending) {
+    i64 counts[sizeof(T)][256];
+    uint64_t flip = descending ? ~(uint64_t)0 : 0;
+    memset(counts, 0, sizeof counts);
+    for (i64 i = 0; i < n; i++) {
+        uint64_t key = RADIX_KEY(e[i].value) ^ flip;
+        for (size_t b = 0; b < sizeof(T); b++) counts[b][(key >> (8 * b)) & 255]++;
+    }
+    FN(entry) *src = e, *dst = tmp;
+    for (size_t b = 0; b < sizeof(T); b++) {
+        i64 *start = counts[b];
+        if (start[((RADIX_KEY(src[0].value) ^ flip) >> (8 * b)) & 255] == n) continue;   /* one digit: shared */
+        for (i64 d = 0, sum = 0; d < 256; d++) {
+            i64 count = start[d];
+            start[d] = sum;
+            sum += count;
+        }
+        for (i64 i = 0; i < n; i++)
+            dst[start[((RADIX_KEY(src[i].value) ^ flip) >> (8 * b)) & 255]++] = src[i];
+        FN(entry) *swap = src; src = dst; dst = swap;
+    }
+    if (src != e) memcpy(e, src, (size_t)n * sizeof(FN(entry)));
+}
+
 /* Move heap[at] down until neither child comes after it: the heap's top is the entry that
  * comes last of the k kept. */
 static void FN(sift_down)(FN(entry) *heap, i64 k, i64 at, int descending) {
@@ -76,7 +104,8 @@ int FN(tg_topk)(i64 outer, i64 size, i64 inner, i64 k, int descending, const T *
             i64 out = row / inner * k * inner + row % inner;
             if (whole) {
                 for (i64 i = 0; i < size; i++) e[i] = (FN(entry)){view[first + i * inner], i};
-                FN(merge_sort)(e, tmp, size, descending);
+                if (size >= RADIX_MIN) FN(radix_sort)(e, tmp, size, descending);
+                else FN(merge_sort)(e, tmp, size, descending);
             } else {
                 FN(first_k)(view, first, inner, size, k, e, tmp, descending);
             }
