@@ -71,6 +71,7 @@ def test_a_loaded_native_library_brings_the_c_sources(repo):
     assert freshness.sources(["stage3_native/__init__.py"], repo=repo) == ["stage3_native/__init__.py"]
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_a_fresh_notebook_gives_no_warning(repo):
     path = _notebook(repo, ["stage1_scalargrad/value.py", "stage1_scalargrad/viz.py"])
     assert freshness.report([path], repo=repo) == []

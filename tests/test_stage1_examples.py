@@ -26,6 +26,7 @@ def test_chain_prints_the_thesis_gradients(workspace, capsys):
     assert "grad=133.0842586675095" in capsys.readouterr().out
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_bobnet_full_run_reaches_the_thesis_result(workspace, capsys):
     y_hat = bobnet.main(["--steps", "4000"])
     assert abs(y_hat - bobnet.THESIS_RESULT) < 0.01

@@ -23,6 +23,7 @@ def test_he_init_lets_the_signal_through_ten_layers():
         assert lo < max(ys) - min(ys) < hi          # measured: 8e-5 by default, 0.41 with He
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_nonlinear_fit_loss_falls_in_a_short_run():
     _, losses, _ = nonlinear_fit.train(steps=80, batch=8, show=False)
     first, last = sum(losses[:10]) / 10, sum(losses[-10:]) / 10

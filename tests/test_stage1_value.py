@@ -91,6 +91,7 @@ def test_topological_order_puts_inputs_first():
         assert all(position[i] < position[v] for i in v.inputs)
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_million_node_chain_backpropagates_and_frees():
     x = Value(1.0)
     y = x

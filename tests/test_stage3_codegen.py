@@ -409,6 +409,7 @@ def result(process):
     return json.loads(out.strip().splitlines()[-1])
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_new_process_loads_from_disk_without_compiling(tmp_path):
     cache = tmp_path / "cache"
     first = result(run_process(cache, 0.25))
@@ -419,6 +420,7 @@ def test_new_process_loads_from_disk_without_compiling(tmp_path):
     assert [p.name for p in cache.iterdir()] == [Path(first["path"]).name]    # no temporary left
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_two_processes_compiling_at_once_leave_one_whole_file(tmp_path):
     cache = tmp_path / "cache"
     processes = [run_process(cache, 0.375) for _ in range(2)]

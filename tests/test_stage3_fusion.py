@@ -77,6 +77,7 @@ def test_layer_norm_in_tensor_ops_is_one_kernel():
     assert kernels == 1
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_layer_norm_keeps_what_backward_needs():
     """With gradients, autograd holds every op's inputs (GradientFunction.inputs) until
     backward: the row kernel stores them all, still in one pass, and values and gradients
@@ -276,6 +277,7 @@ def test_a_group_no_generator_takes_runs_node_by_node(monkeypatch):
 
 # ---- a training loop --------------------------------------------------------------------
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_mlp_training_matches_eager():
     """Three SGD steps of a two-layer GELU MLP with a softmax cross-entropy written in ops:
     the same losses and weights as eager."""

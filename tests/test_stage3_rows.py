@@ -136,6 +136,7 @@ def test_softmax_rows_of_several_blocks_on_threads(dtype):
         stage3_native.set_num_threads(before)
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_softmax_of_a_transposed_input():
     """Rows strided in memory: x is (300, 37) contiguous viewed as (37, 300), strides
     (1, 37); and a 3-D one reducing two dims, which still merge into one stride."""
@@ -149,6 +150,7 @@ def test_softmax_of_a_transposed_input():
 
 # ---- LayerNorm ----------------------------------------------------------------------------
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_layer_norm_composite_with_weight_bias_and_stored_statistics():
     """stage2_tensor.nn.functional.layer_norm_composite as the eager kernels run it:
     mean = sum(x) / n, centered = x - mean, var = sum(centered * centered) / n,

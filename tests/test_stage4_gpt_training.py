@@ -362,6 +362,7 @@ def test_resuming_from_a_checkpoint_with_bad_run_state_names_the_file(tmp_path):
         training.restore(run, opt, path)
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_command_line_train_resume_sample(tmp_path, capsys):
     data, out = str(corpus(tmp_path)), str(tmp_path / "run")
     common = ["--data", data, "--eval-interval", "2", "--eval-batches", "1", "--final-eval-batches", "1",

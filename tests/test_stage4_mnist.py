@@ -430,6 +430,7 @@ def test_cli_rejects_bad_input(tmp_path, capsys):
 CNN_SHORT_RUN_FLOOR = 0.4    # 10 Adadelta steps of 64 on 640 images: well above chance (0.1)
 
 
+@pytest.mark.slow          # seconds of whole runs or compiles: make test-slow
 def test_cli_train_cnn_then_evaluate_and_predict(mnist, tmp_path, capsys):
     import matplotlib.image as mpimg
     from stage4_models.mnist.cnn import MnistCNN, load_cnn_checkpoint, predict_cnn
