@@ -109,6 +109,10 @@ OPS = {
     "stack of 64": (lambda rng, n: {f"p{k}": rng.standard_normal(max(n // PIECES, 1)) for k in range(PIECES)},
                     lambda ns, **p: ns.lib.stack(list(p.values()))),
     "multinomial": (lambda rng, n: {"p": rng.random(n) + 0.01}, lambda ns, p: p.multinomial(16, replacement=True)),
+    # the random factories: n numbers drawn (x gives n)
+    "rand": (lambda rng, n: {"x": rng.random(n)}, lambda ns, x: ns.lib.rand(x.shape[0])),
+    "randn": (lambda rng, n: {"x": rng.random(n)}, lambda ns, x: ns.lib.randn(x.shape[0])),
+    "randint": (lambda rng, n: {"x": rng.random(n)}, lambda ns, x: ns.lib.randint(0, 1000, (x.shape[0],))),
     # one token drawn from one row of n logits (GPT-2's vocabulary: n = 50257)
     "top-k sampling": (lambda rng, n: {"logits": rng.standard_normal((1, n)) * 3}, top_k_sample),
     "top-p sampling": (lambda rng, n: {"logits": rng.standard_normal((1, n)) * 3}, top_p_sample),

@@ -44,7 +44,7 @@ from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
 from stage2_tensor.kernels import KERNELS, check, names
 from stage2_tensor.kernels.storage import joined
-from stage2_tensor.kernels.random import DISTRIBUTIONS
+from stage2_tensor.kernels.random import DISTRIBUTIONS, mt_state
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
 from .updates import GroupUpdates
@@ -227,17 +227,18 @@ class NativeBackend(GroupUpdates, Backend):
         """The state as the C kernel takes it (625 words, and gauss's spare as two doubles:
         whether one is held, its value), updated in place, and read back."""
         check("mt19937_floats", state, spare, n, distribution, a, b, dtype)
-        words = self.ffi.new("uint32_t[]", state)
+        words = mt_state("mt19937_floats", state)      # an array.array: cffi passes its memory
         held = self.ffi.new("double[]", (0.0, 0.0) if spare is None else (1.0, spare))
         out = self.allocate(n, dtype)
-        self._call("mt19937_floats", dtype, words, held, n, DISTRIBUTIONS.index(distribution), a, b, out)
+        self._call("mt19937_floats", dtype, self.ffi.from_buffer("uint32_t[]", words), held, n,
+                   DISTRIBUTIONS.index(distribution), a, b, out)
         return out, tuple(words), held[1] if held[0] else None
 
     def mt19937_integers(self, state, n, low, width, dtype):
         check("mt19937_integers", state, n, low, width, dtype)
-        words = self.ffi.new("uint32_t[]", state)
+        words = mt_state("mt19937_integers", state)
         out = self.allocate(n, dtype)
-        self._call("mt19937_integers", dtype, words, n, low, width, out)
+        self._call("mt19937_integers", dtype, self.ffi.from_buffer("uint32_t[]", words), n, low, width, out)
         return out, tuple(words)
 
     # ---- windows of convolution and pooling: contiguous planes, the geometry checked first ---

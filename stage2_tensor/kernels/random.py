@@ -3,6 +3,8 @@ backward pass draws the same mask again instead of keeping it; the random factor
 numbers (rand, randn, randint, nn.init), drawn from the state of Python's own generator, so
 that every device gives the numbers Python's random.Random would; and multinomial's
 categories, drawn from uniform numbers the caller's generator made."""
+import array
+
 from .. import dtypes
 from ..contracts import LIMIT, differ, not_rows
 from ..strides import numel
@@ -59,18 +61,25 @@ DISTRIBUTIONS = ("uniform", "normal")           # the C kernels' codes
 
 def mt_state(kernel_name, state):
     """Refuse a state that is not 624 words (ints in [0, 2^32)) then a position (0 to 624),
-    naming what is wrong: the C kernels index the words with the position as they find it."""
+    naming what is wrong: the C kernels index the words with the position as they find it.
+    Returns the state as an array.array of 625 uint32 (C's unsigned int, 32 bits on every
+    platform Python runs on), which checks the words as it is made."""
     if not (isinstance(state, (tuple, list)) and len(state) == MT_WORDS + 1):
         got = f"a {type(state).__name__} of {len(state)} items" if isinstance(state, (tuple, list)) else repr(state)
         raise ValueError(f"{kernel_name}: state must be random.Random.getstate()[1], a tuple of "
                          f"{MT_WORDS} words and a position, got {got}")
-    for i, word in enumerate(state[:MT_WORDS]):
-        if not (type(word) is int and 0 <= word < 1 << 32):
+    try:
+        words = array.array("I", state)     # refuses what is not an int, or not in [0, 2^32)
+    except (TypeError, OverflowError):
+        words = None
+    for i, word in enumerate(state[:MT_WORDS] if words is None else ()):
+        if not (isinstance(word, int) and 0 <= word < 1 << 32):
             raise ValueError(f"{kernel_name}: state word {i} must be an int in [0, 2^32), got {word!r}")
     position = state[MT_WORDS]
-    if not (type(position) is int and 0 <= position <= MT_WORDS):
+    if not (isinstance(position, int) and 0 <= position <= MT_WORDS):
         raise ValueError(f"{kernel_name}: state position (its last item) must be an int from 0 to "
                          f"{MT_WORDS}, got {position!r}")
+    return words
 
 
 def _count(kernel_name, n):
