@@ -521,6 +521,39 @@ def test_repeated_indices_add_up_in_the_gradient(device, layout):
     assert grad[2].tolist() == [0.0] * 5 and grad[3].tolist() != [0.0] * 5
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_large_gathers_check_every_index_on_any_thread_count(threads):
+    """index_select of single elements checks each index as it copies it (one pass over
+    the indices): above TG_PARALLEL_MIN, on several threads, for each element size and
+    several outer rows, the values are numpy's and the first bad index is named wherever
+    it lies; rows of several elements and index_add check theirs first."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, 5000))
+    idx = rng.integers(-5000, 5000, size=30001)
+    bad = idx.copy()
+    bad[[25000, 29999]] = 5000, -5001
+    saved = stage3_native.get_num_threads()
+    try:
+        stage3_native.set_num_threads(threads)
+        for dtype, cast in ((tg.float64, np.float64), (tg.float32, np.float32), (tg.float16, np.float16),
+                            (tg.bool, bool)):
+            t = tg.tensor(x.astype(cast).tolist(), dtype=dtype, device="cpu")
+            got = t.index_select(1, tg.tensor(idx.tolist(), device="cpu"))
+            np.testing.assert_array_equal(got.numpy(), np.take(x.astype(cast), idx, axis=1))
+            with pytest.raises(IndexError, match="^index 5000 is out of bounds for dimension 1 with size 5000$"):
+                t.index_select(1, tg.tensor(bad.tolist(), device="cpu"))
+        rows = tg.tensor(x.T.tolist(), dtype=tg.float64, device="cpu")           # (5000, 3): rows of 3
+        np.testing.assert_array_equal(rows.index_select(0, tg.tensor(idx.tolist(), device="cpu")).numpy(),
+                                      x.T[idx])
+        with pytest.raises(IndexError, match="^index -5001 is out of bounds for dimension 0 with size 5000$"):
+            rows.index_select(0, tg.tensor(bad[26000:].tolist(), device="cpu"))
+        with pytest.raises(IndexError, match="^index 5000 is out of bounds for dimension 0 with size 5000$"):
+            backend.get("cpu").index_add((5000,), 0, tg.tensor(bad.tolist(), device="cpu").as_view(),
+                                         tg.ones(30001, device="cpu").as_view())
+    finally:
+        stage3_native.set_num_threads(saved)
+
+
 def test_index_add_on_cpu_is_deterministic_with_threads():
     """A large scatter-add (above TG_PARALLEL_MIN, every thread owning rows of the output)
     gives the same bits as the python device's sequential loop, in float64."""

@@ -5,9 +5,14 @@
  * each element adds its contributions in index order whatever the thread count. */
 i64 FN(tg_index_add_dense)(i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index,
                            const T *src, T *out) {
-    for (i64 r = 0; r < n_index; r++)
-        if (!tg_index_ok(index[r], size)) return r;
+    i64 bad = first_bad_index(index, n_index, size);
+    if (bad >= 0) return bad;
     int parts = outer * n_index * inner >= TG_PARALLEL_MIN ? tg_thread_count() : 1;
+    if (inner == 1 && parts == 1) {                              /* single elements, one thread */
+        for (i64 o = 0; o < outer; o++)
+            for (i64 r = 0; r < n_index; r++) out[o * size + tg_index_wrap(index[r], size)] += src[o * n_index + r];
+        return -1;
+    }
     #pragma omp parallel for schedule(static) if (parts > 1)
     for (int t = 0; t < parts; t++) {
         i64 lo = size * t / parts, hi = size * (t + 1) / parts;  /* this thread's rows */
