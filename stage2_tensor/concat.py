@@ -27,7 +27,8 @@ class Cat(GradientFunction):
             views = [t.as_view() for t in tensors]
         except AttributeError:
             bad = next(t for t in tensors if not isinstance(t, Tensor))
-            raise TypeError(f"{name}: expected a list of tensors, got an element of type {type(bad).__name__}") from None
+            raise TypeError(f"{name}: expected a list of tensors, got an element of type "
+                            f"{type(bad).__name__}") from None
         n = len(views)
         if [t.storage.device for t in tensors] != [device] * n:
             raise two_devices(type(self).__name__, first, next(t for t in tensors if t.storage.device != device))

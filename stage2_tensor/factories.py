@@ -346,7 +346,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     is not drawn again in that row, so num_samples may not exceed the row's non-zero
     weights. Returns int64 of shape (num_samples,) or (rows, num_samples) on input's device,
     drawn from ``generator`` (a ``Generator``) when given, else the package's generator
-    (``seed``). The numbers differ from PyTorch's for one seed; the distribution is the same."""
+    (``seed``). The numbers differ from PyTorch's for one seed; the distribution is the same.
+    One kernel draws them (kernels/random.py): a row of n weights costs O(n + num_samples log
+    n) with replacement, O(n * num_samples) without (each draw sums the row again)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input.ndim not in (1, 2):

@@ -310,7 +310,8 @@ class PythonBackend(Backend):
         weight set to 0 without replacement."""
         check("multinomial", weights, uniforms, replacement, dtype)
         (rows, n), samples = weights.shape, uniforms.shape[1]
-        wbuf, (w_row, w_col), ubuf, (u_row, u_col) = weights.buffer, weights.strides, uniforms.buffer, uniforms.strides
+        (w_row, w_col), (u_row, u_col) = weights.strides, uniforms.strides
+        wbuf, ubuf = weights.buffer, uniforms.buffer
         out, bad = [0] * (rows * samples), []
         for r in range(rows):
             row = [wbuf[weights.offset + r * w_row + i * w_col] for i in range(n)]

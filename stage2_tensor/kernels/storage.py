@@ -77,7 +77,8 @@ def joined(views, dim, dtype):
     # to give its size, a longer one its tail); the loop naming the culprit only on a mismatch
     try:
         sizes = [v.shape[dim] for v in views]
-        fits = [v.shape[dim + 1:] for v in views] == [tail] * n and (not dim or [v.shape[:dim] for v in views] == [head] * n)
+        fits = ([v.shape[dim + 1:] for v in views] == [tail] * n
+                and (not dim or [v.shape[:dim] for v in views] == [head] * n))
     except IndexError:
         fits = False
     if not fits or [v.dtype for v in views] != [dtype] * n:
