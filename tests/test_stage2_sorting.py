@@ -312,6 +312,28 @@ def test_multinomial_draws_what_the_python_loop_drew(engine, dtype, replacement)
         assert (sum(got.tolist(), []) if len(shape) == 2 else got.tolist()) == want
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_multinomial_rows_split_among_threads_draw_the_same(threads):
+    """Above TG_PARALLEL_MIN the C kernel splits the rows among threads, each with scratch
+    of its own: the same draws, and the first bad row still the one named."""
+    import stage3_native
+    rng = np.random.default_rng(2)
+    weights = rng.random((40, 2000)) * (rng.random((40, 2000)) > 0.5)
+    saved = stage3_native.get_num_threads()
+    try:
+        stage3_native.set_num_threads(threads)
+        x = tg.tensor(weights.tolist(), dtype=tg.float64, device="cpu")
+        for replacement in (True, False):
+            got = tg.multinomial(x, 3, replacement, generator=tg.Generator().manual_seed(5))
+            want = drawn_one_by_one(weights.tolist(), 3, replacement, tg.Generator().manual_seed(5)._rng)
+            assert sum(got.tolist(), []) == want
+        weights[[17, 31]] = 0.0
+        with pytest.raises(RuntimeError, match=re.escape("<= 0) in row 17")):
+            tg.multinomial(tg.tensor(weights.tolist(), dtype=tg.float64, device="cpu"), 3, True)
+    finally:
+        stage3_native.set_num_threads(saved)
+
+
 @pytest.mark.parametrize("engine", EVERY_DEVICE)
 def test_multinomial_past_the_top_end_draws_the_last_nonzero_weight(engine):
     """A draw u * total that rounds to the total itself (a subnormal total) or is no number
