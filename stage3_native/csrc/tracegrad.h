@@ -239,8 +239,8 @@ TG_RESAMPLE(double, f64)
 
 /* index.c, bounds-checked: index holds n_index positions along a dimension of `size`, each
  * in -size..size-1 (negative ones count from the end). Each returns the position in index
- * of the first one out of range (having done nothing, but index_select_dense, whose output
- * is then incomplete), or -1.
+ * of the first one out of range (the _dense kernels' output then incomplete, tg_index_check
+ * having written nothing), or -1.
  * tg_index_check: the indices wrapped into 0..size-1, written to `wrapped` (for the strided
  * tg_index_select above). The _dense kernels read a contiguous x viewed as (outer, size,
  * inner) and move whole rows of `inner` elements: index_select into out (outer, n_index,
