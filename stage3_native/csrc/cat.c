@@ -9,9 +9,10 @@
  * piece 0's row o, then piece 1's, and so on. So the output is a sequence of segments, each
  * one piece's row: a memcpy where the piece is contiguous, else a strided walk (the thesis's
  * index increment, strided.h), so a transposed or sliced piece is read in place, not copied
- * first. Threads split the output's elements evenly (at 64-byte lines, so no two write one
- * line), whatever the pieces' sizes: one large piece is shared as well as many small ones;
- * each finds the segment its share starts in, then copies segment after segment. */
+ * first. Threads (on a large output) split its elements evenly (at 64-byte lines, so no
+ * two write one line), whatever the pieces' sizes: one large piece is shared as well as
+ * many small ones; each finds the segment its share starts in, then copies segment after
+ * segment. */
 #include <string.h>
 #include "parallel.h"
 #include "strided.h"
@@ -75,7 +76,9 @@ void tg_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers
     a.row = shape[dim] * a.inner;
     i64 n = tg_numel(ndim, shape);
     if (n == 0) return;
-    #pragma omp parallel if (n >= TG_PARALLEL_MIN)
+    /* a copy is bound by memory, not arithmetic: another thread pays for its wake-up only
+     * on a megabyte or so, more than TG_PARALLEL_MIN elements */
+    #pragma omp parallel if (n * itemsize >= 16 * TG_PARALLEL_MIN)
     {
         i64 lo, hi;
         tg_thread_range(n, 64 / itemsize, &lo, &hi);
