@@ -112,8 +112,7 @@ def scatter_add(input, dim, index, src):  # noqa: A002
     positions, values = _sources("scatter_add", input, dim, index, src)
     if not positions.numel():
         return input.clone()
-    added = IndexAdd.apply(values, (input.numel(),), 0, positions)
-    return input + added.reshape(*input.shape)
+    return IndexAdd.apply(values, (input.numel(),), 0, positions, input.reshape(-1)).reshape(*input.shape)
 
 
 def scatter(input, dim, index, src):  # noqa: A002

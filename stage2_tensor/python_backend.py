@@ -193,11 +193,12 @@ class PythonBackend(Backend):
         buf = view.buffer
         return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, rows))])
 
-    def index_add(self, shape, dim, index, src):
-        check("index_add", shape, dim, index, src)
+    def index_add(self, shape, dim, index, src, base=None):
+        check("index_add", shape, dim, index, src, base)
         rows = _index_values(index, dim, shape[dim])
         dtype = src.dtype
-        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
+        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape) if base is None else \
+            self.contiguous(base, dtype)
         target = View(out, shape, make_strides(shape), 0, dtype)
         sbuf = src.buffer
         for t, s in zip(positions(target, along=(dim, rows)), positions(src)):

@@ -149,6 +149,24 @@ def test_scatter_add_in_place_sums_repeats_and_bumps_the_version(engine):
     assert leaf.tolist() == [3.0, 2.0]
 
 
+@pytest.mark.parametrize("engine", EVERY_DEVICE)
+def test_index_add_adds_onto_a_base_or_zeros(engine):
+    """index_add adds src's rows onto base when one is given (scatter_add's input, here a
+    strided view), else onto zeros; the declaration holds base to the output's shape."""
+    rng = np.random.default_rng(6)
+    base, src, idx = rng.normal(size=(4, 3)), rng.normal(size=(3, 3)), [2, 0, -2]
+    be = tg.backend.get(engine.device)
+    strided = t(base.T.tolist(), engine, dtype=tg.float64).T                      # (4, 3), not contiguous
+    index, rows = t(idx, engine).as_view(), t(src.tolist(), engine, dtype=tg.float64).as_view()
+    expected = np.zeros((4, 3))
+    np.add.at(expected, idx, src)
+    for onto, want in ((None, expected), (strided.as_view(), base + expected)):
+        out = tg.Tensor.from_buffer(be.index_add((4, 3), 0, index, rows, onto), (4, 3), tg.float64, engine.device)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"index_add: base has shape \(3, 4\), expected \(4, 3\)"):
+        be.index_add((4, 3), 0, index, rows, strided.T.as_view())
+
+
 @pytest.mark.parametrize("engine", ENGINES_)
 def test_gather_and_scatter_reject_bad_indices(engine):
     x = t([[1.0, 2.0], [3.0, 4.0]], engine)
