@@ -106,5 +106,9 @@ i64 tg_index_select_dense(i64 outer, i64 size, i64 inner, const char *x, int ite
     return bad ? first_bad_index(index, n_index, size) : -1;
 }
 
+/* index_add shares long rows of its output among threads; rows of fewer elements go to
+ * one thread (index_t.h) */
+#define TG_ROW_MIN 16
+
 #define TEMPLATE "index_t.h"
 #include "instantiate.h"
