@@ -22,7 +22,8 @@ typedef struct {
     const i64 *shape;                   /* the output's */
     i64 count, inner, row;
     void *const *buffers;
-    const i64 *offsets, *sizes, *strides;     /* strides: ndim per piece */
+    const i64 *offsets, *sizes, *strides;     /* offsets NULL: all 0; strides: ndim per piece */
+    int shared;                                /* one set of strides for every piece */
     char *out;
 } cat_args;
 
@@ -35,10 +36,10 @@ typedef struct {
 /* Elements k0 .. k0 + n - 1 (row-major) of piece p into dst */
 static void copy_segment(const cat_args *a, i64 p, i64 k0, i64 n, char *dst) {
     i64 shape[TG_MAX_DIMS], idx[TG_MAX_DIMS], pos = 0;
-    i64 *strides = (i64 *)a->strides + p * a->ndim;
+    i64 *strides = (i64 *)a->strides + (a->shared ? 0 : p * a->ndim);
     for (int d = 0; d < a->ndim; d++) shape[d] = a->shape[d];
     shape[a->dim] = a->sizes[p];
-    const char *base = (const char *)a->buffers[p] + a->offsets[p] * a->itemsize;
+    const char *base = (const char *)a->buffers[p] + (a->offsets ? a->offsets[p] * a->itemsize : 0);
     if (tg_is_contiguous(a->ndim, shape, strides)) {
         memcpy(dst, base + k0 * a->itemsize, (size_t)(n * a->itemsize));
         return;
@@ -70,9 +71,9 @@ static void copy_range(const cat_args *a, i64 lo, i64 hi) {
 }
 
 void tg_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers, const i64 *offsets,
-            const i64 *sizes, const i64 *strides, int itemsize, void *out) {
+            const i64 *sizes, const i64 *strides, int shared_strides, int itemsize, void *out) {
     cat_args a = {ndim, dim, itemsize, shape, count, tg_numel(ndim - dim - 1, shape + dim + 1), 0,
-                  buffers, offsets, sizes, strides, out};
+                  buffers, offsets, sizes, strides, shared_strides, out};
     a.row = shape[dim] * a.inner;
     i64 n = tg_numel(ndim, shape);
     if (n == 0) return;

@@ -83,10 +83,11 @@ void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset,
                      const i64 *index, i64 n_index, const char *x, int itemsize, char *out);
 
 /* cat.c: count views side by side along dimension dim into out, contiguous, of `shape`:
- * view p is buffers[p] at offsets[p] with ndim strides (strides + p * ndim), of shape but
- * for sizes[p] along dim; elements of itemsize bytes */
+ * view p is buffers[p] at offsets[p] (offsets NULL: at 0) with ndim strides (strides + p *
+ * ndim, or strides itself for every view when shared_strides), of shape but for sizes[p]
+ * along dim; elements of itemsize bytes */
 void tg_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers, const i64 *offsets,
-            const i64 *sizes, const i64 *strides, int itemsize, void *out);
+            const i64 *sizes, const i64 *strides, int shared_strides, int itemsize, void *out);
 
 /* matmul.c: 1 when the library was built against a system CBLAS */
 int tg_has_cblas(void);
