@@ -40,8 +40,9 @@ reading Views (buffer, shape, strides, offset, dtype) and returning a new buffer
     from_flat(values, dtype)   full(n, value, dtype)    to_flat(view)   contiguous(view, dtype)
     unary(op, x, dtype)        binary(op, a, b, dtype)  where(cond, a, b, dtype)
     reduce(op, x, dims, dtype) matmul(a, b, dtype)      index_select(x, dim, index)
-    index_add(shape, dim, index, src)                    write(dst, src)   (in place)
+    index_add(shape, dim, index, src, base)  cat(views, dim, dtype)   write(dst, src) (in place)
     index(x, indices)          index_put(dst, indices, values, accumulate)   (in place)
+    multinomial(weights, uniforms, replacement, dtype) -> (out, bad)    (draws from given uniforms)
 
 and, optionally, fused kernels (one pass instead of several tensor operations):
 

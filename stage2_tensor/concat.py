@@ -27,13 +27,16 @@ class Cat(GradientFunction):
             views = [t.as_view() for t in tensors]
         except AttributeError:
             bad = next(t for t in tensors if not isinstance(t, Tensor))
-            raise TypeError(f"{name}: expected a list of tensors, got an element of type {type(bad).__name__}") from None
+            raise TypeError(f"{name}: expected a list of tensors, got an element of type "
+                            f"{type(bad).__name__}") from None
         n = len(views)
         if [t.storage.device for t in tensors] != [device] * n:
             raise two_devices(type(self).__name__, first, next(t for t in tensors if t.storage.device != device))
+        shapes = [v.shape for v in views]
+        same = shapes.count(shape) == n
         if new:
-            if [v.shape for v in views] != [shape] * n:
-                bad = next(v.shape for v in views if v.shape != shape)
+            if not same:
+                bad = next(s for s in shapes if s != shape)
                 raise ValueError(f"stack: expects each tensor to be of equal shape, got {shape} and {bad}")
             # n views of one shape stacked at dim lie in memory as their cat along dim: row o
             # (the elements from dim on) holds each view's row o; at the end there is no such
@@ -43,9 +46,9 @@ class Cat(GradientFunction):
             self.sizes, joined = None, shape[:dim] + (n,) + shape[dim:]
         else:
             try:                            # (the kernel's declaration checks dtypes and the other dimensions)
-                self.sizes = [v.shape[dim] for v in views]
+                self.sizes = [shape[dim]] * n if same else [s[dim] for s in shapes]
             except IndexError:
-                bad = next(v.shape for v in views if len(v.shape) <= dim)
+                bad = next(s for s in shapes if len(s) <= dim)
                 raise ValueError(f"cat: shapes {shape} and {bad} differ outside dimension {dim}") from None
             joined = shape[:dim] + (sum(self.sizes),) + shape[dim + 1:]
         self.dim, self.new = dim, new

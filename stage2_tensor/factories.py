@@ -402,7 +402,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     is not drawn again in that row, so num_samples may not exceed the row's non-zero
     weights. Returns int64 of shape (num_samples,) or (rows, num_samples) on input's device,
     drawn from ``generator`` (a ``Generator``) when given, else the package's generator
-    (``seed``). The numbers differ from PyTorch's for one seed; the distribution is the same."""
+    (``seed``). The numbers differ from PyTorch's for one seed; the distribution is the same.
+    One kernel draws them (kernels/random.py): a row of n weights costs O(n + num_samples log
+    n) with replacement, O(n * num_samples) without (each draw sums the row again)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input.ndim not in (1, 2):
@@ -426,13 +428,12 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     rows = weights.shape[0]
     # one uniform number per draw, row by row, as the draws were made one at a time before
     # there was a kernel: a seed gives the same categories as it always did
-    state = rng.getstate()
-    uniforms = _make([rng.random() for _ in range(rows * num_samples)], (rows, num_samples), dtypes.float64,
-                     input.device)
-    drawn, bad = backend.launch(input.device, "multinomial", weights.as_view(), uniforms.as_view(),
-                                bool(replacement), weights.dtype, out_dtype=dtypes.int64)
-    bad = Tensor.from_buffer(bad, (), dtypes.int64, input.device).item()
-    if bad >= 0:
-        rng.setstate(state)                # a row that is no distribution: nothing drawn
+    be, f64 = backend.get(input.device), dtypes.float64
+    uniforms = View(be.from_flat([rng.random() for _ in range(rows * num_samples)], f64), (rows, num_samples),
+                    (num_samples, 1), 0, f64)
+    drawn, bad = backend.launch(input.device, "multinomial", weights.as_view(), uniforms, bool(replacement),
+                                weights.dtype, out_dtype=dtypes.int64)
+    bad = be.to_flat(View(bad, (), (), 0, dtypes.int64))[0]
+    if bad >= 0:                            # (its numbers drawn: a call that raises uses them up)
         raise backend.bad_distribution(bad, weights[bad].tolist(), num_samples, replacement)
     return Tensor.from_buffer(drawn, shape, dtypes.int64, input.device)

@@ -24,7 +24,7 @@ def _coordinates(shape, index_shape, dim, along, device):
     index_shape grid: its own coordinates, except ``along`` (a tensor of index_shape)
     at ``dim``."""
     strides = make_strides(shape)
-    flat = along * strides[dim] if shape else along
+    flat = along * strides[dim] if shape and strides[dim] != 1 else along
     for d, size in enumerate(index_shape):
         if d == dim:
             continue
@@ -98,6 +98,8 @@ def _sources(op, input, dim, index, src):  # noqa: A002
                            f"has shape {src.shape}, input {input.shape}")
     dim = _check(op, input, dim, index, (("src", src),))
     positions = _positions(input, dim, index)
+    if src.shape == index.shape:            # every element of src, in order
+        return positions, src.reshape(-1).to(dtype=input.dtype)
     along = factories.arange(index.shape[dim] if index.shape else 1, dtype=dtypes.int64, device=input.device)
     along = along.reshape(*[-1 if d == dim else 1 for d in range(max(index.ndim, 1))])
     along = along.expand(*(index.shape or (1,)))
@@ -112,8 +114,7 @@ def scatter_add(input, dim, index, src):  # noqa: A002
     positions, values = _sources("scatter_add", input, dim, index, src)
     if not positions.numel():
         return input.clone()
-    added = IndexAdd.apply(values, (input.numel(),), 0, positions)
-    return input + added.reshape(*input.shape)
+    return IndexAdd.apply(values, (input.numel(),), 0, positions, input.reshape(-1)).reshape(*input.shape)
 
 
 def scatter(input, dim, index, src):  # noqa: A002

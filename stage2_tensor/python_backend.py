@@ -267,11 +267,12 @@ class PythonBackend(Backend):
         buf = view.buffer
         return array.array(view.dtype.typecode, [buf[p] for p in positions(view, along=(dim, rows))])
 
-    def index_add(self, shape, dim, index, src):
-        check("index_add", shape, dim, index, src)
+    def index_add(self, shape, dim, index, src, base=None):
+        check("index_add", shape, dim, index, src, base)
         rows = _index_values(index, dim, shape[dim])
         dtype = src.dtype
-        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape)
+        out = array.array(dtype.typecode, [dtype.cast(0)]) * numel(shape) if base is None else \
+            self.contiguous(base, dtype)
         target = View(out, shape, make_strides(shape), 0, dtype)
         sbuf = src.buffer
         for t, s in zip(positions(target, along=(dim, rows)), positions(src)):
@@ -448,7 +449,8 @@ class PythonBackend(Backend):
         weight set to 0 without replacement."""
         check("multinomial", weights, uniforms, replacement, dtype)
         (rows, n), samples = weights.shape, uniforms.shape[1]
-        wbuf, (w_row, w_col), ubuf, (u_row, u_col) = weights.buffer, weights.strides, uniforms.buffer, uniforms.strides
+        (w_row, w_col), (u_row, u_col) = weights.strides, uniforms.strides
+        wbuf, ubuf = weights.buffer, uniforms.buffer
         out, bad = [0] * (rows * samples), []
         for r in range(rows):
             row = [wbuf[weights.offset + r * w_row + i * w_col] for i in range(n)]

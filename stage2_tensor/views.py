@@ -225,19 +225,22 @@ def out_of_range(index, size):
 
 
 class IndexAdd(GradientFunction):
-    """Zeros of ``shape`` with row r of src added at row index[r] along `dim` (repeats add
-    up): index_select's transpose, so its gradient is index_select of the upstream
-    gradient. col2im (convolution.py's fold and transposed convolution) is one."""
+    """Zeros of ``shape`` (or ``base``, a tensor of that shape and src's dtype) with row r
+    of src added at row index[r] along `dim` (repeats add up): index_select's transpose,
+    so its gradient is index_select of the upstream gradient (and the upstream gradient
+    itself for base). col2im (convolution.py's fold and transposed convolution) is one,
+    scatter_add another."""
 
-    def forward(self, src, shape, dim, index):
-        self.dim = dim
+    def forward(self, src, shape, dim, index, base=None):
+        self.dim, self.based = dim, base is not None
         self.save_for_backward(index)
         src = src.contiguous()
-        return src.launch("index_add", shape, dim, index.as_view(), src.as_view(), shape=shape, dtype=src.dtype)
+        return src.launch("index_add", shape, dim, index.as_view(), src.as_view(),
+                          None if base is None else base.as_view(), shape=shape, dtype=src.dtype)
 
     def backward(self, grad):
         (index,) = self.saved_tensors
-        return (IndexSelect.apply(grad, self.dim, index), None)
+        return (IndexSelect.apply(grad, self.dim, index), None) + ((grad,) if self.based else ())
 
 
 def _check_index_dtype(t):

@@ -22,7 +22,7 @@ code first, a status returned) on CUDA, both declared from the same declaration
                                        the same for a kernel that finds a bad entry in its
                                        data (a target, a position): that entry's index, or -1
     _int64_at(pointer, i)              element i of an int64 buffer, read on the host
-    _cat(ndim, shape, dim, count, buffers, offsets, sizes, strides, itemsize, out)
+    _cat(ndim, shape, dim, count, buffers, offsets, sizes, strides, shared_strides, itemsize, out)
                                        the cat kernel (csrc/tracegrad.h's tg_cat)
     adds_into_output                   the kernels that add into their output, which must
                                        then start zeroed (CUDA's atomic additions)
@@ -172,9 +172,13 @@ class NativeBackend(GroupUpdates, Backend):
         """One call for all the views, each read in place through its strides (its
         declaration's check first, which gives each one's extent along dim)."""
         sizes, shape = joined(views, dim, dtype)
-        out = self.allocate(numel(shape), dtype)
-        self._cat(len(shape), shape, dim, len(views), [v.buffer for v in views], [v.offset for v in views], sizes,
-                  [s for v in views for s in v.strides], dtype.itemsize, out)
+        out, n = self.allocate(numel(shape), dtype), len(views)
+        offsets, strides = [v.offset for v in views], [v.strides for v in views]
+        # what every view shares (views of new tensors: offset 0, row-major strides) passes once
+        shared = strides.count(strides[0]) == n
+        self._cat(len(shape), shape, dim, n, [v.buffer for v in views],
+                  self.ffi.NULL if offsets.count(0) == n else offsets, sizes,
+                  strides[0] if shared else [s for st in strides for s in st], int(shared), dtype.itemsize, out)
         return out
 
     def where(self, cond, a, b, dtype):

@@ -643,21 +643,30 @@ def test_cat_and_stack_join_every_dtype_and_strided_or_empty_views_in_one_kernel
         wide = a.astype(cast)
         w = tg.tensor(wide.tolist(), dtype=dtype, device=device)
         x, strided, want, want_strided = w[:, :, :4].contiguous(), w[:, :, ::2], wide[:, :, :4], wide[:, :, ::2]
+        shifted, want_shifted = w[:, :, 1::2], wide[:, :, 1::2]                  # at an offset
         for dim in (0, 1, 2):
             empty = (slice(None),) * dim + (slice(0, 0),)
-            joined = tg.cat([x, strided, x[empty], x], dim)
-            expected = np.concatenate([want, want_strided, want[empty], want], dim)
+            joined = tg.cat([x, strided, x[empty], shifted, x], dim)
+            expected = np.concatenate([want, want_strided, want[empty], want_shifted, want], dim)
             assert joined.dtype is dtype and joined.shape == expected.shape
             np.testing.assert_array_equal(joined.float().numpy(), expected.astype(np.float32))
+            assert tg.cat([shifted, shifted], dim).float().numpy().tolist() == \
+                np.concatenate([want_shifted] * 2, dim).astype(np.float32).tolist()      # one layout, offset
         for dim in (0, 1, 2, 3, -1):
-            stacked = tg.stack([x, strided, x], dim)
+            stacked = tg.stack([x, strided, x, shifted], dim)
             assert stacked.dtype is dtype
             np.testing.assert_array_equal(stacked.float().numpy(),
-                                          np.stack([want, want_strided, want], dim).astype(np.float32))
+                                          np.stack([want, want_strided, want, want_shifted], dim).astype(np.float32))
     rng = np.random.default_rng(0)                      # enough to share among threads, split mid-piece
-    arrays = [rng.standard_normal((3, n)) for n in (7001, 1, 0, 20003)]
-    joined = tg.cat([t(x, device) for x in arrays], 1)
-    np.testing.assert_array_equal(joined.numpy(), np.concatenate(arrays, 1))
+    arrays = [rng.standard_normal((3, n)) for n in (7001, 1, 0, 40003)]
+    import stage3_native
+    saved = stage3_native.get_num_threads()
+    try:
+        stage3_native.set_num_threads(3)
+        joined = tg.cat([t(x, device) for x in arrays], 1)
+        np.testing.assert_array_equal(joined.numpy(), np.concatenate(arrays, 1))
+    finally:
+        stage3_native.set_num_threads(saved)
     many = [tg.full((1, 3), float(i), device=device) for i in range(300)]    # more pieces than threads
     np.testing.assert_array_equal(tg.cat(many, 1).numpy(), np.repeat(np.arange(300.0), 3)[None].astype(np.float32))
     np.testing.assert_array_equal(tg.stack(many).numpy()[:, 0, 1], np.arange(300.0))

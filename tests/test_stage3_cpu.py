@@ -12,6 +12,7 @@ import stage2_tensor as tg
 import stage3_native
 from stage2_tensor import backend
 from stage2_tensor.backend import View
+from stage2_tensor.strides import make_strides
 
 from .engines import CUDA, ENGINES, device_params
 from .gradcheck import gradcheck
@@ -521,6 +522,39 @@ def test_repeated_indices_add_up_in_the_gradient(device, layout):
     assert grad[2].tolist() == [0.0] * 5 and grad[3].tolist() != [0.0] * 5
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_large_gathers_check_every_index_on_any_thread_count(threads):
+    """index_select of single elements checks each index as it copies it (one pass over
+    the indices): above TG_PARALLEL_MIN, on several threads, for each element size and
+    several outer rows, the values are numpy's and the first bad index is named wherever
+    it lies; rows of several elements and index_add check theirs first."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, 5000))
+    idx = rng.integers(-5000, 5000, size=30001)
+    bad = idx.copy()
+    bad[[25000, 29999]] = 5000, -5001
+
+    def on_cpu(a):
+        return tg.from_numpy(a).to("cpu")
+
+    saved = stage3_native.get_num_threads()
+    try:
+        stage3_native.set_num_threads(threads)
+        for cast in (np.float64, np.float32, np.float16, np.bool_):
+            t = on_cpu(x.astype(cast))
+            np.testing.assert_array_equal(t.index_select(1, on_cpu(idx)).numpy(), np.take(x.astype(cast), idx, axis=1))
+            with pytest.raises(IndexError, match="^index 5000 is out of bounds for dimension 1 with size 5000$"):
+                t.index_select(1, on_cpu(bad))
+        rows = on_cpu(np.ascontiguousarray(x.T))                 # (5000, 3): rows of 3
+        np.testing.assert_array_equal(rows.index_select(0, on_cpu(idx)).numpy(), x.T[idx])
+        with pytest.raises(IndexError, match="^index -5001 is out of bounds for dimension 0 with size 5000$"):
+            rows.index_select(0, on_cpu(bad[26000:]))
+        with pytest.raises(IndexError, match="^index 5000 is out of bounds for dimension 0 with size 5000$"):
+            backend.get("cpu").index_add((5000,), 0, on_cpu(bad).as_view(), tg.ones(30001, device="cpu").as_view())
+    finally:
+        stage3_native.set_num_threads(saved)
+
+
 def test_index_add_on_cpu_is_deterministic_with_threads():
     """A large scatter-add (above TG_PARALLEL_MIN, every thread owning rows of the output)
     gives the same bits as the python device's sequential loop, in float64."""
@@ -537,6 +571,30 @@ def test_index_add_on_cpu_is_deterministic_with_threads():
     np.add.at(expected, idx, src)
     np.testing.assert_array_equal(results["cpu"], results["python"])
     np.testing.assert_allclose(results["cpu"].reshape(65, 24), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, dim, n_index", [((64, 1500), 1, 1200),     # threads take outer positions
+                                                  ((2000, 24), 0, 4096),     # long rows: threads own rows
+                                                  ((20000, 4), 0, 20000)])   # short rows: one thread
+def test_index_add_adds_in_index_order_however_threads_share_it(shape, dim, n_index):
+    """Each element's contributions add up in index order on any thread count: the bits of
+    numpy's add.at, which adds one after the other."""
+    rng = np.random.default_rng(1)
+    idx = rng.integers(-shape[dim], shape[dim], size=n_index)
+    src_shape = shape[:dim] + (n_index,) + shape[dim + 1:]
+    src = rng.normal(size=src_shape)
+    expected = np.zeros(shape)
+    np.add.at(expected, (slice(None),) * dim + (idx,), src)
+    saved = stage3_native.get_num_threads()
+    try:
+        for threads in (1, 3):
+            stage3_native.set_num_threads(threads)
+            out = backend.get("cpu").index_add(shape, dim, tg.tensor(idx.tolist(), device="cpu").as_view(),
+                                               tg.from_numpy(src).to("cpu").as_view())
+            got = np.array(backend.get("cpu").to_flat(View(out, shape, make_strides(shape), 0, tg.float64)))
+            np.testing.assert_array_equal(got.reshape(shape), expected)
+    finally:
+        stage3_native.set_num_threads(saved)
 
 
 def test_fused_layer_norm_gives_the_same_bits_on_any_thread_count():

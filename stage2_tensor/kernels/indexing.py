@@ -19,15 +19,19 @@ def index_select(view: "view", dim: "dim", index: "index"):
 
 
 @kernel()
-def index_add(shape: "shape", dim: "dim", index: "index", src: "view"):
-    """Zeros of `shape` with row r of src added at row index[r] (repeats add up):
-    index_select's gradient, `index` as for index_select."""
+def index_add(shape: "shape", dim: "dim", index: "index", src: "view", base: "view?" = None):
+    """base (None: zeros), of `shape` and src's dtype, with row r of src added at row
+    index[r] (repeats add up): index_select's gradient, and scatter_add onto its input;
+    `index` as for index_select."""
     shape = tuple(shape)
     if not all(type(n) is int and n >= 0 for n in shape):
         raise ValueError(f"index_add: shape {shape} is not a tuple of non-negative ints")
     if not (type(dim) is int and 0 <= dim < len(shape)):
         bad_dim("index_add", dim, len(shape))
     differ("index_add", "src", src.shape, shape[:dim] + (numel(index.shape),) + shape[dim + 1:])
+    if base is not None:
+        differ("index_add", "base", base.shape, shape)
+        same_dtype("index_add", base, src.dtype, " (base is added to as src's dtype)")
     return [(shape, src.dtype)]
 
 

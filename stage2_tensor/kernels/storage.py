@@ -75,9 +75,13 @@ def joined(views, dim, dtype):
     head, tail, n = first[:dim], first[dim + 1:], len(views)
     # compared a list at a time, as a cat may join thousands of views (a shorter view fails
     # to give its size, a longer one its tail); the loop naming the culprit only on a mismatch
+    shapes = [v.shape for v in views]
     try:
-        sizes = [v.shape[dim] for v in views]
-        fits = [v.shape[dim + 1:] for v in views] == [tail] * n and (not dim or [v.shape[:dim] for v in views] == [head] * n)
+        if shapes.count(shapes[0]) == n:    # one shape (a stack's, or pieces of one size)
+            sizes, fits = [first[dim]] * n, True
+        else:
+            sizes = [s[dim] for s in shapes]
+            fits = [s[dim + 1:] for s in shapes] == [tail] * n and (not dim or [s[:dim] for s in shapes] == [head] * n)
     except IndexError:
         fits = False
     if not fits or [v.dtype for v in views] != [dtype] * n:

@@ -472,10 +472,11 @@ class CpuBackend(NativeBackend):
             raise backend.bad_index(ids[bad], bad // n, view.shape[bad // n])
         return out
 
-    def index_add(self, shape, dim, index, src):
-        check("index_add", shape, dim, index, src)
+    def index_add(self, shape, dim, index, src, base=None):
+        check("index_add", shape, dim, index, src, base)
         ids = self._dense(index, dtypes.int64)
-        out = zeros(numel(shape), src.dtype)        # the kernel adds into it
+        # the kernel adds into it
+        out = zeros(numel(shape), src.dtype) if base is None else self.contiguous(base, src.dtype)
         bad = kernel("index_add_dense", src.dtype)(numel(shape[:dim]), shape[dim], numel(shape[dim + 1:]),
                                                    ids, numel(index.shape), self._dense(src, src.dtype), out)
         if bad >= 0:

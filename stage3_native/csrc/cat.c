@@ -9,9 +9,10 @@
  * piece 0's row o, then piece 1's, and so on. So the output is a sequence of segments, each
  * one piece's row: a memcpy where the piece is contiguous, else a strided walk (the thesis's
  * index increment, strided.h), so a transposed or sliced piece is read in place, not copied
- * first. Threads split the output's elements evenly (at 64-byte lines, so no two write one
- * line), whatever the pieces' sizes: one large piece is shared as well as many small ones;
- * each finds the segment its share starts in, then copies segment after segment. */
+ * first. Threads (on a large output) split its elements evenly (at 64-byte lines, so no
+ * two write one line), whatever the pieces' sizes: one large piece is shared as well as
+ * many small ones; each finds the segment its share starts in, then copies segment after
+ * segment. */
 #include <string.h>
 #include "parallel.h"
 #include "strided.h"
@@ -21,7 +22,8 @@ typedef struct {
     const i64 *shape;                   /* the output's */
     i64 count, inner, row;
     void *const *buffers;
-    const i64 *offsets, *sizes, *strides;     /* strides: ndim per piece */
+    const i64 *offsets, *sizes, *strides;     /* offsets NULL: all 0; strides: ndim per piece */
+    int shared;                                /* one set of strides for every piece */
     char *out;
 } cat_args;
 
@@ -34,10 +36,10 @@ typedef struct {
 /* Elements k0 .. k0 + n - 1 (row-major) of piece p into dst */
 static void copy_segment(const cat_args *a, i64 p, i64 k0, i64 n, char *dst) {
     i64 shape[TG_MAX_DIMS], idx[TG_MAX_DIMS], pos = 0;
-    i64 *strides = (i64 *)a->strides + p * a->ndim;
+    i64 *strides = (i64 *)a->strides + (a->shared ? 0 : p * a->ndim);
     for (int d = 0; d < a->ndim; d++) shape[d] = a->shape[d];
     shape[a->dim] = a->sizes[p];
-    const char *base = (const char *)a->buffers[p] + a->offsets[p] * a->itemsize;
+    const char *base = (const char *)a->buffers[p] + (a->offsets ? a->offsets[p] * a->itemsize : 0);
     if (tg_is_contiguous(a->ndim, shape, strides)) {
         memcpy(dst, base + k0 * a->itemsize, (size_t)(n * a->itemsize));
         return;
@@ -69,13 +71,15 @@ static void copy_range(const cat_args *a, i64 lo, i64 hi) {
 }
 
 void tg_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers, const i64 *offsets,
-            const i64 *sizes, const i64 *strides, int itemsize, void *out) {
+            const i64 *sizes, const i64 *strides, int shared_strides, int itemsize, void *out) {
     cat_args a = {ndim, dim, itemsize, shape, count, tg_numel(ndim - dim - 1, shape + dim + 1), 0,
-                  buffers, offsets, sizes, strides, out};
+                  buffers, offsets, sizes, strides, shared_strides, out};
     a.row = shape[dim] * a.inner;
     i64 n = tg_numel(ndim, shape);
     if (n == 0) return;
-    #pragma omp parallel if (n >= TG_PARALLEL_MIN)
+    /* a copy is bound by memory, not arithmetic: another thread pays for its wake-up only
+     * on a megabyte or so, more than TG_PARALLEL_MIN elements */
+    #pragma omp parallel if (n * itemsize >= 16 * TG_PARALLEL_MIN)
     {
         i64 lo, hi;
         tg_thread_range(n, 64 / itemsize, &lo, &hi);

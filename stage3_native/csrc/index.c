@@ -37,8 +37,9 @@ void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset,
     }
 }
 
-/* An index is valid in -size..size-1; a negative one counts from the end. */
-static inline int tg_index_ok(i64 i, i64 size) { return i >= -size && i < size; }
+/* An index is valid in -size..size-1; a negative one counts from the end. (One unsigned
+ * comparison, wrapping defined: i + size lands in 0..2 size - 1 exactly when i is valid.) */
+static inline int tg_index_ok(i64 i, i64 size) { return (uint64_t)i + (uint64_t)size < 2 * (uint64_t)size; }
 static inline i64 tg_index_wrap(i64 i, i64 size) { return i < 0 ? i + size : i; }
 
 i64 tg_index_check(const i64 *index, i64 n_index, i64 size, i64 *wrapped) {
@@ -48,16 +49,14 @@ i64 tg_index_check(const i64 *index, i64 n_index, i64 size, i64 *wrapped) {
     return -1;
 }
 
-i64 tg_index_select_dense(i64 outer, i64 size, i64 inner, const char *x, int itemsize,
-                          const i64 *index, i64 n_index, char *out) {
+/* The position of the first index outside -size..size-1, or -1: a branch-free pass, then a
+ * search only when one is bad. */
+static i64 first_bad_index(const i64 *index, i64 n_index, i64 size) {
+    int bad = 0;
+    for (i64 r = 0; r < n_index; r++) bad |= !tg_index_ok(index[r], size);
+    if (!bad) return -1;
     for (i64 r = 0; r < n_index; r++)
         if (!tg_index_ok(index[r], size)) return r;
-    size_t row = (size_t)inner * (size_t)itemsize;                /* bytes per picked row */
-    #pragma omp parallel for schedule(static) if (outer * n_index * inner >= TG_PARALLEL_MIN)
-    for (i64 k = 0; k < outer * n_index; k++) {                   /* output row k = (o, r) */
-        i64 o = k / n_index, r = k % n_index;
-        memcpy(out + k * row, x + (o * size + tg_index_wrap(index[r], size)) * row, row);
-    }
     return -1;
 }
 
@@ -118,6 +117,63 @@ i64 tg_index(int ndim, const i64 *shape, const i64 *strides, i64 offset, const c
     }
     return -1;
 }
+
+/* Output rows k in [lo, hi) of (outer, n_index) rows: row k = (o, r) is x's row index[r]
+ * at outer position o, taken a run of r at a time within one o (no division per row).
+ * Single elements (inner == 1: a gather, an embedding of width 1) are copied as their
+ * type, each index checked as it is read (a bad one reads row 0 instead, and is reported:
+ * one pass over the indices, not two); longer rows are memcpy'd, the indices checked
+ * first. Returns whether an index was bad. */
+#define SELECT_ELEMENTS(E) \
+    for (const E *from = (const E *)x + o * size; j < end; j++) { \
+        i64 i = index[j - row0]; \
+        int ok = tg_index_ok(i, size); \
+        bad |= !ok; \
+        ((E *)out)[j] = from[ok ? tg_index_wrap(i, size) : 0]; \
+    }
+
+static int select_rows(i64 lo, i64 hi, i64 size, i64 inner, const char *x, int itemsize, const i64 *index,
+                       i64 n_index, char *out) {
+    size_t bytes = (size_t)inner * (size_t)itemsize;              /* per picked row */
+    int bad = 0;
+    for (i64 o = lo / n_index, row0 = o * n_index; lo < hi; o++, row0 += n_index) {
+        i64 j = lo, end = row0 + n_index < hi ? row0 + n_index : hi;    /* rows row0 + r of this o */
+        if (inner == 1) {
+            switch (itemsize) {
+            case 1: SELECT_ELEMENTS(uint8_t); break;
+            case 2: SELECT_ELEMENTS(uint16_t); break;
+            case 4: SELECT_ELEMENTS(uint32_t); break;
+            default: SELECT_ELEMENTS(uint64_t); break;
+            }
+        } else {
+            for (; j < end; j++)
+                memcpy(out + j * bytes, x + (o * size + tg_index_wrap(index[j - row0], size)) * bytes, bytes);
+        }
+        lo = end;
+    }
+    return bad;
+}
+
+i64 tg_index_select_dense(i64 outer, i64 size, i64 inner, const char *x, int itemsize,
+                          const i64 *index, i64 n_index, char *out) {
+    i64 rows = outer * n_index;
+    if (inner != 1 || size == 0 || rows == 0) {    /* whole rows, or no row 0 to read: checked first */
+        i64 bad = first_bad_index(index, n_index, size);
+        if (bad >= 0 || rows == 0 || inner == 0) return bad;
+    }
+    int bad = 0;
+    #pragma omp parallel if (rows * inner >= TG_PARALLEL_MIN) reduction(|: bad)
+    {
+        i64 lo, hi;
+        tg_thread_range(rows, inner == 1 ? 64 / itemsize : 1, &lo, &hi);
+        if (lo < hi) bad |= select_rows(lo, hi, size, inner, x, itemsize, index, n_index, out);
+    }
+    return bad ? first_bad_index(index, n_index, size) : -1;
+}
+
+/* index_add shares long rows of its output among threads; rows of fewer elements go to
+ * one thread (index_t.h) */
+#define TG_ROW_MIN 16
 
 #define TEMPLATE "index_t.h"
 #include "instantiate.h"

@@ -84,10 +84,11 @@ void tg_index_select(int ndim, const i64 *shape, const i64 *strides, i64 offset,
                      const i64 *index, i64 n_index, const char *x, int itemsize, char *out);
 
 /* cat.c: count views side by side along dimension dim into out, contiguous, of `shape`:
- * view p is buffers[p] at offsets[p] with ndim strides (strides + p * ndim), of shape but
- * for sizes[p] along dim; elements of itemsize bytes */
+ * view p is buffers[p] at offsets[p] (offsets NULL: at 0) with ndim strides (strides + p *
+ * ndim, or strides itself for every view when shared_strides), of shape but for sizes[p]
+ * along dim; elements of itemsize bytes */
 void tg_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers, const i64 *offsets,
-            const i64 *sizes, const i64 *strides, int itemsize, void *out);
+            const i64 *sizes, const i64 *strides, int shared_strides, int itemsize, void *out);
 
 /* matmul.c: 1 when the library was built against a system CBLAS */
 int tg_has_cblas(void);
@@ -240,7 +241,8 @@ TG_RESAMPLE(double, f64)
 
 /* index.c, bounds-checked: index holds n_index positions along a dimension of `size`, each
  * in -size..size-1 (negative ones count from the end). Each returns the position in index
- * of the first one out of range, having done nothing, or -1.
+ * of the first one out of range (the _dense kernels' output then incomplete, tg_index_check
+ * having written nothing), or -1.
  * tg_index_check: the indices wrapped into 0..size-1, written to `wrapped` (for the strided
  * tg_index_select above). The _dense kernels read a contiguous x viewed as (outer, size,
  * inner) and move whole rows of `inner` elements: index_select into out (outer, n_index,

@@ -401,12 +401,13 @@ class CudaBackend(NativeBackend):
             raise self._index_error(ids, bad[0], bad[0] // n, view.shape[bad[0] // n])
         return out
 
-    def index_add(self, shape, dim, index, src):
-        check("index_add", shape, dim, index, src)
+    def index_add(self, shape, dim, index, src, base=None):
+        check("index_add", shape, dim, index, src, base)
         if src.dtype is dtypes.bool_:                     # no atomic addition of bytes
-            return self._on_python("index_add", (shape, dim, index, src), src.dtype)
+            return self._on_python("index_add", (shape, dim, index, src, base), src.dtype)
         ids = self._dense(index, dtypes.int64)
-        out = self.full(numel(shape), 0, src.dtype)       # the kernel adds into it
+        # the kernel adds into it
+        out = self.full(numel(shape), 0, src.dtype) if base is None else self.contiguous(base, src.dtype)
         bad = self.ffi.new("i64 *")
         self.check(self.lib.tg_cuda_index_add(CODE[src.dtype], numel(shape[:dim]), shape[dim],
                                               numel(shape[dim + 1:]), ids, numel(index.shape),

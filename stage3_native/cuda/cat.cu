@@ -51,7 +51,7 @@ extern "C" {
 
 /* buffers: a host array of device pointers; the rest as csrc/tracegrad.h's tg_cat */
 int tg_cuda_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers, const i64 *offsets,
-                const i64 *sizes, const i64 *strides, int itemsize, void *out) {
+                const i64 *sizes, const i64 *strides, int shared_strides, int itemsize, void *out) {
     Joined j;
     j.ndim = ndim;
     j.dim = dim;
@@ -69,7 +69,7 @@ int tg_cuda_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buf
     i64 *strides_out = contiguous + count;
     starts[0] = 0;
     for (i64 p = 0; p < count; p++) {
-        const i64 *s = strides + p * ndim;
+        const i64 *s = strides + (shared_strides ? 0 : p * ndim);
         i64 expected = 1;
         contiguous[p] = 1;
         for (int d = ndim - 1; d >= 0; d--) {     /* row-major, size-1 dimensions aside */
@@ -80,7 +80,7 @@ int tg_cuda_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buf
         }
         starts[p + 1] = starts[p] + sizes[p] * j.inner;
         pointers[p] = (i64)(uintptr_t)buffers[p];
-        offs[p] = offsets[p];
+        offs[p] = offsets ? offsets[p] : 0;
     }
     int status = 0;
     i64 *on_device = (i64 *)tg_cuda_malloc(entries * sizeof(i64), &status);

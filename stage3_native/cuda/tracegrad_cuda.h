@@ -101,7 +101,7 @@ const char *tg_cuda_cublas_status_name(int status);
 /* cat.cu: count views side by side along dimension dim, as csrc/tracegrad.h's tg_cat
  * (buffers: a host array of device pointers) */
 int tg_cuda_cat(int ndim, const i64 *shape, int dim, i64 count, void *const *buffers, const i64 *offsets,
-                const i64 *sizes, const i64 *strides, int itemsize, void *out);
+                const i64 *sizes, const i64 *strides, int shared_strides, int itemsize, void *out);
 
 /* index.cu: gather and scatter-add along one dimension, every index checked (-size..size-1,
  * negative from the end); *bad_position: -1, or the position in index of the first bad one */
