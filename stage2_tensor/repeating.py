@@ -5,16 +5,16 @@ tiles the whole tensor instead).
 One index_select of the positions each output slice comes from, so the gradient is
 index_select's (the repeats' gradients added up). For a tensor of repeats r, output slice j
 comes from the number of slices whose repeats end at or before j: with ends the running
-sums of r, a 1 added at each end (an index_add into zeros) and summed again (cumsum) gives
-it, O(n + total), no search. The total, which sizes the output, is read and checked before
-anything of its size is made.
+sums of r, the ends counted at each position (bincount's kernel) and summed again (cumsum)
+give it, O(n + total), no search. The total, which sizes the output, is read and checked
+before anything of its size is made.
 """
 import numbers
 
+from . import backend as backends
 from . import dtypes, factories
 from .strides import normalize_dim
 from .tensor import Tensor
-from .views import IndexAdd
 
 INT64_LIMIT = 2 ** 62               # a total of repeats beyond it could wrap in int64 running sums
 
@@ -36,7 +36,7 @@ def _sources(repeats, output_size, x, dim):
     n, device = repeats.shape[0], repeats.device
     if n and int(repeats.min().item()) < 0:
         raise RuntimeError("repeats can not be negative")
-    if n and int(repeats.max().item()) * n >= INT64_LIMIT:          # the running sums could wrap
+    if n and repeats.dtype is dtypes.int64 and int(repeats.max().item()) * n >= INT64_LIMIT:   # sums could wrap
         total = float(repeats.to(dtype=dtypes.float64).sum().item())
         if total >= INT64_LIMIT:
             raise RuntimeError(f"repeat_interleave(): the repeats add up to {total:.4g} elements, more than "
@@ -48,8 +48,8 @@ def _sources(repeats, output_size, x, dim):
                            f"is {output_size}, the repeats add up to {total}")
     _output_shape(x, dim, total)
     factories.check_size("repeat_interleave", (total + 1,), dtypes.int64)
-    marks = IndexAdd.apply(factories.ones(n, dtype=dtypes.int64, device=device), (total + 1,), 0, ends)
-    return marks.cumsum(0)[:total]
+    marks = backends.launch(device, "bincount", ends.as_view(), None, total + 1, dtypes.int64, out_dtype=dtypes.int64)
+    return Tensor.from_buffer(marks, (total + 1,), dtypes.int64, device).cumsum(0)[:total]
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # noqa: A002  (PyTorch's names)
