@@ -1,11 +1,13 @@
 """Masks: ``masked_fill`` (a value where a bool mask is true), the triangles ``tril`` and
-``triu`` (a causal mask), and ``diag`` (one diagonal kept). Each is a ``where``, so its gradient flows to the elements kept.
+``triu`` (a causal mask; one kernel), and ``diag`` (one diagonal kept). Each keeps some
+elements and zeroes the rest, so its gradient flows to the elements kept.
 ``masked_select`` and ``masked_scatter`` read and write the true positions in row-major
 order: x[mask] and advanced indexing's write (advanced_index.py), differentiable the same way."""
 from . import concat, dtypes, factories
 from .advanced_index import nonzero, write
 from .broadcast import broadcast_shapes
 from .elementwise import where
+from .gradient_function import GradientFunction
 from .tensor import Tensor
 
 
@@ -43,29 +45,36 @@ def masked_fill(x, mask, value):
     return where(mask, check_mask("masked_fill", x, mask, value), x)
 
 
-def _triangle(op, x, diagonal, keep_below):
+class Triangle(GradientFunction):
+    """One kernel (kernels/indexing.py's triangle), which is its own gradient: the upstream
+    gradient kept on the same triangle."""
+
+    def forward(self, x, diagonal, upper):
+        self.diagonal, self.upper = diagonal, upper
+        return x.launch("triangle", x.as_view(), diagonal, upper, x.dtype, shape=x.shape, dtype=x.dtype)
+
+    def backward(self, grad):
+        return (Triangle.apply(grad, self.diagonal, self.upper),)
+
+
+def _triangle(op, x, diagonal, upper):
     if x.ndim < 2:
         raise ValueError(f"{op}: input tensor must have at least 2 dimensions, got shape {x.shape}")
     if not isinstance(diagonal, int) or isinstance(diagonal, bool):
         raise TypeError(f"{op}: diagonal must be an int, got {diagonal!r}")
-    rows, cols = x.shape[-2:]
-    # column j of row i is on diagonal j - i: the main one is 0, those above it positive
-    offset = factories.arange(cols, device=x.device) - factories.arange(rows, device=x.device).unsqueeze(-1)
-    keep = offset <= diagonal if keep_below else offset >= diagonal
-    # a zero of x's own dtype: tril of a bool or int tensor stays bool or int
-    return where(keep, x, factories.full((), 0, dtype=x.dtype, device=x.device))
+    return Triangle.apply(x, diagonal, upper)
 
 
 def tril(x, diagonal=0):
     """Zeros above the given diagonal of the last two dimensions (a causal mask): element
     (i, j) is kept where j - i <= diagonal."""
-    return _triangle("tril", x, diagonal, True)
+    return _triangle("tril", x, diagonal, False)
 
 
 def triu(x, diagonal=0):
     """Zeros below the given diagonal of the last two dimensions: element (i, j) is kept
     where j - i >= diagonal."""
-    return _triangle("triu", x, diagonal, False)
+    return _triangle("triu", x, diagonal, True)
 
 
 def diag(x, diagonal=0):

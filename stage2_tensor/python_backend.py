@@ -178,6 +178,15 @@ class PythonBackend(Backend):
         buf = view.buffer
         return array.array(dtype.typecode, [buf[p] for p in positions(View(buf, view.shape, steps, start, dtype))])
 
+    def triangle(self, view, diagonal, upper, dtype):
+        """Each element of the view's row-major copy, or zero off the kept triangle: element
+        (i, j) of a matrix lies on diagonal j - i."""
+        cols, rows = view.shape[-1], view.shape[-2]
+        keep = (lambda i, j: j - i >= diagonal) if upper else (lambda i, j: j - i <= diagonal)
+        zero = dtype.cast(0)
+        return array.array(dtype.typecode, [view.buffer[p] if keep(e // cols % rows, e % cols) else zero
+                                            for e, p in enumerate(positions(view))])
+
     def nonzero(self, view, count, dtype):
         """Each nonzero element's coordinates, in row-major order, the first count of them."""
         found = [coords for coords, p in zip(itertools.product(*map(range, view.shape)), positions(view))

@@ -1,7 +1,7 @@
 """Elements by position: the gather that embedding and advanced indexing read with, its
-adjoint, advanced indexing's gather and write over several dimensions, flip, roll, and the
-positions of nonzero elements; and elements counted by value: bincount, histc and the runs
-of equal neighbours (counting.py). An index out of range is data, not a shape: the kernel
+adjoint, advanced indexing's gather and write over several dimensions, flip, roll, the
+triangles of tril and triu, and the positions of nonzero elements; and elements counted by
+value: bincount, histc and the runs of equal neighbours (counting.py). An index out of range is data, not a shape: the kernel
 finds it as it reads, and the backend raises backend.bad_index."""
 from .. import dtypes
 from ..contracts import bad_dim, differ, reduced_dims, same_dtype
@@ -107,6 +107,25 @@ def roll(view: "dense", shifts: "ints", dtype: "dtype"):
         raise ValueError(f"roll: shifts must be one int per dimension, 0 <= shift < its size "
                          f"{tuple(view.shape)}, got {shifts!r}")
     same_dtype("roll", view, dtype, " (roll moves elements only)")
+    return [(tuple(view.shape), dtype)]
+
+
+def _matrices(view, *_):
+    """The C parameters of a kernel over the view's last two dimensions: (batch, rows, cols)."""
+    return {"batch": numel(view.shape[:-2]), "rows": view.shape[-2], "cols": view.shape[-1]}
+
+
+@kernel(native="i64 batch, i64 rows, i64 cols, i64 diagonal, int upper, const T *view, T *out",
+        sizes=_matrices, c_dtypes=ANY_DTYPE)
+def triangle(view: "dense", diagonal: "int", upper: "bool", dtype: "dtype"):
+    """tril and triu (and their gradients): of each matrix in the view's last two dimensions,
+    element (i, j) is kept where j - i <= diagonal (upper False) or j - i >= diagonal (upper
+    True), and zero elsewhere; the view's shape and dtype."""
+    if len(view.shape) < 2:
+        raise ValueError(f"triangle: the view needs at least 2 dimensions, got shape {tuple(view.shape)}")
+    if type(diagonal) is not int or type(upper) is not bool:
+        raise TypeError(f"triangle: diagonal must be an int and upper a bool, got {diagonal!r} and {upper!r}")
+    same_dtype("triangle", view, dtype, " (triangle moves elements only)")
     return [(tuple(view.shape), dtype)]
 
 

@@ -45,10 +45,15 @@ TG_SIMD(void, FN(compare_row), (int op, i64 n, const void *const *in, const int 
         (op, n, in, step, out_)) {
     const T *a = in[0], *b = in[1];
     uint8_t *restrict out = out_;
-    i64 sa = step[0], sb = step[1];
+    int sa = step[0], sb = step[1];
+    /* each layout its own loop, as binary_row's: a loop with a runtime step is not vectorized */
 #define COMPARE(CODE, name) \
-    case CODE: for (i64 i = 0; i < n; i++) { C x = (C)a[i * sa], y = (C)b[i * sb]; \
-                                             out[i] = TG_BY_TYPE(name, x)(x, y); } break;
+    case CODE: \
+        if (sa && sb) for (i64 i = 0; i < n; i++) { C x = (C)a[i], y = (C)b[i]; out[i] = TG_BY_TYPE(name, x)(x, y); } \
+        else if (sa) { C y = (C)b[0]; for (i64 i = 0; i < n; i++) { C x = (C)a[i]; out[i] = TG_BY_TYPE(name, x)(x, y); } } \
+        else if (sb) { C x = (C)a[0]; for (i64 i = 0; i < n; i++) { C y = (C)b[i]; out[i] = TG_BY_TYPE(name, x)(x, y); } } \
+        else { C x = (C)a[0], y = (C)b[0]; uint8_t v = TG_BY_TYPE(name, x)(x, y); for (i64 i = 0; i < n; i++) out[i] = v; } \
+        break;
     switch ((enum tg_comparison_op)op) { TG_COMPARISON_OPS(COMPARE) }
 #undef COMPARE
 }
@@ -61,7 +66,12 @@ TG_SIMD(void, FN(where_row), (int op, i64 n, const void *const *in, const int *s
     T *restrict out = out_;
     i64 sc = step[0], sa = step[1], sb = step[2];
     (void)op;
-    for (i64 i = 0; i < n; i++) out[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+    /* both sides read before the choice: `c[i] ? a[i] : b[i]` reads only one, which the
+     * compiler keeps with masked loads, slower than two loads and a blend */
+    if (sc && sa && sb) for (i64 i = 0; i < n; i++) { T x = a[i], y = b[i]; out[i] = c[i] ? x : y; }
+    else if (sc && sa) { T y = b[0]; for (i64 i = 0; i < n; i++) { T x = a[i]; out[i] = c[i] ? x : y; } }
+    else if (sc && sb) { T x = a[0]; for (i64 i = 0; i < n; i++) { T y = b[i]; out[i] = c[i] ? x : y; } }
+    else for (i64 i = 0; i < n; i++) out[i] = c[i * sc] ? a[i * sa] : b[i * sb];
 }
 
 void FN(tg_unary)(int op, int ndim, const i64 *shape, const T *x, const i64 *xs, i64 xo, T *out) {
