@@ -106,6 +106,7 @@ from .torch_compat import accelerator, backends, cuda, device, get_default_devic
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
+from . import distributions  # torch.distributions: Normal, Categorical, kl_divergence...
 
 _backend.register("python", PythonBackend())
 
@@ -139,7 +140,9 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "narrow",
            # advanced indexing's gathers and writes
            "index_put", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "masked_select",
-           "masked_scatter", "nonzero", "argwhere", "count_nonzero"]
+           "masked_scatter", "nonzero", "argwhere", "count_nonzero",
+           # probability distributions (distributions/)
+           "distributions"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -1,0 +1,43 @@
+"""``LogNormal(loc, scale)``: exp of a Normal(loc, scale)."""
+from . import constraints
+from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
+
+
+class LogNormal(TransformedDistribution):
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self):
+        return self.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return (self.loc + self.scale ** 2 / 2).exp()
+
+    @property
+    def mode(self):
+        return (self.loc - self.scale ** 2).exp()
+
+    @property
+    def variance(self):
+        s2 = self.scale ** 2
+        return s2.expm1() * (2 * self.loc + s2).exp()
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
