@@ -150,7 +150,9 @@ half = float16
 float = float32  # noqa: A001
 from .torch_compat import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
 from .torch_compat import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)
-# PyTorch's other names and in-place forms of tracegrad's operations (aliases.py, inplace_methods.py)
+# PyTorch's other names of tracegrad's operations, their in-place forms (aliases.py, inplace_methods.py), and
+# torch's submodules: autograd
 from . import aliases as _aliases, inplace_methods  # noqa: E402, F401  (bind Tensor's methods)
+from . import autograd  # noqa: E402
 globals().update(_aliases.functions())  # torch.add, torch.transpose, torch.clip, ... (the methods as functions)
-__all__ += sorted(_aliases.functions())
+__all__ += sorted(_aliases.functions()) + ["autograd"]
