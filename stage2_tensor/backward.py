@@ -69,7 +69,7 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
             grad = _hooked(fn.hooks, grads.pop(fn)) if fn.hooks else grads.pop(fn)
             if create_graph:
                 _check_recorded(fn)
-            if fn in wanted_fns:                     # a non-leaf input: its gradient is complete
+            if wanted_fns and fn in wanted_fns:      # a non-leaf input: its gradient is complete
                 _found(found, wanted_fns[fn], grad)
             elif fn.retained is not None and accumulate:
                 _accumulate(fn.retained, grad, create_graph)

@@ -10,11 +10,11 @@ tensor, a tuple for a tuple (and for a function of several outputs, a tuple over
 from ..concat import stack
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
+from .differentiate import grad
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product, one backward pass."""
-    from . import grad
     single, xs = _prepare(inputs, create_graph)
     with enable_grad():
         out = func(*xs)
@@ -26,7 +26,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, by the double-backward trick: the
     vjp with a vector u is linear in u, and its gradient with respect to u, weighted by v,
     is J v."""
-    from . import grad
     single, xs = _prepare(inputs, create_graph)
     vs = _tangents(v, xs)
     with enable_grad():
@@ -46,7 +45,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """d func(inputs) / d inputs: for an output of shape O and an input of shape I, a tensor of
     shape O + I, one backward pass per output element."""
-    from . import grad
     if strategy != "reverse-mode":
         raise NotImplementedError(f"jacobian: strategy {strategy!r}; tracegrad has reverse mode only")
     single, xs = _prepare(inputs, create_graph)
@@ -66,7 +64,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """The second derivatives of a function of one element: the jacobian of its gradient
     (shape I + I for one input; a tuple of tuples for several)."""
-    from . import grad
     single, _ = _prepare(inputs, False)
 
     def gradient(*xs):
@@ -80,7 +77,6 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a function of one element: two backward passes."""
-    from . import grad
     single, xs = _prepare(inputs, create_graph)
     vs = _tangents(v, xs)
     with enable_grad():
