@@ -153,3 +153,24 @@ half = float16
 float = float32  # noqa: A001
 from .torch_compat import round  # noqa: E402, A004  (torch.round; shadows the builtin here too)
 from .torch_compat import compile  # noqa: E402, A004  (torch.compile; shadows the builtin here too)
+# PyTorch's other names of tracegrad's operations, their in-place forms (aliases.py, inplace_methods.py), and
+# PyTorch's settings, queries and factories of other names (configuration.py, factory_aliases.py), and torch's
+# submodules: autograd, random, testing, jit (cuda, backends and utils.checkpoint are imported above)
+from . import aliases as _aliases, inplace_methods  # noqa: E402, F401  (bind Tensor's methods)
+from . import autograd, jit, random, testing  # noqa: E402
+from .configuration import (are_deterministic_algorithms_enabled, can_cast, get_default_dtype,  # noqa: E402
+                            get_float32_matmul_precision, get_num_interop_threads, get_num_threads, iinfo,
+                            is_complex, is_deterministic_algorithms_warn_only_enabled, is_tensor, promote_types,
+                            result_type, set_default_dtype, set_float32_matmul_precision, set_num_interop_threads,
+                            set_num_threads, typename, use_deterministic_algorithms)
+from .factory_aliases import (asarray, broadcast_shapes, broadcast_tensors, empty_like, empty_strided,  # noqa: E402
+                              scalar_tensor)
+from .random import get_rng_state, initial_seed, set_rng_state  # noqa: E402
+globals().update(_aliases.functions())  # torch.add, torch.transpose, torch.clip, ... (the methods as functions)
+__all__ += sorted(_aliases.functions()) + [
+    "autograd", "jit", "random", "testing", "are_deterministic_algorithms_enabled", "can_cast", "get_default_dtype",
+    "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads", "iinfo", "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled", "is_tensor", "promote_types", "result_type",
+    "set_default_dtype", "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads", "typename",
+    "use_deterministic_algorithms", "asarray", "broadcast_shapes", "broadcast_tensors", "empty_like",
+    "empty_strided", "scalar_tensor", "get_rng_state", "initial_seed", "set_rng_state"]

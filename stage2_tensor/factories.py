@@ -59,9 +59,17 @@ def check_size(op, size, dtype):
 _rng = _random.Random(0)
 
 
-def seed(n):
-    """Seed the generator behind rand, randn, uniform, normal (and dropout, init)."""
+_seeds = [0]                # the last seed set: torch.initial_seed()
+
+
+def seed(n=None):
+    """Seed the generator behind rand, randn, uniform, normal (and dropout, init); without
+    ``n``, with a seed drawn from the system (torch.seed()), which is returned."""
+    if n is None:
+        n = _random.SystemRandom().getrandbits(63)
     _rng.seed(n)
+    _seeds[0] = n
+    return n
 
 
 def generator():
@@ -98,7 +106,7 @@ def _flatten(data):
 
 def _infer_dtype(flat):
     kinds = {dtypes.kind_of_scalar(v) for v in flat}
-    return dtypes.DEFAULT_FOR_KIND[max(kinds)] if kinds else dtypes.float32
+    return dtypes.DEFAULT_FOR_KIND[max(kinds)] if kinds else dtypes.DEFAULT_FOR_KIND[2]
 
 
 def _make(flat, shape, dtype, device, requires_grad=False):
@@ -152,11 +160,11 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None):
-    return _filled("zeros", _size_arg(size), 0.0, dtype or dtypes.float32, requires_grad, device)
+    return _filled("zeros", _size_arg(size), 0.0, dtype or dtypes.DEFAULT_FOR_KIND[2], requires_grad, device)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
-    return _filled("ones", _size_arg(size), 1.0, dtype or dtypes.float32, requires_grad, device)
+    return _filled("ones", _size_arg(size), 1.0, dtype or dtypes.DEFAULT_FOR_KIND[2], requires_grad, device)
 
 
 def _positions(n, device):
@@ -227,7 +235,7 @@ def skip_init(device=None):
 def _random_tensor(op, size, draw, dtype, requires_grad, device):
     """A tensor of ``size`` of ``draw()``s, one by one in Python (init.trunc_normal_'s
     inverse distribution function); the factories below draw in a kernel."""
-    dtype = dtype or dtypes.float32
+    dtype = dtype or dtypes.DEFAULT_FOR_KIND[2]
     size = check_size(op, size, dtype)
     if _skip_init:
         return full(size, 0.0, dtype=dtype, requires_grad=requires_grad, device=_skip_init[-1] or device)
@@ -257,7 +265,7 @@ def _drawn(op, size, rng, distribution, a, b, dtype, requires_grad, device):
     standard normal z ("normal"), as Python's uniform and gauss compute them. Drawn as
     float32 or float64 and rounded to nearest, as a Python float stored in a tensor; a half
     through float32, another dtype from float64, as their conversions of a Python float go."""
-    dtype = dtype or dtypes.float32
+    dtype = dtype or dtypes.DEFAULT_FOR_KIND[2]
     size = check_size(op, size, dtype)
     if _skip_init:
         return full(size, 0.0, dtype=dtype, requires_grad=requires_grad, device=_skip_init[-1] or device)
@@ -335,7 +343,7 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
     for name, v in (("n", n), ("m", m)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"eye: {name} must be a non-negative int, got {v!r}")
-    dtype, device = dtype or dtypes.float32, device or backend.default_device()
+    dtype, device = dtype or dtypes.DEFAULT_FOR_KIND[2], device or backend.default_device()
     check_size("eye", (n, m), dtype)
     out = (_positions(n, device).reshape(n, 1) == _positions(m, device).reshape(1, m)).to(dtype=dtype)
     return out.requires_grad_(True) if requires_grad else out
@@ -344,7 +352,7 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
 def empty(*size, dtype=None, requires_grad=False, device=None):
     """A tensor whose values are unspecified, as PyTorch's empty: here zeros, since every
     device's memory is made by a kernel anyway (and unspecified may as well be repeatable)."""
-    return _filled("empty", _size_arg(size), 0.0, dtype or dtypes.float32, requires_grad, device)
+    return _filled("empty", _size_arg(size), 0.0, dtype or dtypes.DEFAULT_FOR_KIND[2], requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
@@ -355,7 +363,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
         raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
     for name, value in (("start", start), ("end", end)):
         _number("linspace", name, value)
-    dtype, f64 = dtype or dtypes.float32, dtypes.float64
+    dtype, f64 = dtype or dtypes.DEFAULT_FOR_KIND[2], dtypes.float64
     check_size("linspace", (steps,), dtype)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     i = _positions(steps, device or backend.default_device()).to(dtype=f64)

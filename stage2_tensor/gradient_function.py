@@ -20,6 +20,7 @@ class GradientFunction:
     _saved = ()
     _freed = False
     retained = None                   # set by Tensor.retain_grad on this function's output
+    hooks = ()                        # Tensor.register_hook's on this function's output (backward.py)
 
     @property
     def name(self):

@@ -32,8 +32,20 @@ class TensorMethods:
     puts each onto Tensor. Not a class to use: its methods run on Tensors."""
 
     # ---- autograd, numpy -------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph=False):
-        autograd.backward(self, gradient, retain_graph)
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Gradients of this tensor accumulated into the leaves' ``.grad`` (backward.py);
+        ``inputs``: into those tensors' only."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """``hook(grad)`` called with this tensor's gradient in each backward pass; a tensor
+        it returns replaces the gradient. The handle's ``remove()`` takes it off."""
+        return autograd.register_hook(self, hook)
+
+    @property
+    def retains_grad(self):
+        """Whether retain_grad() was called on this non-leaf tensor."""
+        return self.grad_fn is not None and self.grad_fn.retained is not None
 
     def numpy(self):
         return interop.to_numpy(self)

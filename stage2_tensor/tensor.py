@@ -223,7 +223,8 @@ class Tensor:
         # but the default (float32), no device but the default one; an empty tensor gives its
         # size instead of nested []s.
         empty = self.numel() == 0
-        implied = (dtypes.float32,) if empty else (dtypes.float32, dtypes.int64, dtypes.bool_)
+        default = dtypes.DEFAULT_FOR_KIND[2]                 # set_default_dtype's
+        implied = (default,) if empty else (default, dtypes.int64, dtypes.bool_)
         extras = "" if self.dtype in implied else f", dtype={self.dtype}"
         if self.device != backends.default_device():
             extras += f", device={self.device!r}"

@@ -4,8 +4,8 @@ a different spelling of something tracegrad does elsewhere, or a switch that cha
 nothing here; nothing in this module computes.
 
     tg.exp(x), tg.sum(x, 1), ...        Tensor's methods as functions (torch.exp, torch.sum)
-    tg.cuda.is_available(), ...         torch.cuda's queries, about device "cuda"
-    tg.backends.cuda.matmul.allow_tf32  torch.backends' switches for libraries tracegrad lacks
+    tg.cuda.is_available(), ...         torch.cuda's queries, about device "cuda" (the module cuda/)
+    tg.backends.cuda.matmul.allow_tf32  torch.backends' switches for libraries tracegrad lacks (backends/)
     tg.device("cuda"), tg.accelerator   torch.device and torch.accelerator: device names
     tg.compile(model)                   torch.compile: the model, unchanged
 
@@ -20,7 +20,6 @@ its own), ``interop.py`` (numpy), ``serialization.py`` (save, load).
 from types import SimpleNamespace
 
 from . import backend, elementwise
-from .amp import GradScaler
 from .tensor import Tensor
 
 # ---- torch.device, torch.accelerator ----------------------------------------------------------
@@ -102,75 +101,8 @@ accelerator = SimpleNamespace(is_available=_accelerator_available,
                               device_count=lambda: 1 if _accelerator_available() else 0)
 
 
-# ---- torch.cuda ---------------------------------------------------------------------------------
-# Is a GPU there, how many, which: tracegrad's GPU is device "cuda" (stage 3's plugin), so
-# the answer is whether that device can run here. What PyTorch's module does beyond that
-# (streams, memory statistics) is not here.
-
-def _cuda_is_available():
-    """Whether device "cuda" can run on this machine (a GPU, its driver, the library built)."""
-    return backend.available("cuda")
-
-
-def _cuda_device_count():
-    """1 where "cuda" runs (tracegrad drives one GPU), else 0."""
-    return 1 if _cuda_is_available() else 0
-
-
-def _cuda_current_device():
-    """The GPU in use: always 0, the one tracegrad drives."""
-    return 0
-
-
-def _cuda_set_device(device):
-    """Accepted for "cuda" and "cuda:0", the one GPU tracegrad drives; another is an error."""
-    if str(device) not in ("cuda", "cuda:0", "0"):
-        raise ValueError(f"cuda.set_device: tracegrad drives one GPU, device 'cuda' (or 'cuda:0'), "
-                         f"got {device!r}")
-
-
-def _cuda_is_bf16_supported():
-    """Whether bfloat16 tensors can live on "cuda": where the GPU is, as PyTorch on recent GPUs."""
-    return _cuda_is_available()
-
-
-def _cuda_synchronize(device=None):
-    """Wait for the GPU's work: tracegrad's kernel calls already return when done, so there is
-    nothing to wait for."""
-
-
-def _cuda_manual_seed(seed):
-    """Seed the random numbers: tracegrad draws every device's from one generator."""
-    from .factories import seed as _seed
-    _seed(seed)
-
-
-cuda = SimpleNamespace(
-    is_available=_cuda_is_available,
-    device_count=_cuda_device_count,
-    current_device=_cuda_current_device,
-    set_device=_cuda_set_device,
-    is_bf16_supported=_cuda_is_bf16_supported,
-    synchronize=_cuda_synchronize,
-    manual_seed=_cuda_manual_seed,
-    manual_seed_all=_cuda_manual_seed,
-    amp=SimpleNamespace(GradScaler=GradScaler),                 # torch.cuda.amp.GradScaler, the older spelling
-)
-
-
-# ---- torch.backends ------------------------------------------------------------------------------
-# Switches for PyTorch's GPU libraries (cuDNN, TF32 matrix products). Tracegrad has neither
-# library; the switches are kept so that ``torch.backends.cuda.matmul.allow_tf32 = True``
-# runs, and change nothing: its float32 products are computed in float32. (The devices'
-# kernels are backend.py's.)
-
-backends = SimpleNamespace(
-    cuda=SimpleNamespace(matmul=SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True),
-                         is_built=lambda: False),
-    cudnn=SimpleNamespace(allow_tf32=True, benchmark=False, deterministic=False, enabled=True,
-                          is_available=lambda: False),
-    mps=SimpleNamespace(is_available=lambda: False, is_built=lambda: False),
-)
+# ---- torch.cuda, torch.backends: modules of their own (cuda/, backends/), importable as PyTorch's -------------
+from . import backends, cuda  # noqa: E402, F401  (tg.cuda.is_available(), tg.backends.cudnn.benchmark)
 
 
 # ---- torch.compile -------------------------------------------------------------------------------

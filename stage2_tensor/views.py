@@ -8,6 +8,7 @@ twice receives both gradients.
 from . import dtypes
 from .backend import bad_index
 from .factories import tensor, zeros
+from .grad_mode import no_grad
 from .gradient_function import GradientFunction
 from .strides import as_ints, check_shape, is_contiguous, numel, view_strides
 
@@ -169,9 +170,22 @@ class Slice(GradientFunction):
         return x.view_of(shape, strides, offset)
 
     def backward(self, grad):
-        out = zeros(*self.shape, dtype=grad.dtype, device=grad.device)
-        out[self.index] = grad                            # the gradient lands where x was read
-        return (out,)
+        return (SliceBackward.apply(grad, self.shape, self.index),)
+
+
+class SliceBackward(GradientFunction):
+    """Slice's gradient: zeros of the input's shape, the gradient where x was read. Its own
+    gradient is the slice again, so a second derivative through x[...] is recorded."""
+
+    def forward(self, grad, shape, index):
+        self.index = index
+        out = zeros(*shape, dtype=grad.dtype, device=grad.device)
+        with no_grad():                                   # the write is this function's forward: apply records it
+            out.view_of(*basic_index(out, index))._write("Slice backward", grad)
+        return out
+
+    def backward(self, grad):
+        return (Slice.apply(grad, self.index),)
 
 
 class IndexSelect(GradientFunction):

@@ -4,3 +4,4 @@ for, as PyTorch's, since it needs that package)."""
 from . import data
 
 __all__ = ["data"]
+from . import checkpoint  # noqa: E402, F401  (torch.utils.checkpoint)
