@@ -59,8 +59,3 @@ def cholesky(A, *, upper=False, out=None):
 
     L = factored(compute, _gradient, A)[0]
     return L.mT if upper else L
-
-
-def cholesky_deprecated(input, upper=False):  # noqa: A002  (PyTorch's argument name)
-    """torch.cholesky, the older spelling of linalg.cholesky."""
-    return cholesky(input, upper=upper)

@@ -112,8 +112,3 @@ def qr(A, mode="reduced", *, out=None):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
     return QRResult(*factored(lambda A: decompose(A, mode), _gradient(mode), A))
-
-
-def qr_deprecated(input, some=True):  # noqa: A002
-    """torch.qr: some=True is mode "reduced", False "complete"."""
-    return qr(input, "reduced" if some else "complete")

@@ -133,17 +133,3 @@ def svdvals(A, *, driver=None, out=None):
     matrices("linalg.svdvals", A)
     floating_dtype("linalg.svdvals", A)
     return svd(A, full_matrices=False)[1]
-
-
-def svd_deprecated(input, some=True, compute_uv=True):  # noqa: A002
-    """torch.svd: (U, S, V), V not transposed; some=False gives the full U and V."""
-    U, S, Vh = svd(input, full_matrices=not some)
-    if not compute_uv:
-        return _zero_uv(U, S, Vh)
-    return SVDResult(U, S, Vh.mT)
-
-
-def _zero_uv(U, S, Vh):
-    """torch.svd(compute_uv=False): U and V zero-filled, of the full shapes."""
-    m, n = U.shape[-2], Vh.shape[-1]
-    return SVDResult(U.new_zeros(*U.shape[:-2], m, m), S, Vh.new_zeros(*Vh.shape[:-2], n, n))
