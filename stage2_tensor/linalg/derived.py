@@ -15,9 +15,9 @@ from ..elementwise import where
 from ..factories import eye, zeros
 from ..tensor import Tensor
 from .checks import floating_dtype, matrices, square
-from .eigh import eigh
+from .eigh import eigh, eigvalsh
 from .qr import qr
-from .svd import svd
+from .svd import svd, svdvals
 from .triangular import solve_triangular
 
 
@@ -64,8 +64,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     floating_dtype("linalg.matrix_rank", A)
     if tol is not None:
         atol, rtol = tol, 0.0
-    S = eigh(A)[0].abs() if hermitian else svd(A, full_matrices=False)[1]
-    S = S.detach()
+    S = eigvalsh(A.detach()).abs() if hermitian else svdvals(A.detach())
     return (S > _tolerance(S, atol, rtol, A.shape[-2:])).to(dtype=dtypes.int64).sum(-1)
 
 
@@ -102,7 +101,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2:]
-    S = svd(A.detach(), full_matrices=False)[1]
+    S = svdvals(A.detach())
     if rcond is None:
         rcond = finfo(A.dtype).eps * max(m, n)
     rank = (S > S.amax(-1, keepdim=True) * rcond).to(dtype=dtypes.int64).sum(-1) if S.shape[-1] else \

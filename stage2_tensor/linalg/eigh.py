@@ -14,6 +14,7 @@ from ..factories import eye
 from ..products import diagonal_of
 from .checks import square
 from .factored import factored
+from .lu import permutation
 from .jacobi import MAX_SWEEPS, angle, converged, schedule
 
 
@@ -48,7 +49,7 @@ def decompose(A):
             off = (A * A).sum((-2, -1)) - (d * d).sum(-1)
             last = converged((off <= (n * eps) ** 2 * scale).all())    # then one sweep more: quadratic
     values, order = diagonal_of(A).sort(-1)
-    return values, V.gather(-1, order.unsqueeze(-2).expand(*V.shape))
+    return values, V @ permutation(order, V.dtype).mT
 
 
 def _gradient(inputs, outputs, grads):

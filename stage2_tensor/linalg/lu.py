@@ -37,10 +37,15 @@ def factor(A):
     order = rows.expand(*batch, n).clone()
     sign = ones(*batch, dtype=A.dtype, device=A.device)
     for k in range(n):
+        # row p, the largest |value| in column k at or below the diagonal, trades places with
+        # row k: each row is kept, or replaced by the other, by blending (one-hot masks)
         p = M[..., k:, k].abs().argmax(dim=-1, keepdim=True) + k          # (..., 1)
-        swap = (rows == k) * (p - rows) + (rows == p) * (k - rows) + rows  # k <-> p, the rest in place
-        M = M.gather(-2, swap.unsqueeze(-1).expand(*batch, n, n))
-        order = order.gather(-1, swap)
+        at_p = rows == p                                                  # (..., n)
+        at_k = (rows == k).to(dtype=dtypes.int64) - at_p.to(dtype=dtypes.int64)
+        row_p = (M * at_p.unsqueeze(-1).to(dtype=A.dtype)).sum(-2, keepdim=True)
+        M = M + at_k.unsqueeze(-1).to(dtype=A.dtype) * (row_p - M[..., k:k + 1, :])
+        order_p = (order * at_p).sum(-1, keepdim=True)
+        order = order + at_k * (order_p - order[..., k:k + 1])
         sign = sign * (1 - 2 * (p.squeeze(-1) != k).to(dtype=A.dtype))
         if k == n - 1:
             break
@@ -52,9 +57,16 @@ def factor(A):
     return M, order, sign
 
 
+def permutation(order, dtype):
+    """The matrix P with (P B)[i] = B[order[i]]: one-hot rows, so that the rows are picked by a
+    matmul."""
+    n = order.shape[-1]
+    return (order.unsqueeze(-1) == arange(n, device=order.device)).to(dtype=dtype)
+
+
 def lu_solve(M, order, B):
     """X with A X = B from A's factors (B (..., n, k) of the factors' batch)."""
-    Bp = B.gather(-2, order.unsqueeze(-1).expand(*B.shape))
+    Bp = permutation(order, B.dtype) @ B
     return substitute(M, substitute(M, Bp, upper=False, unit=True), upper=True)
 
 

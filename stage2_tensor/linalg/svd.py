@@ -18,12 +18,14 @@ from ..factories import eye
 from ..products import diagonal_of
 from .checks import floating_dtype, matrices
 from .factored import factored
+from .lu import permutation
 from .jacobi import MAX_SWEEPS, angle, converged, schedule
 from .qr import reflections, apply_q
 
 
-def _orthogonalize(W):
-    """(W with orthogonal columns, V) with W_out = W V, V orthogonal. Not recorded."""
+def _orthogonalize(W, rotations=True):
+    """(W with orthogonal columns, V) with W_out = W V, V orthogonal (None without
+    ``rotations``: the singular values need W only). Not recorded."""
     n = W.shape[-1]
     V = eye(n, dtype=W.dtype, device=W.device).expand(*W.shape[:-2], n, n).clone()
     if n < 2:
@@ -37,7 +39,8 @@ def _orthogonalize(W):
             alpha, beta, gamma = (wp * wp).sum(-2), (wq * wq).sum(-2), (wp * wq).sum(-2)
             c, s = angle(alpha, beta, gamma)
             c, s = c.unsqueeze(-2), s.unsqueeze(-2)
-            W, V = r.rotate(W, -1, c, s), r.rotate(V, -1, c, s)
+            W = r.rotate(W, -1, c, s)
+            V = r.rotate(V, -1, c, s) if rotations else V
         if last:
             break
         G = W.mT @ W                                       # the columns' cosines: below n eps, done
@@ -68,14 +71,13 @@ def decompose(A, full_matrices, compute_uv=True):
     """(U, S, Vh) of A, not recorded (U and Vh empty without compute_uv)."""
     m, n = A.shape[-2:]
     wide = m < n
-    W, V = _orthogonalize(A.mT if wide else A)
+    W, V = _orthogonalize(A.mT if wide else A, compute_uv)
     S = (W * W).sum(-2).sqrt()
     S, order = S.sort(-1, descending=True)
     if not compute_uv:
         return (S,)
-    gather = order.unsqueeze(-2)
-    W = W.gather(-1, gather.expand(*W.shape))
-    V = V.gather(-1, gather.expand(*V.shape))
+    by_size = permutation(order, W.dtype).mT                   # columns in the order of S
+    W, V = W @ by_size, V @ by_size
     zero = S == 0
     U = W / (S + zero.to(dtype=S.dtype)).unsqueeze(-2)
     rows, k = U.shape[-2], U.shape[-1]
@@ -132,4 +134,6 @@ def svdvals(A, *, driver=None, out=None):
     """The singular values, descending; differentiable (dA = U diag(gS) Vh)."""
     matrices("linalg.svdvals", A)
     floating_dtype("linalg.svdvals", A)
+    if not A.requires_grad:                                    # no vectors needed: W's rotations only
+        return factored(lambda A: decompose(A, False, compute_uv=False), None, A)[0]
     return svd(A, full_matrices=False)[1]
