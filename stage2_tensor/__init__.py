@@ -146,9 +146,10 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
 from . import linalg  # noqa: E402
 from .covariance import corrcoef, cov  # noqa: E402
 from .distances import cdist  # noqa: E402
-from .products import (addbmm, addmm, addmv, addr, baddbmm, chain_matmul, cross, dot, ger, inner,  # noqa: E402
-                       kron, matrix_power, mv, tensordot, trace, vdot)
-from .linalg import det, matrix_exp, slogdet  # noqa: E402
+from .products import (addbmm, addmm, addmv, addr, baddbmm, cross, dot, ger, inner, kron, mv,  # noqa: E402
+                       tensordot, trace, vdot)
+from .linalg import det, matrix_exp, matrix_power, slogdet  # noqa: E402
+from .linalg.multi_dot import chain_matmul  # noqa: E402
 from .linalg import inv as inverse  # noqa: E402
 from .linalg.deprecated import cholesky, pinverse, qr, svd  # noqa: E402
 from .linalg.lu import logdet  # noqa: E402

@@ -756,7 +756,7 @@ class TensorMethods:
     def kron(self, other): return products.kron(self, other)
     def trace(self): return products.trace(self)
     def cross(self, other, dim=None): return products.cross(self, other, dim)
-    def matrix_power(self, n): return products.matrix_power(self, n)
+    def matrix_power(self, n): return linalg.matrix_power(self, n)
     def cov(self, *, correction=1, fweights=None, aweights=None):
         return covariance.cov(self, correction=correction, fweights=fweights, aweights=aweights)
     def corrcoef(self): return covariance.corrcoef(self)

@@ -3,14 +3,13 @@ each runs on the device's matrix kernel and autograd differentiates it with no c
 
     dot, vdot, inner, mv, ger        vectors and a matrix times a vector
     addmm, addmv, addbmm, baddbmm, addr   beta * input + alpha * (a product), PyTorch's BLAS names
-    chain_matmul, kron, trace, tensordot, cross, matrix_power
+    kron, trace, tensordot, cross
 
 As in PyTorch, ``beta=0`` ignores ``input`` (a NaN in it does not reach the result) but its
 shape must still broadcast to the product's. Errors name PyTorch's: a RuntimeError for
 shapes that do not fit.
 """
 from .broadcast import broadcast_shapes
-from .factories import eye
 from .matmul import matmul
 from .tensor import Tensor
 
@@ -160,23 +159,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     return _scaled_sum("addbmm", input, product, beta, alpha)
 
 
-def chain_matmul(*matrices):
-    """The product of the matrices in order (PyTorch's older multi_dot, its arguments
-    spread): linalg.multi_dot picks the cheapest order."""
-    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
-        matrices = tuple(matrices[0])
-    if not matrices:
-        raise RuntimeError("chain_matmul(): Expected one or more matrices")
-    for n, m in enumerate(matrices):
-        _tensor("chain_matmul", f"matrices[{n}]", m)
-        if m.ndim != 2:
-            raise RuntimeError(f"chain_matmul(): Tensor {n} must be 2D, but got {m.ndim}D")
-    if len(matrices) == 1:
-        return matrices[0].clone()
-    from .linalg.multi_dot import multi_dot
-    return multi_dot(matrices)
-
-
 def kron(input, other):  # noqa: A002
     """The Kronecker product: out[i * b.shape + j] = a[i] * b[j] along every dimension (the
     shorter shape padded with leading 1s), one broadcast multiply of interleaved views."""
@@ -275,26 +257,3 @@ def cross(input, other, dim=None):  # noqa: A002
                            f"{a.shape[d]} and {b.shape[d]}")
     _same_dtype("cross", a, b)
     return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
-
-
-def matrix_power(A, n):
-    """A @ A @ ... (n times), by repeated squaring: n = 0 the identity (each matrix of a
-    batch), n < 0 the inverse's power."""
-    from .linalg.checks import square
-    square("linalg.matrix_power", A, floating=False)
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
-    if n == 0:
-        return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(*A.shape).clone()
-    if n < 0:
-        from .linalg.lu import inv
-        A, n = inv(A), -n
-    result, power = None, A
-    while True:
-        if n & 1:
-            result = power if result is None else matmul(result, power)
-        n >>= 1
-        if not n:
-            return result
-        power = matmul(power, power)
-

@@ -9,8 +9,8 @@ float32 and float64. Each file one method:
     qr.py          Householder reflections: qr
     jacobi.py      parallel Jacobi rotations, behind eigh.py (eigh, eigvalsh) and svd.py (svd, svdvals)
     norms.py       vector_norm, matrix_norm, norm
-    derived.py     pinv, matrix_rank, lstsq, matrix_exp, vecdot
-    multi_dot.py   multi_dot, in the cheapest order
+    derived.py     pinv, matrix_rank, lstsq, matrix_exp, matrix_power, vecdot
+    multi_dot.py   multi_dot (chain_matmul), in the cheapest order
     factored.py    how a factorization is differentiated by PyTorch's formula, not its steps
 
 A matrix with no answer (singular for inv and solve, not positive-definite for cholesky)
@@ -18,11 +18,10 @@ raises LinAlgError, a RuntimeError, with PyTorch's words.
 """
 from ..matmul import matmul
 from ..products import cross as _cross
-from ..products import matrix_power
 from . import deprecated  # noqa: F401  (torch.svd, torch.qr, ...: their older spellings)
 from .checks import LinAlgError
 from .cholesky import cholesky
-from .derived import lstsq, matrix_exp, matrix_rank, pinv, vecdot
+from .derived import lstsq, matrix_exp, matrix_power, matrix_rank, pinv, vecdot
 from .eigh import eigh, eigvalsh
 from .lu import det, inv, slogdet, solve
 from .multi_dot import multi_dot

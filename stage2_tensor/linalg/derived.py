@@ -4,6 +4,7 @@ factorizations' formulas):
     pinv          V diag(1 / S) U^T over the singular values above the tolerance (hermitian: eigh's)
     matrix_rank   how many singular values are above it
     lstsq         min |A X - B|: R^-1 Q^T B for a tall A of full rank, pinv(A) B otherwise
+    matrix_power  repeated squaring (of the inverse for n < 0)
     matrix_exp    Taylor's series of degree 18 on A / 2^s, |A / 2^s|_1 <= 1/2, squared s times
     vecdot        the sum of x * y over dim
 """
@@ -13,9 +14,11 @@ from .. import dtypes
 from ..dtypes import finfo
 from ..elementwise import where
 from ..factories import eye, zeros
+from ..matmul import matmul
 from ..tensor import Tensor
 from .checks import floating_dtype, matrices, square
 from .eigh import eigh, eigvalsh
+from .lu import inv
 from .qr import qr
 from .svd import svd, svdvals
 from .triangular import solve_triangular
@@ -148,3 +151,23 @@ def vecdot(x, y, *, dim=-1, out=None):
         if not isinstance(t, Tensor):
             raise TypeError(f"linalg.vecdot(): argument '{name}' must be Tensor, not {type(t).__name__}")
     return (x * y).sum(dim)
+
+
+def matrix_power(A, n):
+    """A @ A @ ... (n times), by repeated squaring: n = 0 the identity (each matrix of a
+    batch), n < 0 the inverse's power."""
+    square("linalg.matrix_power", A, floating=False)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    if n == 0:
+        return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(*A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, power = None, A
+    while True:
+        if n & 1:
+            result = power if result is None else matmul(result, power)
+        n >>= 1
+        if not n:
+            return result
+        power = matmul(power, power)

@@ -1,4 +1,4 @@
-"""multi_dot: the product of a chain of matrices in the order that costs the fewest
+"""multi_dot (and chain_matmul, its older spelling): the product of a chain of matrices in the order that costs the fewest
 multiplications (the textbook dynamic program over the chain's shapes, Cormen et al.
 15.2), as PyTorch's; the first may be a vector (a row) and the last a vector (a column)."""
 from ..matmul import matmul
@@ -61,3 +61,20 @@ def multi_dot(tensors, *, out=None):
     if last.ndim == 1:
         out = out.squeeze(-1)
     return out
+
+
+def chain_matmul(*matrices):
+    """The product of the matrices in order (PyTorch's older multi_dot, its arguments
+    spread): linalg.multi_dot picks the cheapest order."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for n, m in enumerate(matrices):
+        if not isinstance(m, Tensor):
+            raise TypeError(f"chain_matmul(): matrices[{n}] must be a Tensor, not {type(m).__name__}")
+        if m.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor {n} must be 2D, but got {m.ndim}D")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(matrices)
