@@ -21,7 +21,7 @@ def t(x, engine, dtype=tg.float64):
 
 
 def close(a, b, tol=1e-12):
-    np.testing.assert_allclose(np.asarray(a.numpy() if hasattr(a, "numpy") else a, dtype=float), b,
+    np.testing.assert_allclose(np.asarray(a.detach().numpy() if hasattr(a, "numpy") else a, dtype=float), b,
                                rtol=tol, atol=tol)
 
 
@@ -309,3 +309,18 @@ def test_older_names_and_methods(engine):
     close((a @ a.mT).cholesky(), np.linalg.cholesky(A @ A.T))
     assert isinstance(linalg.LinAlgError("x"), RuntimeError)
     assert tg.linalg is linalg
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_block_diag(engine):
+    a = t(np.arange(6.0).reshape(2, 3), engine).requires_grad_()
+    out = tg.block_diag(a, t(5.0, engine), t([1.0, 2.0], engine), t(np.ones((0, 2)), engine))
+    expected = np.zeros((4, 8))
+    expected[:2, :3] = np.arange(6.0).reshape(2, 3)
+    expected[2, 3], expected[3, 4:6] = 5.0, [1.0, 2.0]
+    close(out, expected)
+    (out * t(np.arange(32.0).reshape(4, 8), engine)).sum().backward()
+    close(a.grad, np.arange(32.0).reshape(4, 8)[:2, :3])
+    assert tg.block_diag(tg.ones(1, dtype=tg.int64, device=engine.device), t([2.0], engine)).dtype is tg.float64
+    with pytest.raises(RuntimeError, match="Input tensors must have 2 or fewer dimensions. Input 0 has 3"):
+        tg.block_diag(t(np.ones((1, 1, 1)), engine))
