@@ -144,6 +144,23 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # probability distributions (distributions/)
            "distributions"]
 
+# products and linear algebra (products.py, distances.py, covariance.py, linalg/): torch.dot, ...,
+# the factorizations' older top-level names (torch.det, torch.inverse, torch.svd), and torch.linalg
+from . import linalg  # noqa: E402
+from .block_diag import block_diag  # noqa: E402
+from .covariance import corrcoef, cov  # noqa: E402
+from .distances import cdist  # noqa: E402
+from .products import (addbmm, addmm, addmv, addr, baddbmm, cross, dot, ger, inner, kron, mv,  # noqa: E402
+                       tensordot, trace, vdot)
+from .linalg import det, matrix_exp, matrix_power, slogdet  # noqa: E402
+from .linalg.multi_dot import chain_matmul  # noqa: E402
+from .linalg import inv as inverse  # noqa: E402
+from .linalg.deprecated import cholesky, pinverse, qr, svd  # noqa: E402
+from .linalg.lu import logdet  # noqa: E402
+__all__ += ["linalg", "dot", "vdot", "inner", "mv", "ger", "addmm", "addmv", "addbmm", "baddbmm", "addr",
+            "chain_matmul", "kron", "trace", "tensordot", "cdist", "cross", "cov", "corrcoef", "matrix_power",
+            "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse", "matrix_exp", "block_diag"]
+
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64
 int = int32  # noqa: A001

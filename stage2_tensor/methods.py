@@ -25,6 +25,7 @@ from .broadcast import sum_dims
 from .elementwise import Convert, binary, compare, unary, where
 from .strides import normalize_dim
 from .tensor import Tensor
+from . import covariance, linalg, products  # noqa: E402  (products and linear algebra)
 
 
 class TensorMethods:
@@ -756,6 +757,59 @@ class TensorMethods:
 
     def matmul(self, other, transpose_a=False, transpose_b=False):
         return matmul.matmul(self, _as_tensor_like(other, self), transpose_a, transpose_b)
+
+    # ---- products and linear algebra (products.py, covariance.py, linalg/) -----------------
+    def dot(self, other): return products.dot(self, other)
+    def vdot(self, other): return products.vdot(self, other)
+    def inner(self, other): return products.inner(self, other)
+    def mv(self, vec): return products.mv(self, vec)
+    def ger(self, vec2): return products.ger(self, vec2)
+    def outer(self, vec2): return matmul.outer(self, vec2)
+    def kron(self, other): return products.kron(self, other)
+    def trace(self): return products.trace(self)
+    def cross(self, other, dim=None): return products.cross(self, other, dim)
+    def matrix_power(self, n): return linalg.matrix_power(self, n)
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return covariance.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+    def corrcoef(self): return covariance.corrcoef(self)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1): return products.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    def addmv(self, mat, vec, *, beta=1, alpha=1): return products.addmv(self, mat, vec, beta=beta, alpha=alpha)
+    def addr(self, vec1, vec2, *, beta=1, alpha=1): return products.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return products.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return products.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        self._check_inplace("addmm_", mat1, mat2)
+        return self._write("addmm_", self.addmm(mat1, mat2, beta=beta, alpha=alpha))
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        self._check_inplace("addmv_", mat, vec)
+        return self._write("addmv_", self.addmv(mat, vec, beta=beta, alpha=alpha))
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        self._check_inplace("addr_", vec1, vec2)
+        return self._write("addr_", self.addr(vec1, vec2, beta=beta, alpha=alpha))
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        self._check_inplace("addbmm_", batch1, batch2)
+        return self._write("addbmm_", self.addbmm(batch1, batch2, beta=beta, alpha=alpha))
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        self._check_inplace("baddbmm_", batch1, batch2)
+        return self._write("baddbmm_", self.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
+
+    def det(self): return linalg.det(self)
+    def logdet(self): return linalg.lu.logdet(self)
+    def slogdet(self): return linalg.slogdet(self)
+    def inverse(self): return linalg.inv(self)
+    def cholesky(self, upper=False): return linalg.deprecated.cholesky(self, upper)
+    def qr(self, some=True): return linalg.deprecated.qr(self, some)
+    def svd(self, some=True, compute_uv=True): return linalg.deprecated.svd(self, some, compute_uv)
+    def pinverse(self, rcond=1e-15): return linalg.deprecated.pinverse(self, rcond)
+    def matrix_exp(self): return linalg.matrix_exp(self)
 
 
 def bind(cls, methods):

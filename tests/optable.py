@@ -248,6 +248,39 @@ def _masked_scatter(a, mask, source):
 
 AWAY = Domain(-3.0, 3.0, away=0.05)
 
+
+def _eye(ns, like, n, m=None):
+    """The identity on ``like``'s device and dtype (the linalg rows make their matrices
+    well-conditioned with it)."""
+    return ns.eye(n, m, dtype=like.dtype, device=like.device)
+
+
+def _spread(ns, like, m, n=None):
+    """diag(9, 6, 3, ...) of shape (m, n): singular values (eigenvalues) kept apart and away
+    from 0 when a small matrix is added."""
+    n = m if n is None else n
+    values = [[9.0 - 3 * i if i == j else 0.0 for j in range(n)] for i in range(m)]
+    if ns is np:
+        return np.array(values)
+    return ns.tensor(values, dtype=like.dtype, device=like.device)
+
+
+def _cdist(a, b, p):
+    return (np.abs(a[:, None, :] - b[None, :, :]) ** p).sum(-1) ** (1 / p)
+
+
+def _expm(a):
+    """e^a by its series on a / 2^s (norm at most 1/2) to degree 30, squared s times."""
+    s = max(0, int(np.ceil(np.log2(max(np.abs(a).sum(0).max(), 1e-300) / 0.5))))
+    x = a / 2.0 ** s
+    term, total = np.eye(len(a)), np.eye(len(a))
+    for k in range(1, 31):
+        term = term @ x / k
+        total = total + term
+    for _ in range(s):
+        total = total @ total
+    return total
+
 TENSOR_OPS = [
     # Broadcasting in every argument position.
     tensor_op("add_row", lambda ns, a, b: a + b, np.add, (2, 3), (3,)),
@@ -581,6 +614,79 @@ TENSOR_OPS = [
                             + np.maximum(a, b) * np.minimum(a, b) + np.maximum(a, b) + np.minimum(b, a)
                             + a.sum(1, keepdims=True) + b.mean() + a.max(0) + b.min() + a),
               (2, 3), (2, 3), domains=(AWAY, AWAY)),
+    # products and linear algebra (products.py, distances.py, covariance.py, linalg/): matmuls and
+    # broadcast products; the factorizations' formulas (det, inv, solve, cholesky, qr, eigh, svd) on
+    # well-conditioned matrices (diagonally dominant, or eigen/singular values kept apart)
+    tensor_op("products_vectors",
+              lambda ns, m, v, w, c: (ns.addmm(c, m, m.mT, beta=0.5, alpha=2) + ns.addr(c, w, w, alpha=0.3)
+                                      + ns.addmv(w, m, v, beta=2).unsqueeze(-1) * ns.dot(v, v) + ns.inner(m, m)
+                                      + ns.mv(m, v).unsqueeze(0) + ns.ger(w, w) + v.vdot(v) + m.trace()),
+              lambda m, v, w, c: (0.5 * c + 2 * m @ m.T + c + 0.3 * np.outer(w, w) + (2 * w + m @ v)[:, None] * (v @ v)
+                                  + m @ m.T + (m @ v)[None] + np.outer(w, w) + v @ v + np.trace(m)),
+              (2, 3), (3,), (2,), (2, 2)),
+    tensor_op("products_batches",
+              lambda ns, b1, b2, c, d: (ns.addbmm(c, b1, b2, alpha=0.5).sum() + ns.baddbmm(d, b1, b2, beta=3)
+                                        + ns.tensordot(b1, b2, dims=([0, 2], [0, 1])).sum()
+                                        + ns.tensordot(c, b2, 1).sum() + ns.kron(c, b1[0]).sum()),
+              lambda b1, b2, c, d: ((c + 0.5 * np.einsum("bij,bjk->ik", b1, b2)).sum() + 3 * d + b1 @ b2
+                                    + np.tensordot(b1, b2, ([0, 2], [0, 1])).sum() + np.tensordot(c, b2, 1).sum()
+                                    + np.kron(c, b1[0]).sum()),
+              (2, 2, 3), (2, 3, 2), (2, 2), (2, 2, 2)),
+    tensor_op("products_cross_power_cdist_cov",
+              lambda ns, a, b, m: (ns.cross(a, b, dim=1).sum() + ns.linalg.cross(a.mT, b.mT, dim=0).sum()
+                                   + ns.matrix_power(m, 3).sum() + ns.chain_matmul(m, m.mT, m).sum()
+                                   + ns.cdist(a, b).sum() + ns.cdist(a, b, p=1).sum() + ns.cdist(a.mT, b.mT, p=3).sum()
+                                   + ns.cdist(a, b, compute_mode="use_mm_for_euclid_dist").sum()
+                                   + ns.cov(m).sum() + ns.corrcoef(a).sum()),
+              lambda a, b, m: (np.cross(a, b, axis=1).sum() + np.cross(a.T, b.T, axis=0).sum()
+                               + np.linalg.matrix_power(m, 3).sum() + (m @ m.T @ m).sum()
+                               + 2 * _cdist(a, b, 2).sum() + _cdist(a, b, 1).sum() + _cdist(a.T, b.T, 3).sum()
+                               + np.cov(m).sum() + np.corrcoef(a).sum()),
+              (4, 3), (4, 3), (3, 3)),
+    tensor_op("linalg_lu",
+              lambda ns, a, b: ns.cat([t.reshape(-1) for t in (
+                  ns.linalg.det(a + 8 * _eye(ns, a, 3)), ns.linalg.slogdet(a + 8 * _eye(ns, a, 3))[1],
+                  ns.linalg.inv(a + 8 * _eye(ns, a, 3)), ns.linalg.solve(a + 8 * _eye(ns, a, 3), b),
+                  ns.linalg.solve(a[0] + 8 * _eye(ns, a, 3), b[0, :, 0]))]),
+              lambda a, b: np.concatenate([t.ravel() for t in (
+                  np.linalg.det(a + 8 * np.eye(3)), np.linalg.slogdet(a + 8 * np.eye(3))[1],
+                  np.linalg.inv(a + 8 * np.eye(3)), np.linalg.solve(a + 8 * np.eye(3), b),
+                  np.linalg.solve(a[0] + 8 * np.eye(3), b[0, :, 0]))]),
+              (2, 3, 3), (2, 3, 2)),
+    tensor_op("linalg_cholesky_triangular",
+              lambda ns, a, b: (ns.linalg.cholesky(a @ a.mT + _eye(ns, a, 3)).sum(-1)
+                                + ns.linalg.solve_triangular(a + 8 * _eye(ns, a, 3), b, upper=True).sum(-1)
+                                + ns.linalg.solve_triangular(a + 8 * _eye(ns, a, 3), b, upper=False, unitriangular=True).sum(-1)),
+              lambda a, b: (np.linalg.cholesky(a @ a.T + np.eye(3)).sum(-1)
+                            + np.linalg.solve(np.triu(a + 8 * np.eye(3)), b).sum(-1)
+                            + np.linalg.solve(np.tril(a, -1) + np.eye(3), b).sum(-1)),
+              (3, 3), (3, 2)),
+    tensor_op("linalg_qr",
+              lambda ns, a, w: ns.cat([t.reshape(-1) for t in (*ns.linalg.qr(a + _eye(ns, a, 4, 3) * 8), *ns.linalg.qr(w))]),
+              lambda a, w: np.concatenate([t.ravel() for t in (*np.linalg.qr(a + np.eye(4, 3) * 8), *np.linalg.qr(w))]),
+              (4, 3), (2, 3)),
+    tensor_op("linalg_eigh_svd",      # sign-free functions of the vectors: V * V, U * U
+              lambda ns, a, m: ns.cat([t.reshape(-1) for t in (
+                  *(lambda L, V: (L, V * V))(*ns.linalg.eigh(0.3 * (a + a.mT) + _spread(ns, a, 3))),
+                  *(lambda U, S, Vh: (U * U, S, Vh * Vh))(*ns.linalg.svd(0.3 * m + _spread(ns, m, 3, 2), False)),
+                  *(lambda U, S, Vh: (U * U, S, Vh * Vh))(*ns.linalg.svd(0.3 * m.mT + _spread(ns, m, 2, 3), False)))]),
+              lambda a, m: np.concatenate([t.ravel() for t in (
+                  *(lambda L, V: (L, V * V))(*np.linalg.eigh(0.3 * (a + a.T) + _spread(np, a, 3))),
+                  *(lambda U, S, Vh: (U * U, S, Vh * Vh))(*np.linalg.svd(0.3 * m + _spread(np, m, 3, 2), False)),
+                  *(lambda U, S, Vh: (U * U, S, Vh * Vh))(*np.linalg.svd(0.3 * m.T + _spread(np, m, 2, 3), False)))]),
+              (3, 3), (3, 2)),
+    tensor_op("linalg_norms_pinv_lstsq_exp",
+              lambda ns, m, b, a: (ns.linalg.matrix_norm(m) + ns.linalg.matrix_norm(m, 1) + ns.linalg.norm(m, float("inf"))
+                                   + ns.linalg.norm(b) + ns.linalg.vector_norm(m, 3, dim=0).sum()
+                                   + ns.linalg.pinv(0.3 * m + _spread(ns, m, 3, 2)).sum()
+                                   + ns.linalg.lstsq(0.3 * m + _spread(ns, m, 3, 2), b).solution.sum()
+                                   + ns.linalg.matrix_exp(0.5 * a).sum() + ns.linalg.multi_dot([m, a, a.mT, m.mT]).sum()),
+              lambda m, b, a: (np.linalg.norm(m) + np.linalg.norm(m, 1) + np.linalg.norm(m, np.inf) + np.linalg.norm(b)
+                               + (np.abs(m) ** 3).sum(0).__pow__(1 / 3).sum()
+                               + np.linalg.pinv(0.3 * m + _spread(np, m, 3, 2)).sum()
+                               + np.linalg.lstsq(0.3 * m + _spread(np, m, 3, 2), b, rcond=None)[0].sum()
+                               + _expm(0.5 * a).sum() + (m @ a @ a.T @ m.T).sum()),
+              (3, 2), (3, 2), (2, 2)),
 ]
 
 
