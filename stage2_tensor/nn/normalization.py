@@ -172,3 +172,13 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) inputs over N, D, H and W, per channel."""
+    expected_ndim = (5,)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) (or (C, D, H, W)) inputs over D, H and W."""
+    expected_ndim = (4, 5)
