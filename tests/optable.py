@@ -588,6 +588,11 @@ LAYOUTS = {
     "strided": lambda x: x.unsqueeze(-1).expand(*x.shape, 2).contiguous()[..., 1],
 }
 
+# PyTorch's other nn functions (activations, losses, distances, pools, layers): their rows
+# live in nn_surface_rows.py, against numpy definitions of their own
+from . import nn_surface_rows  # noqa: E402
+TENSOR_OPS += nn_surface_rows.rows(tensor_op, ANY, POSITIVE, AWAY)
+
 
 def ops_for(engine):
     ops = [op for op in OPS if op.stages is None or engine.stage in op.stages]
