@@ -489,3 +489,83 @@ def test_buffer_assignment_registers_a_buffer():
     b = nn.UninitializedBuffer()
     b.materialize(4)
     assert type(b) is tg.Tensor and b.shape == (4,)
+
+
+# ---- nn.utils ---------------------------------------------------------------------------------
+def test_parameters_to_vector_and_back():
+    m = nn.Linear(2, 3)
+    vec = nn.utils.parameters_to_vector(m.parameters())
+    assert vec.shape == (9,)
+    close(vec, np.concatenate([np.ravel(m.weight.tolist()), m.bias.tolist()]))
+    nn.utils.vector_to_parameters(tg.arange(9, dtype=tg.float32), m.parameters())
+    assert m.weight.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]] and m.bias.tolist() == [6.0, 7.0, 8.0]
+    with pytest.raises(ValueError, match="9 elements"):
+        nn.utils.vector_to_parameters(tg.zeros(8), m.parameters())
+
+
+def test_clip_grad_value():
+    m = nn.Linear(2, 2)
+    (m(tg.ones(1, 2)) * 100).sum().backward()
+    nn.utils.clip_grad_value_(m.parameters(), 0.5)
+    assert max(abs(v) for p in m.parameters() for v in np.ravel(p.grad.tolist())) == 0.5
+
+
+def test_weight_norm_splits_length_and_direction():
+    m = nn.Linear(3, 4).double()
+    w = np.array(m.weight.tolist())
+    nn.utils.weight_norm(m)
+    assert list(m.state_dict()) == ["bias", "weight_g", "weight_v"] and type(m).__name__ == "Linear"
+    close(m.weight_g, np.linalg.norm(w, axis=1, keepdims=True))
+    close(m.weight, w)
+    x = t64(RNG.normal(size=(2, 3)))
+    m(x).sum().backward()
+    # d/dg of sum(x (g v / |v|)^T) per row: (sum of x) . v / |v|
+    close(m.weight_g.grad, (np.array(x.tolist()).sum(0) @ w.T / np.linalg.norm(w, axis=1))[:, None])
+    nn.utils.remove_weight_norm(m)
+    assert type(m) is nn.Linear and list(m.state_dict()) == ["bias", "weight"]
+    close(m.weight, w)
+    whole = nn.utils.weight_norm(nn.Linear(3, 4), dim=None)
+    assert whole.weight_g.shape == ()
+
+
+def test_spectral_norm_divides_by_the_largest_singular_value():
+    conv = nn.Conv2d(2, 3, 2).double()
+    nn.utils.spectral_norm(conv, n_power_iterations=30)
+    assert list(conv.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    conv(t64(RNG.normal(size=(1, 2, 3, 3))))
+    w = np.array(conv.weight.tolist()).reshape(3, -1)
+    assert abs(np.linalg.svd(w)[1][0] - 1) < 1e-9
+    conv.eval()
+    close(conv.weight.reshape(3, -1), w)                                    # eval: u and v as they are
+    nn.utils.remove_spectral_norm(conv)
+    assert type(conv) is nn.Conv2d and list(conv.state_dict()) == ["bias", "weight"]
+
+
+def test_parametrize_symmetric_weight():
+    P = nn.utils.parametrize
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(0, 1)
+
+        def right_inverse(self, A):
+            return A.triu()
+
+    layer = nn.Linear(3, 3).double()
+    P.register_parametrization(layer, "weight", Symmetric())
+    assert type(layer).__name__ == "ParametrizedLinear" and P.type_before_parametrizations(layer) is nn.Linear
+    assert list(layer.state_dict()) == ["bias", "parametrizations.weight.original"]
+    assert P.is_parametrized(layer) and P.is_parametrized(layer, "weight") and not P.is_parametrized(layer, "bias")
+    w = np.array(layer.weight.tolist())
+    close(w, w.T)
+    layer(t64(RNG.normal(size=(2, 3)))).sum().backward()
+    assert layer.parametrizations.weight.original.grad is not None
+    layer.weight = t64(np.arange(9.0).reshape(3, 3))                         # stored as its right inverse
+    close(layer.weight, np.triu(np.arange(9.0).reshape(3, 3)) + np.triu(np.arange(9.0).reshape(3, 3), 1).T)
+    with P.cached():
+        assert layer.weight is layer.weight
+    assert layer.weight is not layer.weight
+    P.remove_parametrizations(layer, "weight")
+    assert type(layer) is nn.Linear and list(layer.state_dict()) == ["bias", "weight"]
+    with pytest.raises(ValueError, match="may not change the shape"):
+        P.register_parametrization(layer, "weight", nn.Flatten(0))
