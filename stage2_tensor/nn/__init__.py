@@ -19,7 +19,11 @@
 * ``transformer.py``: ``TransformerEncoderLayer``, ``TransformerEncoder``, the decoder's two,
   ``Transformer``;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
-* ``utils.py``: ``clip_grad_norm_``.
+* ``utils/``: ``clip_grad_norm_``, ``clip_grad_value_``, ``parameters_to_vector``,
+  ``weight_norm``, ``spectral_norm``, ``parametrize``;
+* ``padding.py``, ``pooling.py``, ``fold.py``, ``bags.py`` (EmbeddingBag, Bilinear),
+  ``distance.py``, ``lazy.py`` (the Lazy* modules), ``parameter.py`` (``Buffer``,
+  ``UninitializedParameter``), ``data_parallel.py``: the rest of PyTorch's nn.
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)

@@ -1,7 +1,7 @@
 """Loss modules with PyTorch's names, arguments and defaults: CrossEntropyLoss, BCELoss,
-BCEWithLogitsLoss, L1Loss, SmoothL1Loss, HuberLoss, KLDivLoss, the margin and ranking losses
-(MarginRankingLoss ... MultiLabelMarginLoss), PoissonNLLLoss and GaussianNLLLoss, each a thin Module around its function in
-nn.functional (stage2_tensor/loss_functions.py for the composites). Arguments are checked
+BCEWithLogitsLoss, L1Loss, SmoothL1Loss, HuberLoss, KLDivLoss, the margin and ranking
+losses (MarginRankingLoss ... MultiLabelMarginLoss), PoissonNLLLoss and GaussianNLLLoss,
+each a thin Module around its function in nn.functional (stage2_tensor/loss_functions.py for the composites). Arguments are checked
 when the loss is built, not at its first call. A class weight given as a tensor is held as a
 buffer, as PyTorch does, so it moves with to() and is saved by state_dict.
 """
