@@ -240,6 +240,28 @@ def _layers(x1, x2, w, b, theta):
     ])
 
 
+CTC_TARGETS, CTC_INPUT_LENGTHS, CTC_TARGET_LENGTHS = [[1, 2], [1, 1]], [4, 3], [2, 2]
+
+
+def _ctc(x):
+    """ctc_loss of log_softmax(x) (T, N, C) by its definition: minus the log of the summed
+    probability of every labelling of the frames that collapses (repeats merged, blanks 0
+    dropped) to the target; "none" and "mean" (divided by the target lengths)."""
+    lp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+    T, N, C = x.shape
+    losses = []
+    for n in range(N):
+        frames, target = CTC_INPUT_LENGTHS[n], CTC_TARGETS[n][:CTC_TARGET_LENGTHS[n]]
+        total = 0.0
+        for path in np.ndindex(*(C,) * frames):
+            merged = [c for i, c in enumerate(path) if i == 0 or c != path[i - 1]]
+            if [c for c in merged if c != 0] == target:
+                total += np.exp(sum(lp[t, n, c] for t, c in enumerate(path)))
+        losses.append(-np.log(total))
+    losses = np.array(losses)
+    return np.concatenate([losses, [(losses / CTC_TARGET_LENGTHS).mean()]])
+
+
 def rows(tensor_op, ANY, POSITIVE, AWAY):
     """The rows, made by optable's ``tensor_op``."""
     def F(ns):
@@ -329,6 +351,13 @@ def rows(tensor_op, ANY, POSITIVE, AWAY):
                                           per_sample_weights=dev(ns, table, BAG_WEIGHTS, dtype=table.dtype))
                       .reshape(-1)]),
                   _embedding_bag, (6, 2)),
+        tensor_op("nn_ctc_loss",
+                  lambda ns, x: ns.cat([
+                      F(ns).ctc_loss(x.log_softmax(-1), dev(ns, x, CTC_TARGETS), CTC_INPUT_LENGTHS,
+                                     CTC_TARGET_LENGTHS, reduction="none"),
+                      F(ns).ctc_loss(x.log_softmax(-1), dev(ns, x, [1, 2, 1, 1]), dev(ns, x, CTC_INPUT_LENGTHS),
+                                     dev(ns, x, CTC_TARGET_LENGTHS)).reshape(1)]),
+                  _ctc, (4, 2, 3)),
         tensor_op("nn_conv_transpose3d", lambda ns, z, k: F(ns).conv_transpose3d(z, k, stride=2),
                   lambda z, k: _conv_transpose3d(z, k, 2), (1, 1, 1, 2, 1), (1, 2, 2, 1, 2)),
     ]

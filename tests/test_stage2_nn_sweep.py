@@ -569,3 +569,25 @@ def test_parametrize_symmetric_weight():
     assert type(layer) is nn.Linear and list(layer.state_dict()) == ["bias", "weight"]
     with pytest.raises(ValueError, match="may not change the shape"):
         P.register_parametrization(layer, "weight", nn.Flatten(0))
+
+
+def test_ctc_loss_impossible_targets_unbatched_and_errors():
+    lp = t64(RNG.normal(size=(3, 2, 4))).log_softmax(-1)
+    targets = tg.tensor([[1, 1], [2, 3]])
+    losses = F.ctc_loss(lp, targets, [3, 1], [2, 2], reduction="none")       # 1 frame cannot hold 2 labels
+    assert math.isfinite(losses[0].item()) and losses[1].item() == math.inf
+    assert F.ctc_loss(lp, targets, [3, 1], [2, 2], reduction="none", zero_infinity=True)[1].item() == 0.0
+    close(nn.CTCLoss(reduction="sum", zero_infinity=True)(lp, targets, [3, 1], [2, 2]), losses[0].item())
+    one = F.ctc_loss(lp[:, 0], targets[0], 3, 2, reduction="none")
+    close(one, losses[0].item())
+    # a single frame and label: -log p(label)
+    close(F.ctc_loss(lp[:1], tg.tensor([[3], [2]]), [1, 1], [1, 1], reduction="none"),
+          [-lp[0, 0, 3].item(), -lp[0, 1, 2].item()])
+    with pytest.raises(RuntimeError, match="input_lengths to have value at most 3"):
+        F.ctc_loss(lp, targets, [4, 1], [2, 2])
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        F.ctc_loss(lp, targets, [3, 3], [2, 2], blank=4)
+    with pytest.raises(IndexError, match="classes 0 to 3"):
+        F.ctc_loss(lp, tg.tensor([[1, 7], [2, 3]]), [3, 3], [2, 2])
+    with pytest.raises(RuntimeError, match="at least 3 at dimension 1"):
+        F.ctc_loss(lp, targets, [3, 3], [3, 2])

@@ -70,7 +70,7 @@ from .fold import Fold, Unfold  # noqa: E402
 from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
                    LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
                    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
-from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss,  # noqa: E402
+from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss,  # noqa: E402
                    MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .normalization import BatchNorm3d, InstanceNorm3d  # noqa: E402
@@ -88,7 +88,7 @@ __all__ += ["parameter", "CELU", "GLU", "SELU", "AlphaDropout", "FeatureAlphaDro
             "ConvTranspose3d", "DataParallel", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
             "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
             "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d",
-            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear", "CosineEmbeddingLoss", "GaussianNLLLoss",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear", "CosineEmbeddingLoss", "CTCLoss", "GaussianNLLLoss",
             "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelMarginLoss",
             "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss", "BatchNorm3d", "InstanceNorm3d", "CircularPad1d", "CircularPad2d",

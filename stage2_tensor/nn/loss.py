@@ -1,9 +1,10 @@
 """Loss modules with PyTorch's names, arguments and defaults: CrossEntropyLoss, BCELoss,
 BCEWithLogitsLoss, L1Loss, SmoothL1Loss, HuberLoss, KLDivLoss, the margin and ranking
-losses (MarginRankingLoss ... MultiLabelMarginLoss), PoissonNLLLoss and GaussianNLLLoss,
-each a thin Module around its function in nn.functional (stage2_tensor/loss_functions.py for the composites). Arguments are checked
-when the loss is built, not at its first call. A class weight given as a tensor is held as a
-buffer, as PyTorch does, so it moves with to() and is saved by state_dict.
+losses (MarginRankingLoss ... MultiLabelMarginLoss), PoissonNLLLoss, GaussianNLLLoss and CTCLoss,
+each a thin Module around its function in nn.functional (stage2_tensor/loss_functions.py
+for the composites). Arguments are checked when the loss is built, not at its first call. A
+class weight given as a tensor is held as a buffer, as PyTorch does, so it moves with to()
+and is saved by state_dict.
 """
 from .. import loss_functions
 from ..tensor import Tensor
@@ -254,3 +255,16 @@ class GaussianNLLLoss(_Loss):
 
     def forward(self, input, target, var):
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """F.ctc_loss as a module: called with (log_probs, targets, input_lengths,
+    target_lengths)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(None, None, reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
