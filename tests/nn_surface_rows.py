@@ -240,6 +240,34 @@ def _layers(x1, x2, w, b, theta):
     ])
 
 
+def _grid_sample(x, grid, padding_mode, align_corners):
+    """Bilinear sampling of (N, C, H, W) at normalized grid points, by its definition."""
+    N, C, H, W = x.shape
+
+    def pixel(v, size):
+        v = (v + 1) * (size - 1) / 2 if align_corners else ((v + 1) * size - 1) / 2
+        if padding_mode == "border":
+            v = min(max(v, 0), size - 1)
+        elif padding_mode == "reflection":
+            low, high = (0, size - 1) if align_corners else (-0.5, size - 0.5)
+            while not low <= v <= high:
+                v = 2 * low - v if v < low else 2 * high - v
+            v = min(max(v, 0), size - 1)
+        return v
+
+    def at(n, i, j):
+        return x[n, :, i, j] if 0 <= i < H and 0 <= j < W else np.zeros(C)
+
+    out = np.zeros((N, C) + grid.shape[1:3])
+    for n, a, b in np.ndindex(N, *grid.shape[1:3]):
+        px, py = pixel(grid[n, a, b, 0], W), pixel(grid[n, a, b, 1], H)
+        j, i = math.floor(px), math.floor(py)
+        u, v = px - j, py - i
+        out[n, :, a, b] = (at(n, i, j) * (1 - u) * (1 - v) + at(n, i, j + 1) * u * (1 - v)
+                           + at(n, i + 1, j) * (1 - u) * v + at(n, i + 1, j + 1) * u * v)
+    return out
+
+
 CTC_TARGETS, CTC_INPUT_LENGTHS, CTC_TARGET_LENGTHS = [[1, 2], [1, 1]], [4, 3], [2, 2]
 
 
@@ -358,6 +386,15 @@ def rows(tensor_op, ANY, POSITIVE, AWAY):
                       F(ns).ctc_loss(x.log_softmax(-1), dev(ns, x, [1, 2, 1, 1]), dev(ns, x, CTC_INPUT_LENGTHS),
                                      dev(ns, x, CTC_TARGET_LENGTHS)).reshape(1)]),
                   _ctc, (4, 2, 3)),
+        tensor_op("nn_grid_sample",
+                  lambda ns, x, g: ns.cat([
+                      F(ns).grid_sample(x, g * 0.4, align_corners=False).reshape(-1),
+                      F(ns).grid_sample(x, g * 0.4, padding_mode="border", align_corners=True).reshape(-1),
+                      F(ns).grid_sample(x, g * 0.4, padding_mode="reflection", align_corners=False).reshape(-1)]),
+                  lambda x, g: np.concatenate([_grid_sample(x, g * 0.4, "zeros", False).ravel(),
+                                               _grid_sample(x, g * 0.4, "border", True).ravel(),
+                                               _grid_sample(x, g * 0.4, "reflection", False).ravel()]),
+                  (1, 2, 3, 4), (1, 2, 2, 2)),
         tensor_op("nn_conv_transpose3d", lambda ns, z, k: F(ns).conv_transpose3d(z, k, stride=2),
                   lambda z, k: _conv_transpose3d(z, k, 2), (1, 1, 1, 2, 1), (1, 2, 2, 1, 2)),
     ]

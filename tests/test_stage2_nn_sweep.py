@@ -591,3 +591,23 @@ def test_ctc_loss_impossible_targets_unbatched_and_errors():
         F.ctc_loss(lp, tg.tensor([[1, 7], [2, 3]]), [3, 3], [2, 2])
     with pytest.raises(RuntimeError, match="at least 3 at dimension 1"):
         F.ctc_loss(lp, targets, [3, 3], [3, 2])
+
+
+def test_grid_sample_identity_nearest_and_errors():
+    x = t64(RNG.normal(size=(2, 3, 4, 5)))
+    for align in (False, True):
+        theta = t64(np.tile([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], (2, 1, 1)))
+        grid = F.affine_grid(theta, (2, 3, 4, 5), align_corners=align)
+        close(F.grid_sample(x, grid, align_corners=align), x.tolist(), tol=1e-12)
+        close(F.grid_sample(x, grid, mode="nearest", align_corners=align), x.tolist())
+    # pixel 1.5 (between columns 1 and 2) rounds to 2, halves to even
+    at_half = t64([[[[2 * 1.5 / 4 - 1, -1.0]]]])
+    close(F.grid_sample(x[:1], at_half, mode="nearest", align_corners=True).reshape(-1), np.array(x.tolist())[0, :, 0, 2])
+    outside = t64([[[[3.0, 3.0]]]])
+    close(F.grid_sample(x[:1], outside, align_corners=False).reshape(-1), np.zeros(3))
+    close(F.grid_sample(x[:1], outside, padding_mode="border", align_corners=True).reshape(-1),
+          np.array(x.tolist())[0, :, 3, 4])
+    with pytest.raises(ValueError, match="padding_mode"):
+        F.grid_sample(x, t64(np.zeros((2, 1, 1, 2))), padding_mode="wrap")
+    with pytest.raises(RuntimeError, match="expected grid of shape"):
+        F.grid_sample(x, t64(np.zeros((1, 1, 1, 2))))
