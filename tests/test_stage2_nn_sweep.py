@@ -611,3 +611,21 @@ def test_grid_sample_identity_nearest_and_errors():
         F.grid_sample(x, t64(np.zeros((2, 1, 1, 2))), padding_mode="wrap")
     with pytest.raises(RuntimeError, match="expected grid of shape"):
         F.grid_sample(x, t64(np.zeros((1, 1, 1, 2))))
+
+
+def test_sync_batchnorm_cross_map_lrn_and_nll_loss_2d():
+    model = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3), nn.ModuleList([nn.BatchNorm1d(3)]))
+    keys = list(model.state_dict())
+    bn = model[1]
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert converted is model and type(model[1]) is nn.SyncBatchNorm and type(model[2][0]) is nn.SyncBatchNorm
+    assert list(model.state_dict()) == keys and model[1].weight is bn.weight
+    x = tg.randn(4, 3, 2, 2)
+    close(model[1](x), F.batch_norm(x, None, None, bn.weight, bn.bias, training=True).tolist(), tol=1e-6)
+    x = t64(RNG.normal(size=(1, 4, 2, 3)))
+    close(nn.CrossMapLRN2d(3, alpha=0.1)(x), F.local_response_norm(x, 3, alpha=0.1).tolist())
+    with pytest.raises(ValueError, match="Expected input to be 4D"):
+        nn.CrossMapLRN2d(3)(x[0])
+    logp = x.log_softmax(1)
+    target = tg.tensor([[[0, 1, 3], [2, 2, 1]]])
+    close(nn.NLLLoss2d()(logp, target), F.nll_loss(logp, target).item())

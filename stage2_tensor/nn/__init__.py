@@ -59,7 +59,7 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
 
 # ---- more of PyTorch's nn: activations, losses, padding, pooling, lazy and other layers ----
 from . import parameter  # noqa: E402
-from .activation import (CELU, GLU, SELU, AlphaDropout, FeatureAlphaDropout, Hardshrink,  # noqa: E402
+from .activation import (CELU, GLU, SELU, AlphaDropout, CrossMapLRN2d, FeatureAlphaDropout, Hardshrink,  # noqa: E402
                          Hardsigmoid, Hardswish, Hardtanh, LocalResponseNorm, LogSigmoid, Mish, ReLU6, RReLU,
                          Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .bags import Bilinear, EmbeddingBag  # noqa: E402
@@ -72,8 +72,8 @@ from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d
                    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
 from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss,  # noqa: E402
                    MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-                   PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
-from .normalization import BatchNorm3d, InstanceNorm3d  # noqa: E402
+                   NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .normalization import BatchNorm3d, InstanceNorm3d, SyncBatchNorm  # noqa: E402
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,  # noqa: E402
                       ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
                       ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
@@ -97,4 +97,4 @@ __all__ += ["parameter", "CELU", "GLU", "SELU", "AlphaDropout", "FeatureAlphaDro
             "ZeroPad3d", "Buffer", "UninitializedBuffer", "UninitializedParameter", "AdaptiveAvgPool1d",
             "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d",
             "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle",
-            "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+            "UpsamplingBilinear2d", "UpsamplingNearest2d", "CrossMapLRN2d", "NLLLoss2d", "SyncBatchNorm"]

@@ -325,3 +325,15 @@ class AlphaDropout(_AlphaDropout):
 class FeatureAlphaDropout(_AlphaDropout):
     """Alpha dropout of whole channels, as PyTorch's nn.FeatureAlphaDropout."""
     function = staticmethod(F.feature_alpha_dropout)
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """LocalResponseNorm of 4-d inputs (PyTorch's legacy name)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        return super().forward(input)

@@ -9,6 +9,7 @@ and is saved by state_dict.
 from .. import loss_functions
 from ..tensor import Tensor
 from . import functional as F
+from .layers import NLLLoss
 from .modules import Module
 
 
@@ -268,3 +269,7 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss (PyTorch's deprecated name for images' (N, C, H, W) log-probabilities)."""
