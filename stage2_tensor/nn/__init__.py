@@ -19,11 +19,7 @@
 * ``transformer.py``: ``TransformerEncoderLayer``, ``TransformerEncoder``, the decoder's two,
   ``Transformer``;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
-* ``utils/``: ``clip_grad_norm_``, ``clip_grad_value_``, ``parameters_to_vector``,
-  ``weight_norm``, ``spectral_norm``, ``parametrize``;
-* ``padding.py``, ``pooling.py``, ``fold.py``, ``bags.py`` (EmbeddingBag, Bilinear),
-  ``distance.py``, ``lazy.py`` (the Lazy* modules), ``parameter.py`` (``Buffer``,
-  ``UninitializedParameter``), ``data_parallel.py``: the rest of PyTorch's nn.
+* ``utils.py``: ``clip_grad_norm_``.
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)
@@ -58,6 +54,9 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 # ---- more of PyTorch's nn: activations, losses, padding, pooling, lazy and other layers ----
+# (padding.py, pooling.py, fold.py, bags.py: EmbeddingBag and Bilinear, distance.py, lazy.py,
+# parameter.py: Buffer and the uninitialized placeholders, data_parallel.py; utils/ is a
+# package: clip_grad_value_, parameters_to_vector, weight_norm, spectral_norm, parametrize)
 from . import parameter  # noqa: E402
 from .activation import (CELU, GLU, SELU, AlphaDropout, CrossMapLRN2d, FeatureAlphaDropout, Hardshrink,  # noqa: E402
                          Hardsigmoid, Hardswish, Hardtanh, LocalResponseNorm, LogSigmoid, Mish, ReLU6, RReLU,
