@@ -665,6 +665,7 @@ __all__ += ["alpha_dropout", "celu", "celu_", "elu_", "feature_alpha_dropout", "
 from ..affine_grid import affine_grid  # noqa: E402, F401
 from ..bilinear import bilinear  # noqa: E402, F401
 from ..channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402, F401
+from ..convolution import conv_transpose3d  # noqa: E402, F401
 from ..ctc_loss import ctc_loss  # noqa: E402, F401
 from ..embedding_bag import embedding_bag  # noqa: E402, F401
 from ..grid_sample import grid_sample  # noqa: E402, F401
@@ -677,12 +678,8 @@ from ..pool_variants import adaptive_max_pool2d  # noqa: E402, F401, F811  (with
 from ..upsample_aliases import upsample, upsample_bilinear, upsample_nearest  # noqa: E402, F401
 
 
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    from ..convolution import conv_transpose
-    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n=3)
-
-
-__all__ += ["affine_grid", "bilinear", "channel_shuffle", "native_channel_shuffle", "ctc_loss", "embedding_bag", "grid_sample",
+__all__ += ["affine_grid", "bilinear", "channel_shuffle", "native_channel_shuffle", "ctc_loss", "embedding_bag",
+            "grid_sample",
             "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
             "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
             "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
