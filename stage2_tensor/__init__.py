@@ -144,12 +144,12 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # probability distributions (distributions/)
            "distributions"]
 
-# products and linear algebra (products.py, distances.py, covariance.py, linalg/): torch.dot, ...,
+# products and linear algebra (products.py, cdist.py, covariance.py, linalg/): torch.dot, ...,
 # the factorizations' older top-level names (torch.det, torch.inverse, torch.svd), and torch.linalg
 from . import linalg  # noqa: E402
 from .block_diag import block_diag  # noqa: E402
 from .covariance import corrcoef, cov  # noqa: E402
-from .distances import cdist  # noqa: E402
+from .cdist import cdist  # noqa: E402
 from .products import (addbmm, addmm, addmv, addr, baddbmm, cross, dot, ger, inner, kron, mv,  # noqa: E402
                        tensordot, trace, vdot)
 from .linalg import det, matrix_exp, matrix_power, slogdet  # noqa: E402

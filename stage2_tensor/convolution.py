@@ -533,6 +533,10 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n=2)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n=3)
+
+
 def adaptive_avg_pool2d(input, output_size):
     return adaptive_pool(input, output_size, "avg", n=2)
 

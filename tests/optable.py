@@ -614,7 +614,7 @@ TENSOR_OPS = [
                             + np.maximum(a, b) * np.minimum(a, b) + np.maximum(a, b) + np.minimum(b, a)
                             + a.sum(1, keepdims=True) + b.mean() + a.max(0) + b.min() + a),
               (2, 3), (2, 3), domains=(AWAY, AWAY)),
-    # products and linear algebra (products.py, distances.py, covariance.py, linalg/): matmuls and
+    # products and linear algebra (products.py, cdist.py, covariance.py, linalg/): matmuls and
     # broadcast products; the factorizations' formulas (det, inv, solve, cholesky, qr, eigh, svd) on
     # well-conditioned matrices (diagonally dominant, or eigen/singular values kept apart)
     tensor_op("products_vectors",
@@ -696,6 +696,11 @@ LAYOUTS = {
     "transposed": lambda x: x.T.contiguous().T,
     "strided": lambda x: x.unsqueeze(-1).expand(*x.shape, 2).contiguous()[..., 1],
 }
+
+# PyTorch's other nn functions (activations, losses, distances, pools, layers): their rows
+# live in nn_surface_rows.py, against numpy definitions of their own
+from . import nn_surface_rows  # noqa: E402
+TENSOR_OPS += nn_surface_rows.rows(tensor_op, ANY, POSITIVE, AWAY)
 
 
 def ops_for(engine):

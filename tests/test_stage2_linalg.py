@@ -1,4 +1,4 @@
-"""torch.linalg (stage2_tensor/linalg/) and the products (products.py, distances.py,
+"""torch.linalg (stage2_tensor/linalg/) and the products (products.py, cdist.py,
 covariance.py) beyond the op table's rows: batches against numpy.linalg, larger and odd
 sizes, float32, singular and rank-deficient matrices, the named results, PyTorch's errors
 and the older top-level names. Gradients are the op table's (tests/optable.py)."""

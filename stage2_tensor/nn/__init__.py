@@ -52,3 +52,48 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+
+# ---- more of PyTorch's nn: activations, losses, padding, pooling, lazy and other layers ----
+# (padding.py, pooling.py, fold.py, bags.py: EmbeddingBag and Bilinear, distance.py, lazy.py,
+# parameter.py: Buffer and the uninitialized placeholders, data_parallel.py; utils/ is a
+# package: clip_grad_value_, parameters_to_vector, weight_norm, spectral_norm, parametrize)
+from . import parameter  # noqa: E402
+from .activation import (CELU, GLU, SELU, AlphaDropout, CrossMapLRN2d, FeatureAlphaDropout, Hardshrink,  # noqa: E402
+                         Hardsigmoid, Hardswish, Hardtanh, LocalResponseNorm, LogSigmoid, Mish, ReLU6, RReLU,
+                         Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
+from .bags import Bilinear, EmbeddingBag  # noqa: E402
+from .conv import ConvTranspose3d  # noqa: E402
+from .data_parallel import DataParallel  # noqa: E402
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .fold import Fold, Unfold  # noqa: E402
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
+                   LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
+from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss,  # noqa: E402
+                   MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .normalization import BatchNorm3d, InstanceNorm3d, SyncBatchNorm  # noqa: E402
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,  # noqa: E402
+                      ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+                      ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d,  # noqa: E402
+                      AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+from .upsampling import ChannelShuffle, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+
+__all__ += ["parameter", "CELU", "GLU", "SELU", "AlphaDropout", "FeatureAlphaDropout", "Hardshrink", "Hardsigmoid",
+            "Hardswish", "Hardtanh", "LocalResponseNorm", "LogSigmoid", "Mish", "ReLU6", "RReLU", "Softmax2d",
+            "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Bilinear", "EmbeddingBag",
+            "ConvTranspose3d", "DataParallel", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
+            "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear", "CosineEmbeddingLoss", "CTCLoss", "GaussianNLLLoss",
+            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelMarginLoss",
+            "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "BatchNorm3d", "InstanceNorm3d", "CircularPad1d", "CircularPad2d",
+            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
+            "ZeroPad3d", "Buffer", "UninitializedBuffer", "UninitializedParameter", "AdaptiveAvgPool1d",
+            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d",
+            "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle",
+            "UpsamplingBilinear2d", "UpsamplingNearest2d", "CrossMapLRN2d", "NLLLoss2d", "SyncBatchNorm"]

@@ -2,7 +2,7 @@
 stage2_tensor/convolution.py, with PyTorch's names, arguments and initialisation."""
 import math
 
-from .. import convolution
+from .. import convolution, pool_variants
 from ..convolution import _tuple
 from ..factories import uniform
 from .modules import Module, Parameter
@@ -105,6 +105,13 @@ class AdaptiveAvgPool2d(Module):
 class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
     reduce = "max"
 
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, x):
+        return pool_variants.adaptive_max_pool(x, self.output_size, self.return_indices, 2)
+
 
 class MaxPool1d(Module):
     n = 1
@@ -144,3 +151,7 @@ class AvgPool1d(Module):
 
 class AvgPool2d(AvgPool1d):
     n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    n = 3

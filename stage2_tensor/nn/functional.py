@@ -641,3 +641,47 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss", "huber_loss",
            "normalize", "embedding", "one_hot", "attention_weights", "scaled_dot_product_attention",
            "pixel_shuffle", "pixel_unshuffle"]
+
+# ---- more of PyTorch's F: activations, losses, distances (files of their own, re-exported) ----
+from ..activation_functions import (alpha_dropout, celu, celu_, elu_, feature_alpha_dropout,  # noqa: E402, F401
+                                    glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, hardtanh,
+                                    hardtanh_, leaky_relu_, local_response_norm, logsigmoid, mish, relu6,
+                                    relu_, rrelu, rrelu_, selu, selu_, softmin, softshrink, softsign,
+                                    tanhshrink, threshold, threshold_)
+from ..distances import cosine_similarity, pairwise_distance, pdist  # noqa: E402, F401
+from ..likelihood_losses import gaussian_nll_loss, kl_div, poisson_nll_loss  # noqa: E402, F401
+from ..margin_losses import (cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss,  # noqa: E402, F401
+                             multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+                             soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
+
+__all__ += ["alpha_dropout", "celu", "celu_", "elu_", "feature_alpha_dropout", "glu", "gumbel_softmax",
+            "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu_",
+            "local_response_norm", "logsigmoid", "mish", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_",
+            "softmin", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
+            "cosine_similarity", "pairwise_distance", "pdist", "gaussian_nll_loss", "kl_div", "poisson_nll_loss",
+            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "multi_margin_loss",
+            "multilabel_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+            "triplet_margin_with_distance_loss"]
+from ..affine_grid import affine_grid  # noqa: E402, F401
+from ..bilinear import bilinear  # noqa: E402, F401
+from ..channel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402, F401
+from ..convolution import conv_transpose3d  # noqa: E402, F401
+from ..ctc_loss import ctc_loss  # noqa: E402, F401
+from ..embedding_bag import embedding_bag  # noqa: E402, F401
+from ..grid_sample import grid_sample  # noqa: E402, F401
+from ..pool_variants import (adaptive_avg_pool1d, adaptive_avg_pool3d, adaptive_max_pool1d,  # noqa: E402, F401
+                             adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
+                             adaptive_max_pool3d_with_indices, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                             max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d, max_pool3d_with_indices,
+                             max_unpool1d, max_unpool2d, max_unpool3d)
+from ..pool_variants import adaptive_max_pool2d  # noqa: E402, F401, F811  (with return_indices)
+from ..upsample_aliases import upsample, upsample_bilinear, upsample_nearest  # noqa: E402, F401
+
+
+__all__ += ["affine_grid", "bilinear", "channel_shuffle", "native_channel_shuffle", "ctc_loss", "embedding_bag",
+            "grid_sample",
+            "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+            "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
+            "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+            "max_unpool3d", "upsample", "upsample_bilinear", "upsample_nearest", "conv_transpose3d"]

@@ -1,12 +1,15 @@
 """Loss modules with PyTorch's names, arguments and defaults: CrossEntropyLoss, BCELoss,
-BCEWithLogitsLoss, L1Loss and SmoothL1Loss, each a thin Module around its function in
-nn.functional (stage2_tensor/loss_functions.py for the composites). Arguments are checked
-when the loss is built, not at its first call. A class weight given as a tensor is held as a
-buffer, as PyTorch does, so it moves with to() and is saved by state_dict.
+BCEWithLogitsLoss, L1Loss, SmoothL1Loss, HuberLoss, KLDivLoss, the margin and ranking
+losses (MarginRankingLoss ... MultiLabelMarginLoss), PoissonNLLLoss, GaussianNLLLoss and CTCLoss,
+each a thin Module around its function in nn.functional (stage2_tensor/loss_functions.py
+for the composites). Arguments are checked when the loss is built, not at its first call. A
+class weight given as a tensor is held as a buffer, as PyTorch does, so it moves with to()
+and is saved by state_dict.
 """
 from .. import loss_functions
 from ..tensor import Tensor
 from . import functional as F
+from .layers import NLLLoss
 from .modules import Module
 
 
@@ -110,3 +113,163 @@ class HuberLoss(_Loss):
 
     def extra_repr(self):
         return f"reduction={self.reduction!r}, delta={self.delta}"
+
+
+class KLDivLoss(_Loss):
+    """F.kl_div as a module: the input holds log-probabilities; reduction may also be
+    "batchmean" (the divergence per sample)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, "mean" if reduction == "batchmean" else reduction)
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class _MarginLoss(_Loss):
+    def __init__(self, margin, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        F._check_number(margin, "margin", type(self).__name__)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    """F.margin_ranking_loss as a module: max(0, -y (x1 - x2) + margin)."""
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """F.hinge_embedding_loss as a module."""
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """F.cosine_embedding_loss as a module."""
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_MarginLoss):
+    """F.triplet_margin_loss as a module."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+        self.p, self.eps, self.swap = p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_MarginLoss):
+    """F.triplet_margin_with_distance_loss as a module (the margin must be positive)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(margin, None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.distance_function, self.swap = distance_function, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """F.soft_margin_loss as a module: log(1 + e^(-y x))."""
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """F.multilabel_soft_margin_loss as a module (weight per class, a buffer)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self._buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """F.multi_margin_loss as a module (weight per class, a buffer)."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2) or isinstance(p, bool):
+            raise ValueError("only p == 1 and p == 2 supported")
+        F._check_number(margin, "margin", "MultiMarginLoss")
+        if weight is not None and (not isinstance(weight, Tensor) or weight.ndim != 1):
+            raise ValueError("weight must be None or 1D")
+        self._buffer("weight", weight)
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """F.multilabel_margin_loss as a module."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """F.poisson_nll_loss as a module."""
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """F.gaussian_nll_loss as a module: called with (input, target, var)."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """F.ctc_loss as a module: called with (log_probs, targets, input_lengths,
+    target_lengths)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(None, None, reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss (PyTorch's deprecated name for images' (N, C, H, W) log-probabilities)."""

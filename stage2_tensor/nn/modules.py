@@ -49,6 +49,13 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
+    def __setattr__(self, name, value):
+        # an nn.Buffer (parameter.py) assigned is registered as a buffer, as in PyTorch
+        if getattr(type(value), "registers_as_buffer", False):
+            self.register_buffer(name, value.plain(), value.persistent)
+        else:
+            object.__setattr__(self, name, value)
+
     # ---- registering members by name (PyTorch's explicit forms of plain assignment) --------
     def register_buffer(self, name, tensor, persistent=True):
         """Hold ``tensor`` (or None) as attribute ``name``, a buffer: state that is not trained.

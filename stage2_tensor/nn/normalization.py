@@ -172,3 +172,43 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) inputs over N, D, H and W, per channel."""
+    expected_ndim = (5,)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) (or (C, D, H, W)) inputs over D, H and W."""
+    expected_ndim = (4, 5)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """PyTorch's SyncBatchNorm in one process: the batch's statistics are all there are,
+    so it is batch normalization of (N, C, ...) inputs (process_group is accepted and
+    unused). ``convert_sync_batchnorm`` turns a model's BatchNorm layers into it, their
+    parameters and buffers shared."""
+    expected_ndim = tuple(range(2, 9))
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        if isinstance(module, _BatchNorm) and not isinstance(module, cls):
+            converted = cls.__new__(cls)
+            vars(converted).update(vars(module))
+            converted.process_group = process_group
+            return converted
+        for name, child in list(vars(module).items()):
+            if isinstance(child, Module):
+                object.__setattr__(module, name, cls.convert_sync_batchnorm(child, process_group))
+        for container in [c for c in vars(module).values() if isinstance(c, (list, dict))]:
+            keys = range(len(container)) if isinstance(container, list) else list(container)
+            for k in keys:
+                if isinstance(container[k], Module):
+                    container[k] = cls.convert_sync_batchnorm(container[k], process_group)
+        return module

@@ -1,7 +1,9 @@
 """Layers that change a feature map's resolution without weights, PyTorch's nn.Upsample
 (around F.interpolate, stage2_tensor/resampling.py), nn.PixelShuffle and nn.PixelUnshuffle
-(around stage2_tensor/pixel_shuffle.py). Arguments are checked when the layer is built."""
+(around stage2_tensor/pixel_shuffle.py), their deprecated aliases UpsamplingNearest2d and
+UpsamplingBilinear2d, and nn.ChannelShuffle. Arguments are checked when the layer is built."""
 from .. import pixel_shuffle, resampling
+from ..channel_shuffle import channel_shuffle
 from .modules import Module
 
 
@@ -70,3 +72,31 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with mode "nearest" (PyTorch's deprecated name)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode "bilinear" and align_corners=True (PyTorch's deprecated name)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class ChannelShuffle(Module):
+    """F.channel_shuffle as a layer: the channels of each group interleaved."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = _factor(groups, "groups", "ChannelShuffle")
+
+    def forward(self, input):
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
