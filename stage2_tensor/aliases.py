@@ -13,7 +13,6 @@ functions, made by ``torch_compat._functional`` as its own are.
 from . import concat, dtypes, factories, logical, methods, rounding
 from .elementwise import where
 from .grad_mode import no_grad
-from .matmul import outer
 from .tensor import Tensor
 from .torch_compat import _functional
 
@@ -154,9 +153,6 @@ class AliasMethods:
 
     def equal(self, other):
         return logical.equal(self, other)
-
-    def outer(self, vec2):
-        return outer(self, vec2)
 
 
 # Another name for a method, as PyTorch spells it: name -> the method it is.
