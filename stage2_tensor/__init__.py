@@ -106,6 +106,8 @@ from .torch_compat import accelerator, backends, cuda, device, get_default_devic
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
+# the surface sweep's area D: shapes and views, reductions by index, random fills
+from .index_reduce import scatter_reduce
 
 _backend.register("python", PythonBackend())
 
@@ -139,7 +141,10 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "narrow",
            # advanced indexing's gathers and writes
            "index_put", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "masked_select",
-           "masked_scatter", "nonzero", "argwhere", "count_nonzero"]
+           "masked_scatter", "nonzero", "argwhere", "count_nonzero",
+           # shapes and views, reductions by index, random fills (index_reduce.py, view_layouts.py, shaping.py,
+           # random_fills.py)
+           "scatter_reduce"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

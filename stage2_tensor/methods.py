@@ -795,3 +795,32 @@ def _as_tensor_like(x, like):
 
 
 bind(Tensor, TensorMethods)
+
+
+# ---- shapes and views, reductions by index, random fills (the surface sweep's area D:
+# index_reduce.py, view_layouts.py, shaping.py, random_fills.py) -----------------------------
+from . import index_reduce as _index_reduce  # noqa: E402  (after bind: these modules need Tensor's methods)
+
+
+class ShapeMethods:
+    """Tensor's methods of area D, bound as TensorMethods' are."""
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        return _index_reduce.index_reduce(self, dim, index, source, reduce, include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        """index_reduce, written into this tensor."""
+        self._check_inplace("index_reduce_", source)
+        return self._write("index_reduce_", _index_reduce.index_reduce(self, dim, index, source, reduce, include_self))
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return _index_reduce.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        """scatter_reduce, written into this tensor."""
+        self._check_inplace("scatter_reduce_", src)
+        return self._write("scatter_reduce_", _index_reduce.scatter_reduce(self, dim, index, src, reduce,
+                                                                           include_self=include_self))
+
+
+bind(Tensor, ShapeMethods)
