@@ -108,6 +108,18 @@ from .nn.functional import one_hot
 from .serialization import load, save
 # the surface sweep's area D: shapes and views, reductions by index, random fills
 from .index_reduce import scatter_reduce
+from .view_layouts import (as_strided, diag_embed, diagflat, diagonal, diagonal_scatter, select, select_scatter,
+                           slice_scatter)
+from .shaping import (atleast_1d, atleast_2d, atleast_3d, cartesian_prod, column_stack, combinations, dsplit, dstack,
+                      fliplr, flipud, hsplit, hstack, meshgrid, moveaxis, movedim, rot90, row_stack, split_with_sizes,
+                      swapaxes, swapdims, tensor_split, tile, tril_indices, triu_indices, unflatten, unravel_index,
+                      vsplit, vstack)
+from .assembling import block_diag, put
+from .membership import isin
+from .sequences import (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace,
+                        vander)
+from .torch_compat import _functional as _method_as_function
+index_reduce = _method_as_function("index_reduce", "a copy with source's slices reduced into it at index along dim")
 
 _backend.register("python", PythonBackend())
 
@@ -144,7 +156,13 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "masked_scatter", "nonzero", "argwhere", "count_nonzero",
            # shapes and views, reductions by index, random fills (index_reduce.py, view_layouts.py, shaping.py,
            # random_fills.py)
-           "scatter_reduce"]
+           "scatter_reduce", "index_reduce", "as_strided", "diag_embed", "diagflat", "diagonal", "diagonal_scatter",
+           "select", "select_scatter", "slice_scatter", "atleast_1d", "atleast_2d", "atleast_3d", "cartesian_prod",
+           "column_stack", "combinations", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "meshgrid",
+           "moveaxis", "movedim", "rot90", "row_stack", "split_with_sizes", "swapaxes", "swapdims", "tensor_split",
+           "tile", "tril_indices", "triu_indices", "unflatten", "unravel_index", "vsplit", "vstack", "block_diag",
+           "put", "isin", "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window",
+           "logspace", "vander"]
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

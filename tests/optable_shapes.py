@@ -52,7 +52,68 @@ def _scatter_reductions(ns, a, s):
                    for r in ("sum",) + INDEX_REDUCTIONS for inc in (True, False)])
 
 
+def _scattered(a, s, where):
+    out = a.copy()
+    out[where] = s
+    return out
+
+
+def _diag_embed(x, offset=0):
+    """Each row of x on the diagonal of its own matrix."""
+    return np.stack([np.diag(row, offset) for row in x])
+
+
+def _views(ns, a):
+    return ns.cat([a.diagonal(1, 1, 2).reshape(-1), ns.diagonal(a, -1, 2, 0).reshape(-1),
+                   a.unfold(2, 3, 2).reshape(-1), a.select(1, -1).reshape(-1), a[0].t().unfold(0, 2, 1).reshape(-1)])
+
+
+def _np_views(a):
+    windows = np.lib.stride_tricks.sliding_window_view
+    return np.concatenate([np.diagonal(a, 1, 1, 2).ravel(), np.diagonal(a, -1, 2, 0).ravel(),
+                           windows(a, 3, axis=2)[:, :, ::2].ravel(), a[:, -1].ravel(),
+                           windows(a[0].T, 2, axis=0).ravel()])
+
+
+def _writes(ns, a, s):
+    return ns.cat([ns.diag_embed(s, 1).reshape(-1), ns.diagflat(s[0], -1).reshape(-1),
+                   ns.diagonal_scatter(a, s[1, :2], 2).reshape(-1), ns.select_scatter(a, s[0, :4] * 2, 0, 1).reshape(-1),
+                   ns.slice_scatter(a, s[:, :3].t(), 1, 0, None, 2).reshape(-1)])
+
+
+def _np_writes(a, s):
+    i = np.arange(2)
+    return np.concatenate([_diag_embed(s, 1).ravel(), np.diagflat(s[0], -1).ravel(),
+                           _scattered(a, s[1, :2], (i, i + 2)).ravel(), _scattered(a, s[0, :4] * 2, 1).ravel(),
+                           _scattered(a, s[:, :3].T, (slice(None), slice(0, None, 2))).ravel()])
+
+
+def _arrangements(ns, a, b):
+    return ns.cat([a.movedim((0, 2), (2, 0)).reshape(-1), ns.rot90(a, 1, (1, 2)).reshape(-1),
+                   ns.rot90(a, -1).reshape(-1), ns.fliplr(a).reshape(-1), a.tile(2, 1).reshape(-1),
+                   ns.vstack([a[0], b]).reshape(-1), ns.dstack([b, b * 2]).reshape(-1),
+                   ns.column_stack([b[0], b[1]]).reshape(-1), a.sum_to_size(2, 1, 4).reshape(-1),
+                   ns.tensor_split(a, 2, 2)[1].reshape(-1), ns.vander(b[0], 3).reshape(-1),
+                   ns.block_diag(b, a[1, 0]).reshape(-1), ns.cartesian_prod(b[0], b[1, :2]).reshape(-1),
+                   ns.combinations(b[1], 2).reshape(-1)])
+
+
+def _np_arrangements(a, b):
+    pairs = [(b[1][i], b[1][j]) for i in range(4) for j in range(i + 1, 4)]
+    block = np.zeros((3, 8))
+    block[:2, :4], block[2, 4:] = b, a[1, 0]
+    return np.concatenate([np.moveaxis(a, (0, 2), (2, 0)).ravel(), np.rot90(a, 1, (1, 2)).ravel(),
+                           np.rot90(a, -1).ravel(), np.fliplr(a).ravel(), np.tile(a, (2, 1)).ravel(),
+                           np.vstack([a[0], b]).ravel(), np.dstack([b, b * 2]).ravel(),
+                           np.column_stack([b[0], b[1]]).ravel(), a.sum(1, keepdims=True).ravel(),
+                           np.array_split(a, 2, 2)[1].ravel(), np.vander(b[0], 3).ravel(), block.ravel(),
+                           np.array([(x, y) for x in b[0] for y in b[1, :2]]).ravel(), np.array(pairs).ravel()])
+
+
 ROWS = [
+    ("shape_views", _views, _np_views, (2, 3, 5)),
+    ("shape_scatters", _writes, _np_writes, (3, 4), (2, 4)),
+    ("shape_arrangements", _arrangements, _np_arrangements, (2, 3, 4), (2, 4)),
     ("index_reduce", _index_reductions,
      lambda a, s: np.concatenate([index_reduce(a, 0, ROW_INDEX, s, r, inc).ravel()
                                   for r in INDEX_REDUCTIONS for inc in (True, False)]
