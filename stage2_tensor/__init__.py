@@ -107,6 +107,21 @@ from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
 from . import distributions  # torch.distributions: Normal, Categorical, kl_divergence...
+# shapes and views, reductions by index (index_reduce.py, view_layouts.py, shaping.py, put.py, membership.py,
+# sequences.py)
+from .index_reduce import scatter_reduce
+from .view_layouts import (as_strided, diag_embed, diagflat, diagonal, diagonal_scatter, select, select_scatter,
+                           slice_scatter)
+from .shaping import (atleast_1d, atleast_2d, atleast_3d, cartesian_prod, column_stack, combinations, dsplit, dstack,
+                      fliplr, flipud, hsplit, hstack, meshgrid, moveaxis, movedim, rot90, row_stack, split_with_sizes,
+                      swapaxes, swapdims, tensor_split, tile, tril_indices, triu_indices, unflatten, unravel_index,
+                      vsplit, vstack)
+from .put import put
+from .membership import isin
+from .sequences import (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace,
+                        vander)
+from .torch_compat import _functional as _method_as_function
+index_reduce = _method_as_function("index_reduce", "a copy with source's slices reduced into it at index along dim")
 
 _backend.register("python", PythonBackend())
 
@@ -142,7 +157,15 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            "index_put", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "masked_select",
            "masked_scatter", "nonzero", "argwhere", "count_nonzero",
            # probability distributions (distributions/)
-           "distributions"]
+           "distributions",
+           # shapes and views, reductions by index
+           "scatter_reduce", "index_reduce", "as_strided", "diag_embed", "diagflat", "diagonal", "diagonal_scatter",
+           "select", "select_scatter", "slice_scatter", "atleast_1d", "atleast_2d", "atleast_3d", "cartesian_prod",
+           "column_stack", "combinations", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "meshgrid",
+           "moveaxis", "movedim", "rot90", "row_stack", "split_with_sizes", "swapaxes", "swapdims", "tensor_split",
+           "tile", "tril_indices", "triu_indices", "unflatten", "unravel_index", "vsplit", "vstack",
+           "put", "isin", "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window",
+           "logspace", "vander"]
 
 # products and linear algebra (products.py, cdist.py, covariance.py, linalg/): torch.dot, ...,
 # the factorizations' older top-level names (torch.det, torch.inverse, torch.svd), and torch.linalg

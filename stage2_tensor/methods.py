@@ -861,3 +861,111 @@ def _as_tensor_like(x, like):
 
 
 bind(Tensor, TensorMethods)
+
+
+# ---- shapes and views, reductions by index, random fills (the surface sweep's area D:
+# index_reduce.py, view_layouts.py, shaping.py, random_fills.py) -----------------------------
+from . import index_reduce as _index_reduce, put as _put  # noqa: E402  (after bind: as the others)
+from . import shaping as _shaping, view_layouts as _view_layouts  # noqa: E402
+
+
+class ShapeMethods:
+    """Tensor's methods of area D, bound as TensorMethods' are."""
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        return _index_reduce.index_reduce(self, dim, index, source, reduce, include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        """index_reduce, written into this tensor."""
+        self._check_inplace("index_reduce_", source)
+        return self._write("index_reduce_", _index_reduce.index_reduce(self, dim, index, source, reduce, include_self))
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return _index_reduce.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        """scatter_reduce, written into this tensor."""
+        self._check_inplace("scatter_reduce_", src)
+        return self._write("scatter_reduce_", _index_reduce.scatter_reduce(self, dim, index, src, reduce,
+                                                                           include_self=include_self))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return _view_layouts.diagonal(self, offset, dim1, dim2)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        return _view_layouts.diag_embed(self, offset, dim1, dim2)
+
+    def diagflat(self, offset=0):
+        return _view_layouts.diagflat(self, offset)
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        return _view_layouts.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def select(self, dim, index):
+        return _view_layouts.select(self, dim, index)
+
+    def select_scatter(self, src, dim, index):
+        return _view_layouts.select_scatter(self, src, dim, index)
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        return _view_layouts.slice_scatter(self, src, dim, start, end, step)
+
+    def unfold(self, dimension, size, step):
+        return _view_layouts.unfold(self, dimension, size, step)
+
+    def as_strided(self, size, stride, storage_offset=None):
+        return _view_layouts.as_strided(self, size, stride, storage_offset)
+
+    def movedim(self, source, destination):
+        return _shaping.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0, axis1):
+        return _shaping.swapaxes(self, axis0, axis1)
+
+    swapdims = swapaxes
+
+    def rot90(self, k=1, dims=(0, 1)):
+        return _shaping.rot90(self, k, dims)
+
+    def fliplr(self):
+        return _shaping.fliplr(self)
+
+    def flipud(self):
+        return _shaping.flipud(self)
+
+    def tile(self, *dims):
+        return _shaping.tile(self, _shape_arg(dims))
+
+    def unflatten(self, dim, sizes):
+        return _shaping.unflatten(self, dim, sizes)
+
+    def sum_to_size(self, *size):
+        return _shaping.sum_to_size(self, *size)
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        return _shaping.tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, indices_or_sections):
+        return _shaping.hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections):
+        return _shaping.vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections):
+        return _shaping.dsplit(self, indices_or_sections)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return _shaping.split_with_sizes(self, split_sizes, dim)
+
+    def put(self, index, source, accumulate=False):
+        return _put.put(self, index, source, accumulate)
+
+    def put_(self, index, source, accumulate=False):
+        """put, written into this tensor."""
+        self._check_inplace("put_", source)
+        return self._write("put_", _put.put(self, index, source, accumulate))
+
+
+bind(Tensor, ShapeMethods)

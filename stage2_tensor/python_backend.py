@@ -288,6 +288,29 @@ class PythonBackend(Backend):
             out[t] += sbuf[s]               # a repeated index adds up
         return out
 
+    def index_reduce(self, base, dim, index, src, reduce, include_self):
+        """src's elements in order, each combined into the element of base's copy its index
+        names; without include_self an element's first one replaces it. A mean sums, counts,
+        then divides."""
+        check("index_reduce", base, dim, index, src, reduce, include_self)
+        rows = _index_values(index, dim, base.shape[dim])
+        dtype = base.dtype
+        out = self.contiguous(base, dtype)
+        target = View(out, base.shape, make_strides(base.shape), 0, dtype)
+        combine = {"prod": operator.mul, "mean": operator.add, "amax": BINARY["maximum"],
+                   "amin": BINARY["minimum"]}[reduce]
+        counts = {}                         # target position -> its src elements
+        sbuf = src.buffer
+        for t, s in zip(positions(target, along=(dim, rows)), positions(src)):
+            first = not include_self and t not in counts
+            out[t] = sbuf[s] if first else dtype.cast(combine(out[t], sbuf[s]))
+            counts[t] = counts.get(t, 0) + 1
+        if reduce == "mean":
+            for t, n in counts.items():
+                n += include_self
+                out[t] = out[t] / n if dtype.is_floating_point else out[t] // n      # an integer's rounds down
+        return out
+
     def index(self, view, indices):
         """Each index position's sub-tensor: where it starts (its leading indices, checked),
         then the positions of the trailing dimensions from there."""

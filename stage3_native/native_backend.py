@@ -44,6 +44,7 @@ from stage2_tensor import backend, contracts, dtypes, ops
 from stage2_tensor.backend import Backend, View
 from stage2_tensor.kernels import KERNELS, check, names
 from stage2_tensor.kernels.storage import joined
+from stage2_tensor.kernels.indexing import REDUCTIONS as REDUCE_CODES
 from stage2_tensor.kernels.random import DISTRIBUTIONS, mt_state
 from stage2_tensor.strides import is_contiguous, make_strides, numel
 
@@ -266,6 +267,22 @@ class NativeBackend(GroupUpdates, Backend):
                                    values.offset, values.buffer, int(accumulate))
         if bad >= 0:
             raise backend.bad_index(self._int64_at(ids, bad), bad // n, dst.shape[bad // n])
+
+    def index_reduce(self, base, dim, index, src, reduce, include_self):
+        check("index_reduce", base, dim, index, src, reduce, include_self)
+        if base.dtype in self.python_fallbacks.get("index_reduce", ()):
+            return self._on_python("index_reduce", (base, dim, index, src, reduce, include_self), base.dtype)
+        size, ids = base.shape[dim], self._dense(index, dtypes.int64)
+        out = self.contiguous(base, base.dtype)             # the kernel reduces into it
+        # the kernel's tables: a count and a first src row per row of dim, sized by the output
+        tables = [self.allocate(size, dtypes.int64) if numel(base.shape) else self.ffi.NULL for _ in range(2)]
+        bad = self._call_reporting("index_reduce", base.dtype, numel(base.shape[:dim]), size,
+                                   numel(base.shape[dim + 1:]), ids, numel(index.shape),
+                                   self._dense(src, base.dtype), REDUCE_CODES.index(reduce), int(include_self),
+                                   *tables, out)
+        if bad >= 0:
+            raise backend.bad_index(self._int64_at(ids, bad), dim, size)
+        return out
 
     def _run_update(self, name, dtype, sizes, arrays, settings):
         """The kernel call of sgd_update and adam_update (updates.py's GroupUpdates)."""

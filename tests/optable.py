@@ -690,6 +690,11 @@ TENSOR_OPS = [
 ]
 
 
+# The surface sweep's area D (shapes and views, reductions by index): tests/optable_shapes.py
+from . import optable_shapes  # noqa: E402
+TENSOR_OPS += [tensor_op(name, apply, reference, *shapes) for name, apply, reference, *shapes in optable_shapes.ROWS]
+
+
 # Layouts an op must not care about: the same values as a transposed view and as a view
 # with an offset and a step (made inside the function, so gradients flow back to the leaf).
 LAYOUTS = {

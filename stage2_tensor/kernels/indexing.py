@@ -1,8 +1,10 @@
 """Elements by position: the gather that embedding and advanced indexing read with, its
 adjoint, advanced indexing's gather and write over several dimensions, flip, roll, the
-triangles of tril and triu, and the positions of nonzero elements; and elements counted by
-value: bincount, histc and the runs of equal neighbours (counting.py). An index out of range is data, not a shape: the kernel
-finds it as it reads, and the backend raises backend.bad_index."""
+triangles of tril and triu, and the positions of nonzero elements; index_reduce, which
+reduces rows into a tensor by product, mean, maximum or minimum (scatter_reduce's kernel);
+and elements counted by value: bincount, histc and the runs of equal neighbours
+(counting.py). An index out of range is data, not a shape: the kernel finds it as it reads,
+and the backend raises backend.bad_index."""
 from .. import dtypes
 from ..contracts import bad_dim, differ, reduced_dims, same_dtype
 from ..strides import make_strides, numel
@@ -33,6 +35,30 @@ def index_add(shape: "shape", dim: "dim", index: "index", src: "view", base: "vi
         differ("index_add", "base", base.shape, shape)
         same_dtype("index_add", base, src.dtype, " (base is added to as src's dtype)")
     return [(shape, src.dtype)]
+
+
+REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+@kernel()
+def index_reduce(base: "view", dim: "dim", index: "index", src: "view", reduce: "choice", include_self: "bool"):
+    """base with the rows of src reduced into it along `dim`: row r of src into row index[r]
+    (`index` as for index_select), by `reduce`, one of "prod", "mean", "amax", "amin", in
+    index order; with include_self base's own row takes part, without it a row that some
+    index names starts from the first of its src rows. A row no index names keeps base's.
+    amax and amin give NaN where one takes part; an integer mean rounds down, a bool is
+    and (prod, amin) or or (amax), and has no mean. Of base's shape and dtype, src's too."""
+    if not (type(dim) is int and 0 <= dim < len(base.shape)):
+        bad_dim("index_reduce", dim, len(base.shape))
+    rows = tuple(base.shape[:dim]) + (numel(index.shape),) + tuple(base.shape[dim + 1:])
+    differ("index_reduce", "src", src.shape, rows)
+    same_dtype("index_reduce", src, base.dtype, " (src is reduced into base as it is)")
+    if reduce not in REDUCTIONS or (reduce == "mean" and base.dtype is dtypes.bool_):
+        raise ValueError(f"index_reduce: reduce must be one of {REDUCTIONS} (no mean of bools), got {reduce!r} "
+                         f"for {base.dtype}")
+    if type(include_self) is not bool:
+        raise TypeError(f"index_reduce: include_self must be a bool, got {include_self!r}")
+    return [(tuple(base.shape), base.dtype)]
 
 
 def _leading(kernel, view, indices):

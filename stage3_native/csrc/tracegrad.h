@@ -260,6 +260,21 @@ TG_INDEX_ADD_DENSE(int64_t, i64)
 TG_INDEX_ADD_DENSE(float, f32)
 TG_INDEX_ADD_DENSE(double, f64)
 
+/* index_reduce.c: base (outer, size, inner), copied into out, with src's rows (outer,
+ * n_index, inner) reduced into it at the rows index names (checked as above, nothing
+ * written when one is bad); reduce 0 prod, 1 mean, 2 amax, 3 amin; counts and first hold
+ * `size` entries for the kernel's use (NULL when out has no elements: the indices are then
+ * only checked). Returns the position of the first bad index, or -1. */
+i64 tg_index_reduce_rows(const i64 *index, i64 n_index, i64 size, i64 *counts, i64 *first);
+#define TG_INDEX_REDUCE(T, S) \
+    i64 tg_index_reduce_##S(i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index, const T *src, \
+                            int reduce, int include_self, i64 *counts, i64 *first, T *out);
+TG_INDEX_REDUCE(uint8_t, u8)
+TG_INDEX_REDUCE(int32_t, i32)
+TG_INDEX_REDUCE(int64_t, i64)
+TG_INDEX_REDUCE(float, f32)
+TG_INDEX_REDUCE(double, f64)
+
 /* index.c, advanced indexing over the k leading dimensions of a strided view (shape,
  * strides, offset): indices (k, n), row d the n indices of dimension d, each checked as
  * above. tg_index copies the n sub-tensors (the trailing dimensions) into out, contiguous,

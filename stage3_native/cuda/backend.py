@@ -109,8 +109,9 @@ class CudaBackend(NativeBackend):
     # The kernels only the C library has: stage2 runs their composites here
     lacks = frozenset(("attention", "attention_backward", "linear_cross_entropy", "linear_cross_entropy_backward",
                        "conv_bands", "interpolate_into", "max_pool_into"))
-    # index_add adds with atomics, which have no byte-sized form
-    python_fallbacks = {**NativeBackend.python_fallbacks, "index_add": frozenset((dtypes.bool_,))}
+    # index_add and index_reduce combine with atomics, which have no byte-sized form
+    python_fallbacks = {**NativeBackend.python_fallbacks, "index_add": frozenset((dtypes.bool_,)),
+                        "index_reduce": frozenset((dtypes.bool_,))}
     # the backward kernels of resampling and pooling add their gradients atomically, into zeros
     adds_into_output = frozenset(("pad_backward", "interpolate_backward", "max_pool_backward"))
 

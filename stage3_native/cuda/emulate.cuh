@@ -236,6 +236,11 @@ template <typename T> inline T atomicAdd(T *address, T value) { T old = *address
 template <typename T> inline T atomicMin(T *address, T value) { T old = *address; if (value < old) *address = value; return old; }
 template <typename T> inline T atomicMax(T *address, T value) { T old = *address; if (value > old) *address = value; return old; }
 template <typename T> inline T atomicOr(T *address, T value) { T old = *address; *address = old | value; return old; }
+template <typename T> inline T atomicCAS(T *address, T compare, T value) {
+    T old = *address;
+    if (old == compare) *address = value;
+    return old;
+}
 
 /* The runtime API calls memory.cu makes, on host memory. */
 typedef int cudaError_t;

@@ -110,6 +110,11 @@ int tg_cuda_index_select(int ndim, const i64 *shape, const i64 *strides, i64 off
                          i64 *bad_position);
 int tg_cuda_index_add(int dtype, i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index,
                       const void *src, void *out, i64 *bad_position);
+/* index_reduce.cu: base's copy out (outer, size, inner) with src's rows (outer, n_index,
+ * inner) reduced into it at the rows index names, as csrc/tracegrad.h's tg_index_reduce;
+ * dtype 1 to 4 (compare-and-swap has no byte-sized form) */
+int tg_cuda_index_reduce(int dtype, i64 outer, i64 size, i64 inner, const i64 *index, i64 n_index, const void *src,
+                         int reduce, int include_self, i64 *counts, i64 *first, void *out, i64 *bad_position);
 /* index.cu: advanced indexing over the k leading dimensions of a view, indices (k, n), each
  * checked; *bad_position: -1, or d * n + j of the first bad one (nothing then written).
  * index: the n sub-tensors into out (n, trailing...), elements of `itemsize` bytes;
