@@ -476,6 +476,7 @@ def test_cuda_backends_and_compile_answer_as_a_script_expects():
     assert backend.available("python") and not backend.available("no-such-device")
     tg.backends.cuda.matmul.allow_tf32 = True            # accepted, and changes nothing
     tg.backends.cudnn.allow_tf32 = True
+    tg.backends.cuda.matmul.allow_tf32 = False           # PyTorch's default again, for the tests after
     assert tg.backends.mps.is_available() is False
     model = tg.nn.Linear(2, 2)
     assert tg.compile(model) is model and tg.compile(mode="max-autotune")(len) is len
