@@ -9,7 +9,6 @@ import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.distributions as D
-from stage2_tensor.distributions.cholesky import cholesky, solve_lower
 from stage2_tensor.distributions.special import digamma, erfinv, lgamma
 
 from .engines import device_params
@@ -61,17 +60,19 @@ def test_lgamma_digamma_erfinv_against_math():
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_cholesky_and_triangular_solve(device):
+def test_cholesky_ex_finds_each_matrix_that_is_not_positive_definite(device):
+    # MultivariateNormal's positive_definite constraint reads linalg.cholesky_ex's info
     rng = np.random.default_rng(0)
-    m = rng.normal(size=(2, 4, 4))
+    m = rng.normal(size=(3, 4, 4))
     a = m @ m.transpose(0, 2, 1) + 4 * np.eye(4)
-    factor = cholesky(t(a, device))
-    close(factor, np.linalg.cholesky(a), 1e-12)
-    b = rng.normal(size=(2, 4, 3))
-    close(np.linalg.cholesky(a) @ solve_lower(factor, t(b, device)).numpy(), b, 1e-12)
-    a[1, 2, 2] = -50.0
+    a[1, 2, 2] = -50.0                                  # the leading minor of order 3 fails
+    a[2, 0, 0] = 0.0                                    # of order 1
+    factor, info = tg.linalg.cholesky_ex(t(a, device))
+    assert info.dtype is tg.int32 and info.tolist() == [0, 3, 1]
+    close(factor[0], np.linalg.cholesky(a[0]), 1e-12)
+    assert D.constraints.positive_definite.check(t(a, device)).tolist() == [True, False, False]
     with pytest.raises(RuntimeError, match=r"Batch element 1\): .*leading minor of order 3 is not positive-definite"):
-        cholesky(t(a, device))
+        tg.linalg.cholesky_ex(t(a, device), check_errors=True)
 
 
 # -- densities, entropies and moments against their formulas ---------------------------------
@@ -320,6 +321,14 @@ RSAMPLED = [
 ]
 
 
+def _paired(g):
+    """A matrix parameter's gradient as g + g^T: linalg.cholesky reads the lower triangle of a
+    covariance (central differences give the upper one nothing) and returns the symmetric
+    gradient, as PyTorch's; both agree on each symmetric pair's sum."""
+    g = np.asarray(g)
+    return g + g.swapaxes(-1, -2) if g.ndim >= 2 else g
+
+
 @pytest.mark.parametrize("name,make,params", RSAMPLED, ids=[r[0] for r in RSAMPLED])
 def test_rsample_gradients(name, make, params):
     params = [np.array(p, dtype=np.float64) for p in params]
@@ -329,7 +338,7 @@ def test_rsample_gradients(name, make, params):
         def f(v, i=i):
             args = [t(v) if j == i else t(q) for j, q in enumerate(params)]
             return _draw_at(make, args).sum().item()
-        close(leaves[i].grad, central(f, p), 1e-6)
+        close(_paired(leaves[i].grad.numpy()), _paired(central(f, p)), 1e-6)
 
 
 LOG_PROBS = [
@@ -359,8 +368,8 @@ def test_log_prob_and_entropy_gradients(name, make, params, value):
         for i, p in enumerate(params):
             def f(v, i=i):
                 return score(make(*[t(v) if j == i else t(q) for j, q in enumerate(params)])).sum().item()
-            grad = np.zeros_like(p) if leaves[i].grad is None else leaves[i].grad    # (entropy without loc)
-            close(grad, central(f, p), 1e-6)
+            grad = np.zeros_like(p) if leaves[i].grad is None else leaves[i].grad.numpy()  # (entropy without loc)
+            close(_paired(grad), _paired(central(f, p)), 1e-6)
 
 
 # -- validation: PyTorch's errors --------------------------------------------------------------

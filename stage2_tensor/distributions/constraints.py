@@ -224,7 +224,7 @@ class _PositiveDefinite(Constraint):
     event_dim = 2
 
     def check(self, value):
-        from .cholesky import cholesky_ex
+        from ..linalg import cholesky_ex
         symmetric = ((value - value.transpose(-1, -2)).abs() <= 1e-6 + 1e-5 * value.abs()).all(-1).all(-1)
         return both(symmetric, cholesky_ex(value)[1] == 0)
 

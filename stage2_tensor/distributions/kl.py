@@ -9,7 +9,7 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .independent import Independent, sum_rightmost
 from .multivariate_normal import MultivariateNormal, _diagonal
-from .cholesky import solve_lower
+from ..linalg import solve_triangular
 from .normal import Normal
 from .uniform import Uniform
 from .utils import either
@@ -91,10 +91,10 @@ def _kl_mvn_mvn(p, q):
     half_term1 = _diagonal(q_tril).log().sum(-1) - _diagonal(p_tril).log().sum(-1)
     n = p.event_shape[0]
     batch = tuple(broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2])))
-    solved = solve_lower(q_tril.expand(*batch, n, n), p_tril.expand(*batch, n, n))
+    solved = solve_triangular(q_tril.expand(*batch, n, n), p_tril.expand(*batch, n, n), upper=False)
     term2 = (solved ** 2).sum((-2, -1))
     diff = q.loc - p.loc
-    term3 = (solve_lower(q_tril, diff.unsqueeze(-1)).squeeze(-1) ** 2).sum(-1)
+    term3 = (solve_triangular(q_tril, diff.unsqueeze(-1), upper=False).squeeze(-1) ** 2).sum(-1)
     return half_term1 + 0.5 * (term2 + term3 - n)
 
 

@@ -1,6 +1,6 @@
 """``MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)``:
 the Gaussian in n dimensions, reparameterized as loc + L z with L the lower Cholesky factor
-of the covariance (cholesky.py factors and solves)."""
+of the covariance (torch.linalg's factor and triangular solve)."""
 import math
 
 from ..broadcast import broadcast_shapes
@@ -8,7 +8,7 @@ from ..einsum import einsum
 from ..factories import eye
 from ..tensor import Tensor
 from . import constraints
-from .cholesky import cholesky, solve_lower
+from ..linalg import cholesky, solve_triangular
 from .distribution import Distribution
 from .utils import lazy_property, standard_normal
 
@@ -20,13 +20,14 @@ def _diagonal(m):
 def _precision_to_scale_tril(precision):
     """The Cholesky factor of precision's inverse: with P = Lp Lp^T, P^-1 = Lp^-T Lp^-1."""
     n = precision.shape[-1]
-    inverse_factor = solve_lower(cholesky(precision), eye(n, dtype=precision.dtype, device=precision.device))
+    inverse_factor = solve_triangular(cholesky(precision), eye(n, dtype=precision.dtype, device=precision.device),
+                                      upper=False)
     return cholesky(inverse_factor.transpose(-1, -2) @ inverse_factor)
 
 
 def _mahalanobis(scale_tril, diff):
     """|L^-1 diff|^2 over the last dimension, batch dimensions broadcast."""
-    return (solve_lower(scale_tril, diff.unsqueeze(-1)).squeeze(-1) ** 2).sum(-1)
+    return (solve_triangular(scale_tril, diff.unsqueeze(-1), upper=False).squeeze(-1) ** 2).sum(-1)
 
 
 class MultivariateNormal(Distribution):
@@ -88,7 +89,8 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self):
         n = self.event_shape[0]
-        inverse = solve_lower(self._unbroadcasted_scale_tril, eye(n, dtype=self.loc.dtype, device=self.loc.device))
+        inverse = solve_triangular(self._unbroadcasted_scale_tril, eye(n, dtype=self.loc.dtype, device=self.loc.device),
+                                   upper=False)
         return (inverse.transpose(-1, -2) @ inverse).expand(*self._matrix_shape())
 
     @property

@@ -5,7 +5,7 @@ float32 and float64. Each file one method:
 
     lu.py          Gaussian elimination, partial pivoting: det, slogdet, inv, solve
     triangular.py  substitution: solve_triangular
-    cholesky.py    cholesky
+    cholesky.py    cholesky, cholesky_ex
     qr.py          Householder reflections: qr
     jacobi.py      parallel Jacobi rotations, behind eigh.py (eigh, eigvalsh) and svd.py (svd, svdvals)
     norms.py       vector_norm, matrix_norm, norm
@@ -20,7 +20,7 @@ from ..matmul import matmul
 from ..products import cross as _cross
 from . import deprecated  # noqa: F401  (torch.svd, torch.qr, ...: their older spellings)
 from .checks import LinAlgError
-from .cholesky import cholesky
+from .cholesky import cholesky, cholesky_ex
 from .derived import lstsq, matrix_exp, matrix_power, matrix_rank, pinv, vecdot
 from .eigh import eigh, eigvalsh
 from .lu import det, inv, slogdet, solve
@@ -36,6 +36,6 @@ def cross(input, other, *, dim=-1, out=None):  # noqa: A002  (PyTorch's argument
     return _cross(input, other, dim)
 
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]

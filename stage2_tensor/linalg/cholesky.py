@@ -27,8 +27,12 @@ def factor(A):
     return L
 
 
+def _failed(L):
+    return (diagonal_of(L) > 0) == False                            # noqa: E712  (nan or 0: that minor failed)
+
+
 def _check(op, L):
-    bad = (diagonal_of(L) > 0) == False                             # noqa: E712  (nan or 0: that minor failed)
+    bad = _failed(L)
     if not bad.any().item():
         return
     flat = bad.reshape(-1, L.shape[-1])
@@ -59,3 +63,25 @@ def cholesky(A, *, upper=False, out=None):
 
     L = factored(compute, _gradient, A)[0]
     return L.mT if upper else L
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """(L, info) as cholesky, without the error: info (int32, the batch's shape) is 0 where
+    the factorization completed, else the order of the first leading minor that is not
+    positive-definite (that matrix's L is not usable). check_errors=True raises as cholesky."""
+    square("linalg.cholesky_ex", A)
+    L = cholesky(A, upper=upper) if check_errors else factored(lambda A: (factor(A),), _gradient, A)[0]
+    failed = _failed(L.mT if upper and check_errors else L).long()
+    # the first failed pivot's order: every pivot after a failed one is nan too
+    info = ((failed.sum(-1) > 0).long() * (L.shape[-1] + 1 - failed.sum(-1))).int()
+    return CholeskyExResult(L.mT if upper and not check_errors else L, info)
+
+
+class CholeskyExResult(tuple):
+    """torch.return_types.linalg_cholesky_ex: (L, info), also by name."""
+
+    def __new__(cls, L, info):
+        return super().__new__(cls, (L, info))
+
+    L = property(lambda self: self[0])
+    info = property(lambda self: self[1])
