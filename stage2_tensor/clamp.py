@@ -1,8 +1,11 @@
 """clamp: each element limited to [min, max], as PyTorch's torch.clamp. With number bounds,
-two kernels: the maximum with min, then the minimum with max, and a gradient that flows to x
-where min <= x <= max (both ends included, and not where x is NaN: PyTorch's rule). A
+one kernel on float32 and float64 tensors (elsewhere two: the maximum with min, then the
+minimum with max), and a gradient that flows to x where min <= x <= max (both ends included, and not where x is NaN: PyTorch's rule). A
 tensor bound is two ``where``s, the gradient flowing to x where it was kept and to the
 bound where it was taken."""
+import math
+
+from . import dtypes
 from .elementwise import binary_kernel, operands, where
 from .gradient_function import GradientFunction
 from .tensor import Tensor
@@ -18,12 +21,16 @@ def check_bounds(op, min, max):  # noqa: A002  (PyTorch's argument names)
 
 
 class Clamp(GradientFunction):
-    """x limited by number bounds: maximum(x, min), then minimum(that, max), each a binary
-    kernel (a NaN stays NaN in both); the gradient passes where min <= x <= max."""
+    """x limited by number bounds: the clamp kernel, or maximum(x, min), then minimum(that,
+    max), each a binary kernel (a NaN stays NaN in both); the gradient passes where
+    min <= x <= max."""
 
     def forward(self, x, min, max):  # noqa: A002
         self.save_for_backward(x)
         self.bounds = min, max
+        if x.dtype in (dtypes.float32, dtypes.float64) and not any(b != b for b in (min, max) if b is not None):
+            low, high = (-math.inf if min is None else min), (math.inf if max is None else max)
+            return x.launch("clamp", x.as_view(), low, high, x.dtype, shape=x.shape, dtype=x.dtype)
         out = x
         for op, bound in (("maximum", min), ("minimum", max)):
             if bound is not None:

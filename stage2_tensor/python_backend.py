@@ -123,6 +123,12 @@ class PythonBackend(Backend):
         return array.array(dtype.typecode, [cast(abuf[i] if cbuf[c] else bbuf[j]) for c, i, j in
                                             zip(positions(cond), positions(a), positions(b))])
 
+    def clamp(self, view, low, high, dtype):
+        """Each element raised to low, then lowered to high (a NaN compares false: it stays)."""
+        buf = view.buffer
+        return array.array(dtype.typecode, [high if v > high else v for v in
+                                            (low if buf[p] < low else buf[p] for p in positions(view))])
+
     def reduce(self, op, view, dims, dtype):
         """Split the view into the kept dimensions (one output each) and the reduced ones
         (positions relative to each output's first element)."""

@@ -1,6 +1,9 @@
 """Element by element: the primitives of ops.py (their kinds, formulas and gradients are
-declared there) and the choice between two views."""
-from ..contracts import differ
+declared there), the choice between two views, and clamp between two numbers."""
+import math
+
+from ..contracts import differ, same_dtype
+from ..strides import numel
 from . import kernel
 
 
@@ -29,3 +32,15 @@ def where(cond: "view", a: "view", b: "view", dtype: "dtype"):
         differ("where", "a", a.shape, cond.shape)
         differ("where", "b", b.shape, cond.shape)
     return [(tuple(a.shape), dtype)]
+
+
+@kernel(native="i64 n, double low, double high, const T *view, T *out", float_only=True,
+        sizes=lambda view, low, high, dtype: {"n": numel(view.shape)})
+def clamp(view: "dense", low: "float", high: "float", dtype: "dtype"):
+    """Each element raised to `low` where below it, then lowered to `high` where above it
+    (-inf and inf: no bound; low > high gives high everywhere, as PyTorch's); a NaN stays
+    NaN. One pass where maximum then minimum take two."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) for v in (low, high)):
+        raise ValueError(f"clamp: low and high must be numbers (not NaN), got {low!r} and {high!r}")
+    same_dtype("clamp", view, dtype, " (clamp keeps the dtype)")
+    return [(tuple(view.shape), dtype)]
