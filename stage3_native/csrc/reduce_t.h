@@ -46,29 +46,30 @@ TG_SIMD(T, FN(extreme_row), (int op, const T *x, i64 n), (op, x, n)) {
 
 /* Blocks of TG_SUM_BLOCK elements summed in TG_SUM_LANES accumulators of type C (float for
  * float32: 8 per AVX2 register), each block's sum then added in W (double). Bytes (bool,
- * the counts of a mask) add in int32 lanes instead, exact within a block (at most 255 per
- * element) and eight to a register where int64 lanes hold four. */
-#define SUM_BLOCKS(LANE) \
-    for (i64 start = 0; start < n; start += TG_SUM_BLOCK) { \
-        const T *block = x + start; \
-        i64 len = n - start < TG_SUM_BLOCK ? n - start : TG_SUM_BLOCK, i = 0; \
-        LANE acc[TG_SUM_LANES] = {0}; \
-        for (; i + TG_SUM_LANES <= len; i += TG_SUM_LANES) \
-            for (int l = 0; l < TG_SUM_LANES; l++) acc[l] += (LANE)block[i + l]; \
-        for (int w = TG_SUM_LANES / 2; w > 0; w /= 2) \
-            for (int l = 0; l < w; l++) acc[l] += acc[l + w]; \
-        W sum = (W)acc[0]; \
-        for (; i < len; i++) sum += (W)block[i]; \
-        total += sum; \
-    }
-
+ * the count of a mask) add in one uint32 per block instead, exact (at most 255 an element),
+ * a loop the compiler widens and vectorizes itself; with lanes written out it spills them. */
 TG_SIMD(W, FN(sum_row), (const T *x, i64 n), (x, n)) {
     W total = 0;
-    if (sizeof(T) == 1) SUM_BLOCKS(int32_t)
-    else SUM_BLOCKS(C)
+    for (i64 start = 0; start < n; start += TG_SUM_BLOCK) {
+        const T *block = x + start;
+        i64 len = n - start < TG_SUM_BLOCK ? n - start : TG_SUM_BLOCK, i = 0;
+        if (sizeof(T) == 1) {
+            uint32_t count = 0;
+            for (; i < len; i++) count += (uint32_t)block[i];
+            total += (W)count;
+            continue;
+        }
+        C acc[TG_SUM_LANES] = {0};
+        for (; i + TG_SUM_LANES <= len; i += TG_SUM_LANES)
+            for (int l = 0; l < TG_SUM_LANES; l++) acc[l] += (C)block[i + l];
+        for (int w = TG_SUM_LANES / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+        W sum = (W)acc[0];
+        for (; i < len; i++) sum += (W)block[i];
+        total += sum;
+    }
     return total;
 }
-#undef SUM_BLOCKS
 
 /* Index of the first max (min) of n >= 1 elements, or of the first NaN. Two passes, both
  * vectorized: the extreme of each block of TG_ARG_BLOCK elements (extreme_loop), keeping
