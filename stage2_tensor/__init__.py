@@ -217,3 +217,5 @@ __all__ += sorted(_aliases.functions()) + [
 # PyTorch's other random draws (random_fills.py; the in-place fills are Tensor's methods)
 from .random_fills import bernoulli, poisson, randint_like  # noqa: E402
 __all__ += ["bernoulli", "poisson", "randint_like"]
+from .printing import set_printoptions  # noqa: E402  (how a tensor's repr prints its values)
+__all__ += ["set_printoptions"]
