@@ -214,3 +214,8 @@ __all__ += sorted(_aliases.functions()) + [
     "set_default_dtype", "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads", "typename",
     "use_deterministic_algorithms", "asarray", "broadcast_shapes", "broadcast_tensors", "empty_like",
     "empty_strided", "scalar_tensor", "get_rng_state", "initial_seed", "set_rng_state"]
+# PyTorch's other random draws (random_fills.py; the in-place fills are Tensor's methods)
+from .random_fills import bernoulli, poisson, randint_like  # noqa: E402
+__all__ += ["bernoulli", "poisson", "randint_like"]
+from .printing import set_printoptions  # noqa: E402  (how a tensor's repr prints its values)
+__all__ += ["set_printoptions"]

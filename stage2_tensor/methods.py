@@ -969,3 +969,35 @@ class ShapeMethods:
 
 
 bind(Tensor, ShapeMethods)
+
+
+# ---- random draws of other distributions (random_fills.py) -----------------------------------
+from . import random_fills as _random_fills  # noqa: E402  (after bind: as the others)
+
+
+class RandomFillMethods:
+    """Tensor's random draws beyond normal_ and uniform_, bound as TensorMethods' are."""
+
+    def bernoulli(self, p=None, *, generator=None):
+        return _random_fills.bernoulli(self, p, generator=generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return _random_fills.bernoulli_(self, p, generator=generator)
+
+    def random_(self, *args, generator=None, **kwargs):
+        return _random_fills.random_(self, *args, generator=generator, **kwargs)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return _random_fills.exponential_(self, lambd, generator=generator)
+
+    def geometric_(self, p, *, generator=None):
+        return _random_fills.geometric_(self, p, generator=generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        return _random_fills.log_normal_(self, mean, std, generator=generator)
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        return _random_fills.cauchy_(self, median, sigma, generator=generator)
+
+
+bind(Tensor, RandomFillMethods)

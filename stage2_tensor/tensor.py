@@ -19,7 +19,7 @@ of the shape it was asked for), so they are valid by construction.
 import weakref
 
 from . import backend as backends
-from . import dtypes
+from . import dtypes, printing
 from .backend import View
 from .broadcast import broadcast_strides
 from .strides import MAX_NUMEL, ROW_MAJOR, Size, check_view, is_contiguous, make_strides, normalize_dim, numel
@@ -235,7 +235,7 @@ class Tensor:
         if empty:
             size = "" if self.ndim == 1 else f", size={self.shape}"
             return f"tensor([]{size}{extras})"
-        return f"tensor({self.tolist()}{extras})"
+        return f"tensor({printing.values_str(self)}{extras})"       # set_printoptions' layout
 
     # ---- autograd -------------------------------------------------------------------------
     def requires_grad_(self, flag=True):

@@ -17,10 +17,10 @@ _SMALL = 10.0
 _ROUNDS = 1000
 
 
-def _small(rate):
+def _small(rate, generator=None):
     """Inversion: the count k whose distribution function first exceeds u. An element stops
     once the next term has underflowed to 0, where rounding may leave u above the sum."""
-    u = uniform(rate.shape, rate)
+    u = uniform(rate.shape, rate, generator=generator)
     k = rate * 0
     term = (-rate).exp()
     cdf = term
@@ -34,7 +34,7 @@ def _small(rate):
     raise RuntimeError(f"Poisson: inversion did not finish in {_ROUNDS} rounds")
 
 
-def _large(rate):
+def _large(rate, generator=None):
     """PTRS: a candidate from a transformed uniform, accepted with Hörmann's test."""
     slam, loglam = rate.sqrt(), rate.log()
     b = 0.931 + 2.53 * slam
@@ -44,8 +44,8 @@ def _large(rate):
     out = rate * 0
     done = zeros(tuple(rate.shape), dtype=dtypes.bool_, device=rate.device)
     for _ in range(_ROUNDS):
-        u = uniform(rate.shape, rate) - 0.5
-        v = uniform(rate.shape, rate)
+        u = uniform(rate.shape, rate, generator=generator) - 0.5
+        v = uniform(rate.shape, rate, generator=generator)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + rate + 0.43).floor()
         squeeze = (us >= 0.07) * (v <= v_r)
@@ -62,13 +62,14 @@ def _large(rate):
     raise RuntimeError(f"Poisson: rejection sampling accepted no draw for some elements in {_ROUNDS} rounds")
 
 
-def sample_poisson(rate):
-    """Poisson draws of rate's shape (outside the graph)."""
+def sample_poisson(rate, generator=None):
+    """Poisson draws of rate's shape (outside the graph), from ``generator`` when given
+    (torch.poisson's), else the package's generator."""
     rate = rate.detach()
     large = rate >= _SMALL
-    small = _small(where(large, rate * 0, rate))
+    small = _small(where(large, rate * 0, rate), generator)
     if not all_true(large == False):  # noqa: E712
-        return where(large, _large(where(large, rate, rate * 0 + _SMALL)), small)
+        return where(large, _large(where(large, rate, rate * 0 + _SMALL), generator), small)
     return small
 
 

@@ -5,6 +5,7 @@ device, never one number at a time."""
 from .. import dtypes
 from ..broadcast import broadcast_shapes
 from ..factories import rand, randn, tensor
+from ..factories import uniform as uniform_draws
 from ..softmax import log_softmax
 from ..strides import Size
 from ..tensor import Tensor
@@ -39,9 +40,11 @@ def size(shape):
     return Size(tuple(shape))
 
 
-def uniform(shape, like, low=0.0, high=1.0):
-    """Uniform numbers in [low, high) of like's dtype and device."""
-    u = rand(tuple(shape), dtype=like.dtype, device=like.device)
+def uniform(shape, like, low=0.0, high=1.0, generator=None):
+    """Uniform numbers in [low, high) of like's dtype and device, from ``generator`` (a
+    Generator) when given, else the package's generator."""
+    u = rand(tuple(shape), dtype=like.dtype, device=like.device) if generator is None else \
+        uniform_draws(tuple(shape), dtype=like.dtype, device=like.device, generator=generator)
     return u if (low, high) == (0.0, 1.0) else u * (high - low) + low
 
 
