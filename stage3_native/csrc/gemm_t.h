@@ -385,10 +385,32 @@ static void FN(gemm_turned)(const FN(GemmKernel) *kr, const FN(Problem) *g, int 
     tg_free(t);
 }
 
-/* One product on `threads` threads: turned where that pays, else the five loops on one
- * thread or the threads' grid (gemm_shared). */
+/* A row times a column (x @ y of two vectors): k multiply-adds into one number, where a
+ * micro-kernel would fill a whole tile to keep one element of it. Contiguous operands add
+ * in TG_DOT_LANES independent sums (vectorized, overlapping in the pipeline), as sum_row. */
+#define TG_DOT_LANES 16
+static void FN(dot)(const FN(Problem) *g) {
+    const T *a = g->a, *b = g->b;
+    i64 k = g->k, sa = g->sa_p, sb = g->sb_p, p = 0;
+    T sum = 0;
+    if (sa == 1 && sb == 1) {
+        T acc[TG_DOT_LANES] = {0};
+        for (; p + TG_DOT_LANES <= k; p += TG_DOT_LANES)
+            for (int l = 0; l < TG_DOT_LANES; l++) acc[l] += a[p + l] * b[p + l];
+        for (int w = TG_DOT_LANES / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+        sum = acc[0];
+    }
+    for (; p < k; p++) sum += a[p * sa] * b[p * sb];
+    g->out[0] = (g->add_to_out ? g->out[0] : 0) + (g->bias ? g->bias[0] + sum : sum);
+    if (g->epilogue) g->epilogue(g->ctx, 0, 1, 0, 1);
+}
+
+/* One product on `threads` threads: a dot product for one row and one column, turned where
+ * that pays, else the five loops on one thread or the threads' grid (gemm_shared). */
 static void FN(gemm_one)(const FN(GemmKernel) *kr, const FN(Problem) *g, int threads) {
-    if (FN(turning_pays)(kr, g->m, g->n, g->k)) FN(gemm_turned)(kr, g, threads);
+    if (g->m == 1 && g->n == 1) FN(dot)(g);
+    else if (FN(turning_pays)(kr, g->m, g->n, g->k)) FN(gemm_turned)(kr, g, threads);
     else if (threads > 1) FN(gemm_shared)(kr, g, threads);
     else FN(gemm_with_buffers)(kr, g);
 }
@@ -429,6 +451,7 @@ static void FN(gemm_batch)(const FN(GemmKernel) *kr, i64 batch, const i64 *a_bas
 
 /* ---- the dispatch: how a product runs, decided here and nowhere else ------------------
  *   k == 0                          the bias rows (no product)
+ *   one row times one column        a dot product (dot), each of a batch in turn
  *   few columns, many rows          turned (gemm_turned: out^T = b^T @ a^T, then a
  *                                   transpose), where turning_pays; then as below
  *   one thread, or a small product  the five loops on the calling thread: below
@@ -451,7 +474,7 @@ void FN(tg_gemm)(i64 batch, const i64 *a_base, const i64 *b_base, i64 m, i64 n, 
     const FN(GemmKernel) *kr = FN(tg_gemm_kernel)();
     int threads = FN(threads_for)((double)batch * m * n * k);
     FN(Problem) g = {m, n, k, a, sa_i, sa_p, b, sb_p, sb_j, bias, out, n};
-    if (threads > 1 && batch >= threads && (batch % threads == 0 || batch >= 4 * threads)) {
+    if (threads > 1 && batch >= threads && (batch % threads == 0 || batch >= 4 * threads) && m * n > 1) {
         FN(gemm_batch)(kr, batch, a_base, b_base, &g, threads);
         return;
     }
