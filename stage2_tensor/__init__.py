@@ -106,6 +106,17 @@ from .torch_compat import accelerator, backends, cuda, device, get_default_devic
 from .factories import seed as manual_seed  # PyTorch's name
 from .nn.functional import one_hot
 from .serialization import load, save
+# element-wise math, bits, more reductions (math_api.py), torch.special
+from .math_api import (acos, acosh, aminmax, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, asin,  # noqa: E402, A004, F401
+                       asinh, atan, atan2, atanh, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                       bitwise_right_shift, bitwise_xor, copysign, cosh, deg2rad, diff, digamma, erfc, erfinv, exp2,
+                       float_power, fmax, fmin, fmod, frac, frexp, gcd, heaviside, hypot, i0, isfinite, isinf, isnan,
+                       isneginf, isposinf, isreal, lcm, ldexp, lgamma, log2, log10, logaddexp, logaddexp2,
+                       logical_and, logical_not, logical_or, logical_xor, logit, mode, mvlgamma, nan_to_num,
+                       nanmean, nanquantile, nansum, polygamma, prod, quantile, rad2deg, reciprocal, sgn, signbit,
+                       sinc, sinh, std_mean, tan, var_mean, xlogy)
+from .math_api import NAMES as _MATH_NAMES  # noqa: E402
+from . import special  # noqa: E402
 
 _backend.register("python", PythonBackend())
 
@@ -140,6 +151,7 @@ __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "arange", "
            # advanced indexing's gathers and writes
            "index_put", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "masked_select",
            "masked_scatter", "nonzero", "argwhere", "count_nonzero"]
+__all__ += _MATH_NAMES + ["special"]   # element-wise math, bits, more reductions, torch.special
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

@@ -795,3 +795,4 @@ def _as_tensor_like(x, like):
 
 
 bind(Tensor, TensorMethods)
+from . import math_methods  # noqa: E402, F401  (binds the math functions' and reductions' methods, x.tan())
