@@ -70,14 +70,14 @@ def xlogy(input, other):
     """input * log(other), 0 where input is 0 (unless other is nan)."""
     a, b = float_operands(input, other)
     safe = _and(a == 0, b == b)
-    return a * unary("log", where(safe, 1.0, b))
+    return where(safe, 0.0, a * unary("log", where(safe, 1.0, b)))
 
 
 def xlog1py(input, other):
     """input * log1p(other), 0 where input is 0 (unless other is nan)."""
     a, b = float_operands(input, other)
     safe = _and(a == 0, b == b)
-    return a * unary("log1p", where(safe, 0.0, b))
+    return where(safe, 0.0, a * unary("log1p", where(safe, 0.0, b)))
 
 
 def logaddexp(input, other):

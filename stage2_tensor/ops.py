@@ -119,8 +119,9 @@ def periodic(f):
 
 def integral(f):
     """floor, ceil, trunc or round on Python numbers: integers, infinities and nan as they
-    are; a float's result stays a float (math.floor(2.5) is the int 2)."""
-    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else float(f(x))
+    are; a float's result stays a float (math.floor(2.5) is the int 2), with x's sign, as
+    in C (trunc(-0.5) is -0.0)."""
+    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else math.copysign(float(f(x)), x)
 
 
 def sigmoid(x):
@@ -247,6 +248,11 @@ def _log_base(f):
     return lambda x: f(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 
 
+def _whole(x):
+    """Whether x is a whole number, as C's x == floor(x) (infinities are; math.floor refuses them)."""
+    return math.isinf(x) or (x == x and x == math.floor(x))
+
+
 def lgamma(x):
     """log |Gamma(x)|: inf at its poles (0 and the negative integers), as PyTorch."""
     try:
@@ -269,7 +275,7 @@ def digamma(x):
         return math.copysign(math.inf, -x)
     result = 0.0
     if x < 0:
-        if x == math.floor(x):
+        if _whole(x):
             return math.nan
         result = -math.pi / math.tan(math.pi * math.fmod(x, 1.0))
         x = 1 - x
@@ -319,9 +325,9 @@ def zeta(x, q):
     if x < 1 or q != q:
         return math.nan
     if q <= 0:
-        if q == math.floor(q):
+        if _whole(q):
             return math.inf
-        if x != math.floor(x) or q < -ZETA_STEPS:
+        if not _whole(x) or q < -ZETA_STEPS:
             return math.nan
     s, a, i, b = pow_(q, -x), q, 0, 0.0
     while i < 9 or a <= 9:
@@ -352,7 +358,7 @@ def polygamma(n, x):
     """The n-th derivative of digamma at x (n a whole number >= 0): digamma, trigamma, and
     for n >= 2 (-1)^(n+1) n! zeta(n + 1, x), as PyTorch; nan for any other n (stage2
     refuses them first)."""
-    if not (n >= 0 and n == math.floor(n)) or n == math.inf:
+    if not (n >= 0 and _whole(n)) or n == math.inf:
         return math.nan
     if n == 0:
         return digamma(x)
@@ -377,8 +383,8 @@ def _bessel_asymptotic(x, order):
     """I_order(|x|) for |x| > 30: e^x / sqrt(2 pi x) times Hankel's series in 1 / (8x), whose
     terms fall below 1e-17 within twenty of them there."""
     x = abs(x)
-    if x == math.inf:
-        return math.inf
+    if x == math.inf:                   # nan, as PyTorch's
+        return math.nan
     mu, t, s, k = 4.0 * order * order, 1.0, 1.0, 0
     while abs(t) > 1e-17 and k < 40:
         k += 1
@@ -403,7 +409,8 @@ def bessel_i1(x):
     if x != x:
         return math.nan
     a = abs(x)
-    return math.copysign(_bessel_series(a, 1) if a <= 30 else _bessel_asymptotic(a, 1), x)
+    value = _bessel_series(a, 1) if a <= 30 else _bessel_asymptotic(a, 1)
+    return -value if x < 0 else value           # I1(-0.0) is 0.0, as PyTorch's
 
 
 def erfinv(y):

@@ -296,20 +296,21 @@ TG_FN double tg_polygamma_f64(double n, double x) {
 }
 
 /* The modified Bessel functions I0, I1 of |x|: the power series up to 30, Hankel's
- * asymptotic series beyond (each stops where its terms fall below 1e-17) */
+ * asymptotic series beyond (each stops where its terms fall below 1e-17); nan at inf, as
+ * PyTorch's; I1(-0.0) is 0.0, as PyTorch's */
 TG_FN double tg_bessel_f64(double x, int order) {
     if (x <= 30) {
         double t = order ? 0.5 * x : 1.0, s = t, q = 0.25 * x * x;
         for (int k = 1; t > 1e-17 * s; k++) { t *= q / (k * (k + order)); s += t; }
         return s;
     }
-    if (x == INFINITY) return INFINITY;
+    if (x == INFINITY) return NAN;
     double mu = 4.0 * order * order, t = 1, s = 1;
     for (int k = 1; fabs(t) > 1e-17 && k <= 40; k++) { t *= -(mu - (2 * k - 1) * (2 * k - 1)) / (k * 8 * x); s += t; }
     return exp(x) / sqrt(2 * M_PI * x) * s;
 }
 TG_FN double tg_i0_f64(double x) { return x != x ? x : tg_bessel_f64(fabs(x), 0); }
-TG_FN double tg_i1_f64(double x) { return x != x ? x : copysign(tg_bessel_f64(fabs(x), 1), x); }
+TG_FN double tg_i1_f64(double x) { return x != x ? x : x < 0 ? -tg_bessel_f64(-x, 1) : tg_bessel_f64(x, 1); }
 
 /* erfinv: Giles' approximation, then Newton's steps (on log erfc for |y| >= 1/2) */
 TG_FN double tg_erfinv_f64(double y) {
