@@ -749,7 +749,9 @@ PRIMITIVES.update({
     "atanh": Reference(np.arctanh, vectorizes=False), "log2": Reference(np.log2, positive=True, vectorizes=False),
     "log10": Reference(np.log10, positive=True, vectorizes=False), "exp2": Reference(np.exp2, vectorizes=False),
     "erfc": Reference(_erfc, vectorizes=False), "erfinv": Reference(_vectorized("erfinv"), vectorizes=False),
-    "lgamma": Reference(_lgamma, vectorizes=False), "digamma": Reference(_vectorized("digamma"), vectorizes=False),
+    # near its zeros (1, 2, ...) lgamma's value is far smaller than its terms (math's and libm's
+    # formulas differ there by an ulp of 1)
+    "lgamma": Reference(_lgamma, lambda x: (_lgamma(x), np.ones_like(x)), vectorizes=False), "digamma": Reference(_vectorized("digamma"), vectorizes=False),
     "i0": Reference(np.i0, vectorizes=False), "i1": Reference(_vectorized("bessel_i1"), vectorizes=False),
     "bitwise_not": Reference(_integers_only(np.invert)),
     "atan2": Reference(np.arctan2), "fmod": Reference(np.fmod), "copysign": Reference(np.copysign),
