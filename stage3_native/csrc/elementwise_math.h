@@ -198,11 +198,20 @@ TG_LIBM_1(sinh, sinh) TG_LIBM_1(cosh, cosh) TG_LIBM_1(asinh, asinh) TG_LIBM_1(ac
 TG_LIBM_1(atanh, atanh) TG_LIBM_1(log2, log2) TG_LIBM_1(log10, log10) TG_LIBM_1(exp2, exp2)
 TG_LIBM_1(erfc, erfc)
 TG_LIBM_2(atan2, atan2) TG_LIBM_2(copysign, copysign) TG_LIBM_2(hypot, hypot) TG_LIBM_2(fmod, fmod)
-/* stage2 gives atan2, copysign and hypot floats; fmod keeps integers (sign of a; b == 0 is
- * refused first, and INT64_MIN % -1, undefined in C, is 0) */
-TG_FN int64_t tg_atan2_i64(int64_t a, int64_t b) { return (int64_t)atan2((double)a, (double)b); }
-TG_FN int64_t tg_copysign_i64(int64_t a, int64_t b) { return (int64_t)copysign((double)a, (double)b); }
-TG_FN int64_t tg_hypot_i64(int64_t a, int64_t b) { return (int64_t)hypot((double)a, (double)b); }
+/* stage2 gives atan2, copysign, hypot and polygamma floats, but their integer versions are
+ * defined for every input all the same (the kernels' tests run every op on integers): a
+ * double converted saturating, nan as 0, where C's cast of nan or of a number out of range
+ * is undefined. fmod keeps integers (sign of a; b == 0 is refused first, and INT64_MIN % -1,
+ * undefined in C, is 0) */
+TG_FN int64_t tg_saturate_i64(double d) {
+    return d != d ? 0 : d >= 9223372036854775807.0 ? INT64_MAX : d <= -9223372036854775807.0 ? INT64_MIN : (int64_t)d;
+}
+TG_FN int64_t tg_atan2_i64(int64_t a, int64_t b) { return tg_saturate_i64(atan2((double)a, (double)b)); }
+TG_FN int64_t tg_copysign_i64(int64_t a, int64_t b) {
+    uint64_t magnitude = a < 0 ? -(uint64_t)a : (uint64_t)a;          /* INT64_MIN's wraps, as abs's */
+    return (int64_t)(b < 0 ? -magnitude : magnitude);
+}
+TG_FN int64_t tg_hypot_i64(int64_t a, int64_t b) { return tg_saturate_i64(hypot((double)a, (double)b)); }
 TG_FN int64_t tg_fmod_i64(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
 
 /* log |Gamma(x)|, inf at the poles; lgamma_r on the CPU, as lgamma writes the global signgam */
@@ -338,7 +347,7 @@ TG_FN double tg_erfinv_f64(double y) {
     TG_REAL_ON_INTEGERS(name)
 TG_SPECIAL_1(lgamma) TG_SPECIAL_1(digamma) TG_SPECIAL_1(i0) TG_SPECIAL_1(i1) TG_SPECIAL_1(erfinv)
 TG_FN float tg_polygamma_f32(float n, float x) { return (float)tg_polygamma_f64(n, x); }
-TG_FN int64_t tg_polygamma_i64(int64_t n, int64_t x) { return (int64_t)tg_polygamma_f64((double)n, (double)x); }
+TG_FN int64_t tg_polygamma_i64(int64_t n, int64_t x) { return tg_saturate_i64(tg_polygamma_f64((double)n, (double)x)); }
 
 /* bitwise and number-theoretic: integers only, in uint64_t where a signed result would
  * overflow (wrapping, as PyTorch); a shift by 64 or more, or a negative one, shifts every
