@@ -121,6 +121,17 @@ from .membership import isin
 from .sequences import (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace,
                         vander)
 from .torch_compat import _functional as _method_as_function
+# element-wise math, bits, more reductions (math_api.py), torch.special
+from .math_api import (acos, acosh, aminmax, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, asin,  # noqa: A004, F401
+                       asinh, atan, atan2, atanh, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                       bitwise_right_shift, bitwise_xor, copysign, cosh, deg2rad, diff, digamma, erfc, erfinv, exp2,
+                       float_power, fmax, fmin, fmod, frac, frexp, gcd, heaviside, hypot, i0, isfinite, isinf, isnan,
+                       isneginf, isposinf, isreal, lcm, ldexp, lgamma, log2, log10, logaddexp, logaddexp2,
+                       logical_and, logical_not, logical_or, logical_xor, logit, mode, mvlgamma, nan_to_num,
+                       nanmean, nanquantile, nansum, polygamma, prod, quantile, rad2deg, reciprocal, sgn, signbit,
+                       sinc, sinh, std_mean, tan, var_mean, xlogy)
+from .math_api import NAMES as _MATH_NAMES  # noqa: E402
+from . import special  # noqa: E402
 index_reduce = _method_as_function("index_reduce", "a copy with source's slices reduced into it at index along dim")
 
 _backend.register("python", PythonBackend())
@@ -183,6 +194,7 @@ from .linalg.lu import logdet  # noqa: E402
 __all__ += ["linalg", "dot", "vdot", "inner", "mv", "ger", "addmm", "addmv", "addbmm", "baddbmm", "addr",
             "chain_matmul", "kron", "trace", "tensordot", "cdist", "cross", "cov", "corrcoef", "matrix_power",
             "det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse", "matrix_exp", "block_diag"]
+__all__ += _MATH_NAMES + ["special"]   # element-wise math, bits, more reductions, torch.special
 
 # PyTorch's dtype aliases. Last in the file: inside it they shadow the builtins.
 long = int64

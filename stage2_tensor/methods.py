@@ -1001,3 +1001,4 @@ class RandomFillMethods:
 
 
 bind(Tensor, RandomFillMethods)
+from . import math_methods  # noqa: E402, F401  (binds the math functions' and reductions' methods, x.tan())

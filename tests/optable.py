@@ -247,6 +247,7 @@ def _masked_scatter(a, mask, source):
 
 
 AWAY = Domain(-3.0, 3.0, away=0.05)
+UNIT = Domain(-0.9, 0.9, away=0.05)         # inside (-1, 1): asin, atanh, erfinv
 
 
 def _eye(ns, like, n, m=None):
@@ -687,6 +688,50 @@ TENSOR_OPS = [
                                + np.linalg.lstsq(0.3 * m + _spread(np, m, 3, 2), b, rcond=None)[0].sum()
                                + _expm(0.5 * a).sum() + (m @ a @ a.T @ m.T).sum()),
               (3, 2), (3, 2), (2, 2)),
+    # element-wise math and more reductions (math_functions.py, more_reductions.py), a few to a row
+    tensor_op("math_trigonometry",
+              lambda ns, a, u: (ns.tan(a * 0.4) + u.asin() + ns.arccos(u) + ns.atan(a) + a.sinh() + ns.cosh(a)
+                                + ns.arcsinh(a) + (2 + a.abs()).acosh() + ns.atanh(u) + ns.atan2(a, u)
+                                + a.hypot(u) + ns.sinc(a) + ns.deg2rad(a) * ns.rad2deg(u)),
+              lambda a, u: (np.tan(a * 0.4) + np.arcsin(u) + np.arccos(u) + np.arctan(a) + np.sinh(a) + np.cosh(a)
+                            + np.arcsinh(a) + np.arccosh(2 + np.abs(a)) + np.arctanh(u) + np.arctan2(a, u)
+                            + np.hypot(a, u) + np.sinc(a) + np.deg2rad(a) * np.rad2deg(u)),
+              (2, 3), (2, 3), domains=(AWAY, UNIT)),
+    tensor_op("math_logs_and_special",
+              lambda ns, p, a, u: (ns.log2(p) + p.log10() + ns.exp2(a) + ns.erfc(a) + ns.erfinv(u) + ns.lgamma(p)
+                                   + p.digamma() + ns.polygamma(1, p) + ns.polygamma(2, p + 1) + ns.i0(a)
+                                   + ns.special.i1(a) + ns.logit(u * 0.4 + 0.5) + ns.xlogy(a, p)
+                                   + ns.special.xlog1py(a, p) + ns.logaddexp(a, u) + ns.logaddexp2(u, a)
+                                   + ns.copysign(a, u) + ns.fmod(a, 0.7) + ns.frac(a) + ns.float_power(p, a)
+                                   + ns.ldexp(a, ns.tensor([1.0, -2.0, 3.0], device=a.device))
+                                   + ns.special.entr(p) + ns.special.ndtr(a)),
+              lambda p, a, u: (np.log2(p) + np.log10(p) + np.exp2(a) + _erfc(a) + _vectorized("erfinv")(u)
+                               + _lgamma(p) + _vectorized("digamma")(p) + _vectorized("trigamma")(p)
+                               + _vectorized("polygamma")(2.0, p + 1) + np.i0(a) + _vectorized("bessel_i1")(a)
+                               + np.log((u * 0.4 + 0.5) / (1 - (u * 0.4 + 0.5))) + a * np.log(p)
+                               + a * np.log1p(p) + np.logaddexp(a, u) + np.logaddexp2(u, a) + np.copysign(a, u)
+                               + np.fmod(a, 0.7) + (a - np.trunc(a)) + p ** a + a * 2.0 ** np.array([1, -2, 3])
+                               - p * np.log(p) + 0.5 * _erfc(-a / math.sqrt(2))),
+              (2, 3), (2, 3), (2, 3), domains=(POSITIVE, AWAY, UNIT)),
+    tensor_op("math_reductions",
+              lambda ns, a: ns.cat([a.prod().reshape(1), ns.prod(a, 1), a.prod(0, keepdim=True).reshape(-1),
+                                    ns.nansum(a, 0), a.nanmean(1), ns.aminmax(a, dim=0).max,
+                                    ns.var_mean(a, 1)[0], ns.std_mean(a)[1].reshape(1),
+                                    ns.quantile(a, ns.tensor([0.2, 0.5], dtype=a.dtype, device=a.device), dim=1)
+                                    .reshape(-1), a.nanquantile(0.7, dim=0, interpolation="midpoint"),
+                                    ns.diff(a, dim=1).reshape(-1), a.diff(2, 0, append=a[:1]).reshape(-1),
+                                    ns.logsumexp(a, 1)]),
+              lambda a: np.concatenate([[a.prod()], a.prod(1), a.prod(0), a.sum(0), a.mean(1), a.max(0),
+                                        a.var(1, ddof=1), [a.mean()], np.quantile(a, [0.2, 0.5], axis=1).ravel(),
+                                        (np.quantile(a, 0.7, axis=0, method="lower")
+                                         + np.quantile(a, 0.7, axis=0, method="higher")) / 2,
+                                        np.diff(a, axis=1).ravel(), np.diff(np.concatenate([a, a[:1]]), 2, 0).ravel(),
+                                        np.log(np.exp(a).sum(1))]),
+              (3, 4), domains=(AWAY,)),
+    tensor_op("math_prod_zeros",        # one zero in a row, two in another, none in the third
+              lambda ns, a: (a * ns.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]], dtype=a.dtype,
+                                           device=a.device)).prod(1),
+              lambda a: (a * np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]])).prod(1), (3, 3)),
 ]
 
 
@@ -782,3 +827,57 @@ PRIMITIVES = {
     "sum": Reference(np.sum), "max": Reference(np.max), "min": Reference(np.min),
     "argmax": Reference(np.argmax), "argmin": Reference(np.argmin),
 }
+
+
+# ---- ops.py's MATH: numpy's functions, math's (lgamma, erfc), and for digamma, polygamma,
+# erfinv and i1 their declared formulas (tests/test_stage2_math.py checks those against
+# known values and identities, so a device here is held to a checked formula)
+def _vectorized(name):
+    from stage2_tensor import ops as declared
+    return np.vectorize(getattr(declared, name), otypes=[float])
+
+
+def _lgamma(x):
+    return np.vectorize(lambda v: math.lgamma(v) if not (v <= 0 and v == math.floor(v)) else math.inf,
+                        otypes=[float])(x)
+
+
+def _erfc(x):
+    return np.vectorize(math.erfc, otypes=[float])(x)
+
+
+def _integers_only(f):
+    """A bitwise op's answer: f on integers, nan on floats (as the kernels, which stage2 never
+    gives floats)."""
+    def reference(*arrays):
+        if all(np.asarray(a).dtype.kind in "iub" for a in arrays):
+            return f(*arrays)
+        return np.full(np.broadcast(*arrays).shape, np.nan)
+    return reference
+
+
+def _polygamma(n, x):
+    return _vectorized("polygamma")(n, x)
+
+
+PRIMITIVES.update({
+    "tan": Reference(np.tan, vectorizes=False), "asin": Reference(np.arcsin, vectorizes=False),
+    "acos": Reference(np.arccos, vectorizes=False), "atan": Reference(np.arctan, vectorizes=False),
+    "sinh": Reference(np.sinh, vectorizes=False), "cosh": Reference(np.cosh, vectorizes=False),
+    "asinh": Reference(np.arcsinh, vectorizes=False), "acosh": Reference(np.arccosh, positive=True, vectorizes=False),
+    "atanh": Reference(np.arctanh, vectorizes=False), "log2": Reference(np.log2, positive=True, vectorizes=False),
+    "log10": Reference(np.log10, positive=True, vectorizes=False), "exp2": Reference(np.exp2, vectorizes=False),
+    "erfc": Reference(_erfc, vectorizes=False), "erfinv": Reference(_vectorized("erfinv"), vectorizes=False),
+    # near its zeros (1, 2, ...) lgamma's value is far smaller than its terms (math's and libm's
+    # formulas differ there by an ulp of 1)
+    "lgamma": Reference(_lgamma, lambda x: (_lgamma(x), np.ones_like(x)), vectorizes=False), "digamma": Reference(_vectorized("digamma"), vectorizes=False),
+    "i0": Reference(np.i0, vectorizes=False), "i1": Reference(_vectorized("bessel_i1"), vectorizes=False),
+    "bitwise_not": Reference(_integers_only(np.invert)),
+    "atan2": Reference(np.arctan2), "fmod": Reference(np.fmod), "copysign": Reference(np.copysign),
+    "hypot": Reference(np.hypot), "polygamma": Reference(_polygamma),
+    "bitwise_and": Reference(_integers_only(np.bitwise_and)), "bitwise_or": Reference(_integers_only(np.bitwise_or)),
+    "bitwise_xor": Reference(_integers_only(np.bitwise_xor)),
+    "bitwise_left_shift": Reference(_integers_only(np.left_shift)),
+    "bitwise_right_shift": Reference(_integers_only(np.right_shift)),
+    "gcd": Reference(_integers_only(np.gcd)), "lcm": Reference(_integers_only(np.lcm)),
+})

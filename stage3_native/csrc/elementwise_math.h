@@ -181,6 +181,205 @@ TG_FN double tg_softplus_f64(double x) { return x > 20.0 ? x : log1p(exp(x)); }
 TG_REAL_ON_INTEGERS(sigmoid) TG_REAL_ON_INTEGERS(gelu) TG_REAL_ON_INTEGERS(gelu_grad)
 TG_REAL_ON_INTEGERS(gelu_tanh) TG_REAL_ON_INTEGERS(gelu_tanh_grad) TG_REAL_ON_INTEGERS(softplus)
 
+/* ---- the rest of PyTorch's element-wise math (stage2_tensor/ops.py's MATH, where each
+ * formula is also written on Python numbers and explained) ---------------------------------
+ * libm's functions in float and double; the special functions in double (a float32's value
+ * rounded from it), as PyTorch computes them; the bitwise and number-theoretic ops on
+ * integers, nan on floats (stage2 refuses floats before a kernel runs). */
+#define TG_LIBM_1(name, libm) \
+    TG_FN float tg_##name##_f32(float x) { return libm##f(x); } \
+    TG_FN double tg_##name##_f64(double x) { return libm(x); } \
+    TG_REAL_ON_INTEGERS(name)
+#define TG_LIBM_2(name, libm) \
+    TG_FN float tg_##name##_f32(float x, float y) { return libm##f(x, y); } \
+    TG_FN double tg_##name##_f64(double x, double y) { return libm(x, y); }
+TG_LIBM_1(tan, tan) TG_LIBM_1(asin, asin) TG_LIBM_1(acos, acos) TG_LIBM_1(atan, atan)
+TG_LIBM_1(sinh, sinh) TG_LIBM_1(cosh, cosh) TG_LIBM_1(asinh, asinh) TG_LIBM_1(acosh, acosh)
+TG_LIBM_1(atanh, atanh) TG_LIBM_1(log2, log2) TG_LIBM_1(log10, log10) TG_LIBM_1(exp2, exp2)
+TG_LIBM_1(erfc, erfc)
+TG_LIBM_2(atan2, atan2) TG_LIBM_2(copysign, copysign) TG_LIBM_2(hypot, hypot) TG_LIBM_2(fmod, fmod)
+/* stage2 gives atan2, copysign, hypot and polygamma floats, but their integer versions are
+ * defined for every input all the same (the kernels' tests run every op on integers): a
+ * double converted saturating, nan as 0, where C's cast of nan or of a number out of range
+ * is undefined. fmod keeps integers (sign of a; b == 0 is refused first, and INT64_MIN % -1,
+ * undefined in C, is 0) */
+TG_FN int64_t tg_saturate_i64(double d) {
+    return d != d ? 0 : d >= 9223372036854775807.0 ? INT64_MAX : d <= -9223372036854775807.0 ? INT64_MIN : (int64_t)d;
+}
+TG_FN int64_t tg_atan2_i64(int64_t a, int64_t b) { return tg_saturate_i64(atan2((double)a, (double)b)); }
+TG_FN int64_t tg_copysign_i64(int64_t a, int64_t b) {
+    uint64_t magnitude = a < 0 ? -(uint64_t)a : (uint64_t)a;          /* INT64_MIN's wraps, as abs's */
+    return (int64_t)(b < 0 ? -magnitude : magnitude);
+}
+TG_FN int64_t tg_hypot_i64(int64_t a, int64_t b) { return tg_saturate_i64(hypot((double)a, (double)b)); }
+TG_FN int64_t tg_fmod_i64(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+
+/* log |Gamma(x)|, inf at the poles; lgamma_r on the CPU, as lgamma writes the global signgam */
+TG_FN double tg_lgamma_f64(double x) {
+#if defined(TG_CUDA_SOURCE) && !defined(TG_CUDA_EMULATE)
+    return lgamma(x);
+#else
+    int sign;
+    return lgamma_r(x, &sign);
+#endif
+}
+
+TG_FN double tg_digamma_f64(double x) {
+    const double A[] = {8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+                        -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+                        8.33333333333333333333e-2};
+    double result = 0, y = 0;
+    if (x == 0) return copysign(INFINITY, -x);
+    if (x < 0) {
+        if (x == floor(x)) return NAN;
+        result = -M_PI / tan(M_PI * fmod(x, 1.0));
+        x = 1 - x;
+    }
+    while (x < 10) { result -= 1 / x; x += 1; }
+    if (x == 10) return result + 2.25175258906672110764;
+    if (x < 1e17) {
+        double z = 1 / (x * x), p = 0;
+        for (int i = 0; i < 7; i++) p = p * z + A[i];
+        y = z * p;
+    }
+    return result + log(x) - 0.5 / x - y;
+}
+
+TG_FN double tg_trigamma_f64(double x) {
+    double sign = 1, result = 0;
+    if (x < 0.5) {
+        double s = sin(M_PI * x);
+        sign = -1;
+        result = -M_PI * M_PI / (s * s);
+        x = 1 - x;
+    }
+    for (int i = 0; i < 6; i++) { result += 1 / (x * x); x += 1; }
+    double ixx = 1 / (x * x);
+    result += (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x;
+    return sign * result;
+}
+
+/* Hurwitz's zeta (Cephes'); q below -100000 (that many terms before the tail) gives nan */
+TG_FN double tg_zeta_f64(double x, double q) {
+    const double A[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                        -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                        1.8152105401943546773e17, -7.1661652561756670113e18};
+    const double MACHEP = 1.11022302462515654042e-16;
+    if (x == 1) return INFINITY;
+    if (x < 1 || q != q) return NAN;
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (x != floor(x) || q < -100000.0) return NAN;
+    }
+    double s = pow(q, -x), a = q, b = 0, w, k = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i += 1;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (-MACHEP * s < b && b < MACHEP * s) return s;
+    }
+    w = a;
+    s += b * w / (x - 1) - 0.5 * b;
+    a = 1;
+    for (int j = 0; j < 12; j++) {
+        a *= x + k;
+        b /= w;
+        double t = a * b / A[j];
+        s += t;
+        if (fabs(t / s) < MACHEP) break;
+        k += 1;
+        a *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+
+TG_FN double tg_polygamma_f64(double n, double x) {
+    if (!(n >= 0 && n == floor(n)) || n == INFINITY) return NAN;
+    if (n == 0) return tg_digamma_f64(x);
+    if (n == 1) return tg_trigamma_f64(x);
+    return (fmod(n, 2.0) != 0 ? 1.0 : -1.0) * exp(tg_lgamma_f64(n + 1)) * tg_zeta_f64(n + 1, x);
+}
+
+/* The modified Bessel functions I0, I1 of |x|: the power series up to 30, Hankel's
+ * asymptotic series beyond (each stops where its terms fall below 1e-17); nan at inf, as
+ * PyTorch's; I1(-0.0) is 0.0, as PyTorch's */
+TG_FN double tg_bessel_f64(double x, int order) {
+    if (x <= 30) {
+        double t = order ? 0.5 * x : 1.0, s = t, q = 0.25 * x * x;
+        for (int k = 1; t > 1e-17 * s; k++) { t *= q / (k * (k + order)); s += t; }
+        return s;
+    }
+    if (x == INFINITY) return NAN;
+    double mu = 4.0 * order * order, t = 1, s = 1;
+    for (int k = 1; fabs(t) > 1e-17 && k <= 40; k++) { t *= -(mu - (2 * k - 1) * (2 * k - 1)) / (k * 8 * x); s += t; }
+    return exp(x) / sqrt(2 * M_PI * x) * s;
+}
+TG_FN double tg_i0_f64(double x) { return x != x ? x : tg_bessel_f64(fabs(x), 0); }
+TG_FN double tg_i1_f64(double x) { return x != x ? x : x < 0 ? -tg_bessel_f64(-x, 1) : tg_bessel_f64(x, 1); }
+
+/* erfinv: Giles' approximation, then Newton's steps (on log erfc for |y| >= 1/2) */
+TG_FN double tg_erfinv_f64(double y) {
+    const double central[] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
+    const double tail[] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                           -0.0076224613, 0.00943887047, 1.00167406, 2.83297682};
+    if (!(y > -1 && y < 1)) return fabs(y) == 1 ? copysign(INFINITY, y) : NAN;
+    double a = fabs(y), w = -log((1 - a) * (1 + a)), p = 0, x;
+    const double *c = central;
+    if (w < 5) w -= 2.5;
+    else { w = sqrt(w) - 3; c = tail; }
+    for (int i = 0; i < 9; i++) p = p * w + c[i];
+    x = p * a;
+    for (int i = 0; i < 4; i++) {
+        double slope = 1.1283791670955126 * exp(-x * x);      /* 2 / sqrt(pi) e^(-x^2) */
+        if (a < 0.5) x -= (erf(x) - a) / slope;
+        else { double e = erfc(x); x += (log(e) - log1p(-a)) * e / slope; }
+    }
+    return copysign(x, y);
+}
+
+#define TG_SPECIAL_1(name) \
+    TG_FN float tg_##name##_f32(float x) { return (float)tg_##name##_f64((double)x); } \
+    TG_REAL_ON_INTEGERS(name)
+TG_SPECIAL_1(lgamma) TG_SPECIAL_1(digamma) TG_SPECIAL_1(i0) TG_SPECIAL_1(i1) TG_SPECIAL_1(erfinv)
+TG_FN float tg_polygamma_f32(float n, float x) { return (float)tg_polygamma_f64(n, x); }
+TG_FN int64_t tg_polygamma_i64(int64_t n, int64_t x) { return tg_saturate_i64(tg_polygamma_f64((double)n, (double)x)); }
+
+/* bitwise and number-theoretic: integers only, in uint64_t where a signed result would
+ * overflow (wrapping, as PyTorch); a shift by 64 or more, or a negative one, shifts every
+ * bit out (0, or the sign's bits to the right), as PyTorch */
+#define TG_INTEGERS_ONLY_1(name, expr) \
+    TG_FN float tg_##name##_f32(float x) { (void)x; return NAN; } \
+    TG_FN double tg_##name##_f64(double x) { (void)x; return NAN; } \
+    TG_FN int64_t tg_##name##_i64(int64_t x) { return expr; }
+#define TG_INTEGERS_ONLY_2(name, expr) \
+    TG_FN float tg_##name##_f32(float x, float y) { (void)x; (void)y; return NAN; } \
+    TG_FN double tg_##name##_f64(double x, double y) { (void)x; (void)y; return NAN; } \
+    TG_FN int64_t tg_##name##_i64(int64_t x, int64_t y) { return expr; }
+TG_FN uint64_t tg_gcd_u64(int64_t a, int64_t b) {
+    uint64_t x = a < 0 ? -(uint64_t)a : (uint64_t)a, y = b < 0 ? -(uint64_t)b : (uint64_t)b;
+    while (y) { uint64_t r = x % y; x = y; y = r; }
+    return x;
+}
+TG_FN int64_t tg_lcm_value(int64_t a, int64_t b) {
+    uint64_t g = tg_gcd_u64(a, b);
+    if (!g) return 0;
+    uint64_t m = (uint64_t)(a / (int64_t)g) * (uint64_t)b;     /* a / g exact; g = 2^63 only for a or b INT64_MIN */
+    return (int64_t)m < 0 ? (int64_t)(-m) : (int64_t)m;
+}
+TG_INTEGERS_ONLY_1(bitwise_not, ~x)
+TG_INTEGERS_ONLY_2(bitwise_and, x & y)
+TG_INTEGERS_ONLY_2(bitwise_or, x | y)
+TG_INTEGERS_ONLY_2(bitwise_xor, x ^ y)
+TG_INTEGERS_ONLY_2(bitwise_left_shift, y >= 0 && y < 64 ? (int64_t)((uint64_t)x << y) : 0)
+TG_INTEGERS_ONLY_2(bitwise_right_shift, x >> (y >= 0 && y < 64 ? y : 63))
+TG_INTEGERS_ONLY_2(gcd, (int64_t)tg_gcd_u64(x, y))
+TG_INTEGERS_ONLY_2(lcm, tg_lcm_value(x, y))
+
 /* ---- finding an op's function by the argument's type --------------------------------------
  * TG_BY_TYPE(name, x) is tg_name_f32, _f64 or _i64, for x of type float, double or int64_t.
  * C picks with _Generic (C11), as <tgmath.h> does; C++ (the .cu kernels) overloads tg_NAME
