@@ -9,7 +9,7 @@ import pytest
 
 import stage2_tensor as tg
 import stage2_tensor.distributions as D
-from stage2_tensor.distributions.special import digamma, erfinv, lgamma
+from stage2_tensor import digamma, erfinv, lgamma
 
 from .engines import device_params
 

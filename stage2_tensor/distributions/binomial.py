@@ -8,7 +8,7 @@ from ..nn.functional import softplus
 from . import constraints
 from .bernoulli import _probs_or_logits
 from .distribution import Distribution, expanded
-from .special import lgamma
+from ..math_api import lgamma
 from .utils import all_true, broadcast_all, lazy_property, logits_to_probs, probs_to_logits, uniform
 
 

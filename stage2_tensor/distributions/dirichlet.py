@@ -5,7 +5,7 @@ from ..nn.functional import one_hot
 from . import constraints
 from .distribution import Distribution, expanded
 from .gamma import standard_gamma
-from .special import digamma, lgamma, xlogy
+from ..math_api import digamma, lgamma, xlogy
 from .utils import finfo
 
 

@@ -14,7 +14,7 @@ from ..elementwise import where
 from ..factories import zeros
 from . import constraints
 from .distribution import Distribution, expanded
-from .special import digamma, lgamma, xlogy
+from ..math_api import digamma, lgamma, xlogy
 from .utils import all_true, broadcast_all, either, standard_normal, uniform
 
 _ROUNDS = 64

@@ -3,7 +3,7 @@ import math
 
 from . import constraints
 from .distribution import Distribution, expanded
-from .special import erfinv
+from ..math_api import erfinv
 from .utils import broadcast_all, standard_normal
 
 

@@ -10,7 +10,7 @@ from ..elementwise import where
 from ..factories import zeros
 from . import constraints
 from .distribution import Distribution, expanded
-from .special import lgamma, xlogy
+from ..math_api import lgamma, xlogy
 from .utils import all_true, broadcast_all, either, uniform
 
 _SMALL = 10.0
