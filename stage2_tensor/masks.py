@@ -1,14 +1,16 @@
 """Masks: ``masked_fill`` (a value where a bool mask is true), the triangles ``tril`` and
-``triu`` (a causal mask; one kernel), and ``diag`` (one diagonal kept). Each keeps some
-elements and zeroes the rest, so its gradient flows to the elements kept.
+``triu`` (a causal mask; one kernel), and ``diag`` (one diagonal kept: diag_embed and
+diagonal's view). Each keeps some elements and zeroes the rest, so its gradient flows to the
+elements kept.
 ``masked_select`` and ``masked_scatter`` read and write the true positions in row-major
 order: x[mask] and advanced indexing's write (advanced_index.py), differentiable the same way."""
-from . import concat, dtypes, factories
+from . import dtypes, factories
 from .advanced_index import nonzero, write
 from .broadcast import broadcast_shapes
 from .elementwise import where
 from .gradient_function import GradientFunction
 from .tensor import Tensor
+from .view_layouts import diag_embed, diagonal as diagonal_view
 
 
 def check_mask(op, x, mask, value):
@@ -79,29 +81,17 @@ def triu(x, diagonal=0):
 
 def diag(x, diagonal=0):
     """PyTorch's torch.diag: of a vector, the square matrix with it on the given diagonal
-    (j - i = diagonal), zeros elsewhere; of a matrix, that diagonal as a vector. Both are a
-    where over the diagonal's positions, so the gradient flows to those elements only."""
+    (j - i = diagonal), zeros elsewhere (diag_embed); of a matrix, a copy of that diagonal
+    (diagonal, a view, copied). The gradient flows to those elements only."""
     if not isinstance(x, Tensor):
         raise TypeError(f"diag(): argument 'input' (position 1) must be a Tensor, not {type(x).__name__}")
     if not isinstance(diagonal, int) or isinstance(diagonal, bool):
         raise TypeError(f"diag: diagonal must be an int, got {diagonal!r}")
     if x.ndim == 1:
-        n, k = x.shape[0], abs(diagonal)
-        m = n + k
-        # the vector, padded to m, along the rows (diagonal >= 0) or the columns
-        padded = concat.cat([x, factories.zeros(k, dtype=x.dtype, device=x.device)]) if k else x
-        spread = padded.unsqueeze(1) if diagonal >= 0 else padded.unsqueeze(0)
-        on = (factories.arange(m, device=x.device) - factories.arange(m, device=x.device).unsqueeze(-1)) == diagonal
-        return where(on, spread.expand(m, m), factories.full((), 0, dtype=x.dtype, device=x.device))
+        return diag_embed(x, diagonal)
     if x.ndim != 2:
         raise ValueError(f"diag: expected a 1-D or 2-D tensor, got shape {x.shape}")
-    rows, cols = x.shape
-    start_row, start_col = max(0, -diagonal), max(0, diagonal)
-    n = max(0, min(rows - start_row, cols - start_col))
-    block = x[start_row:start_row + n, start_col:start_col + n]
-    on = factories.arange(n, device=x.device).unsqueeze(-1) == factories.arange(n, device=x.device)
-    return where(on, block, factories.full((), 0, dtype=x.dtype, device=x.device)).sum(dim=1) if n else \
-        factories.zeros(0, dtype=x.dtype, device=x.device)
+    return diagonal_view(x, diagonal).clone()
 
 
 def _bool_mask(op, mask):

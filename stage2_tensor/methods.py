@@ -472,8 +472,9 @@ class TensorMethods:
         return advanced_index.nonzero(self)
 
     def count_nonzero(self, dim=None):
-        """How many elements are nonzero (along dim, an int or a tuple), as int64."""
-        return (self != 0).sum(dim=dim)
+        """How many elements are nonzero (along dim, an int or a tuple), as int64: a bool
+        tensor's sum itself (compared with 0 it would be promoted to int64 first)."""
+        return (self if self.dtype is dtypes.bool_ else self != 0).sum(dim=dim)
 
     def index_put(self, indices, values, accumulate=False):
         return advanced_index.index_put(self, indices, values, accumulate)
