@@ -17,8 +17,11 @@
 #include "parallel.h"
 #include "tracegrad.h"
 
+/* A row read backwards (step -1, the last dimension flipped) is its own loop: with the step
+ * a constant the compiler reverses whole vectors; with it a variable, an element at a time. */
 #define COPY_ROW(T) \
-    for (i64 j = 0; j < width; j++) ((T *)out)[row * width + j] = ((const T *)x)[at + j * step]
+    if (step == -1) for (i64 j = 0; j < width; j++) ((T *)out)[row * width + j] = ((const T *)x)[at - j]; \
+    else for (i64 j = 0; j < width; j++) ((T *)out)[row * width + j] = ((const T *)x)[at + j * step]
 
 static void flip_rows(int ndim, const i64 *shape, const i64 *steps, i64 start, const void *x, void *out,
                       int itemsize) {
