@@ -79,6 +79,15 @@ i64 FN(tg_index_put)(int ndim, const i64 *shape, const i64 *strides, i64 offset,
     for (int d = 0; d < vndim; d++) constant = constant && (vshape[d] == 1 || vstrides[d] == 0);
     int dense = tg_is_contiguous(rest, rest_shape, rest_strides);
     int dense_values = tg_is_contiguous(vndim, vshape, vstrides);
+    if (k == 1 && inner == 1 && (constant || dense_values)) {   /* x[idx] = v, x[idx] += v: an element each */
+        const T *v = values + voffset;
+        i64 step = constant ? 0 : 1, size = shape[0], stride = strides[0];
+        for (i64 j = 0; j < n; j++) {
+            T *o = dst + offset + tg_index_wrap(indices[j], size) * stride;
+            *o = FN(tg_put_one)(*o, v[j * step], accumulate);
+        }
+        return -1;
+    }
     i64 vidx[TG_MAX_DIMS] = {0}, pv = voffset;
     for (i64 j = 0; j < n; j++) {
         T *o = dst + tg_index_start(k, shape, strides, offset, indices, n, j);
