@@ -5,10 +5,10 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Deterministic example generation: CI and a reader's machine see the same cases. 20 per
+# Deterministic example generation: CI and a reader's machine see the same cases. 12 per
 # property keeps make test within its budget; TRACEGRAD_HYPOTHESIS_EXAMPLES=500 searches deeper.
 settings.register_profile("tracegrad", deadline=None, derandomize=True, database=None,
-                          max_examples=int(os.environ.get("TRACEGRAD_HYPOTHESIS_EXAMPLES", 20)),
+                          max_examples=int(os.environ.get("TRACEGRAD_HYPOTHESIS_EXAMPLES", 12)),
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("tracegrad")
 

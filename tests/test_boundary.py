@@ -181,6 +181,7 @@ def _adam_with_state(device, shape=(1024, 1024)):
     return p, opt
 
 
+@pytest.mark.slow          # seconds of compiles or runs: make test-slow
 @pytest.mark.parametrize("device", CPUS)
 def test_optimizer_state_of_the_wrong_shape_is_refused(device):
     p, opt = _adam_with_state(device)

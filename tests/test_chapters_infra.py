@@ -77,6 +77,7 @@ def test_a_fresh_notebook_gives_no_warning(repo):
     assert freshness.report([path], repo=repo) == []
 
 
+@pytest.mark.slow          # seconds of compiles or runs: make test-slow
 def test_a_changed_or_removed_file_is_named(repo):
     path = _notebook(repo, ["stage1_scalargrad/value.py", "stage1_scalargrad/viz.py"])
     (repo / "stage1_scalargrad" / "value.py").write_text("x = 2\n")

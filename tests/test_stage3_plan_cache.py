@@ -96,6 +96,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.slow          # seconds of compiles or runs: make test-slow
 @pytest.mark.parametrize("fn", [layer_norm, _sum_last], ids=["layer_norm", "exp_sum"])
 @pytest.mark.parametrize("what", ["shape", "dtype"])
 def test_another_shape_or_dtype_plans_anew(what, fn):
@@ -285,6 +286,7 @@ def test_a_batched_epilogue_is_replayed(monkeypatch):
         assert counts[expect] == 1 and lazy.launched["matmul+epilogue"] == 1
 
 
+@pytest.mark.slow          # seconds of compiles or runs: make test-slow
 def test_training_steps_hit_and_stay_bit_identical():
     results, data = {}, normal(32, 8)
     for device in ("cpu", "cpu:lazy"):

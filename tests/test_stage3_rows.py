@@ -236,6 +236,7 @@ def test_sum_of_a_product_over_short_rows(dtype, length):
     assert np.isfinite(got).sum() > 32
 
 
+@pytest.mark.slow          # seconds of compiles or runs: make test-slow
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_max_and_min_with_nans_in_rows(dtype):
     """NaN wins a row's max and min (wherever it is in the row); -0 and 0 tie as eagerly;
