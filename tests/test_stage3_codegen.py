@@ -176,7 +176,8 @@ def binary_eager(name, a, b, dtype):
     return eager(BE.binary(name, a.view, b.view, DT[out_dtype]), out_dtype)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", *(pytest.param(d, marks=pytest.mark.slow)
+                                                            for d in ("int32", "int64"))])
 def test_binary_ops_match_eager_bit_for_bit(dtype):
     # contiguous with contiguous, and contiguous with a single value: the flat loop
     a, b, s = contiguous(dtype, 4), contiguous(dtype, 5), scalar(dtype, 2)

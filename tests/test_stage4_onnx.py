@@ -107,7 +107,7 @@ def _check_light(name):
     np.testing.assert_array_equal(sess.run(None, {arg.name: x})[0], y)       # the compiled replay
 
 
-@pytest.mark.parametrize("name", LIGHT_SMALL + LIGHT_BIG)
+@pytest.mark.parametrize("name", [*LIGHT_SMALL, *(pytest.param(n, marks=pytest.mark.slow) for n in LIGHT_BIG)])
 def test_light_imports_with_declared_shapes(name):
     """The reduced form for the normal suite: every light model imports, and declares an
     input of 1x3x224x224 floats and the output shape its stored result has."""
