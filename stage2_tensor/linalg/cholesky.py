@@ -70,11 +70,13 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     the factorization completed, else the order of the first leading minor that is not
     positive-definite (that matrix's L is not usable). check_errors=True raises as cholesky."""
     square("linalg.cholesky_ex", A)
-    L = cholesky(A, upper=upper) if check_errors else factored(lambda A: (factor(A),), _gradient, A)[0]
-    failed = _failed(L.mT if upper and check_errors else L).long()
+    L = factored(lambda A: (factor(A),), _gradient, A)[0]
+    if check_errors:
+        _check("linalg.cholesky_ex", L)
+    failed = _failed(L).long()
     # the first failed pivot's order: every pivot after a failed one is nan too
     info = ((failed.sum(-1) > 0).long() * (L.shape[-1] + 1 - failed.sum(-1))).int()
-    return CholeskyExResult(L.mT if upper and not check_errors else L, info)
+    return CholeskyExResult(L.mT if upper else L, info)
 
 
 class CholeskyExResult(tuple):
