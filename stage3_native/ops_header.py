@@ -8,7 +8,9 @@ cpu/backend.py and cuda/backend.py look codes up with ``ops.codes``. Beside each
 list of the kind's ops as an X-macro (``TG_UNARY_OPS(X)`` expands to ``X(NEG, neg)
 X(EXP, exp) ...``): a kernel writes its switch by expanding it, one case per op calling
 that op's formula by name (csrc/elementwise_math.h's tg_neg_f32, ...), so no kernel lists
-the ops itself. A switch written by hand over the enum has no default case, and
+the ops itself. ``TG_UNARY_INTEGER_OPS(X)`` and ``TG_UNARY_FLOAT_ONLY_OPS(X)`` split the list by
+``float_only``: an integer tensor never reaches a float_only op's kernel (stage2 converts it
+first), so the integer kernels compile no loop for those. A switch written by hand over the enum has no default case, and
 -Werror=switch turns an op it does not handle into a build error naming the op. The header is a build product (git ignores it): editing
 ops.py makes the libraries stale (stage3_native._needs_build, cuda_build.is_stale), and
 their rebuild writes it again.
@@ -45,12 +47,16 @@ def text():
         raise ValueError(f"stage2_tensor/ops.py: op names {duplicated} clash as C constants")
     lines = ["/* Generated from stage2_tensor/ops.py by stage3_native/ops_header.py: do not edit. */",
              "#ifndef TG_OPS_GENERATED_H", "#define TG_OPS_GENERATED_H", ""]
+    def x_macro(name, members):
+        return f"#define {name}(X) " + " ".join(f"X({m.upper()}, {m})" for m in members)
     for kind in ops.KINDS:
-        members = [name.upper() for name in ops.names(kind, fused=True)]
-        lines += [f"enum tg_{kind}_op {{ {', '.join(members)} }};",
+        members = ops.names(kind, fused=True)
+        float_only = [name for name in members if ops.BY_NAME[name].float_only]
+        lines += [f"enum tg_{kind}_op {{ {', '.join(m.upper() for m in members)} }};",
                   f"#define TG_{kind.upper()}_COUNT {len(members)}",
-                  f"#define TG_{kind.upper()}_OPS(X) "
-                  + " ".join(f"X({name.upper()}, {name})" for name in ops.names(kind, fused=True))]
+                  x_macro(f"TG_{kind.upper()}_OPS", members),
+                  x_macro(f"TG_{kind.upper()}_INTEGER_OPS", [m for m in members if m not in float_only]),
+                  x_macro(f"TG_{kind.upper()}_FLOAT_ONLY_OPS", float_only)]
     return "\n".join(lines + ["", "#endif", ""])
 
 

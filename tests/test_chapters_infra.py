@@ -7,6 +7,7 @@ kernel to check that the record names what the notebook really loaded.
 import contextlib
 import importlib.util
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -45,12 +46,15 @@ def repo(tmp_path):
 
 
 def _notebook(repo, loaded=None, name="01_demo.ipynb"):
-    import nbformat     # here: its import takes seconds, which every test worker would pay collecting
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    """A one-cell notebook, written as JSON: freshness reads only its metadata, and nbformat's
+    import (its schema validator) takes seconds."""
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "cell-1", "metadata": {},
+                     "outputs": [], "source": "print(1)"}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     if loaded is not None:
-        freshness.record(nb.metadata, loaded, "0123456789abcdef", False, repo=repo)
+        freshness.record(nb["metadata"], loaded, "0123456789abcdef", False, repo=repo)
     path = repo / "chapters" / name
-    nbformat.write(nb, path)
+    path.write_text(json.dumps(nb), encoding="utf-8")
     return path
 
 
@@ -133,6 +137,7 @@ def test_commit_in_this_checkout():
     assert re.fullmatch(r"[0-9a-f]{40}", head) and isinstance(dirty, bool)
 
 
+@pytest.mark.slow      # starts a kernel: runs with the notebooks (make test-slow STAGE=chapters)
 def test_a_full_run_records_what_the_kernel_loaded(tmp_path):
     """run.py's execute with a commit: one probe cell after the last, removed before saving."""
     run = _load("run")

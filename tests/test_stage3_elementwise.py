@@ -1,7 +1,7 @@
 """stage3's element-wise and reduction kernels (csrc/elementwise.c, csrc/reduce.c) against
 numpy: every level of the dispatch hierarchy, each asked for by its layout (and the level
-the C side reports checked), every op in float32 and float64, on 1 and 2 threads, below and
-above TG_PARALLEL_MIN (where the kernels split their work among threads), at every SIMD
+the C side reports checked), every op in float32 and float64, below TG_PARALLEL_MIN on one
+thread and above it on two (where the kernels split their work among threads), at every SIMD
 level this CPU runs (csrc/simd.h), each op within an error bound that follows from its
 formula (error_bound); the vectorized float32 exp at its special values and its accuracy;
 reductions over every dimension of contiguous and non-contiguous inputs, ties, NaN, and a
@@ -28,6 +28,9 @@ pytestmark = pytest.mark.stage3
 PARALLEL_MIN = 65536                           # TG_PARALLEL_MIN in csrc/parallel.h
 SMALL, LARGE = (6, 37), (300, 257)             # 222 and 77,100 elements: one thread, then all
 assert math.prod(SMALL) < PARALLEL_MIN < math.prod(LARGE)
+# Below TG_PARALLEL_MIN a second thread is never used, so the small shape runs on one thread
+# and the large one on two (its single-threaded loops are the small shape's, only longer).
+SIZES = [pytest.param(SMALL, 1, id="small"), pytest.param(LARGE, 2, id="large")]
 F32, F64 = np.float32, np.float64
 
 
@@ -130,7 +133,7 @@ UNARY_LAYOUTS = {           # (N, M) values -> (tensor with those values, the le
 }
 
 
-@pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
+@pytest.mark.parametrize("shape, threads", SIZES, indirect=["threads"])
 @pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
 @pytest.mark.parametrize("layout", UNARY_LAYOUTS)
 def test_unary_ops_on_every_layout(layout, dtype, shape, threads, simd_level):
@@ -142,7 +145,7 @@ def test_unary_ops_on_every_layout(layout, dtype, shape, threads, simd_level):
         check(unary(op, x), reference.reshape(x.shape), dtype, bound.reshape(x.shape), op)
 
 
-@pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
+@pytest.mark.parametrize("shape, threads", SIZES, indirect=["threads"])
 @pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
 def test_unary_ops_on_expanded_values(dtype, shape, threads, simd_level):
     row = sample(dtype, (1, shape[1]), seed=1)
@@ -205,7 +208,7 @@ def binary_cases(shape, dtype):
 CASE_NAMES = [case[0] for case in binary_cases(SMALL, F32)]
 
 
-@pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
+@pytest.mark.parametrize("shape, threads", SIZES, indirect=["threads"])
 @pytest.mark.parametrize("dtype", [F32, F64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", CASE_NAMES)
 def test_binary_ops_comparisons_and_where_on_every_level(case, dtype, shape, threads, simd_level):
@@ -238,6 +241,18 @@ def test_integer_and_bool_tensors_on_every_level(threads, simd_level):
     mask = np.arange(100_000).reshape(400, 250) % 3 == 0
     np.testing.assert_array_equal((cpu(mask) == cpu(mask.T.copy()).T).numpy(), np.ones_like(mask))
 
+
+
+def test_a_float_only_op_is_never_run_by_an_integer_kernel():
+    """The integer kernels compile no loop for the float_only ops (stage2 converts an integer
+    tensor to float first): asked for one directly, the backend refuses."""
+    x = cpu(np.arange(4, dtype=np.int64))
+    float_only = [name for name in ops.names("unary") if ops.BY_NAME[name].float_only]
+    assert "exp" in float_only and "neg" not in float_only
+    for name in float_only:
+        with pytest.raises(TypeError, match=f"unary '{name}' computes in a floating-point dtype, not int64"):
+            cpu_backend.CpuBackend().unary(name, x.as_view(), x.dtype)
+    np.testing.assert_allclose(x.exp().numpy(), np.exp(np.arange(4.0)), rtol=1e-6)
 
 # ---- float32 exp, sigmoid, tanh: the vectorized versions in vmath.h ----------------------
 

@@ -305,8 +305,10 @@ def test_cli_train_then_sample(words, tmp_path, capsys):
     assert cli.main(args) == 0 and capsys.readouterr().out.split() == names
 
 
-def test_cli_rejects_bad_input(tmp_path, capsys, trained):
-    save_checkpoint(trained.model, trained.vocab, SHORT, tmp_path / "ck.tg")
+def test_cli_rejects_bad_input(tmp_path, capsys, words):
+    config = Config(steps=1, seed=1)              # any checkpoint: the refusals come before sampling
+    untrained = train(config, words[:100], progress=False, eval_limit=10)
+    save_checkpoint(untrained.model, untrained.vocab, config, tmp_path / "ck.tg")
     assert cli.main(["sample", "--checkpoint", str(tmp_path / "ck.tg"), "--prompt", "Zoë"]) == 2
     assert "unknown character(s) 'Z', 'ë' in 'Zoë'" in capsys.readouterr().err
     assert cli.main(["sample", "--checkpoint", str(tmp_path / "missing.tg")]) == 2

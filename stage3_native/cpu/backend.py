@@ -19,6 +19,7 @@ import warnings
 
 from stage2_tensor import backend, dtypes
 from stage2_tensor.backend import View
+from stage2_tensor.elementwise import FLOAT_ONLY
 from stage2_tensor.kernels import check
 from stage2_tensor.python_backend import positions
 from stage2_tensor.strides import is_contiguous, make_strides, numel
@@ -385,6 +386,8 @@ class CpuBackend(NativeBackend):
     # a view's shape and strides are tuples already (cffi passes a tuple as a C array), and
     # the views' shapes are compared inline (the declaration only builds the error).
     def unary(self, op, view, dtype):
+        if op in FLOAT_ONLY and not dtype.is_floating_point:     # no integer kernel loops for it
+            raise TypeError(f"unary {op!r} computes in a floating-point dtype, not {dtype.name}")
         x = view if view.dtype is dtype else self._as(view, dtype)
         n = numel(x.shape)
         out = ffi.new(CTYPE_ARRAY[dtype], n) if n < SMALL[dtype] else allocate(n, dtype)

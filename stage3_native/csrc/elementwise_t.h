@@ -17,7 +17,13 @@ TG_SIMD(void, FN(unary_row), (int op, i64 n, const void *const *in, const int *s
     i64 len = step[0] ? n : 1;                     /* one value repeated: computed once */
 #define UNARY(CODE, name) \
     case CODE: for (i64 i = 0; i < len; i++) { C v = (C)x[i]; out[i] = (T)TG_BY_TYPE(name, v)(v); } break;
+#if TG_FLOATING
     switch ((enum tg_unary_op)op) { TG_UNARY_OPS(UNARY) }
+#else   /* stage2 converts an integer tensor to float before a float_only op: no loops for those */
+#define NEVER(CODE, name) case CODE:
+    switch ((enum tg_unary_op)op) { TG_UNARY_INTEGER_OPS(UNARY) TG_UNARY_FLOAT_ONLY_OPS(NEVER) break; }
+#undef NEVER
+#endif
 #undef UNARY
     for (i64 i = len; i < n; i++) out[i] = out[0];
 }
