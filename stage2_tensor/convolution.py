@@ -231,11 +231,29 @@ def _product(x, weight, cols, groups):
     if N * groups == 1:
         # one product, as a plain 2-D matmul: the lazy device runs it with the bias and
         # activation that follow as its epilogue (one kernel: lazy/epilogue.py)
-        y = weight.reshape(c_out, c_group * K) @ cols.reshape(c_group * K, L)
-    else:
-        # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
-        y = weight.reshape(groups, c_out // groups, c_group * K) @ cols.reshape(N, groups, c_group * K, L)
-    return y
+        return weight.reshape(c_out, c_group * K) @ cols.reshape(c_group * K, L)
+    rows, cols = weight.reshape(groups, c_out // groups, c_group * K), cols.reshape(N, groups, c_group * K, L)
+    if L < c_out // groups:
+        return _samples_apart(rows @ _samples_side_by_side(cols), N)
+    # (N, groups, C_in / groups * K, L) columns against (groups, C_out / groups, C_in / groups * K) rows
+    return rows @ cols
+
+
+def _samples_side_by_side(t):
+    """(N, groups, R, L) as (groups, R, N * L), each sample's L columns beside the last's (a
+    copy), so that one product per group covers the whole batch. A product per sample reads
+    the whole weight for its L columns: where L is smaller than the weight's rows (the late
+    layers of a network, a 2x2 or 1x1 output), reading it is most of the work, and the
+    weight's gradient would be one product per sample, each larger than the sample's
+    columns, summed only at the end."""
+    N, groups, R, L = t.shape
+    return t.permute(1, 2, 0, 3).reshape(groups, R, N * L)
+
+
+def _samples_apart(y, N):
+    """A product's (groups, R, N * L) back as (N, groups * R, L): a view."""
+    groups, R, NL = y.shape
+    return y.reshape(groups * R, N, NL // N).permute(1, 0, 2)
 
 
 # Inference convolves in chunks of output rows whose columns take about CHUNK_BYTES when
@@ -350,7 +368,9 @@ def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, 
     N, L, K = x.shape[0], numel(x.shape[2:]), numel(kernel)
     # (groups, C_out / groups * K, C_in / groups) rows against (N, groups, C_in / groups, L)
     w = weight.reshape(groups, c_in // groups, c_group * K).transpose(-2, -1)
-    cols = (w @ x.reshape(N, groups, c_in // groups, L)).reshape(N, groups * c_group, K * L)
+    planes = x.reshape(N, groups, c_in // groups, L)
+    y = _samples_apart(w @ _samples_side_by_side(planes), N) if L < c_group * K else w @ planes
+    cols = y.reshape(N, groups * c_group, K * L)
     # the windows of a convolution of the output whose padding after is output_padding short
     # (so exactly the input's extents of them fit): the extra positions are read by none of
     # them and get the bias alone

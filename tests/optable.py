@@ -324,6 +324,13 @@ TENSOR_OPS = [
     tensor_op("conv2d_stride_dilation_groups",
               lambda ns, x, w: ns.nn.functional.conv2d(x, w, stride=2, padding=(1, 0), dilation=(2, 1), groups=2),
               lambda x, w: _conv(x, w, stride=2, padding=(1, 0), dilation=(2, 1), groups=2), (1, 4, 4, 3), (2, 2, 2, 2)),
+    # a batch: one product per sample where each has at least as many output positions as
+    # channels, else the samples side by side in one product (convolution.py, _product)
+    tensor_op("conv2d_batch", lambda ns, x, w, b: ns.nn.functional.conv2d(x, w, b),
+              lambda x, w, b: _conv(x, w, b), (2, 1, 3, 3), (2, 1, 2, 2), (2,)),
+    tensor_op("conv2d_batch_few_positions_groups",
+              lambda ns, x, w: ns.nn.functional.conv2d(x, w, stride=2, groups=2),
+              lambda x, w: _conv(x, w, stride=2, groups=2), (3, 4, 2, 3), (4, 2, 2, 2)),
     tensor_op("conv1d_same", lambda ns, x, w: ns.nn.functional.conv1d(x, w, padding="same", dilation=2),
               lambda x, w: _conv(x, w, padding=2, dilation=2), (1, 2, 5), (2, 2, 3)),
     tensor_op("conv3d", lambda ns, x, w: ns.nn.functional.conv3d(x, w, padding=1), lambda x, w: _conv(x, w, padding=1),
@@ -337,6 +344,8 @@ TENSOR_OPS = [
     tensor_op("conv_transpose2d",
               lambda ns, x, w: ns.nn.functional.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
               lambda x, w: _conv_transpose(x, w, stride=2, padding=1, output_padding=1), (1, 2, 2, 3), (2, 2, 3, 2)),
+    tensor_op("conv_transpose2d_batch", lambda ns, x, w: ns.nn.functional.conv_transpose2d(x, w, stride=2),
+              lambda x, w: _conv_transpose(x, w, stride=2), (2, 2, 1, 2), (2, 2, 2, 2)),
     tensor_op("adaptive_avg_pool2d", lambda ns, x: ns.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
               lambda x: _adaptive_avg(x, (2, 3)), (1, 2, 5, 4)),
     tensor_op("fold_unfold",      # overlapping windows add up: each element times the windows that read it
