@@ -3,8 +3,8 @@ stage2_tensor/convolution.py, with the C window kernels of csrc/convolution.c an
 pooling.c) against PyTorch on the CPU (pip install torch), in the same process, with the
 same number of threads.
 
-(a) conv2d forward and forward + backward at the MNIST CNN's two shapes and a U-net's
-    (64 channels, 3x3, padding 1): GFLOPS = 2 N C_out H_out W_out C_in K / seconds
+(a) conv2d forward and forward + backward at the MNIST CNN's two shapes, a U-net's
+    (64 channels, 3x3, padding 1) and a ResNet's last two stages at 2x2 and 1x1: GFLOPS = 2 N C_out H_out W_out C_in K / seconds
     (backward counts twice the forward's work: input and weight gradients).
 (b) One training step of PyTorch's MNIST example network (stage4_models/mnist/cnn.py;
     the same architecture written in PyTorch below), batch 64, Adadelta: steps per second.
@@ -32,6 +32,9 @@ SHAPES = {            # name: (N, C_in, H, W, C_out, k, padding)
     "MNIST conv1 (64, 1, 28, 28) -> 32": (64, 1, 28, 28, 32, 3, 0),
     "MNIST conv2 (64, 32, 26, 26) -> 64": (64, 32, 26, 26, 64, 3, 0),
     "U-net (4, 64, 64, 64) -> 64, pad 1": (4, 64, 64, 64, 64, 3, 1),
+    # a ResNet-18's last two stages on MNIST-sized inputs (the siamese network example)
+    "ResNet layer3 (64, 256, 2, 2) -> 256, pad 1": (64, 256, 2, 2, 256, 3, 1),
+    "ResNet layer4 (64, 512, 1, 1) -> 512, pad 1": (64, 512, 1, 1, 512, 3, 1),
 }
 
 
