@@ -23,8 +23,9 @@ function here; the tables stay as the path every device has.
 
 Two shortcuts, both general: a 1x1 window with stride 1 and no padding makes no columns
 (the input's planes already are its columns), and inference (no gradient to record) makes
-a large column matrix a band of output rows at a time (``_conv_chunked``), so its memory
-is bounded: the inference engine's U-net (chapter 13) never holds its 113 MB one whole.
+a large column matrix a few samples, or for a large image a band of output rows, at a time
+(``_conv_chunked``), so its memory is bounded: the inference engine's U-net (chapter 13)
+never holds its 113 MB one whole.
 (That engine's own paths to the device's inference kernels, conv_bands and max_pool_into,
 are its own: stage4_models/onnx/operators/inference_kernels.py.)
 """
@@ -35,7 +36,7 @@ from . import backend as backends
 from . import dtypes
 from . import window_kernels
 from .concat import cat
-from .factories import arange, full, zeros
+from .factories import arange, empty, full, zeros
 from .grad_mode import is_grad_enabled
 from .strides import numel
 from .tensor import Tensor
@@ -279,15 +280,19 @@ def _chunks(x, weight, bias, kernel, stride, before, after, dilation):
 
 
 def _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups):
-    """conv without a gradient, its columns made and multiplied a few output rows (along
-    the first spatial dimension) at a time, each chunk's product written into its rows of
-    the output: the columns take about CHUNK_BYTES whatever the input's size. A chunk's
-    windows read a band of input rows, which im2col gets as a slice with the padding
-    before it that remains (the rows above the slice are input rows, not padding: the
-    slice starts where the band does, so only true padding is ``before`` it)."""
+    """conv without a gradient, its columns made and multiplied a few samples at a time
+    where one sample's columns fit CHUNK_BYTES (``_conv_samples``), else a few output rows
+    (along the first spatial dimension) of every sample at a time, each chunk's product
+    written into its rows of the output: the columns take about CHUNK_BYTES whatever the
+    input's size. A band's windows read a band of input rows, which im2col gets as a slice
+    with the padding before it that remains (the rows above the slice are input rows, not
+    padding: the slice starts where the band does, so only true padding is ``before`` it)."""
     spatial = x.shape[2:]
     out = _extents(spatial, kernel, stride, before, after, dilation)
     N, c_out = x.shape[0], weight.shape[0]
+    per_sample = x.shape[1] * numel(kernel) * numel(out) * x.dtype.itemsize
+    if N > 1 and per_sample <= CHUNK_BYTES:
+        return _conv_samples(x, weight, kernel, stride, before, dilation, groups, out, CHUNK_BYTES // per_sample)
     per_row = numel(x.shape[:2]) * numel(kernel) * numel(out[1:]) * x.dtype.itemsize
     rows = max(1, CHUNK_BYTES // per_row)
     y = zeros((N, c_out) + out, dtype=x.dtype, device=x.device)
@@ -302,6 +307,19 @@ def _conv_chunked(x, weight, kernel, stride, before, after, dilation, groups):
         chunk = (r1 - r0,) + out[1:]
         cols = window_kernels.Im2col.apply(band, kernel, stride, (a - start,) + before[1:], dilation, chunk, 0)
         y[:, :, r0:r1] = _product(x, weight, cols, groups).reshape((N, c_out) + chunk)
+    return y
+
+
+def _conv_samples(x, weight, kernel, stride, before, dilation, groups, out, n):
+    """conv without a gradient, ``n`` whole samples at a time: a batch of images each small
+    enough for its columns to fit a chunk (bands of output rows across the whole batch would
+    each make a product of a few columns per image)."""
+    N, c_out = x.shape[0], weight.shape[0]
+    y = empty((N, c_out) + out, dtype=x.dtype, device=x.device)
+    for n0 in range(0, N, n):
+        part = x[n0:n0 + n]
+        cols = window_kernels.Im2col.apply(part, kernel, stride, before, dilation, out, 0)
+        y[n0:n0 + n] = _product(part, weight, cols, groups).reshape((part.shape[0], c_out) + out)
     return y
 
 

@@ -175,19 +175,23 @@ def test_conv_forward_property(engine, n):
 
 @pytest.mark.parametrize("engine", TENSOR_ENGINES)
 @pytest.mark.parametrize("n", [1, 2, 3])
-def test_conv_in_chunks_property(engine, n, monkeypatch):
-    """Inference (no gradient recorded) on a device with the im2col kernel convolves a
-    few output rows at a time, chunk by chunk (convolution._conv_chunked; the inference
-    compiler's conv makes them conv_bands' bands on device cpu instead:
-    tests/test_stage3_conv_bands.py). Here one row per chunk, whatever the size, so every
-    chunk's band of input rows, the padding before it and chunks whose windows read the
-    padding alone are exercised. Values as the whole convolution's."""
+@pytest.mark.parametrize("by", ["rows", "samples"])
+def test_conv_in_chunks_property(engine, n, by, monkeypatch):
+    """Inference (no gradient recorded) on a device with the im2col kernel convolves in
+    chunks (convolution._conv_chunked; the inference compiler's conv makes them conv_bands'
+    bands on device cpu instead: tests/test_stage3_conv_bands.py): a batch whose samples'
+    columns each fit a chunk, a few samples at a time; otherwise a few output rows at a
+    time. "rows": one row per chunk, whatever the size, so every chunk's band of input
+    rows, the padding before it and chunks whose windows read the padding alone are
+    exercised. "samples": one sample per chunk. Values as the whole convolution's."""
     from stage2_tensor import convolution
-    monkeypatch.setattr(convolution, "CHUNK_BYTES", 1)          # one output row per chunk
+    monkeypatch.setattr(convolution, "CHUNK_BYTES", 1 if by == "rows" else 1 << 40)
     monkeypatch.setattr(convolution, "CHUNK_ABOVE", 0)          # every convolution in chunks
     chunked = []
     whole = convolution._conv_chunked
     monkeypatch.setattr(convolution, "_conv_chunked", lambda *a: chunked.append(1) or whole(*a))
+    by_samples = convolution._conv_samples
+    monkeypatch.setattr(convolution, "_conv_samples", lambda *a: chunked.append("samples") or by_samples(*a[:-1], 1))
     tg = engine.namespace
     tiny = engine.device == "python"
 
@@ -202,7 +206,8 @@ def test_conv_in_chunks_property(engine, n, monkeypatch):
         stride, before, after = ref_args[:3]
         identity = all(k == 1 for k in w_shape[2:]) and all(s == 1 for s in stride) and not any(before + after)
         native = convolution.native(engine.leaf(arrays[0]), "im2col")
-        assert len(chunked) == (native and not identity)
+        assert chunked.count(1) == (native and not identity)
+        assert ("samples" in chunked) == (native and not identity and by == "samples" and x_shape[0] > 1)
         want = conv_reference(arrays[0], arrays[1], arrays[2] if bias else None, *ref_args)
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
