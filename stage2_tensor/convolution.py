@@ -449,9 +449,10 @@ def adaptive_windows(spatial, out):
     return indices, numel(width), counts
 
 
-def adaptive_pool(x, output_size, reduce, n=2):
+def adaptive_pool(x, output_size, reduce, n=2, return_indices=False):
     """Adaptive average or max pooling (PyTorch's adaptive_avg_pool2d, adaptive_max_pool2d):
-    windows sized to give exactly ``output_size``."""
+    windows sized to give exactly ``output_size``. With ``return_indices`` (max), also each
+    maximum's flat position in its input plane, as max_pool's."""
     what = f"adaptive_{reduce}_pool{n}d"
     x, unbatched = _batched(x, n, what)
     spatial = x.shape[2:]
@@ -460,14 +461,19 @@ def adaptive_pool(x, output_size, reduce, n=2):
         raise ValueError(f"{what}: output_size must be positive, got {output_size!r}")
     key = ("adaptive", spatial, out)
     indices, K, counts = adaptive_windows(spatial, out)
-    N, C = x.shape[:2]
-    cols = _read(x, indices, key, 0 if reduce == "avg" else -math.inf, K, numel(out))
+    N, C, L = *x.shape[:2], numel(out)
+    cols = _read(x, indices, key, 0 if reduce == "avg" else -math.inf, K, L)
     if reduce == "avg":
         y = cols.sum(dim=2) / constant_tensor(("counts",) + key, x.device, counts, x.dtype)
     else:
         y = cols.max(dim=2).values
     y = y.reshape(N, C, *out)
-    return y[0] if unbatched else y
+    if not return_indices:
+        return y[0] if unbatched else y
+    table = constant_tensor(("adaptive table",) + key, x.device, indices)          # K * L positions
+    flat = cols.argmax(dim=2) * L + arange(L, dtype=dtypes.int64, device=x.device)
+    where = IndexSelect.apply(table, 0, flat.reshape(-1)).reshape(N, C, *out)
+    return (y[0], where[0]) if unbatched else (y, where)
 
 
 def _tuple_or_none(value, n):
@@ -579,5 +585,5 @@ def adaptive_avg_pool2d(input, output_size):
     return adaptive_pool(input, output_size, "avg", n=2)
 
 
-def adaptive_max_pool2d(input, output_size):
-    return adaptive_pool(input, output_size, "max", n=2)
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return adaptive_pool(input, output_size, "max", 2, return_indices)

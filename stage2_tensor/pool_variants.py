@@ -8,33 +8,10 @@ them and autograd differentiates them.
 import math
 
 from . import dtypes
-from .convolution import _batched, _read, _tuple, _tuple_or_none, adaptive_pool, adaptive_windows, avg_pool, max_pool
-from .factories import arange, zeros
+from .convolution import _batched, _tuple, adaptive_pool, avg_pool, max_pool
+from .factories import zeros
 from .strides import numel
 from .tensor import Tensor
-from .views import IndexSelect, constant_tensor
-
-
-def adaptive_max_pool(x, output_size, return_indices, n):
-    """Adaptive max pooling; with ``return_indices`` also each maximum's flat position in
-    its input plane, as max_pool's."""
-    if not return_indices:
-        return adaptive_pool(x, output_size, "max", n)
-    what = f"adaptive_max_pool{n}d"
-    x, unbatched = _batched(x, n, what)
-    spatial = x.shape[2:]
-    out = tuple(s if o is None else o for s, o in zip(spatial, _tuple_or_none(output_size, n)))
-    if any(o < 1 for o in out):
-        raise ValueError(f"{what}: output_size must be positive, got {output_size!r}")
-    key = ("adaptive", spatial, out)
-    indices, K, _ = adaptive_windows(spatial, out)
-    L = numel(out)
-    cols = _read(x, indices, key, -math.inf, K, L)
-    y = cols.max(dim=2).values.reshape(*x.shape[:2], *out)
-    table = constant_tensor(("adaptive table",) + key, x.device, indices)          # K * L positions
-    flat = cols.argmax(dim=2) * L + arange(L, dtype=dtypes.int64, device=x.device)
-    where = IndexSelect.apply(table, 0, flat.reshape(-1)).reshape(*x.shape[:2], *out)
-    return (y[0], where[0]) if unbatched else (y, where)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -46,27 +23,23 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return adaptive_max_pool(input, output_size, return_indices, 1)
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    return adaptive_max_pool(input, output_size, return_indices, 2)
+    return adaptive_pool(input, output_size, "max", 1, return_indices)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    return adaptive_max_pool(input, output_size, return_indices, 3)
+    return adaptive_pool(input, output_size, "max", 3, return_indices)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
-    return adaptive_max_pool(input, output_size, True, 1)
+    return adaptive_pool(input, output_size, "max", 1, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    return adaptive_max_pool(input, output_size, True, 2)
+    return adaptive_pool(input, output_size, "max", 2, True)
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
-    return adaptive_max_pool(input, output_size, True, 3)
+    return adaptive_pool(input, output_size, "max", 3, True)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):

@@ -2,7 +2,7 @@
 stage2_tensor/convolution.py, with PyTorch's names, arguments and initialisation."""
 import math
 
-from .. import convolution, pool_variants
+from .. import convolution
 from ..convolution import _tuple
 from ..factories import uniform
 from .modules import Module, Parameter
@@ -110,7 +110,7 @@ class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
         self.return_indices = return_indices
 
     def forward(self, x):
-        return pool_variants.adaptive_max_pool(x, self.output_size, self.return_indices, 2)
+        return convolution.adaptive_pool(x, self.output_size, "max", 2, self.return_indices)
 
 
 class MaxPool1d(Module):

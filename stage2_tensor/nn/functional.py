@@ -674,7 +674,6 @@ from ..pool_variants import (adaptive_avg_pool1d, adaptive_avg_pool3d, adaptive_
                              adaptive_max_pool3d_with_indices, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
                              max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d, max_pool3d_with_indices,
                              max_unpool1d, max_unpool2d, max_unpool3d)
-from ..pool_variants import adaptive_max_pool2d  # noqa: E402, F401, F811  (with return_indices)
 from ..upsample_aliases import upsample, upsample_bilinear, upsample_nearest  # noqa: E402, F401
 
 

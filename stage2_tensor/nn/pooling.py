@@ -49,7 +49,7 @@ class _AdaptiveMaxPoolNd(_AdaptiveAvgPoolNd):
         self.return_indices = return_indices
 
     def forward(self, input):
-        return P.adaptive_max_pool(input, self.output_size, self.return_indices, self.n)
+        return P.adaptive_pool(input, self.output_size, "max", self.n, self.return_indices)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
