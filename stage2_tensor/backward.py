@@ -21,6 +21,7 @@ gradient once it is complete.
 import weakref
 
 from . import grad_mode
+from .compiled.capture import note_backward
 from .tensor import Tensor
 
 _leaf_hooks = {}                          # id(leaf) -> its hooks; a non-leaf's are on its grad_fn
@@ -29,6 +30,7 @@ _leaf_hooks = {}                          # id(leaf) -> its hooks; a non-leaf's 
 def backward(root, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """``root.backward(gradient)``: gradients accumulated into the leaves' ``.grad`` (into
     ``inputs``' only, when given)."""
+    note_backward()
     if not root.requires_grad:
         raise RuntimeError("backward(): this tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")

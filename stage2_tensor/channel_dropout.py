@@ -15,7 +15,7 @@ output is the input times the mask, a product autograd differentiates: dx = dy *
 import warnings
 
 from . import inplace as in_place
-from .factories import generator, ones
+from .factories import generator, ones, random_bits
 from .tensor import Tensor
 from . import dtypes
 
@@ -23,7 +23,7 @@ from . import dtypes
 def _mask(shape, p, like):
     """keep / (1 - p) for each of numel(shape) decisions, on like's device and dtype."""
     one = ones(*shape, dtype=like.dtype, device=like.device)
-    return one.launch("dropout", one.as_view(), generator().getrandbits(64), p, like.dtype,
+    return one.launch("dropout", one.as_view(), random_bits(generator(), 64), p, like.dtype,
                       shape=one.shape, dtype=like.dtype)
 
 

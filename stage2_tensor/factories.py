@@ -18,6 +18,7 @@ import random as _random
 
 from . import backend, dtypes
 from .backend import View
+from .compiled.capture import live
 from .generators import Generator
 from .interop import from_numpy
 from .strides import check_shape, numel
@@ -76,6 +77,14 @@ def generator():
     return _rng
 
 
+@live
+def random_bits(rng, bits):
+    """rng.getrandbits(bits): the seed of a kernel that makes its own random numbers
+    (dropout's), drawn again at each replay of a compiled step."""
+    return rng.getrandbits(bits)
+
+
+@live
 def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None):
     """A random permutation of 0..n-1 (int64 by default), as PyTorch's randperm: drawn from
     ``generator`` (a ``Generator``) when given, else from the package's generator."""
@@ -249,6 +258,7 @@ def _random_tensor(op, size, draw, dtype, requires_grad, device):
 # (setstate). So the numbers are Python's, bit for bit, for every seed and device, and a
 # later Python draw goes on where Python would have; only a native device draws in C.
 
+@live
 def _from_generator(rng, device, kernel, *args):
     """Run ``kernel`` of ``device`` from ``rng``'s state, then put rng in the state after."""
     version, state, spare = rng.getstate()

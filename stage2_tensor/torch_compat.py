@@ -7,7 +7,7 @@ nothing here; nothing in this module computes.
     tg.cuda.is_available(), ...         torch.cuda's queries, about device "cuda" (the module cuda/)
     tg.backends.cuda.matmul.allow_tf32  torch.backends' switches for libraries tracegrad lacks (backends/)
     tg.device("cuda"), tg.accelerator   torch.device and torch.accelerator: device names
-    tg.compile(model)                   torch.compile: the model, unchanged
+    tg.compile(model)                   torch.compile: captured once, replayed (compiled/)
 
 What PyTorch names that *is* a concept of tracegrad's has its own module: ``amp.py``
 (GradScaler, loss scaling), ``generators.py`` (Generator, a stream of random numbers of
@@ -105,21 +105,8 @@ accelerator = SimpleNamespace(is_available=_accelerator_available,
 from . import backends, cuda  # noqa: E402, F401  (tg.cuda.is_available(), tg.backends.cudnn.benchmark)
 
 
-# ---- torch.compile -------------------------------------------------------------------------------
-# Tracegrad compiles differently: a tensor on device "cpu:lazy" records its operations and
-# compiles the graph to fused C kernels when a value is read (stage 3's lazy device, the
-# compiler chapter), whatever the module. So compile returns what it is given, unchanged,
-# and the script runs as written; to compile, move the model and data to "cpu:lazy".
-
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,  # noqa: A001
-            options=None, disable=False):
-    """model itself; without a model (``@torch.compile(mode=...)``), a decorator that returns
-    what it decorates."""
-    if model is None:
-        return lambda fn: fn
-    if not callable(model):
-        raise TypeError(f"compile: expected a Module or a function, got {type(model).__name__}")
-    return model
+# ---- torch.compile: capture and replay (compiled/) ----------------------------------------------
+from .compiled import compile  # noqa: E402, F401, A004
 
 
 # ---- Tensor's methods as functions ---------------------------------------------------------------

@@ -31,7 +31,7 @@ from ..loss_functions import (binary_cross_entropy, binary_cross_entropy_with_lo
 from ..normalization_functions import batch_norm, group_norm, instance_norm, rms_norm  # noqa: F401  (F.batch_norm, ...)
 from ..pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401  (F.pixel_shuffle, ...)
 from ..elementwise import unary, where
-from ..factories import arange, generator
+from ..factories import arange, generator, random_bits
 from ..gradient_function import GradientFunction
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -210,7 +210,7 @@ class Dropout(GradientFunction):
     comparison, a cast, two products) drew one Python random number per element."""
 
     def forward(self, x, p):
-        self.seed, self.p = generator().getrandbits(64), p
+        self.seed, self.p = random_bits(generator(), 64), p
         return x.launch("dropout", x.as_view(), self.seed, p, x.dtype, shape=x.shape, dtype=x.dtype)
 
     def backward(self, grad):

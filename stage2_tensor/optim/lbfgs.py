@@ -24,6 +24,7 @@ line search are Python floats.
 import math
 import numbers
 
+from ..compiled.capture import live
 from ..concat import cat
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
@@ -169,6 +170,7 @@ class LBFGS(Optimizer):
             loss = float(closure())
         return loss, self._flat_grad()
 
+    @live
     def step(self, closure=None):
         if not callable(closure):
             raise TypeError("LBFGS.step needs a closure that re-evaluates the model and returns "

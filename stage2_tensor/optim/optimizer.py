@@ -8,6 +8,7 @@ import math
 import numbers
 
 from .. import backend
+from ..compiled.capture import live
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -96,6 +97,7 @@ class Optimizer:
                 else:
                     p.grad.zero_()
 
+    @live
     def step(self, closure=None):
         """One update of every parameter that has a gradient (others are skipped).
         `closure`, if given, recomputes the loss (with gradients) first and is returned."""

@@ -314,6 +314,11 @@ class CpuBackend(NativeBackend):
         self.matmul_variant = default_matmul()   # "naive", "reordered": kept for the chapter
         self.attention_variant = "blocked"       # "naive": the tests' reference
 
+    def capture(self, inputs):
+        """A recording of the C calls a compiled function makes (stage3_native/capture)."""
+        from ..capture import LaunchTrace
+        return LaunchTrace(self, inputs)
+
     # ---- the C calls NativeBackend marshals (native_backend.py) -------------------------------
     def _call(self, name, dtype, *args):
         """tg_<name>_<dtype suffix>(*args); what it returns (a "no memory" flag, or nothing)."""

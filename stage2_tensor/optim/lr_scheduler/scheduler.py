@@ -3,6 +3,8 @@ is a subclass, in a file of its own, that says what ``get_lr()`` returns at step
 ``last_epoch``."""
 import numbers
 
+from ...compiled.capture import live
+
 
 class LRScheduler:
     """Keeps each group's initial lr (``base_lrs``) and sets ``lr = get_lr()`` at every step;
@@ -27,6 +29,7 @@ class LRScheduler:
     def get_last_lr(self):
         return list(self._last_lr)
 
+    @live
     def step(self):
         self.last_epoch += 1
         self._last_lr = self.get_lr()

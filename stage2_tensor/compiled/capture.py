@@ -1,0 +1,147 @@
+"""One call of a compiled function run eagerly while its device records every kernel it
+launches: the capture, which a plan replays.
+
+Stage2 knows tensors, the device knows buffers and kernels. The device's trace (a backend's
+``capture(inputs)``, stage3) records launches on buffers; the capture here says which
+buffers are inputs (the arguments' and the state's, in slot order), which Python calls the
+plan must make again at each replay instead of recording what they launch (``live``), and
+where the tensors the step leaves behind go (``Sync``: a new ``.grad``, a new moment).
+
+Live calls are the places where Python itself keeps state the kernels cannot: an
+optimizer's step counts and learning rate (``Optimizer.step``), a scheduler's position
+(``LRScheduler.step``) and a generator's state (every random draw). At replay each is
+called again, after the tensors Python will read there (the gradients an optimizer reads)
+are put in their slots.
+
+What cannot be captured is a graph break: a value read into Python (``item``, ``tolist``,
+printing, ``bool`` of a tensor deciding an ``if``), a kernel the device leaves to the python
+device, memory the trace did not see made. The call then goes on eagerly, unrecorded, and
+the compiled function runs eagerly for those inputs (PyTorch's dynamo would split the
+function there and compile both sides); under ``fullgraph=True`` it raises ``GraphBreak``,
+naming the line of the caller's code.
+"""
+import functools
+import traceback
+from pathlib import Path
+
+from ..tensor import Tensor, _new_tensor
+
+ACTIVE = None                       # the Capture recording now, if any
+_PACKAGES = (Path(__file__).resolve().parents[1], Path(__file__).resolve().parents[2] / "stage3_native")
+
+
+class GraphBreak(RuntimeError):
+    """What a function compiled with ``fullgraph=True`` did that cannot be captured."""
+
+
+def live(fn):
+    """Mark a method whose effect is Python state (an optimizer's step, a scheduler's, a
+    random draw): a capture records the call, not the kernels it launches, and a replay
+    calls it again."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if ACTIVE is None or ACTIVE.in_live:
+            return fn(*args, **kwargs)
+        return ACTIVE.live(fn, args, kwargs)
+    return call
+
+
+def graph_break(reason):
+    """Called where something that cannot be captured happens during a capture."""
+    if ACTIVE is not None and not ACTIVE.in_live:
+        ACTIVE.graph_break(reason)
+
+
+def note_backward():
+    """A backward pass starts (the gradients of the captured step are part of it)."""
+    if ACTIVE is not None:
+        ACTIVE.backward_ran = True
+
+
+def caller_line():
+    """file:line of the innermost frame outside tracegrad's packages: the caller's code."""
+    for frame in reversed(traceback.extract_stack()):
+        path = Path(frame.filename).resolve()
+        if not any(path.is_relative_to(p) for p in _PACKAGES):
+            return f"{frame.filename}:{frame.lineno} ({frame.line})"
+    return "inside tracegrad"
+
+
+class Sync:
+    """Put in ``slot`` the tensor a replay made (value ``value`` with ``layout``), or None."""
+    __slots__ = ("slot", "value", "layout")
+
+    def __init__(self, slot, value, layout):
+        self.slot, self.value, self.layout = slot, value, layout
+
+    def apply(self, buffers, device, max_dims):
+        if self.value is None:
+            self.slot.set(None)
+            return
+        self.slot.set(output(buffers[self.value], device, max_dims, self.layout))
+
+
+def layout(t):
+    return (t.shape, t.strides, t.offset, t.dtype)
+
+
+def output(buffer, device, max_dims, layout):
+    from ..tensor import Storage
+    shape, strides, offset, dtype = layout
+    return _new_tensor(Storage(buffer, device, max_dims), shape, strides, offset, dtype)
+
+
+class Capture:
+    """Records one call through ``trace`` (the device's); ``inputs`` are the tensors whose
+    buffers a replay reads afresh, ``slots`` the places of the state."""
+
+    def __init__(self, trace, inputs, slots, fullgraph):
+        self.trace, self.inputs, self.slots, self.fullgraph = trace, inputs, slots, fullgraph
+        self.start = [s.get() for s in slots]
+        self.calls, self.syncs = [], []         # live calls, and the syncs before each
+        self.broken, self.in_live, self.backward_ran = None, False, False
+
+    def run(self, fn, args, kwargs):
+        global ACTIVE
+        if ACTIVE is not None:
+            raise RuntimeError("tg.compile: a compiled function called while another one is being "
+                               "captured; compile the outer one only")
+        ACTIVE = self
+        try:
+            with self.trace:
+                return fn(*args, **kwargs)
+        finally:
+            ACTIVE = None
+
+    def graph_break(self, reason):
+        where = caller_line()
+        if self.fullgraph:
+            raise GraphBreak(f"tg.compile(fullgraph=True): cannot capture {reason}, at {where}")
+        if self.broken is None:
+            self.broken = f"{reason}, at {where}"
+            self.trace.stop()
+
+    def live(self, fn, args, kwargs):
+        self.syncs.append(self.changed())
+        self.calls.append((fn, args, kwargs))
+        self.trace.live(len(self.calls) - 1)
+        self.in_live = True
+        try:
+            with self.trace.paused():
+                result = fn(*args, **kwargs)
+        finally:
+            self.in_live = False
+        self.trace.made(result.storage.buffer if isinstance(result, Tensor) else result)
+        return result
+
+    def changed(self, also=()):
+        """The syncs that bring the slots from the start to what they hold now (and the
+        slots in ``also``, synced before, whatever they hold)."""
+        syncs = []
+        for slot, before in zip(self.slots, self.start):
+            now = slot.get()
+            if now is before and slot not in also:
+                continue
+            syncs.append(Sync(slot, None, None) if now is None else
+                         Sync(slot, self.trace.value(now.storage.buffer), layout(now)))
+        return syncs

@@ -1,0 +1,198 @@
+"""tg.compile: a step captured once and replayed gives eager's results, bit for bit where the
+replay runs eager's kernels (every device: "python" runs the function as written, "cpu"
+captures and replays it); recompiles on new inputs; graph breaks run eagerly or raise."""
+import warnings
+
+import numpy as np
+import pytest
+
+import stage2_tensor as tg
+import stage2_tensor.nn as nn
+import stage2_tensor.nn.functional as F
+from stage2_tensor.compiled import CompiledFunction, GraphBreak, config
+from stage2_tensor.compiled.compiled import Replay
+
+from .engines import device_params
+
+DEVICES = device_params("python", "cpu")
+STEPS = 4
+
+
+def replays(compiled):
+    """How many of a compiled function's keys replay a plan."""
+    fn = compiled._compiled if isinstance(compiled, nn.Module) else compiled
+    return sum(isinstance(e, Replay) for e in fn.entries.values())
+
+
+def train(make, device, compiled, steps=STEPS):
+    """The losses and final parameters of ``steps`` steps of make(device) -> (step, model),
+    the step compiled or not, from seed 0."""
+    tg.manual_seed(0)
+    step, model, data = make(device)
+    run = tg.compile(step) if compiled else step
+    losses = [run(*data).detach().numpy().copy() for _ in range(steps)]
+    return losses, [p.detach().numpy().copy() for p in model.parameters()], run
+
+
+def same_as_eager(make, device, steps=STEPS):
+    eager_losses, eager_params, _ = train(make, device, False, steps)
+    losses, params, run = train(make, device, True, steps)
+    for a, b in zip(eager_losses + eager_params, losses + params):
+        np.testing.assert_array_equal(a, b)
+    return run
+
+
+def mlp(device):
+    model = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 3)).to(device)
+    opt = tg.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = tg.randn(8, 12, device=device), tg.randint(0, 3, (8,), device=device)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step, model, (x, y)
+
+
+def cnn(device):
+    """Convolution, BatchNorm's running statistics (state changed in place), SGD with
+    momentum, a scheduler stepping inside the step, gradient clipping."""
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(4 * 3 * 3, 5)).to(device)
+    opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    sched = tg.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    x, y = tg.randn(6, 2, 6, 6, device=device), tg.randint(0, 5, (6,), device=device)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        nn.utils.clip_grad_value_(model.parameters(), 0.5)
+        opt.step()
+        sched.step()
+        return loss
+    return step, model, (x, y)
+
+
+def gpt(device):
+    from stage4_models.gpt import GPT, GPTConfig
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8, dropout=0.1), device=device)
+    opt = tg.optim.AdamW(model.parameters(), lr=1e-2)
+    idx = tg.randint(0, 11, (3, 8), device=device)
+
+    def step(idx, targets):
+        _, loss = model(idx, targets)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+    return step, model, (idx, tg.roll(idx, 1, 1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("make", [mlp, cnn, gpt])
+def test_a_compiled_training_step_is_eagers(make, device):
+    run = same_as_eager(make, device)
+    assert replays(run) == (1 if device == "cpu" else 0)
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_new_shapes_compile_again_and_each_replays(device):
+    tg.manual_seed(0)
+    model = nn.Linear(5, 2).to(device)
+    run = tg.compile(lambda x: model(x).relu().sum(dim=1))
+    with tg.no_grad():
+        for n in (4, 4, 4, 3, 3, 3, 4):
+            x = tg.randn(n, 5, device=device)
+            np.testing.assert_array_equal(run(x).numpy(), model(x).relu().sum(dim=1).numpy())
+    assert replays(run) == 2
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_outputs_are_new_tensors_at_every_call(device):
+    model = nn.Linear(3, 1).to(device)
+    run = tg.compile(lambda x: model(x) * 2)
+    x = tg.ones(2, 3, device=device)
+    with tg.no_grad():
+        outs = [run(x) for _ in range(4)]
+        before = outs[2].numpy().copy()
+        model.weight.add_(1.0)                      # the next replay reads the new weights
+        after, expected = run(x), model(x) * 2
+    np.testing.assert_array_equal(outs[2].numpy(), before)
+    np.testing.assert_array_equal(after.numpy(), expected.numpy())
+    assert after.storage.buffer is not outs[2].storage.buffer
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_a_value_read_into_python_is_a_graph_break(device):
+    model = nn.Linear(3, 1).to(device)
+
+    def step(x):
+        y = model(x)
+        return y * 2 if y.sum().item() > 0 else y       # .item() decides the branch
+
+    run = tg.compile(step)
+    x = tg.randn(4, 3, device=device)
+    with tg.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            np.testing.assert_array_equal(run(x).numpy(), step(x).numpy())
+    assert any("graph break" in str(w.message) and "test_compile.py" in str(w.message) for w in caught)
+    assert replays(run) == 0
+    strict = tg.compile(step, fullgraph=True)
+    with tg.no_grad():
+        strict(x)                                   # the warm-up runs eagerly
+        with pytest.raises(GraphBreak, match=r"item\(\) > 0"):
+            strict(x)
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_the_cache_is_bounded(device, monkeypatch):
+    monkeypatch.setattr(config, "cache_size_limit", 2)
+    run = tg.compile(lambda x: x * 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in (1, 1, 2, 2, 3, 3):
+            x = tg.ones(n, device=device)
+            np.testing.assert_array_equal(run(x).numpy(), np.full(n, 3.0, np.float32))
+    assert len(run.entries) == 2 and any("cache_size_limit" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_an_index_out_of_range_at_replay_is_an_error(device):
+    emb = nn.Embedding(4, 2).to(device)
+    run = tg.compile(lambda i: emb(i) * 1)
+    with tg.no_grad():
+        for _ in range(3):
+            run(tg.tensor([0, 3], device=device))
+        with pytest.raises(RuntimeError, match="out of range"):
+            run(tg.tensor([0, 4], device=device))
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_a_compiled_module(device):
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2)).to(device)
+    compiled = tg.compile(model)
+    assert list(compiled.state_dict()) == [f"_orig_mod.{k}" for k in model.state_dict()]
+    model.note = "the model's own attribute"
+    assert isinstance(compiled._compiled, CompiledFunction) and compiled.note is model.note
+    assert [id(p) for p in compiled.parameters()] == [id(p) for p in model.parameters()]
+    x = tg.randn(5, 4, device=device)
+    with tg.no_grad():
+        for _ in range(3):
+            np.testing.assert_array_equal(compiled(x).numpy(), model(x).numpy())
+    assert replays(compiled) == 1
+
+
+def test_compile_takes_pytorchs_arguments():
+    def double(x):
+        return x * 2
+    assert tg.compile(double, disable=True) is double
+    assert isinstance(tg.compile(mode="reduce-overhead")(double), CompiledFunction)
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        tg.compile(double, mode="fastest")
+    with pytest.raises(TypeError, match="expected a Module or a function"):
+        tg.compile(3)
