@@ -26,7 +26,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     Return total_norm, before clipping, as a 0-d tensor on the first gradient's device,
     of their dtypes' promotion.
 
-    No value is read back, so a training step stays on its device (or in a lazy graph):
+    No value is read back into Python, so a training step need not wait for its device:
     the scale is a tensor and every gradient is multiplied by it, 1 where nothing is
     clipped, as PyTorch does. ``error_if_nonfinite=True`` is the exception: raising a
     RuntimeError for a nan or infinite norm reads the norm. ``foreach`` is PyTorch's
