@@ -42,7 +42,7 @@ class Cat(GradientFunction):
             # (the elements from dim on) holds each view's row o; at the end there is no such
             # dimension, so each view is given a trailing one of size 1 (any stride)
             if dim == len(shape):
-                views = [View(v.buffer, shape + (1,), v.strides + (0,), v.offset, dtype) for v in views]
+                views = [View(v.buffer, shape + (1,), v.strides + (0,), v.offset, v.dtype) for v in views]
             self.sizes, joined = None, shape[:dim] + (n,) + shape[dim:]
         else:
             try:                            # (the kernel's declaration checks dtypes and the other dimensions)

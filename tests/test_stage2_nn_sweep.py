@@ -13,6 +13,8 @@ import stage2_tensor as tg
 import stage2_tensor.nn as nn
 import stage2_tensor.nn.functional as F
 
+from .engines import device_params
+
 
 def t64(values):
     return tg.tensor(np.asarray(values).tolist(), dtype=tg.float64)
@@ -508,6 +510,63 @@ def test_clip_grad_value():
     (m(tg.ones(1, 2)) * 100).sum().backward()
     nn.utils.clip_grad_value_(m.parameters(), 0.5)
     assert max(abs(v) for p in m.parameters() for v in np.ravel(p.grad.tolist())) == 0.5
+    p = tg.zeros(4, dtype=tg.float64, requires_grad=True)
+    p.grad = t64([1.0, -3.0, math.nan, 0.2])
+    nn.utils.clip_grad_value_(p, 0.5)                   # one tensor; nan stays nan, as clamp keeps it
+    close(p.grad, [0.5, -0.5, math.nan, 0.2])
+    nn.utils.clip_grad_value_([p], -0.25)               # min > max: clamp gives max, as PyTorch's
+    close(p.grad, [-0.25, -0.25, math.nan, -0.25])
+
+
+def _reading(self, *args):
+    raise AssertionError("clip_grad_norm_ read a value back")
+
+
+def _pnorm(values, p):
+    return np.abs(values).max() if p == math.inf else (np.abs(values) ** p).sum() ** (1 / p)
+
+
+@pytest.mark.parametrize("device", device_params("python", "cpu", "cpu:lazy"))
+@pytest.mark.parametrize("norm_type", [2.0, 1, math.inf, 3.0])
+def test_clip_grad_norm_scales_by_pytorchs_coefficient_without_reading_a_value(device, norm_type, monkeypatch):
+    grads = [RNG.normal(size=s) for s in ((3, 4), (5,), ())]
+    total = _pnorm([_pnorm(g, norm_type) for g in grads], norm_type)
+    params = [tg.zeros(*g.shape, dtype=tg.float64, device=device, requires_grad=True) for g in grads]
+    params.append(tg.zeros(2, dtype=tg.float64, device=device, requires_grad=True))    # no grad: left out
+    for max_norm in (total * 2, total / 2, 0.0, -1.0):       # above, below, and PyTorch's unchecked <= 0
+        for p, g in zip(params, grads):
+            p.grad = tg.tensor(g.tolist(), dtype=tg.float64, device=device)
+        with monkeypatch.context() as m:
+            for name in ("item", "tolist", "numpy", "__bool__", "__float__"):
+                m.setattr(tg.Tensor, name, _reading)
+            norm = nn.utils.clip_grad_norm_((p for p in params), max_norm, norm_type)
+        assert isinstance(norm, tg.Tensor) and norm.shape == () and norm.dtype is tg.float64
+        assert norm.device == device
+        close(norm, total)
+        for p, g in zip(params, grads):
+            close(p.grad, g * min(max_norm / (total + 1e-6), 1.0))
+
+
+def test_clip_grad_norm_edge_cases():
+    p = tg.zeros(2, requires_grad=True)
+    assert nn.utils.clip_grad_norm_(p, 1.0).tolist() == 0.0 and nn.utils.clip_grad_norm_([], 1.0).shape == ()
+    with pytest.warns(UserWarning, match="empty generator"):
+        nn.utils.clip_grad_norm_((q for q in []), 1.0)
+    p.grad = tg.tensor([3.0, 4.0])
+    norm = nn.utils.clip_grad_norm_(p, 1.0)                     # one tensor, float32: the norm is too
+    assert norm.dtype is tg.float32 and f"{norm:.3f}" == "5.000"
+    close(p.grad, np.float32(1.0) / np.float32(5.0 + 1e-6) * np.array([3.0, 4.0], dtype=np.float32), 1e-7)
+    wide = tg.zeros(1, dtype=tg.float64, requires_grad=True)
+    wide.grad = t64([12.0])
+    p.grad = tg.tensor([3.0, 4.0])
+    norm = nn.utils.clip_grad_norm_([p, wide], 26.0, "inf")     # mixed dtypes: promoted, as PyTorch's stack
+    assert norm.dtype is tg.float64 and norm.item() == 12.0
+    close(wide.grad, [12.0])
+    p.grad = tg.tensor([3.0, math.nan])
+    with pytest.raises(RuntimeError, match="total norm of order 2.0 .* is non-finite"):
+        nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+    assert math.isnan(nn.utils.clip_grad_norm_(p, 1.0, foreach=True).item())
+    assert all(math.isnan(v) for v in p.grad.tolist())          # scaled by the nan norm, as PyTorch
 
 
 def test_weight_norm_splits_length_and_direction():

@@ -686,6 +686,11 @@ def test_cat_and_stack_reject_mixed_inputs(device):
         tg.cat([x, x[0]])
     with pytest.raises(TypeError, match="cat: views\\[2\\] is tracegrad.float32, expected tracegrad.float64"):
         tg.cat([x, x, x.float()])
+    for dim in (0, 2):          # stacking at the end gives each view a dimension: its dtype kept, and checked
+        with pytest.raises(TypeError, match="views\\[1\\] is tracegrad.float32, expected tracegrad.float64"):
+            tg.stack([x, x.float()], dim)
+    with pytest.raises(TypeError, match="views\\[1\\] is tracegrad.float64, expected tracegrad.float32"):
+        tg.stack([x[0, 0].float(), x[0, 0]])
     with pytest.raises(TypeError, match="stack: expected a list of tensors, got an element of type int"):
         tg.stack([x, 3])
     with pytest.raises(RuntimeError, match="expected all tensors on one device"):

@@ -19,7 +19,7 @@
 * ``transformer.py``: ``TransformerEncoderLayer``, ``TransformerEncoder``, the decoder's two,
   ``Transformer``;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
-* ``utils.py``: ``clip_grad_norm_``.
+* ``utils/`` (``nn.utils``): ``clip_grad_norm_``.
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)

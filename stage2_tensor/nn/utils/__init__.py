@@ -7,42 +7,67 @@ GPT, thesis "Training a GPT-like model"): one unlucky batch can produce a gradie
 times larger than usual, and a step along it can undo much of what was learned. Clipping
 rescales all gradients together, so their direction is kept and only the length is capped.
 """
-import math
+import functools
+import types
+import warnings
 
+from ... import linalg
+from ...concat import stack
+from ...dtypes import promote
+from ...factories import tensor
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 
 
-def clip_grad_norm_(parameters, max_norm):
-    """Scale the gradients of ``parameters`` in place so that their total L2 norm (all of
-    them as one long vector) is at most ``max_norm``; return the norm before clipping."""
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Scale the gradients of ``parameters`` (a tensor or an iterable of them) in place by
+    min(max_norm / (total_norm + 1e-6), 1), where total_norm is the ``norm_type``-norm of
+    all of them read as one vector (the norm of their norms; ``inf``: the largest |g|).
+    Return total_norm, before clipping, as a 0-d tensor on the first gradient's device,
+    of their dtypes' promotion.
+
+    No value is read back into Python, so a training step need not wait for its device:
+    the scale is a tensor and every gradient is multiplied by it, 1 where nothing is
+    clipped, as PyTorch does. ``error_if_nonfinite=True`` is the exception: raising a
+    RuntimeError for a nan or infinite norm reads the norm. ``foreach`` is PyTorch's
+    choice of kernels and gives the same values; it is accepted and not needed."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    else:
+        is_generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)       # a generator is read once, for the norm and the scaling
+        if is_generator and not parameters:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
     grads = [p.grad for p in parameters if p.grad is not None]
-    if max_norm <= 0:
-        raise ValueError(f"max_norm must be > 0, got {max_norm}")
+    norm_type, max_norm = float(norm_type), float(max_norm)
     if not grads:
-        return 0.0
+        return tensor(0.0)
     with no_grad():
-        squares = [(g * g).sum() for g in grads]
-        total = squares[0]
-        for s in squares[1:]:                   # summed as tensors: one read back, not one per grad
-            total = total + s.to(device=total.device)
-        norm = math.sqrt(total.item())
-        if norm > max_norm:
-            scale = max_norm / (norm + 1e-6)
-            for g in grads:
-                g.mul_(scale)
-    return norm
+        device, dtype = grads[0].device, functools.reduce(promote, (g.dtype for g in grads))
+        norms = [linalg.vector_norm(g, norm_type).to(device=device, dtype=dtype) for g in grads]
+        total_norm = linalg.vector_norm(stack(norms), norm_type)
+        if error_if_nonfinite and (total_norm.isnan() | total_norm.isinf()):
+            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is "
+                               "non-finite, so it cannot be clipped. To disable this error and scale the "
+                               "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+        # multiplied even when the scale is 1: a test of it would read the norm back
+        scale = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(scale.to(g.device))
+    return total_norm
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    """Clamp every gradient of ``parameters`` to [-clip_value, clip_value], in place."""
+    """Clamp every gradient of ``parameters`` (a tensor or an iterable of them) to
+    [-clip_value, clip_value], in place; a negative clip_value sets them all to it, as
+    clamp does when min > max. ``foreach`` is accepted as in clip_grad_norm_."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
     with no_grad():
         for p in parameters:
             if p.grad is not None:
-                p.grad.copy_(p.grad.clamp(-clip_value, clip_value))
+                p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
 from . import parametrize  # noqa: E402
