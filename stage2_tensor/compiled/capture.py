@@ -97,7 +97,7 @@ class Capture:
 
     def __init__(self, trace, inputs, slots, fullgraph):
         self.trace, self.inputs, self.slots, self.fullgraph = trace, inputs, slots, fullgraph
-        self.start = [s.get() for s in slots]
+        self.held = [s.get() for s in slots]       # what each slot held at the last sync
         self.calls, self.syncs = [], []         # live calls, and the syncs before each
         self.broken, self.in_live, self.backward_ran = None, False, False
 
@@ -134,14 +134,15 @@ class Capture:
         self.trace.made(result.storage.buffer if isinstance(result, Tensor) else result)
         return result
 
-    def changed(self, also=()):
-        """The syncs that bring the slots from the start to what they hold now (and the
-        slots in ``also``, synced before, whatever they hold)."""
+    def changed(self):
+        """The syncs that bring the slots from what they held at the last sync (or the
+        start) to what they hold now."""
         syncs = []
-        for slot, before in zip(self.slots, self.start):
+        for i, slot in enumerate(self.slots):
             now = slot.get()
-            if now is before and slot not in also:
+            if now is self.held[i]:
                 continue
+            self.held[i] = now
             syncs.append(Sync(slot, None, None) if now is None else
                          Sync(slot, self.trace.value(now.storage.buffer), layout(now)))
         return syncs

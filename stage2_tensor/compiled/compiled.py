@@ -27,6 +27,7 @@ import warnings
 from .. import backend
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
+from .backward import CompiledBackward, capture_backward
 from .capture import Capture, layout, output
 from .state import roots, slots
 
@@ -114,22 +115,36 @@ class CompiledFunction:
         capture = Capture(be.capture([t.storage.buffer for t in tensors]), tensors, self.slots, self.fullgraph)
         result = capture.run(self.fn, args, kwargs)
         outputs = list(_leaves(result))
-        if capture.broken is None and capture.trace.unfollowed():
-            capture.graph_break(capture.trace.unfollowed())
+        backward = None
         if capture.broken is None and not capture.backward_ran and any(
                 isinstance(t, Tensor) and t.requires_grad for t in outputs):
-            capture.graph_break("an output that requires grad (backward through a compiled function "
-                                "needs its backward captured in the same call)")
+            n_args = sum(isinstance(a, Tensor) for a in _leaves((args, kwargs)))
+            backward = self._capture_backward(capture, tensors, outputs, n_args)
+        if capture.broken is None and capture.trace.unfollowed():
+            capture.graph_break(capture.trace.unfollowed())
         if capture.broken is not None:
             self.entries[key] = _Eager(capture.broken)
             self._warn(f"graph break: {capture.broken}")
             return result
-        synced = {s.slot for syncs in capture.syncs for s in syncs}
-        end = capture.changed(also=synced)
+        end = capture.changed()
         made = [(capture.trace.value(t.storage.buffer), layout(t)) if isinstance(t, Tensor) else None
                 for t in outputs]
-        self.entries[key] = Replay(capture, end, result, made, be)
+        self.entries[key] = Replay(capture, end, result, made, be, backward)
         return result
+
+    def _capture_backward(self, capture, tensors, outputs, n_args):
+        """A forward whose outputs require grad: its backward captured too (backward.py), with
+        respect to the leaves of the state that require grad (the parameters)."""
+        if any(t.requires_grad for t in tensors[:n_args]):
+            capture.graph_break("an argument that requires grad (a compiled module's backward reaches "
+                                "its parameters only)")
+            return None
+        first = {}                              # a tied parameter, in two slots, once
+        for i, t in enumerate(tensors[n_args:], n_args):
+            if t.requires_grad and t.grad_fn is None:
+                first.setdefault(id(t), i)
+        params = list(first.values())
+        return params, capture_backward(capture, tensors, outputs, params)
 
     def _warn(self, message):
         name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
@@ -139,19 +154,26 @@ class CompiledFunction:
 class Replay:
     """A captured call made again: the device's plan, run with the current buffers."""
 
-    def __init__(self, capture, end, result, made, be):
+    def __init__(self, capture, end, result, made, be, backward=None):
         self.plan = capture.trace.plan()
         self.calls, self.syncs, self.end = capture.calls, capture.syncs, end
         self.result, self.made = result, made
         self.device, self.max_dims = be.name, be.max_dims
+        self.params, self.backward = backward or (None, ())
 
     def __call__(self, tensors):
-        buffers = self.plan.run([t.storage.buffer for t in tensors], self._live)
+        buffers = self.plan.start([t.storage.buffer for t in tensors])
+        self.plan.run(buffers, self._live)
         for sync in self.end:
             sync.apply(buffers, self.device, self.max_dims)
-        outputs = iter([None if m is None else output(buffers[m[0]], self.device, self.max_dims, m[1])
-                        for m in self.made])
-        return _rebuild(self.result, outputs)
+        outputs = [None if m is None else output(buffers[m[0]], self.device, self.max_dims, m[1])
+                   for m in self.made]
+        if self.backward:
+            params = tuple(tensors[i] for i in self.params)
+            for plan in self.backward:
+                out = outputs[plan.index]
+                out.requires_grad, out.grad_fn = True, CompiledBackward(self, plan, buffers, params)
+        return _rebuild(self.result, iter(outputs))
 
     def _live(self, k, buffers):
         for sync in self.syncs[k]:

@@ -35,26 +35,36 @@ class LivePoint:
 
 
 class Plan:
+    """The steps of a trace, in segments (one, or a compiled forward's and each backward's:
+    ``LaunchTrace.mark``); each segment allocates the fresh values first made in it."""
+
     def __init__(self, trace):
         kinds = trace.kinds
         self.inputs = trace.inputs
         self.static = [b if kinds[v] == "static" else None for v, b in enumerate(trace.objects)]
-        self.fresh = [(v, ffi.typeof(b), len(b), ffi.sizeof(b)) for v, b in enumerate(trace.objects)
-                      if kinds[v] == "fresh"]
-        self.steps = []
         for step in trace.steps:
             if isinstance(step, Launch):        # static buffers stay in the recorded arguments
                 step.refs = [r for r in step.refs if kinds[r[1]] != "static"]
-            self.steps.append(step)
-        self.launches = sum(isinstance(s, Launch) for s in self.steps)
+        bounds = trace.bounds + [(len(trace.steps), len(trace.objects))]
+        self.segments = []
+        for (first, first_value), (end, end_value) in zip(bounds, bounds[1:]):
+            fresh = [(v, ffi.typeof(b), len(b), ffi.sizeof(b)) for v, b in enumerate(trace.objects)
+                     if first_value <= v < end_value and kinds[v] == "fresh"]
+            self.segments.append((trace.steps[first:end], fresh))
+        self.launches = sum(isinstance(s, Launch) for s in trace.steps)
 
-    def run(self, inputs, live):
+    def start(self, inputs):
+        """The buffers of one run: the static ones, and the inputs given."""
         buffers = list(self.static)
         for v, b in zip(self.inputs, inputs):
             buffers[v] = b
-        for v, ctype, n, size in self.fresh:
+        return buffers
+
+    def run(self, buffers, live, segment=0):
+        steps, fresh = self.segments[segment]
+        for v, ctype, n, size in fresh:
             buffers[v] = ffi.new(ctype, n) if size < cpu.SMALL_BYTES else cpu._new(ctype, n)
-        for step in self.steps:
+        for step in steps:
             if type(step) is LivePoint:
                 made = live(step.k, buffers)
                 if step.values:

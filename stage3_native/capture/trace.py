@@ -50,7 +50,7 @@ class LaunchTrace:
         self.by_id, self.starts, self.ranges = {}, [], []
         self.made_here, self.kept = set(), []   # ids of buffers backend methods returned
         self.scalars = {}                       # id of a live call's int -> its value
-        self.steps = []
+        self.steps, self.bounds = [], [(0, 0)]
         self.inputs = [self._register(b, "input") for b in inputs]
 
     # ---- values --------------------------------------------------------------------------
@@ -141,6 +141,25 @@ class LaunchTrace:
             return "a random seed drawn in Python that the capture could not follow into a kernel"
         return None
 
+    def mark(self):
+        """Start a new segment of the plan (a compiled forward's backward)."""
+        self.bounds.append((len(self.steps), len(self.objects)))
+
+    def given(self, buffer):
+        """A buffer a replay is handed when it runs a segment (a backward's upstream
+        gradient): its value, filled by the caller."""
+        return self._register(buffer, "given")
+
+    def saved(self):
+        """Make fresh every value made in the first segment (the forward) that a later one
+        reads: a replay's forward keeps them for its backward, as autograd saves tensors."""
+        end_value = self.bounds[1][1] if len(self.bounds) > 1 else len(self.objects)
+        later = self.steps[self.bounds[1][0]:] if len(self.bounds) > 1 else []
+        for step in later:
+            for _, v, _, _ in getattr(step, "refs", ()):
+                if v < end_value and self.kinds[v] == "static" and id(self.objects[v]) in self.made_here:
+                    self.kinds[v] = "fresh"
+
     def stop(self):
         self.stopped, self.recording = True, False
 
@@ -186,7 +205,6 @@ class LaunchTrace:
             out = allocate(*args)
             if self.recording:
                 self._register(out, "static")
-                self.made_here.add(id(out))
             return out
         return made
 
@@ -217,7 +235,6 @@ class LaunchTrace:
     def _zeros_recorded(self, n, dtype):
         out = self._saved["zeros"](n, dtype)
         if self.recording:
-            self.made_here.add(id(out))
             v = self._register(out, "static")
             self.steps.append(Launch("tg_fill", self._saved["lib"].tg_fill, (out, cpu.CODE[dtype], n, 0.0, 0),
                                      [(0, v, 0, None)], None))
