@@ -167,7 +167,9 @@ def tracegrad_gpt(pool):
 
 def torch_gpt_model(config, sdpa):
     """nanoGPT's model, with the parameter names of stage4_models.gpt (so weights copy over
-    by name) and the same computation: exact GELU, pre-LayerNorm, tied LM head."""
+    by name) and the same computation: exact GELU, pre-LayerNorm, tied LM head, and
+    config.dropout where stage4's GPT and nanoGPT drop (the embeddings' sum, the attention
+    weights, each residual branch's output)."""
     tnn, tF = torch.nn, torch.nn.functional
 
     class SelfAttention(tnn.Module):
@@ -175,6 +177,7 @@ def torch_gpt_model(config, sdpa):
             super().__init__()
             self.c_attn = tnn.Linear(config.n_embd, 3 * config.n_embd)
             self.c_proj = tnn.Linear(config.n_embd, config.n_embd)
+            self.attn_dropout, self.resid_dropout = tnn.Dropout(config.dropout), tnn.Dropout(config.dropout)
             T = config.block_size
             self.register_buffer("mask", torch.triu(torch.full((T, T), -math.inf), 1), persistent=False)
 
@@ -184,11 +187,12 @@ def torch_gpt_model(config, sdpa):
             q, k, v = (t.view(B, T, H, C // H).transpose(1, 2)
                        for t in self.c_attn(x).split(C, dim=2))
             if sdpa:
-                y = tF.scaled_dot_product_attention(q, k, v, is_causal=True)
+                y = tF.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                    dropout_p=config.dropout if self.training else 0.0)
             else:
                 att = (q * (1.0 / math.sqrt(C // H))) @ k.transpose(-2, -1)
-                y = (att + self.mask[:T, :T]).softmax(dim=-1) @ v
-            return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+                y = self.attn_dropout((att + self.mask[:T, :T]).softmax(dim=-1)) @ v
+            return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
 
     class Block(tnn.Module):
         def __init__(self):
@@ -199,6 +203,7 @@ def torch_gpt_model(config, sdpa):
             self.mlp.c_fc = tnn.Linear(config.n_embd, 4 * config.n_embd)
             self.mlp.gelu = tnn.GELU(approximate="tanh")       # GPT-2's, as stage4's GPT
             self.mlp.c_proj = tnn.Linear(4 * config.n_embd, config.n_embd)
+            self.mlp.dropout = tnn.Dropout(config.dropout)
 
         def forward(self, x):
             x = x + self.attn(self.ln_1(x))
@@ -210,6 +215,7 @@ def torch_gpt_model(config, sdpa):
             self.transformer = tnn.ModuleDict(dict(
                 wte=tnn.Embedding(config.vocab_size, config.n_embd),
                 wpe=tnn.Embedding(config.block_size, config.n_embd),
+                drop=tnn.Dropout(config.dropout),
                 h=tnn.ModuleList(Block() for _ in range(config.n_layer)),
                 ln_f=tnn.LayerNorm(config.n_embd)))
             self.lm_head = tnn.Linear(config.n_embd, config.vocab_size, bias=False)
@@ -218,7 +224,7 @@ def torch_gpt_model(config, sdpa):
         def forward(self, idx, targets=None):
             t = self.transformer
             T = idx.shape[1]
-            x = t.wte(idx) + t.wpe.weight[:T]
+            x = t.drop(t.wte(idx) + t.wpe.weight[:T])
             for block in t.h:
                 x = block(x)
             logits = self.lm_head(t.ln_f(x))
