@@ -78,6 +78,7 @@ class CompiledFunction:
         from ..nn.modules import Module
         found = roots(self.fn, args, kwargs)
         self.slots = slots(found)
+        self.constants = [t for t in found if isinstance(t, Tensor)]
         self.modules = [m for obj in found if isinstance(obj, Module) for m in obj.modules()]
 
     def _key(self, args, kwargs):
@@ -112,7 +113,9 @@ class CompiledFunction:
                       f"device {be.name!r} runs the function as written" if be else "no tensors")
             self.entries[key] = _Eager(reason)
             return self.fn(*args, **kwargs)
-        capture = Capture(be.capture([t.storage.buffer for t in tensors]), tensors, self.slots, self.fullgraph)
+        trace = be.capture([t.storage.buffer for t in tensors])
+        trace.known([t.storage.buffer for t in self.constants if t.storage.device == be.name])
+        capture = Capture(trace, tensors, self.slots, self.fullgraph)
         result = capture.run(self.fn, args, kwargs)
         outputs = list(_leaves(result))
         backward = None

@@ -11,6 +11,9 @@ tensors, its sub-modules), Optimizer (its parameters and state) and scheduler (i
 optimizer). A tensor the step reads that none of these reach is a constant of the plan,
 read in place.
 """
+import functools
+import types
+
 from ..tensor import Tensor
 
 
@@ -45,25 +48,53 @@ class Slot:
 
 def roots(fn, args, kwargs):
     """What a call of ``fn`` can reach besides its tensors: fn itself (a Module), its
-    arguments, the object a bound method belongs to, its closure's cells and the globals
-    its code names."""
-    found = [fn] + list(args) + list(kwargs.values())
-    target = getattr(fn, "__func__", fn)
-    if getattr(fn, "__self__", None) is not None:
-        found.append(fn.__self__)
-    forward = getattr(fn, "forward", None)              # a Module: its forward's names too
-    if forward is not None and hasattr(forward, "__func__"):
-        target = forward.__func__
-    code = getattr(target, "__code__", None)
-    if code is not None:
-        found += [c.cell_contents for c in (target.__closure__ or ()) if _filled(c)]
-        names = set(code.co_names)
-        for const in code.co_consts:                     # nested functions' names as well
-            if hasattr(const, "co_names"):
-                names |= set(const.co_names)
-        scope = target.__globals__
-        found += [scope[n] for n in names if n in scope]
+    arguments, and, through every function on the way (fn, a bound method's object, a
+    Module's forward, the functions in closures and globals), the contents of their closures
+    and the globals their code names; lists, tuples and dicts opened. Python modules and
+    classes are not opened."""
+    found, seen = [], set()
+
+    def visit(obj, depth):
+        if id(obj) in seen or depth > MAX_DEPTH or isinstance(obj, (types.ModuleType, type, str, bytes)):
+            return
+        seen.add(id(obj))
+        found.append(obj)
+        if isinstance(obj, (list, tuple)):
+            for item in obj:
+                visit(item, depth + 1)
+        elif isinstance(obj, dict):
+            for item in obj.values():
+                visit(item, depth + 1)
+        elif isinstance(obj, types.MethodType):
+            visit(obj.__self__, depth + 1)
+            visit(obj.__func__, depth + 1)
+        elif isinstance(obj, (types.FunctionType, functools.partial)):
+            for item in _reached(obj):
+                visit(item, depth + 1)
+        elif hasattr(type(obj), "forward"):               # a Module: what its forward reaches
+            visit(getattr(type(obj), "forward"), depth + 1)
+
+    for obj in [fn, *args, *kwargs.values()]:
+        visit(obj, 0)
     return found
+
+
+MAX_DEPTH = 6
+
+
+def _reached(function):
+    """The closure's contents and the globals a function's code (and its nested code) names."""
+    if isinstance(function, functools.partial):
+        return [function.func, *function.args, *function.keywords.values()]
+    code = function.__code__
+    found = [c.cell_contents for c in (function.__closure__ or ()) if _filled(c)]
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names |= set(c.co_names)
+        stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    scope = function.__globals__
+    return found + [scope[n] for n in sorted(names) if n in scope]
 
 
 def _filled(cell):

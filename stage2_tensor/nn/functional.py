@@ -487,15 +487,19 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     flat = target.reshape(-1).to(device=input.device, dtype=dtypes.int64)
     kept = flat != ignore_index
     picked = flat.masked_fill(kept == False, 0)  # noqa: E712  (ignored rows read class 0, weighted 0)
-    bad = out_of_range(picked, c)
-    if bad:
-        position, value = bad
+    # The index kernel checks the targets as it reads them (no read into Python, so a
+    # compiled step keeps the check); a negative target, which indexing would wrap, is
+    # made one it rejects.
+    try:
+        chosen = rows[arange(rows.shape[0], device=input.device), picked.masked_fill(picked < 0, c)]
+    except IndexError:
+        position, value = out_of_range(picked, c)
         raise IndexError(f"nll_loss: target {value} at position {position} "
-                         f"is not a class index: the input has {c} classes (0 to {c - 1})")
+                         f"is not a class index: the input has {c} classes (0 to {c - 1})") from None
     w = kept.to(dtype=input.dtype)
     if weight is not None:
         w = w * weight.to(device=input.device, dtype=input.dtype)[picked]
-    per_sample = -rows[arange(rows.shape[0], device=input.device), picked] * w
+    per_sample = -chosen * w
     if reduction == "none":
         return per_sample.reshape(target.shape)
     return per_sample.sum() if reduction == "sum" else per_sample.sum() / w.sum()

@@ -68,6 +68,12 @@ class LaunchTrace:
         self.ranges.insert(i, (start + ffi.sizeof(buffer), v))
         return v
 
+    def known(self, buffers):
+        """Buffers of tensors the function reaches but keeps nowhere a slot can see (a list of
+        batches in a closure): read in place, as constants."""
+        for b in buffers:
+            self._register(b, "static")
+
     def _locate(self, pointer, ctype):
         """(value, byte offset) of a buffer argument; None for memory never seen."""
         v = self.by_id.get(id(pointer))
