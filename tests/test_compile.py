@@ -254,3 +254,23 @@ def test_a_compiled_gpt_with_tied_weights_trains_as_eager(device):
     for a, b in zip(eager, compiled):
         np.testing.assert_array_equal(a, b)
     assert replays(forward) == 1
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_a_compiled_model_inside_a_compiled_step(device):
+    """The inner compiled function is part of the outer one's capture (PyTorch inlines it)."""
+    def make(device):
+        model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2)).to(device)
+        inner = tg.compile(model)
+        opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+        x = tg.randn(3, 4, device=device)
+
+        def step(x):
+            opt.zero_grad()
+            loss = inner(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return step, model, (x,)
+    run = same_as_eager(make, device, steps=5)
+    assert replays(run) == 1

@@ -28,6 +28,7 @@ from .. import backend
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from .backward import CompiledBackward, capture_backward
+from . import capture as capturing
 from .capture import Capture, layout, output
 from .state import roots, slots
 
@@ -57,6 +58,8 @@ class CompiledFunction:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        if capturing.ACTIVE is not None:                # inside another's capture: part of it
+            return self.fn(*args, **kwargs)
         if self.slots is None:
             self._find_state(args, kwargs)
         tensors, key = self._key(args, kwargs)
