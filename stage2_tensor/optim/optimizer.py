@@ -33,8 +33,12 @@ def fused_update(kernel, params, states, *settings):
         grads = [g if g.dtype is dtype and g.storage.device == device else g.to(device=device, dtype=dtype)
                  for g in grads]
         views = [[t.as_view() if t is not None else None for t in kind] for kind in kinds]
-        backend.launch(device, kernel, [p.as_view() for p in ps], [g.as_view() for g in grads],
-                       *views, *values)
+        arguments = ([p.as_view() for p in ps], [g.as_view() for g in grads], *views, *values)
+        update = getattr(backend.get(device), kernel, None)
+        if update is not None and dtype.compute is dtype:     # no half to widen: launch's scan skipped
+            update(*arguments)
+        else:
+            backend.launch(device, kernel, *arguments)
         for t in ps:
             t.storage.version += 1
         for kind in kinds:
