@@ -15,6 +15,7 @@ from stage2_tensor.compiled.compiled import Replay
 from .engines import device_params
 
 DEVICES = device_params("python", "cpu")
+CAPTURING = device_params("cpu")                          # the devices with a capture(inputs)
 STEPS = 4
 
 
@@ -34,11 +35,20 @@ def train(make, device, compiled, steps=STEPS):
     return losses, [p.detach().numpy().copy() for p in model.parameters()], run
 
 
+def assert_same(eager, compiled, device):
+    """The same bits, but on a GPU: there the additions of an atomicAdd land in another
+    order at each run (the embedding's and pooling's backward), eager's own runs included."""
+    for a, b in zip(eager, compiled, strict=True):
+        if device == "cuda":
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
 def same_as_eager(make, device, steps=STEPS):
     eager_losses, eager_params, _ = train(make, device, False, steps)
     losses, params, run = train(make, device, True, steps)
-    for a, b in zip(eager_losses + eager_params, losses + params):
-        np.testing.assert_array_equal(a, b)
+    assert_same(eager_losses + eager_params, losses + params, device)
     return run
 
 
@@ -96,10 +106,10 @@ def gpt(device):
 @pytest.mark.parametrize("make", [mlp, cnn, gpt])
 def test_a_compiled_training_step_is_eagers(make, device):
     run = same_as_eager(make, device)
-    assert replays(run) == (1 if device == "cpu" else 0)
+    assert replays(run) == (0 if device == "python" else 1)
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_new_shapes_compile_again_and_each_replays(device):
     tg.manual_seed(0)
     model = nn.Linear(5, 2).to(device)
@@ -111,7 +121,7 @@ def test_new_shapes_compile_again_and_each_replays(device):
     assert replays(run) == 2
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_outputs_are_new_tensors_at_every_call(device):
     model = nn.Linear(3, 1).to(device)
     run = tg.compile(lambda x: model(x) * 2)
@@ -126,7 +136,17 @@ def test_outputs_are_new_tensors_at_every_call(device):
     assert after.storage.buffer is not outs[2].storage.buffer
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
+def test_buffers_inside_a_list_argument_are_followed(device):
+    """cat hands C its inputs' buffers as one list: a replay passes the new ones there."""
+    run = tg.compile(lambda x, y: tg.cat([x * 2, y]) + 1)
+    for _ in range(4):
+        x, y = tg.randn(2, 3, device=device), tg.randn(1, 3, device=device)
+        np.testing.assert_array_equal(run(x, y).numpy(), (tg.cat([x * 2, y]) + 1).numpy())
+    assert replays(run) == 1
+
+
+@pytest.mark.parametrize("device", CAPTURING)
 def test_a_value_read_into_python_is_a_graph_break(device):
     model = nn.Linear(3, 1).to(device)
 
@@ -149,7 +169,7 @@ def test_a_value_read_into_python_is_a_graph_break(device):
             strict(x)
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_the_cache_is_bounded(device, monkeypatch):
     monkeypatch.setattr(config, "cache_size_limit", 2)
     run = tg.compile(lambda x: x * 3)
@@ -161,7 +181,7 @@ def test_the_cache_is_bounded(device, monkeypatch):
     assert len(run.entries) == 2 and any("cache_size_limit" in str(w.message) for w in caught)
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_an_index_out_of_range_at_replay_is_an_error(device):
     emb = nn.Embedding(4, 2).to(device)
     run = tg.compile(lambda i: emb(i) * 1)
@@ -172,7 +192,7 @@ def test_an_index_out_of_range_at_replay_is_an_error(device):
             run(tg.tensor([0, 4], device=device))
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_a_compiled_module(device):
     tg.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2)).to(device)
@@ -225,13 +245,12 @@ def test_training_through_a_compiled_module(device):
 
     eager, _ = run(False)
     compiled, forward = run(True)
-    for a, b in zip(eager, compiled):
-        np.testing.assert_array_equal(a, b)
+    assert_same(eager, compiled, device)
     # two keys: the parameters' gradients are None at the first forward of a step, not at the second
-    assert replays(forward) == (2 if device == "cpu" else 0)
+    assert replays(forward) == (0 if device == "python" else 2)
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_a_compiled_gpt_with_tied_weights_trains_as_eager(device):
     """nanoGPT's pattern: model = tg.compile(model), the loss from the model's second output;
     its embedding and output layer share one parameter, which gets one gradient."""
@@ -251,12 +270,11 @@ def test_a_compiled_gpt_with_tied_weights_trains_as_eager(device):
 
     eager, _ = run(False)
     compiled, forward = run(True)
-    for a, b in zip(eager, compiled):
-        np.testing.assert_array_equal(a, b)
+    assert_same(eager, compiled, device)
     assert replays(forward) == 1
 
 
-@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("device", CAPTURING)
 def test_a_compiled_model_inside_a_compiled_step(device):
     """The inner compiled function is part of the outer one's capture (PyTorch inlines it)."""
     def make(device):

@@ -16,12 +16,14 @@ its values, an array from outside the call) are not moved.
 """
 import bisect
 
+from .steps import Launch
+
 
 def lifetimes(steps, values):
     """{value: (first step, last step)} over the launches that pass it, for ``values``."""
     spans = {}
     for i, step in enumerate(steps):
-        for _, v, _, _ in getattr(step, "refs", ()):
+        for v in step.buffer_values() if isinstance(step, Launch) else ():
             if v in values:
                 first, _ = spans.get(v, (i, i))
                 spans[v] = (first, i)

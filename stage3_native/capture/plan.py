@@ -1,37 +1,18 @@
 """A captured call as a plan: its values and its steps, run again on new buffers.
 
 ``run(inputs, live)`` fills a list of buffers (the inputs given, the static ones the trace
-kept, a new buffer for each fresh value), then runs the steps in order: a launch calls its C
-function with its recorded arguments, each buffer argument taken from the list (a pointer
-into one rebuilt at its byte offset); a live point calls ``live(k, buffers)`` (stage2: the
-syncs, then the Python call) and takes the buffer it returns. No Python runs between two
-launches but this loop.
+kept, a new buffer for each fresh value, made as the device says), then runs the steps in
+order: a launch calls its C function with its recorded arguments, each buffer argument
+taken from the list (a pointer into one rebuilt at its byte offset); a live point calls
+``live(k, buffers)`` (stage2: the syncs, then the Python call) and takes the buffer it
+returns. No Python runs between two launches but this loop.
+
+A launch that returns another result than the captured one, or writes another bad entry
+into its host out-parameter (CUDA's reporting kernels), stops the replay with a
+RuntimeError: what the kernel checks (an index, a target) is data, which the guards do not
+see.
 """
-from ..cpu import backend as cpu
-
-ffi = cpu.ffi
-CHAR_P = ffi.typeof("char *")
-
-
-class Launch:
-    """A C function and its arguments; ``refs`` (index, value, byte offset, pointer type or
-    None to pass the buffer itself) say which arguments are buffers; ``result`` is what it
-    returned when captured (None: nothing to check)."""
-    __slots__ = ("name", "fn", "args", "refs", "result")
-
-    def __init__(self, name, fn, args, refs, result):
-        self.name, self.fn, self.args, self.refs, self.result = name, fn, tuple(args), refs, result
-
-    def __repr__(self):
-        return f"Launch({self.name}, buffers {[v for _, v, _, _ in self.refs]})"
-
-
-class LivePoint:
-    """Live call ``k`` of the capture; ``values`` the buffers it returns."""
-    __slots__ = ("k", "values")
-
-    def __init__(self, k):
-        self.k, self.values = k, []
+from .steps import Launch, LivePoint
 
 
 class Plan:
@@ -39,16 +20,20 @@ class Plan:
     ``LaunchTrace.mark``); each segment allocates the fresh values first made in it."""
 
     def __init__(self, trace):
-        kinds = trace.kinds
+        values, device = trace.values, trace.device
+        kinds = values.kinds
+        self.device, self.ffi = device, device.ffi
+        self.char_p = device.ffi.typeof("char *")
         self.inputs = trace.inputs
-        self.static = [b if kinds[v] == "static" else None for v, b in enumerate(trace.objects)]
+        self.static = [b if kinds[v] == "static" else None for v, b in enumerate(values.objects)]
         for step in trace.steps:
             if isinstance(step, Launch):        # static buffers stay in the recorded arguments
                 step.refs = [r for r in step.refs if kinds[r[1]] != "static"]
-        bounds = trace.bounds + [(len(trace.steps), len(trace.objects))]
+                step.items = [r for r in step.items if kinds[r[2]] != "static"]
+        bounds = trace.bounds + [(len(trace.steps), len(values.objects))]
         self.segments = []
         for (first, first_value), (end, end_value) in zip(bounds, bounds[1:]):
-            fresh = [(v, ffi.typeof(b), len(b), ffi.sizeof(b)) for v, b in enumerate(trace.objects)
+            fresh = [(v, *device.fresh(b)) for v, b in enumerate(values.objects)
                      if first_value <= v < end_value and kinds[v] == "fresh"]
             self.segments.append((trace.steps[first:end], fresh))
         self.launches = sum(isinstance(s, Launch) for s in trace.steps)
@@ -62,8 +47,9 @@ class Plan:
 
     def run(self, buffers, live, segment=0):
         steps, fresh = self.segments[segment]
-        for v, ctype, n, size in fresh:
-            buffers[v] = ffi.new(ctype, n) if size < cpu.SMALL_BYTES else cpu._new(ctype, n)
+        cast, char_p = self.ffi.cast, self.char_p
+        for v, make, args in fresh:
+            buffers[v] = make(*args)
         for step in steps:
             if type(step) is LivePoint:
                 made = live(step.k, buffers)
@@ -75,10 +61,35 @@ class Plan:
                 args = list(args)
                 for j, v, offset, pointer in step.refs:
                     b = buffers[v]
-                    args[j] = b if pointer is None else ffi.cast(pointer, ffi.cast(CHAR_P, b) + offset)
+                    args[j] = b if pointer is None else cast(pointer, cast(char_p, b) + offset)
+            if step.items:
+                args = self._items(args, step.items, buffers)
             result = step.fn(*args)
             if step.result is not None and result != step.result:
                 raise RuntimeError(f"compiled function: {step.name} returned {result} where the captured call "
-                                   f"returned {step.result} (an index or target out of range, or no memory); "
+                                   f"returned {step.result} ({self.device.failure(result)}); "
                                    "run the function without tg.compile for the full error")
+            if step.reports:
+                _check_reports(step, args)
         return buffers
+
+    def _items(self, args, items, buffers):
+        """The arguments with the buffers inside their lists replaced (new lists: the
+        recorded ones stay as captured)."""
+        args, cast, char_p = list(args), self.ffi.cast, self.char_p
+        copied = set()
+        for j, k, v, offset, pointer in items:
+            if j not in copied:
+                args[j] = list(args[j])
+                copied.add(j)
+            b = buffers[v]
+            args[j][k] = b if pointer is None else cast(pointer, cast(char_p, b) + offset)
+        return args
+
+
+def _check_reports(step, args):
+    for j, held in step.reports:
+        if args[j][0] != held:
+            raise RuntimeError(f"compiled function: {step.name} reported {args[j][0]} where the captured call "
+                               f"reported {held} (the position of a bad entry, -1 for none: an index or target "
+                               "out of range); run the function without tg.compile for the full error")

@@ -1,10 +1,10 @@
-"""Device "cpu"'s recording of a captured call: every C function the backend calls, with
-its arguments, in order.
+"""The recording of a captured call: every C function the backend calls, with its
+arguments, in order, on any native device (its part: device.py).
 
-While a trace is active, the compiled library that cpu/backend.py calls (its module global
-``lib``, as the profiler swaps it, profile.py) is a stand-in that runs each C function and
-records it: a ``Launch``. A buffer passed to C (a cffi array, or a pointer into one) becomes
-a value, numbered once:
+While a trace is active, the compiled library the backend calls is a stand-in that runs
+each C function and records it: a ``Launch``. A buffer passed to C (the buffer, or a
+pointer into it; also inside a list argument, as cat's array of buffers) becomes a value
+(values.py), numbered once:
 
     input   a buffer of an input tensor (an argument's, the state's): read afresh at replay
     static  one the trace had not seen before: made inside the call and not kept (replays
@@ -12,27 +12,26 @@ a value, numbered once:
     fresh   made inside the call and kept after it (a gradient, a returned loss): a replay
             allocates a new one, so no output of one call is the memory of the next
     live    returned by a live call (a random draw): whatever the replay's call returns
+    given   handed to a replay when it runs a segment (a backward's upstream gradient)
 
-Every other argument (a number, a tuple of shape or strides, a table of constants) is kept
-as it was. A C function's result is kept too: a replay that gets another (an index out of
-range, a failed allocation) stops with an error.
+Every other argument (a number, a tuple of shape or strides, a table of constants, host
+memory the device keeps as it is) is kept as it was. A C function's result is kept too,
+and what it wrote into a host out-parameter (CUDA's bad entry): a replay that gets another
+(an index out of range, a failed allocation) stops with an error.
 
-Contents Python puts in a buffer (``from_flat``, ``from_bytes``, ``zeros``) are recorded as
-launches that put them there again, so a reused buffer starts each replay as it did. What
-the trace cannot replay is a graph break (stage2_tensor/compiled/capture.py): a value read
-back (``to_flat``, ``to_bytes``, ``as_numpy``), memory shared with numpy (``from_numpy``), a
-kernel run by the python device, a C function that returns a float, or a pointer into
-memory the trace never saw.
+What the trace cannot replay is a graph break (stage2_tensor/compiled/capture.py): a value
+read back (``to_flat``, ``to_bytes``, ``as_numpy``, a copy to the host), memory shared with
+numpy (``from_numpy``), a kernel run by the python device, a C function that returns a
+float or a pointer, or a pointer into memory the trace never saw.
 """
-import bisect
 import contextlib
 
 from stage2_tensor.compiled import graph_break
 
-from ..cpu import backend as cpu
-from .plan import Launch, LivePoint, Plan
+from .plan import Plan
+from .steps import Launch, LivePoint
+from .values import Values
 
-ffi = cpu.ffi
 BREAKS = {"to_flat": "a tensor's values read into Python (item, tolist, printing, bool)",
           "to_bytes": "a tensor's bytes read into Python",
           "as_numpy": "a tensor's memory handed to numpy",
@@ -41,89 +40,99 @@ BREAKS = {"to_flat": "a tensor's values read into Python (item, tolist, printing
           "_pair_on_python": "a kernel the device leaves to the python device",
           "mt19937_floats": "a random draw outside a generator",
           "mt19937_integers": "a random draw outside a generator"}
+KEPT = "kept"                       # an argument a replay passes as it was
 
 
 class LaunchTrace:
-    def __init__(self, be, inputs):
-        self.be, self.recording, self.stopped = be, False, False
-        self.objects, self.kinds = [], []       # per value: its buffer, its kind
-        self.by_id, self.starts, self.ranges = {}, [], []
+    """The recording of one call on ``device`` (a CaptureDevice: cpu.py, cuda.py), whose
+    ``inputs`` are the buffers a replay reads afresh."""
+
+    def __init__(self, device, inputs):
+        self.device, self.be, self.ffi = device, device.be, device.ffi
+        self.recording, self.stopped = False, False
+        self.values = Values(device)
         self.made_here, self.kept = set(), []   # ids of buffers backend methods returned
         self.scalars = {}                       # id of a live call's int -> its value
         self.steps, self.bounds = [], [(0, 0)]
-        self.inputs = [self._register(b, "input") for b in inputs]
+        self.inputs = [self.values.register(b, "input") for b in inputs]
+        self._methods = _shadowed_methods(self.be, device)
 
     # ---- values --------------------------------------------------------------------------
-    def _register(self, buffer, kind):
-        v = self.by_id.get(id(buffer))
-        if v is not None:
-            return v
-        v = len(self.objects)
-        self.objects.append(buffer)
-        self.kinds.append(kind)
-        self.by_id[id(buffer)] = v
-        start = int(ffi.cast("uintptr_t", buffer))
-        i = bisect.bisect_right(self.starts, start)
-        self.starts.insert(i, start)
-        self.ranges.insert(i, (start + ffi.sizeof(buffer), v))
-        return v
-
     def known(self, buffers):
         """Buffers of tensors the function reaches but keeps nowhere a slot can see (a list of
         batches in a closure): read in place, as constants."""
         for b in buffers:
-            self._register(b, "static")
-
-    def _locate(self, pointer, ctype):
-        """(value, byte offset) of a buffer argument; None for memory never seen."""
-        v = self.by_id.get(id(pointer))
-        if v is not None:
-            return v, 0
-        address = int(ffi.cast("uintptr_t", pointer))
-        i = bisect.bisect_right(self.starts, address) - 1
-        if i >= 0 and address < self.ranges[i][0]:
-            return self.ranges[i][1], address - self.starts[i]
-        if ctype.kind == "array":
-            return self._register(pointer, "static"), 0
-        return None
+            self.values.register(b, "static")
 
     def value(self, buffer):
         """The value of a buffer that outlives the call: made here, it becomes fresh."""
-        v = self._register(buffer, "static")
-        if self.kinds[v] == "static" and id(buffer) in self.made_here:
-            self.kinds[v] = "fresh"
+        v = self.values.register(buffer, "static")
+        if self.values.kinds[v] == "static" and id(buffer) in self.made_here:
+            self.values.kinds[v] = "fresh"
         return v
 
-    @staticmethod
-    def is_buffer(x):
-        return isinstance(x, ffi.CData) and ffi.typeof(x).kind == "array"
+    def allocated(self, buffer):
+        """A buffer the device's allocator just made (its stand-in calls this)."""
+        if self.recording:
+            self.values.register(buffer, "static")
+
+    def _ref(self, a):
+        """How a cffi argument reaches a replay: (value, byte offset, pointer type or None to
+        pass the buffer itself), KEPT (not memory, NULL, or host memory the device keeps),
+        or None (memory the trace never saw)."""
+        ffi = self.ffi
+        ctype = ffi.typeof(a)
+        if ctype.kind not in ("array", "pointer") or a == ffi.NULL or self.device.is_host(a):
+            return KEPT
+        found = self.values.locate(a)
+        if found is None:
+            return None
+        v, offset = found
+        if offset == 0 and ctype is ffi.typeof(self.values.objects[v]):
+            return v, 0, None
+        return v, offset, ctype if ctype.kind == "pointer" else ffi.getctype(ctype.item, "*")
 
     # ---- recording -----------------------------------------------------------------------
     def launch(self, name, fn, args):
         if not self.recording:
             return fn(*args)
-        refs = []
+        cdata = self.ffi.CData
+        refs, items, reported = [], [], []
         for j, a in enumerate(args):
             if type(a) is int and id(a) in self.scalars:
                 refs.append((j, self.scalars[id(a)], 0, None))
-            elif isinstance(a, ffi.CData):
-                ctype = ffi.typeof(a)
-                if ctype.kind not in ("array", "pointer") or a == ffi.NULL:
-                    continue
-                found = self._locate(a, ctype)
-                if found is None:
-                    graph_break(f"a pointer passed to {name} into memory the capture did not see made")
-                    return fn(*args)
-                v, offset = found
-                direct = offset == 0 and ctype.kind == "array"
-                refs.append((j, v, offset, None if direct else
-                             ctype if ctype.kind == "pointer" else ffi.getctype(ctype.item, "*")))
+            elif isinstance(a, cdata):
+                ref = self._ref(a)
+                if ref is None:
+                    return self._unseen(name, fn, args)
+                if ref is not KEPT:
+                    refs.append((j, *ref))
+                elif self.device.is_host(a) and self.ffi.typeof(a).kind == "pointer":
+                    reported.append(j)          # a scalar out-parameter: checked at replay
+            elif type(a) in (list, tuple):
+                for k, x in enumerate(a):
+                    ref = self._ref(x) if isinstance(x, cdata) else KEPT
+                    if ref is None:
+                        return self._unseen(name, fn, args)
+                    if ref is not KEPT:
+                        items.append((j, k, *ref))
         result = fn(*args)
-        if isinstance(result, (float, ffi.CData)):
+        if isinstance(result, (float, self.ffi.CData)):
             graph_break(f"a value {name} returns read into Python")
         elif self.recording:
-            self.steps.append(Launch(name, fn, args, refs, result))
+            reports = [(j, args[j][0]) for j in reported]
+            self.steps.append(Launch(name, fn, args, refs, result, items, reports))
         return result
+
+    def _unseen(self, name, fn, args):
+        graph_break(f"a pointer passed to {name} into memory the capture did not see made")
+        return fn(*args)
+
+    def again(self, name, fn, args):
+        """Record a launch the call did not make but a replay must (contents Python put in
+        buffer ``args[0]``, put there again at each replay)."""
+        v = self.values.register(args[0], "static")
+        self.steps.append(Launch(name, fn, args, [(0, v, 0, None)], None))
 
     def live(self, k):
         self.steps.append(LivePoint(k))
@@ -131,40 +140,40 @@ class LaunchTrace:
     def made(self, result):
         """What the live call just made: a buffer, or an int (a kernel's random seed), which
         the launches after it take as an argument (the same object: followed by identity)."""
-        if self.is_buffer(result):
-            self.steps[-1].values = [self._register(result, "live")]
+        if self.device.is_buffer(result):
+            self.steps[-1].values = [self.values.register(result, "live")]
         elif type(result) is int:
-            self.steps[-1].values = [len(self.objects)]
-            self.scalars[id(result)] = len(self.objects)
-            self.objects.append(result)
-            self.kinds.append("scalar")
+            v = self.values.scalar(result)
+            self.steps[-1].values = [v]
+            self.scalars[id(result)] = v
 
     def unfollowed(self):
         """Why the plan would not replay the call, where a live call's int never reached a
         launch as itself (it was changed on the way: the replay would reuse the old one)."""
-        used = {v for step in self.steps if isinstance(step, Launch) for _, v, _, _ in step.refs}
+        used = {v for step in self.steps if isinstance(step, Launch) for v in step.buffer_values()}
         if any(v not in used for v in self.scalars.values()):
             return "a random seed drawn in Python that the capture could not follow into a kernel"
         return None
 
     def mark(self):
         """Start a new segment of the plan (a compiled forward's backward)."""
-        self.bounds.append((len(self.steps), len(self.objects)))
+        self.bounds.append((len(self.steps), len(self.values.objects)))
 
     def given(self, buffer):
         """A buffer a replay is handed when it runs a segment (a backward's upstream
         gradient): its value, filled by the caller."""
-        return self._register(buffer, "given")
+        return self.values.register(buffer, "given")
 
     def saved(self):
         """Make fresh every value made in the first segment (the forward) that a later one
         reads: a replay's forward keeps them for its backward, as autograd saves tensors."""
-        end_value = self.bounds[1][1] if len(self.bounds) > 1 else len(self.objects)
+        values = self.values
+        end_value = self.bounds[1][1] if len(self.bounds) > 1 else len(values.objects)
         later = self.steps[self.bounds[1][0]:] if len(self.bounds) > 1 else []
         for step in later:
-            for _, v, _, _ in getattr(step, "refs", ()):
-                if v < end_value and self.kinds[v] == "static" and id(self.objects[v]) in self.made_here:
-                    self.kinds[v] = "fresh"
+            for v in step.buffer_values() if isinstance(step, Launch) else ():
+                if v < end_value and values.kinds[v] == "static" and id(values.objects[v]) in self.made_here:
+                    values.kinds[v] = "fresh"
 
     def stop(self):
         self.stopped, self.recording = True, False
@@ -182,40 +191,26 @@ class LaunchTrace:
 
     # ---- installing the stand-ins --------------------------------------------------------
     def __enter__(self):
-        if type(cpu.lib).__name__ in ("_RecordingLib", "_TimedLib"):
-            raise RuntimeError("a capture cannot start while the library is swapped (a StepTimer, "
-                               "another capture)")
         # every C function, and every buffer made, goes through the trace while it is active
-        self._saved = {name: getattr(cpu, name) for name in ("lib", "ffi", "allocate", "zeros")}
-        cpu.lib = _RecordingLib(self, self._saved["lib"])
-        cpu.ffi = self.be.ffi = _AllocatingFfi(self, ffi)
-        cpu.allocate = self.be.allocate = self._made(self._saved["allocate"])
-        cpu.zeros = self._zeros_recorded
-        cpu.look_up_kernels()
-        for name in _public_methods(self.be):
+        self.device.install(self)
+        for name in self._methods:
             setattr(self.be, name, self._shadow(name, getattr(self.be, name)))
         self.recording = True
         return self
 
     def __exit__(self, *exc):
         self.recording = False
-        for name in _public_methods(self.be) + ["ffi", "allocate"]:
+        for name in self._methods:
             self.be.__dict__.pop(name, None)
-        for name, saved in self._saved.items():
-            setattr(cpu, name, saved)
-        cpu.look_up_kernels()
+        self.device.uninstall()
         return False
 
-    def _made(self, allocate):
-        def made(*args):
-            out = allocate(*args)
-            if self.recording:
-                self._register(out, "static")
-            return out
-        return made
-
     def _shadow(self, name, method):
-        restores = name in ("from_flat", "from_bytes")
+        if name in self.device.paused_methods:
+            def unrecorded(*args, **kwargs):
+                with self.paused():
+                    return method(*args, **kwargs)
+            return unrecorded
 
         def call(*args, **kwargs):
             if self.recording and name in BREAKS:
@@ -223,59 +218,18 @@ class LaunchTrace:
             out = method(*args, **kwargs)
             if self.recording:
                 for b in out if isinstance(out, tuple) else (out,):
-                    if self.is_buffer(b):
+                    if self.device.is_buffer(b):
                         self.made_here.add(id(b))
                         self.kept.append(b)         # alive until the plan: ids stay unique
-                if restores:
-                    self._restore(out)
+                self.device.returned(self, name, out)
             return out
         return call
 
-    def _restore(self, buffer):
-        """A launch that puts a Python-made buffer's contents back at each replay."""
-        v = self._register(buffer, "static")
-        size = ffi.sizeof(buffer)
-        self.steps.append(Launch("memmove", ffi.memmove, (buffer, bytes(ffi.buffer(buffer)), size),
-                                 [(0, v, 0, None)], None))
 
-    def _zeros_recorded(self, n, dtype):
-        out = self._saved["zeros"](n, dtype)
-        if self.recording:
-            v = self._register(out, "static")
-            self.steps.append(Launch("tg_fill", self._saved["lib"].tg_fill, (out, cpu.CODE[dtype], n, 0.0, 0),
-                                     [(0, v, 0, None)], None))
-        return out
-
-
-class _RecordingLib:
-    """Stands in for the compiled library: each C function runs through ``trace.launch``."""
-
-    def __init__(self, trace, lib):
-        self._trace, self._lib = trace, lib
-
-    def __getattr__(self, name):                # called once per name: setattr caches it
-        fn, trace = getattr(self._lib, name), self._trace
-        if not callable(fn):
-            return fn
-
-        def call(*args):
-            return trace.launch(name, fn, args)
-        setattr(self, name, call)
-        return call
-
-
-class _AllocatingFfi:
-    """Stands in for cffi's ffi: ``new`` registers the buffer it makes with the trace."""
-
-    def __init__(self, trace, ffi):
-        self._trace, self._ffi = trace, ffi
-        self.new = trace._made(ffi.new)
-
-    def __getattr__(self, name):
-        return getattr(self._ffi, name)
-
-
-def _public_methods(be):
+def _shadowed_methods(be, device):
+    """The backend's methods a trace wraps: the public ones, the private ones that break,
+    and those the device runs unrecorded."""
     return sorted({name for cls in type(be).__mro__ if cls.__module__.startswith("stage3_native")
                    for name, f in vars(cls).items() if callable(f) and not name.startswith("__")
-                   and (not name.startswith("_") or name in BREAKS) and name not in ("capture", "has", "size")})
+                   and (not name.startswith("_") or name in BREAKS or name in device.paused_methods)
+                   and name not in ("capture", "has", "size")})

@@ -317,7 +317,8 @@ class CpuBackend(NativeBackend):
     def capture(self, inputs):
         """A recording of the C calls a compiled function makes (stage3_native/capture)."""
         from ..capture import LaunchTrace
-        return LaunchTrace(self, inputs)
+        from ..capture.cpu import CpuCapture
+        return LaunchTrace(CpuCapture(self), inputs)
 
     # ---- the C calls NativeBackend marshals (native_backend.py) -------------------------------
     def _call(self, name, dtype, *args):
