@@ -1,6 +1,7 @@
 """tg.compile: a step captured once and replayed gives eager's results, bit for bit where the
-replay runs eager's kernels (every device: "python" runs the function as written, "cpu"
-captures and replays it); recompiles on new inputs; graph breaks run eagerly or raise."""
+replay runs eager's kernels (every device: "python" runs the function as written, "cpu" and
+the CUDA devices capture and replay it); recompiles on new inputs; graph breaks run eagerly
+or raise."""
 import warnings
 
 import numpy as np
@@ -14,8 +15,8 @@ from stage2_tensor.compiled.compiled import Replay
 
 from .engines import device_params
 
-DEVICES = device_params("python", "cpu")
-CAPTURING = device_params("cpu")                          # the devices with a capture(inputs)
+DEVICES = device_params("python", "cpu", "cuda-emu", "cuda")
+CAPTURING = device_params("cpu", "cuda-emu", "cuda")       # the devices with a capture(inputs)
 STEPS = 4
 
 

@@ -13,7 +13,7 @@ with no Python between them.
     module.py    tg.compile(model): OptimizedModule
 
 The device provides the recording and the plan (``capture(inputs)``: stage3_native's
-capture package for "cpu").
+capture package, for "cpu" and the CUDA devices).
 """
 from .capture import GraphBreak, graph_break, live, note_backward
 from .compiled import CompiledFunction, compile, config  # noqa: A004

@@ -9,6 +9,7 @@ function's C calls and the plan that runs them again. Stage2's tg.compile
     plan.py       the replay: segments, fresh buffers, the loop of launches
     device.py     what differs between devices (CaptureDevice), for
     cpu.py        device "cpu": cpu/backend.py's module globals, cffi arrays
+    cuda.py       "cuda" and "cuda-emu": the backend's own library, device pointers
 """
 from .plan import Plan
 from .steps import Launch, LivePoint

@@ -121,6 +121,12 @@ class CudaBackend(NativeBackend):
         self._nbytes = weakref.WeakKeyDictionary()      # buffer -> bytes, for size()
         self._ctype_ptr = {dtype: ffi.typeof(f"{ctype} *") for dtype, ctype in CTYPE.items()}
 
+    def capture(self, inputs):
+        """A recording of the kernels a compiled function launches (stage3_native/capture)."""
+        from ..capture import LaunchTrace
+        from ..capture.cuda import CudaCapture
+        return LaunchTrace(CudaCapture(self), inputs)
+
     # ---- the kernel calls NativeBackend marshals (native_backend.py) -------------------------
     def _call(self, name, dtype, *args):
         """tg_cuda_<name>(dtype code, *args), its status checked."""
