@@ -14,7 +14,7 @@ Where things are: ``strides.py`` (shape, strides, flat index, views), ``broadcas
 them: var, std, norm, clamp, masked_fill, tril, triu, diag), ``gathering.py`` (gather, scatter),
 ``sorting.py`` (sort, argsort, topk, kthvalue, median, msort), ``counting.py`` (unique,
 bincount, histc), ``searching.py`` (searchsorted, bucketize), ``repeating.py``
-(repeat_interleave), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx], x[idx] = v, index_put), ``index_kernels.py`` (its kernels, differentiable), ``index_updates.py`` (index_copy, index_fill, index_add), ``cumulative.py`` (cumsum, cumprod, cummax, cummin, logcumsumexp), ``einsum.py``, ``logical.py`` (all, any, isclose,
+(repeat_interleave), ``reorder.py`` (flip, roll), ``rounding.py`` (//, %), ``advanced_index.py`` (x[mask], x[idx], x[idx] = v, index_put), ``index_kernels.py`` (its kernels, differentiable), ``index_updates.py`` (index_copy, index_fill, index_add), ``data_checks.py`` (an index's range, a probability, checked by a kernel, with no read into Python), ``cumulative.py`` (cumsum, cumprod, cummax, cummin, logcumsumexp), ``einsum.py``, ``logical.py`` (all, any, isclose,
 allclose, equal), ``factories.py`` (and ``generators.py``, ``Generator``), ``utils/data/``
 (Dataset, DataLoader), ``methods.py``, which binds the operations onto Tensor as its methods
 (``x + y``, ``x.sum()``), and ``torch_compat.py``, PyTorch's surface that is not a concept of

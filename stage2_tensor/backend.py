@@ -100,6 +100,7 @@ class Backend:
     name = "abstract"
     max_dims = None                     # the most dimensions a view may have (None: any)
     fused = frozenset()                 # the fused kernels of ops.FUSED that unary computes
+    deferred = False                    # whether kernels run later, when a value is read (lazy)
 
     def has(self, kernel):
         return callable(getattr(self, kernel, None))

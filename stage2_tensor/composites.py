@@ -12,6 +12,7 @@ the definition below where it does not: the python device runs GELU's, as a read
 import math
 
 from . import backend, ops
+from .data_checks import no_negatives
 from .elementwise import unary
 from .factories import arange
 from .softmax import log_softmax
@@ -57,10 +58,10 @@ def cross_entropy(logits, target, reduction, ignore_index=None):
     n, c = logits.shape
     kept = None if ignore_index is None else target != ignore_index
     picked = target if kept is None else target.masked_fill(kept == False, 0)  # noqa: E712  (then weighted 0)
-    bad = out_of_range(picked, c)
-    if bad:
-        raise backend.bad_target(*bad, c)
-    losses = -log_softmax(logits, dim=-1)[arange(n, device=logits.device), picked]
+    try:                                # the index kernel checks the targets (data_checks.py)
+        losses = -log_softmax(logits, dim=-1)[arange(n, device=logits.device), no_negatives(picked, c)]
+    except IndexError:
+        raise backend.bad_target(*out_of_range(picked, c), c) from None
     if kept is None:
         return reduced(losses, reduction)
     kept = kept.to(dtype=losses.dtype)

@@ -16,12 +16,17 @@ The gradient is the true derivative with respect to log_probs (PyTorch's own ker
 one that is right only once passed back through the log_softmax that made them; through it
 the two agree).
 
+The lengths and labels are checked by a kernel (data_checks.py), with no read into Python,
+so a compiled step keeps the checks; concatenated (1-D) targets are cut into rows as long as
+the longest target, a length read into Python.
+
 Log-space zeros are a large negative number rather than -inf, so that no logsumexp of
 three zeros sends 0 / 0 into the gradient; an impossible target (too long for its frames)
 comes out as inf (or 0 with ``zero_infinity``), as PyTorch.
 """
 from . import dtypes
 from .concat import cat, stack
+from .data_checks import outside, raise_if_any
 from .elementwise import where
 from .factories import arange, full, tensor
 from .tensor import Tensor
@@ -73,8 +78,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     device = log_probs.device
     in_len = _lengths(input_lengths, "input_lengths", N, device)
     tg_len = _lengths(target_lengths, "target_lengths", N, device)
-    if N and (in_len.min().item() < 0 or in_len.max().item() > T):
-        raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value {in_len.max().item()}")
+    if N:
+        raise_if_any(outside(in_len, T + 1), lambda: RuntimeError(
+            f"Expected input_lengths to have value at most {T}, but got value {in_len.max().item()}"))
     targets = targets.to(device=device, dtype=dtypes.int64)
     if targets.ndim == 1:                                   # concatenated: cut into padded rows
         ends = tg_len.cumsum(0)
@@ -89,13 +95,14 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     elif targets.ndim != 2 or targets.shape[0] != N:
         raise RuntimeError(f"ctc_loss: targets must be (N, S) or 1-D, got shape {targets.shape}")
     S = targets.shape[1]
-    if N and (tg_len.min().item() < 0 or tg_len.max().item() > S):
-        raise RuntimeError(f"Expected tensor to have size at least {tg_len.max().item()} at dimension 1, but got "
-                           f"size {S} for argument #2 'targets'")
+    if N:
+        raise_if_any(outside(tg_len, S + 1), lambda: RuntimeError(
+            f"Expected tensor to have size at least {tg_len.max().item()} at dimension 1, but got "
+            f"size {S} for argument #2 'targets'"))
     inside = arange(S, device=device) < tg_len.unsqueeze(1)
     labels = where(inside, targets, targets * 0 + blank)
-    if labels.numel() and (labels.min().item() < 0 or labels.max().item() >= C):
-        raise IndexError(f"ctc_loss: target labels must be classes 0 to {C - 1}")
+    if labels.numel():
+        raise_if_any(outside(labels, C), lambda: IndexError(f"ctc_loss: target labels must be classes 0 to {C - 1}"))
     L = 2 * S + 1
     ext = stack([full((N, S), blank, dtype=dtypes.int64, device=device), labels], 2).reshape(N, 2 * S)
     ext = cat([ext, full((N, 1), blank, dtype=dtypes.int64, device=device)], 1)            # (N, L)

@@ -9,13 +9,16 @@ of the rows into the bags. The maxima are taken with a doubling scan: after step
 position holds the maximum of the 2^s positions from it within its bag, so a bag's first
 position holds the bag's maximum after log2(longest bag) steps of tensor operations.
 Entries equal to ``padding_idx`` count for nothing (not in a mean's count); an empty bag
-gives zeros, as PyTorch.
+gives zeros, as PyTorch. A 2-D input reads nothing into Python (a compiled step captures
+it); offsets, whose bags' lengths decide the shapes of the steps, are read.
 """
 from . import dtypes
 from .concat import cat
+from .data_checks import no_negatives
 from .elementwise import where
 from .factories import arange, full, ones, zeros
 from .tensor import Tensor
+from .views import out_of_range
 
 
 def _check(input, weight, offsets, mode, per_sample_weights, padding_idx, include_last_offset):
@@ -47,9 +50,6 @@ def _check(input, weight, offsets, mode, per_sample_weights, padding_idx, includ
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     n = weight.shape[0]
-    if input.numel() and (input.min().item() < 0 or input.max().item() >= n):
-        bad = input.min().item() if input.min().item() < 0 else input.max().item()
-        raise IndexError(f"embedding_bag: index {bad} is out of range for a table of {n} rows")
     if padding_idx is not None:
         if isinstance(padding_idx, bool) or not isinstance(padding_idx, int) or not -n <= padding_idx < n:
             raise ValueError(f"embedding_bag: padding_idx must be within the number of embeddings, got {padding_idx!r}")
@@ -108,14 +108,22 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         return out + weight.sum() * 0.0
     flat = flat.to(device=weight.device, dtype=dtypes.int64)
     bags = bags.to(device=weight.device)
-    rows = weight[flat]                                                   # (L, D)
+    n = weight.shape[0]
+    try:                                # the index kernel checks the rows (data_checks.py)
+        rows = weight[no_negatives(flat, n)]                              # (L, D)
+    except IndexError:
+        raise IndexError(f"embedding_bag: index {out_of_range(flat, n)[1]} is out of range for a table "
+                         f"of {n} rows") from None
     kept = None if padding_idx is None else (flat != padding_idx).to(dtype=weight.dtype)
     if mode == "max":
         if kept is not None:
             rows = where(kept.unsqueeze(1) > 0, rows, rows * 0.0 - float("inf"))
-        firsts = cat([ones(1, dtype=dtypes.bool_, device=flat.device), bags[1:] != bags[:-1]])
         m = _segment_max(rows, bags, longest)
-        picked = out.index_add(0, bags[firsts], m[firsts])
+        if input.ndim == 2:                     # bag b starts at position b * longest
+            picked = m.reshape(count, longest, d)[:, 0]
+        else:
+            firsts = cat([ones(1, dtype=dtypes.bool_, device=flat.device), bags[1:] != bags[:-1]])
+            picked = out.index_add(0, bags[firsts], m[firsts])
         present = zeros(count, dtype=weight.dtype, device=weight.device).index_add(
             0, bags, ones(flat.shape[0], dtype=weight.dtype, device=weight.device) if kept is None else kept)
         return where((present > 0).unsqueeze(1), picked, out)

@@ -446,12 +446,23 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     rows = weights.shape[0]
     # one uniform number per draw, row by row, as the draws were made one at a time before
     # there was a kernel: a seed gives the same categories as it always did
-    be, f64 = backend.get(input.device), dtypes.float64
-    uniforms = View(be.from_flat([rng.random() for _ in range(rows * num_samples)], f64), (rows, num_samples),
+    f64 = dtypes.float64
+    uniforms = View(_uniform_numbers(rng, input.device, rows * num_samples), (rows, num_samples),
                     (num_samples, 1), 0, f64)
     drawn, bad = backend.launch(input.device, "multinomial", weights.as_view(), uniforms, bool(replacement),
                                 weights.dtype, out_dtype=dtypes.int64)
-    bad = be.to_flat(View(bad, (), (), 0, dtypes.int64))[0]
-    if bad >= 0:                            # (its numbers drawn: a call that raises uses them up)
-        raise backend.bad_distribution(bad, weights[bad].tolist(), num_samples, replacement)
+    bad = Tensor.from_buffer(bad, (), dtypes.int64, input.device)
+    from .data_checks import raise_if_any   # (it makes tensors with this module)
+
+    def error():                            # (its numbers drawn: a call that raises uses them up)
+        row = int(bad.item())
+        return backend.bad_distribution(row, weights[row].tolist(), num_samples, replacement)
+    raise_if_any(bad >= 0, error)           # the kernel's verdict, read by a kernel
     return Tensor.from_buffer(drawn, shape, dtypes.int64, input.device)
+
+
+@live
+def _uniform_numbers(rng, device, n):
+    """n uniform numbers in [0, 1) from rng, a float64 buffer of device: multinomial's, drawn
+    again at each replay of a compiled step."""
+    return backend.get(device).from_flat([rng.random() for _ in range(n)], dtypes.float64)

@@ -13,6 +13,7 @@ For a 3-D input and dim=1 (PyTorch's definition):
 """
 from . import dtypes, factories
 from .broadcast import broadcast_shapes
+from .data_checks import outside, raise_if_any
 from .index_kernels import IndexPut
 from .strides import make_strides, normalize_dim
 from .tensor import Tensor
@@ -35,7 +36,8 @@ def _coordinates(shape, index_shape, dim, along, device):
 
 def _check(op, input, dim, index, others=()):  # noqa: A002  (PyTorch's argument name)
     """dim normalized; index checked (integer tensor of input's rank, on its device, each
-    size at most input's outside dim, values in [0, size of dim))."""
+    size at most input's outside dim, values in [0, size of dim), checked by a kernel:
+    data_checks.py)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if not isinstance(index, Tensor):
@@ -61,10 +63,14 @@ def _check(op, input, dim, index, others=()):  # noqa: A002  (PyTorch's argument
             if size > (other.shape or (1,))[d]:
                 raise RuntimeError(f"{op}(): Size does not match at dimension {d}: expected index "
                                    f"{index.shape} to be no larger than {name} {other.shape}")
-    bad = out_of_range(index, in_shape[dim])
-    if bad:
-        raise IndexError(f"{op}(): index {bad[1]} is out of bounds for dimension {dim} with "
-                         f"size {in_shape[dim]} (expected 0 to {in_shape[dim] - 1})")
+    size = in_shape[dim]
+
+    def error():
+        value = out_of_range(index, size)[1]
+        return IndexError(f"{op}(): index {value} is out of bounds for dimension {dim} with "
+                          f"size {size} (expected 0 to {size - 1})")
+    if index.numel():
+        raise_if_any(outside(index, size), error)
     return dim
 
 

@@ -11,6 +11,7 @@ import warnings
 from . import backend, dtypes
 from .broadcast import broadcast_shapes
 from .composites import reduced
+from .data_checks import outside, raise_if_any
 from .elementwise import where
 from .softmax import log_softmax
 from .tensor import Tensor
@@ -95,10 +96,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     check_reduction(reduction, fn)
     input, target = _pair(input, target, fn, same_shape=True)
     weight = _rescaling(weight, "weight", input, fn)
-    if input.numel() and not (input.min().item() >= 0 and input.max().item() <= 1):
-        raise ValueError(f"{fn}: every element of input must be a probability in [0, 1], got "
-                         f"values from {input.min().item()} to {input.max().item()}; for "
-                         "logits use binary_cross_entropy_with_logits")
+    if input.numel():                   # outside [0, 1], or NaN (data_checks.py)
+        raise_if_any(input.detach().clamp(0, 1) != input.detach(), lambda: ValueError(
+            f"{fn}: every element of input must be a probability in [0, 1], got values from "
+            f"{input.min().item()} to {input.max().item()}; for logits use binary_cross_entropy_with_logits"))
     losses = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
     return reduced(losses if weight is None else losses * weight, reduction)
 
@@ -205,9 +206,7 @@ def cross_entropy_composite(input, target, weight, ignore_index, reduction, labe
     c = input.shape[1]
     if ignore_index is None:
         # nll_loss always ignores some index; check the targets here, then -100 is never met
-        bad = out_of_range(target, c)
-        if bad:
-            raise backend.bad_target(*bad, c)
+        raise_if_any(outside(target, c), lambda: backend.bad_target(*out_of_range(target, c), c))
         ignore_index = -100
     logp = log_softmax(input, dim=1)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)

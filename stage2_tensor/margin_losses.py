@@ -9,6 +9,7 @@ from . import dtypes
 from .activation_functions import logsigmoid
 from .broadcast import broadcast_shapes
 from .composites import reduced
+from .data_checks import outside, raise_if_any
 from .distances import pairwise_distance
 from .elementwise import unary, where
 from .factories import arange
@@ -174,9 +175,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     x, y = (input.unsqueeze(0), target.reshape(1)) if input.ndim == 1 else (input, target)
     c = x.shape[1]
     y = y.to(device=x.device, dtype=dtypes.int64)
-    if y.numel() and (y.min().item() < 0 or y.max().item() >= c):
-        raise RuntimeError(f"{fn}: target out of range: classes are 0 to {c - 1}")
-    picked = x.gather(1, y.unsqueeze(1))                               # (N, 1): x[y]
+    try:                                # gather checks the targets (data_checks.py)
+        picked = x.gather(1, y.unsqueeze(1))                           # (N, 1): x[y]
+    except IndexError:
+        raise RuntimeError(f"{fn}: target out of range: classes are 0 to {c - 1}") from None
     hinge = (x - picked + margin).clamp(min=0.0)
     hinge = hinge * hinge if p == 2 else hinge
     others = (arange(c, device=x.device) != y.unsqueeze(1)).to(dtype=x.dtype)
@@ -200,9 +202,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x, y = (input.unsqueeze(0), target.unsqueeze(0)) if input.ndim == 1 else (input, target)
     c = x.shape[1]
     y = y.to(device=x.device, dtype=dtypes.int64)
-    if y.numel() and (y.min().item() < -1 or y.max().item() >= c):
-        raise RuntimeError(f"{fn}: argument #2 'target' is out of range: classes are 0 to {c - 1}, "
-                           f"and -1 ends a list")
+    if y.numel():                       # -1 to c - 1, checked by a kernel (data_checks.py)
+        raise_if_any(outside(y + 1, c + 1), lambda: RuntimeError(
+            f"{fn}: argument #2 'target' is out of range: classes are 0 to {c - 1}, and -1 ends a list"))
     listed = (y != -1).to(dtype=dtypes.int64).cumprod(1).to(dtype=x.dtype)       # (N, C): before the first -1
     classes = y.clamp(min=0)
     hits = (classes.unsqueeze(-1) == arange(c, device=x.device)).to(dtype=x.dtype) * listed.unsqueeze(-1)

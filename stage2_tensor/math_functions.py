@@ -12,6 +12,7 @@ value there instead, so no nan reaches the gradient through the unchosen side of
 import math
 
 from . import dtypes
+from .data_checks import raise_if_any
 from .elementwise import binary, operands, unary, where
 from .factories import full_like, ones_like, zeros_like
 from .tensor import Tensor
@@ -61,8 +62,12 @@ def fmod(input, other):
     """input - trunc(input / other) * other: C's remainder, the sign of input (remainder's
     has the sign of other). Integers stay integers; an integer division by zero is an error."""
     a, b, _, dtype = operands(input, other)
-    if not dtype.is_floating_point and bool((b == 0).any().item()):
-        raise RuntimeError("ZeroDivisionError")
+    if not dtype.is_floating_point:     # a tensor's zeros found by a kernel (data_checks.py)
+        if not isinstance(other, Tensor):
+            if other == 0:
+                raise RuntimeError("ZeroDivisionError")
+        else:
+            raise_if_any(b == 0, lambda: RuntimeError("ZeroDivisionError"))
     return binary("fmod", a, b)
 
 

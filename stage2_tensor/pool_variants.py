@@ -121,10 +121,11 @@ def max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     N, C, P = x.shape[0], x.shape[1], numel(out)
     where = indices.unsqueeze(0) if unbatched else indices
     where = where.reshape(N, C, -1).to(device=x.device)
-    if where.numel() and (where.min().item() < 0 or where.max().item() >= P):
+    try:                                # scatter checks the positions (data_checks.py)
+        y = zeros(N, C, P, dtype=x.dtype, device=x.device).scatter(2, where, x.reshape(N, C, -1))
+    except IndexError:
         raise RuntimeError(f"{what}: Found an invalid max index {where.max().item()} (output volumes are "
-                           f"of size {'x'.join(map(str, out))})")
-    y = zeros(N, C, P, dtype=x.dtype, device=x.device).scatter(2, where, x.reshape(N, C, -1))
+                           f"of size {'x'.join(map(str, out))})") from None
     y = y.reshape(N, C, *out)
     return y[0] if unbatched else y
 

@@ -15,6 +15,7 @@ import math
 import warnings
 
 from . import dtypes, factories
+from .data_checks import raise_if_any
 from .strides import numel
 from .tensor import Tensor
 
@@ -57,9 +58,10 @@ def _probability(op, p):
     if isinstance(p, Tensor):
         if not p.dtype.is_floating_point:
             raise NotImplementedError(f"{op}: p must be a floating-point tensor of probabilities, got {p.dtype}")
-        if p.numel() and not bool(((p >= 0) * (p <= 1)).all().item()):      # nan fails both
-            raise RuntimeError(f"{op}: expected every probability p to be in [0, 1]")
-        return p.detach()
+        p = p.detach()
+        if p.numel():                   # nan fails too; checked by a kernel (data_checks.py)
+            raise_if_any(p.clamp(0, 1) != p, lambda: RuntimeError(f"{op}: expected every probability p to be in [0, 1]"))
+        return p
     p = _real(op, "p", p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"{op} expects p to be in [0, 1], but got p={p}")

@@ -295,9 +295,11 @@ class NativeBackend(GroupUpdates, Backend):
 
     def _dense(self, view, dtype):
         """A pointer to the view's elements, row-major and of dtype: its own memory when it
-        already is, else a contiguous copy."""
+        already is (the buffer itself at offset 0, which a capture can read in place as a
+        constant where it did not see it made: an index table made at an earlier step),
+        else a contiguous copy."""
         if view.dtype is dtype and is_contiguous(view.shape, view.strides):
-            return view.buffer + view.offset
+            return view.buffer + view.offset if view.offset else view.buffer
         return self.contiguous(view, dtype)
 
     def _dense_or_null(self, view, dtype):

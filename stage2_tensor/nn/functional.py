@@ -36,6 +36,7 @@ from ..gradient_function import GradientFunction
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ..views import out_of_range
+from ..data_checks import no_negatives, outside, raise_if_any
 from ..softmax import log_softmax, softmax  # noqa: F401  (re-exported, F.softmax)
 from ..strides import numel
 
@@ -487,11 +488,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     flat = target.reshape(-1).to(device=input.device, dtype=dtypes.int64)
     kept = flat != ignore_index
     picked = flat.masked_fill(kept == False, 0)  # noqa: E712  (ignored rows read class 0, weighted 0)
-    # The index kernel checks the targets as it reads them (no read into Python, so a
-    # compiled step keeps the check); a negative target, which indexing would wrap, is
-    # made one it rejects.
+    # The index kernel checks the targets as it reads them (data_checks.py)
     try:
-        chosen = rows[arange(rows.shape[0], device=input.device), picked.masked_fill(picked < 0, c)]
+        chosen = rows[arange(rows.shape[0], device=input.device), no_negatives(picked, c)]
     except IndexError:
         position, value = out_of_range(picked, c)
         raise IndexError(f"nll_loss: target {value} at position {position} "
@@ -541,10 +540,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         if not isinstance(padding_idx, int) or not -n <= padding_idx < n:
             raise ValueError(f"embedding: padding_idx must be an int in [-{n}, {n}), got {padding_idx!r}")
         padding_idx %= n
-    if input.numel() and (input.min().item() < 0 or input.max().item() >= n):
-        bad = input.min().item() if input.min().item() < 0 else input.max().item()
-        raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows")
-    out = weight[input]
+    try:                                # the index kernel checks the rows (data_checks.py)
+        out = weight[no_negatives(input, n)]
+    except IndexError:
+        raise IndexError(f"embedding: index {out_of_range(input, n)[1]} is out of range for a table "
+                         f"of {n} rows") from None
     if padding_idx is None:
         return out
     return where((input == padding_idx).unsqueeze(-1), out.detach(), out)
@@ -621,19 +621,20 @@ def one_hot(tensor, num_classes=-1):
     if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < -1:
         raise ValueError(f"one_hot: num_classes must be a non-negative int, or -1 to infer "
                          f"it, got {num_classes!r}")
-    if tensor.numel():
-        low, high = tensor.min().item(), tensor.max().item()
-        if low < 0:
-            raise RuntimeError(f"one_hot: class values must be non-negative, got {low}")
-        if num_classes == -1:
-            num_classes = high + 1
-        elif high >= num_classes:
-            raise RuntimeError(f"one_hot: class values must be smaller than num_classes "
-                               f"({num_classes}), got {high}")
-    elif num_classes == -1:
-        raise RuntimeError("one_hot: cannot infer the number of classes from an empty "
-                           "tensor; pass num_classes")
+    if num_classes == -1:
+        if not tensor.numel():
+            raise RuntimeError("one_hot: cannot infer the number of classes from an empty "
+                               "tensor; pass num_classes")
+        num_classes = max(int(tensor.max().item()) + 1, 0)     # the output's shape: a read
+    raise_if_any(outside(tensor, num_classes), lambda: _bad_class(tensor, num_classes))
     return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()
+
+
+def _bad_class(tensor, num_classes):
+    low, high = tensor.min().item(), tensor.max().item()
+    if low < 0:
+        return RuntimeError(f"one_hot: class values must be non-negative, got {low}")
+    return RuntimeError(f"one_hot: class values must be smaller than num_classes ({num_classes}), got {high}")
 
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",

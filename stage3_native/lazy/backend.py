@@ -59,6 +59,7 @@ IN_PLACE = kernels.names("in_place")
 
 class LazyBackend(Backend):
     name = "cpu:lazy"
+    deferred = True                     # a kernel's error comes when its result is read
 
     def __init__(self, cpu):
         self.cpu = cpu                  # device "cpu"'s backend: runs the nodes, holds the data
