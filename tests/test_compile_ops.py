@@ -297,15 +297,7 @@ def run(make, device, compiled, monkeypatch=None):
     return outputs, state(objects), replayed
 
 
-# A C function given a Python list of buffers (tg_cat: cat, stack, the (k, n) indices of
-# x[i, j], the window tables' rows) is replayed with the list the capture saw: its inputs'
-# buffers of the captured call, not the current ones (stage3_native/capture/trace.py
-# follows buffer arguments only).
-STALE_LISTS = pytest.mark.xfail(strict=True, reason="a list of buffers passed to C is replayed as captured")
-STALE = {"cat", "stack", "x[idx, idx]", "AdaptiveAvgPool2d"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=STALE_LISTS) if n in STALE else n for n in CASES])
+@pytest.mark.parametrize("name", CASES)
 def test_a_compiled_step_replays_as_eager(name, device, monkeypatch):
     eager, eager_state, _ = run(CASES[name], device, False)
     compiled, compiled_state, replayed = run(CASES[name], device, True, monkeypatch)

@@ -12,8 +12,8 @@ with no Python between them.
     compiled.py  tg.compile: the guards, the cache of plans, the replay
     module.py    tg.compile(model): OptimizedModule
 
-The device provides the recording and the plan (``capture(inputs)``: stage3_native's
-capture package, for "cpu" and the CUDA devices).
+The device provides the recording and the plan (its backend's ``capture(inputs)``: stage
+3's capture package, for "cpu" and the CUDA devices).
 """
 from .capture import GraphBreak, graph_break, live, note_backward
 from .compiled import CompiledFunction, compile, config  # noqa: A004

@@ -21,13 +21,14 @@ function there and compile both sides); under ``fullgraph=True`` it raises ``Gra
 naming the line of the caller's code.
 """
 import functools
+import sys
 import traceback
 from pathlib import Path
 
 from ..tensor import Tensor, _new_tensor
 
 ACTIVE = None                       # the Capture recording now, if any
-_PACKAGES = (Path(__file__).resolve().parents[1], Path(__file__).resolve().parents[2] / "stage3_native")
+STAGE2 = Path(__file__).resolve().parents[1]
 
 
 class GraphBreak(RuntimeError):
@@ -58,11 +59,17 @@ def note_backward():
         ACTIVE.backward_ran = True
 
 
-def caller_line():
-    """file:line of the innermost frame outside tracegrad's packages: the caller's code."""
+def package_of(obj):
+    """The folder of the top-level package that defines ``obj``'s class (the device's)."""
+    return Path(sys.modules[type(obj).__module__.partition(".")[0]].__file__).resolve().parent
+
+
+def caller_line(packages=(STAGE2,)):
+    """file:line of the innermost frame outside ``packages`` (stage2 and the device's): the
+    caller's code."""
     for frame in reversed(traceback.extract_stack()):
         path = Path(frame.filename).resolve()
-        if not any(path.is_relative_to(p) for p in _PACKAGES):
+        if not any(path.is_relative_to(p) for p in packages):
             return f"{frame.filename}:{frame.lineno} ({frame.line})"
     return "inside tracegrad"
 
@@ -114,7 +121,7 @@ class Capture:
             ACTIVE = None
 
     def graph_break(self, reason):
-        where = caller_line()
+        where = caller_line((STAGE2, package_of(self.trace)))
         if self.fullgraph:
             raise GraphBreak(f"tg.compile(fullgraph=True): cannot capture {reason}, at {where}")
         if self.broken is None:
