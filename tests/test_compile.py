@@ -293,3 +293,29 @@ def test_a_compiled_model_inside_a_compiled_step(device):
         return step, model, (x,)
     run = same_as_eager(make, device, steps=5)
     assert replays(run) == 1
+
+
+def test_the_memory_plan_shares_blocks_between_lives_that_do_not_meet():
+    from stage3_native.capture import memory
+    spans = {"a": (0, 1), "b": (1, 3), "c": (2, 2), "d": (4, 5), "e": (4, 6)}
+    sizes = {"a": 100, "b": 50, "c": 100, "d": 40, "e": 120}
+    where, blocks = memory.pack(spans, sizes)
+    for u in spans:
+        for v in spans:
+            meet = not (spans[u][1] < spans[v][0] or spans[v][1] < spans[u][0])
+            if u != v and meet:
+                assert where[u] != where[v]
+            if where[u] == where[v]:
+                assert blocks[where[u]] >= max(sizes[u], sizes[v])
+    assert where["c"] == where["a"] and len(blocks) == 3      # c after a; d in b's; e a new one
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_a_captured_step_needs_less_memory_than_its_buffers(device):
+    tg.manual_seed(0)
+    step, _, data = gpt(device)
+    run = tg.compile(step)
+    for _ in range(3):
+        run(*data)
+    (replay,) = [e for e in run.entries.values() if isinstance(e, Replay)]
+    assert 0 < sum(replay.plan.block_sizes) < replay.plan.unshared_bytes

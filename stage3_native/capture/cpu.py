@@ -26,7 +26,7 @@ class CpuCapture(CaptureDevice):
         self._saved = {name: getattr(cpu, name) for name in GLOBALS}
         cpu.lib = RecordingLib(trace, self._saved["lib"])
         cpu.ffi = self.be.ffi = MakingFfi(self.ffi, trace.allocated)
-        cpu.allocate = self.be.allocate = making(self._saved["allocate"], trace.allocated)
+        cpu.allocate = self.be.allocate = making(self._saved["allocate"], trace.allocated, count=0)
         cpu.zeros = self._zeros(trace)
         cpu.look_up_kernels()
 
@@ -50,6 +50,10 @@ class CpuCapture(CaptureDevice):
         ffi = self.ffi
         make = ffi.new if ffi.sizeof(buffer) < cpu.SMALL_BYTES else cpu._new
         return make, (ffi.typeof(buffer), len(buffer))
+
+    def block(self, nbytes):
+        ffi = self.ffi
+        return ffi.new("char[]", nbytes) if nbytes < cpu.SMALL_BYTES else cpu._new(ffi.typeof("char[]"), nbytes)
 
     def returned(self, trace, name, out):
         if name in ("from_flat", "from_bytes"):

@@ -55,7 +55,7 @@ class CudaCapture(CaptureDevice):
                 self.host[id(x)] = x
         be.lib = RecordingLib(trace, self.lib, self.unrecorded, self.breaks)
         be.ffi = MakingFfi(self.ffi, host_made, ("new", "from_buffer"))
-        be.allocate = making(self.allocate, trace.allocated)
+        be.allocate = making(self.allocate, trace.allocated, count=0)
 
     def uninstall(self):
         self.be.lib, self.be.ffi = self.lib, self.ffi

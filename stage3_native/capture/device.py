@@ -22,6 +22,9 @@ new one:
                                   recording (cpu: contents Python put there, made launches)
     failure(result)               why a C function may return ``result`` where its
                                   captured call did not, for the replay's error
+    block(nbytes)                 a block of memory for the memory plan (memory.py), or
+                                  ``block = None``: no memory plan (the trace's buffers
+                                  reused as they are)
 
 plus ``ffi``, the library's cffi handle (the real one: the plan casts pointers with it),
 ``unrecorded`` (C functions that manage memory or describe the device: not launches),
@@ -32,6 +35,7 @@ run unrecorded).
 
 class CaptureDevice:
     ffi = None
+    block = None
     unrecorded = frozenset()
     breaks = {}
     paused_methods = ()

@@ -12,6 +12,7 @@ into its host out-parameter (CUDA's reporting kernels), stops the replay with a
 RuntimeError: what the kernel checks (an index, a target) is data, which the guards do not
 see.
 """
+from . import memory
 from .steps import Launch, LivePoint
 
 
@@ -26,6 +27,8 @@ class Plan:
         self.char_p = device.ffi.typeof("char *")
         self.inputs = trace.inputs
         self.static = [b if kinds[v] == "static" else None for v, b in enumerate(values.objects)]
+        self.unshared_bytes = 0
+        self.block_sizes = self._place(trace) if device.block is not None else []
         for step in trace.steps:
             if isinstance(step, Launch):        # static buffers stay in the recorded arguments
                 step.refs = [r for r in step.refs if kinds[r[1]] != "static"]
@@ -37,6 +40,40 @@ class Plan:
                      if first_value <= v < end_value and kinds[v] == "fresh"]
             self.segments.append((trace.steps[first:end], fresh))
         self.launches = sum(isinstance(s, Launch) for s in trace.steps)
+
+    def _place(self, trace):
+        """The memory plan (memory.py): each static buffer the call made empty gets a block
+        the plan owns, written into its launches' arguments once, here; the trace's own
+        buffers are let go (the captured call's tensors keep theirs, untouched by replays).
+        The blocks' sizes, in bytes."""
+        values, cast, char_p = trace.values, self.ffi.cast, self.char_p
+        placed = {v for v in trace.empty if values.kinds[v] == "static"}
+        spans = memory.lifetimes(trace.steps, placed)
+        extents = {v: self.device.extent(values.objects[v]) for v in spans}
+        self.unshared_bytes = sum(extents.values())         # what the buffers took, each its own
+        where, sizes = memory.pack(spans, extents)
+        blocks = self.memory = [self.device.block(size) for size in sizes]   # the arguments only point
+
+        def pointer(v, offset, ctype):
+            ctype = ctype or self.ffi.getctype(self.ffi.typeof(values.objects[v]).item, "*")
+            return cast(ctype, cast(char_p, blocks[where[v]]) + offset)
+
+        for step in trace.steps:
+            if not isinstance(step, Launch):
+                continue
+            args = list(step.args)
+            for j, v, offset, ctype in step.refs:
+                if v in where:
+                    args[j] = pointer(v, offset, ctype)
+            for j, k, v, offset, ctype in step.items:
+                if v in where:
+                    if args[j] is step.args[j]:
+                        args[j] = list(args[j])
+                    args[j][k] = pointer(v, offset, ctype)
+            step.args = tuple(args)
+        for v in placed:
+            self.static[v] = None
+        return sizes
 
     def start(self, inputs):
         """The buffers of one run: the static ones, and the inputs given."""

@@ -43,10 +43,12 @@ class MakingFfi:
         return getattr(self._ffi, name)
 
 
-def making(make, made):
-    """``make`` (an allocator, ffi.new), handing what it returns to ``made`` as well."""
+def making(make, made, count=1):
+    """``make`` (an allocator, ffi.new), handing what it returns to ``made`` as well, and
+    whether it was made empty: argument ``count`` a number of elements (``ffi.new(type,
+    n)``; an allocator's ``allocate(n, dtype)``, count=0), not values to hold."""
     def call(*args, **kwargs):
         out = make(*args, **kwargs)
-        made(out)
+        made(out, len(args) > count and type(args[count]) is int)
         return out
     return call

@@ -53,6 +53,7 @@ class LaunchTrace:
         self.values = Values(device)
         self.made_here, self.kept = set(), []   # ids of buffers backend methods returned
         self.scalars = {}                       # id of a live call's int -> its value
+        self.empty = set()                      # values made empty, or refilled by a launch
         self.steps, self.bounds = [], [(0, 0)]
         self.inputs = [self.values.register(b, "input") for b in inputs]
         self._methods = _shadowed_methods(self.be, device)
@@ -71,10 +72,14 @@ class LaunchTrace:
             self.values.kinds[v] = "fresh"
         return v
 
-    def allocated(self, buffer):
-        """A buffer the device's allocator just made (its stand-in calls this)."""
+    def allocated(self, buffer, empty=False):
+        """A buffer the device's allocator just made (its stand-in calls this); ``empty``:
+        made to be written (not holding values it was made with), so the memory plan may
+        give it a block of its own (memory.py)."""
         if self.recording:
-            self.values.register(buffer, "static")
+            v = self.values.register(buffer, "static")
+            if empty:
+                self.empty.add(v)
 
     def _ref(self, a):
         """How a cffi argument reaches a replay: (value, byte offset, pointer type or None to
@@ -132,6 +137,7 @@ class LaunchTrace:
         """Record a launch the call did not make but a replay must (contents Python put in
         buffer ``args[0]``, put there again at each replay)."""
         v = self.values.register(args[0], "static")
+        self.empty.add(v)
         self.steps.append(Launch(name, fn, args, [(0, v, 0, None)], None))
 
     def live(self, k):
