@@ -27,7 +27,11 @@ class Plan:
         self.char_p = device.ffi.typeof("char *")
         self.inputs = trace.inputs
         self.static = [b if kinds[v] == "static" else None for v, b in enumerate(values.objects)]
-        self.unshared_bytes = 0
+        # what show.py prints and draws: each step's buffers, their kinds and blocks, as captured
+        self.uses = [s.buffer_values() if isinstance(s, Launch) else list(s.values) for s in trace.steps]
+        self.kinds, self.sizes = list(kinds), [device.extent(b) if k not in ("scalar", "given") else 0
+                                               for b, k in zip(values.objects, kinds)]
+        self.unshared_bytes, self.where = 0, {}
         self.block_sizes = self._place(trace) if device.block is not None else []
         for step in trace.steps:
             if isinstance(step, Launch):        # static buffers stay in the recorded arguments
@@ -52,6 +56,7 @@ class Plan:
         extents = {v: self.device.extent(values.objects[v]) for v in spans}
         self.unshared_bytes = sum(extents.values())         # what the buffers took, each its own
         where, sizes = memory.pack(spans, extents)
+        self.where = where
         blocks = self.memory = [self.device.block(size) for size in sizes]   # the arguments only point
 
         def pointer(v, offset, ctype):
