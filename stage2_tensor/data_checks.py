@@ -13,13 +13,12 @@ kernel's error when the result is read: ``raise_if_any`` reads its (empty) resul
 that its error comes at once, with its message.
 """
 from . import backend, dtypes
-from .factories import full, zeros
 
 
 def outside(index, size):
     """Whether each entry of the integer tensor ``index`` lies outside 0..size - 1."""
     if size <= 0:
-        return full(index.shape, True, dtype=dtypes.bool_, device=index.device)
+        return index.new_full(index.shape, True, dtype=dtypes.bool_)
     return index.clamp(0, size - 1) != index
 
 
@@ -34,7 +33,7 @@ def raise_if_any(bad, error):
     picks element 0 (false) or 1 (true, which does not exist) of a one-element table: the
     index kernel's range check is the test."""
     index = bad.to(dtype=dtypes.int64).reshape(-1)
-    table = zeros(1, dtype=dtypes.bool_, device=bad.device)
+    table = bad.new_zeros(1, dtype=dtypes.bool_)
     try:                                # the kernel itself: nothing to differentiate
         picked = table.launch("index_select", table.as_view(), 0, index.as_view(), shape=index.shape,
                               dtype=table.dtype)

@@ -19,6 +19,7 @@ import random as _random
 from . import backend, dtypes
 from .backend import View
 from .compiled.capture import live
+from .data_checks import raise_if_any
 from .generators import Generator
 from .interop import from_numpy
 from .strides import check_shape, numel
@@ -452,7 +453,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
     drawn, bad = backend.launch(input.device, "multinomial", weights.as_view(), uniforms, bool(replacement),
                                 weights.dtype, out_dtype=dtypes.int64)
     bad = Tensor.from_buffer(bad, (), dtypes.int64, input.device)
-    from .data_checks import raise_if_any   # (it makes tensors with this module)
 
     def error():                            # (its numbers drawn: a call that raises uses them up)
         row = int(bad.item())
