@@ -51,7 +51,7 @@ FIGURES = {
                          "elementwise_hierarchy.svg", "mnist_step_profile.svg"],
     "06b_cuda": ["cuda_grid_stride.png", "cuda_mnist_loss.png"],
     "11_lazy_fusion": ["lazy_recorded.svg", "lazy_canonical.svg", "lazy_dead.svg", "lazy_fused.svg",
-                       "lazy_speedups.png", "11_capture_plan.svg", "11_memory_plan.svg", "11_compile_timings.svg"],
+                       "lazy_speedups.png", "capture_plan.svg", "capture_memory_plan.svg", "compile_timings.svg"],
     "12_convolutions": ["conv_stride_padding_dilation.png", "pooling_upsampling.png", "mnist_cnn_loss.png",
                         "cnn_filters.png", "cnn_feature_maps.png", "conv_speed_ladder.png"],
     "13_inference_compiler": ["onnx_unet_graph.svg", "onnx_pass_fold.svg", "onnx_pass_canonicalize.svg",
