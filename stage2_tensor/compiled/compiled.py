@@ -106,9 +106,11 @@ class CompiledFunction:
         parts.append(tuple(m.training for m in self.modules))
         return tensors, tuple(parts)
 
-    def _capture(self, key, args, kwargs):
+    def _capture(self, seen, args, kwargs):
         self._find_state(args, kwargs)                  # the state after the warm-up
         tensors, key = self._key(args, kwargs)
+        if key != seen:                                 # keyed anew (an optimizer's moments now
+            del self.entries[seen]                      # slots too): the warm-up's entry goes
         devices = {t.storage.device for t in tensors}
         be = backend.get(devices.pop()) if len(devices) == 1 else None
         if be is None or not hasattr(be, "capture"):
