@@ -319,3 +319,41 @@ def test_a_captured_step_needs_less_memory_than_its_buffers(device):
         run(*data)
     (replay,) = [e for e in run.entries.values() if isinstance(e, Replay)]
     assert 0 < sum(replay.plan.block_sizes) < replay.plan.unshared_bytes
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_threads_replaying_one_plan(device):
+    """The plan's blocks serve one replay at a time (the C calls release the GIL: threads do
+    interleave)."""
+    import threading
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, 256))
+    model.to(device)
+    run = tg.compile(lambda x: model(x).tanh() * 2)
+    inputs = [tg.randn(128, 256, device=device) for _ in range(8)]
+    with tg.no_grad():
+        expected = [(model(x).tanh() * 2).numpy() for x in inputs]
+        for _ in range(3):
+            run(inputs[0])
+        got, errors = {}, []
+
+        def work(k):
+            try:
+                with tg.no_grad():                  # grad mode belongs to a thread
+                    work_on(k)
+            except Exception as error:              # noqa: BLE001  (reported below)
+                errors.append(error)
+
+        def work_on(k):
+            for _ in range(10):
+                for i in range(k, len(inputs), 2):
+                    got[i] = run(inputs[i]).numpy()
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+    for i, want in enumerate(expected):
+        np.testing.assert_array_equal(got[i], want)

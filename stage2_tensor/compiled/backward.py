@@ -74,7 +74,8 @@ class CompiledBackward(GradientFunction):
             grad = grad.clone()
         buffers = self.buffers
         buffers[self.plan.given] = grad.storage.buffer
-        self.replay.plan.run(buffers, self.replay._live, self.plan.segment)
+        with self.replay.lock:
+            self.replay.plan.run(buffers, self.replay._live, self.plan.segment)
         device, max_dims = self.replay.device, self.replay.max_dims
         return [None if g is None else output(buffers[g[0]], device, max_dims, g[1]) for g in self.plan.grads]
 

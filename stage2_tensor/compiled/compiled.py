@@ -22,6 +22,7 @@ attributes of the state replaced by objects that are not tensors. The state a fu
 reaches is found again at each capture.
 """
 import functools
+import threading
 import warnings
 
 from .. import backend
@@ -164,6 +165,7 @@ class Replay:
 
     def __init__(self, capture, end, result, made, be, backward=None):
         self.plan = capture.trace.plan()
+        self.lock = threading.RLock()           # the plan's blocks serve one run at a time
         self.calls, self.syncs, self.end = capture.calls, capture.syncs, end
         self.result, self.made = result, made
         self.device, self.max_dims = be.name, be.max_dims
@@ -171,7 +173,8 @@ class Replay:
 
     def __call__(self, tensors):
         buffers = self.plan.start([t.storage.buffer for t in tensors])
-        self.plan.run(buffers, self._live)
+        with self.lock:
+            self.plan.run(buffers, self._live)
         for sync in self.end:
             sync.apply(buffers, self.device, self.max_dims)
         outputs = [None if m is None else output(buffers[m[0]], self.device, self.max_dims, m[1])

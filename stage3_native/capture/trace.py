@@ -25,6 +25,7 @@ numpy (``from_numpy``), a kernel run by the python device, a C function that ret
 float or a pointer, or a pointer into memory the trace never saw.
 """
 import contextlib
+import threading
 
 from stage2_tensor.compiled import graph_break
 
@@ -49,7 +50,7 @@ class LaunchTrace:
 
     def __init__(self, device, inputs):
         self.device, self.be, self.ffi = device, device.be, device.ffi
-        self.recording, self.stopped = False, False
+        self._recording, self.stopped, self.thread = False, False, None
         self.values = Values(device)
         self.made_here, self.kept = set(), []   # ids of buffers backend methods returned
         self.scalars = {}                       # id of a live call's int -> its value
@@ -57,6 +58,13 @@ class LaunchTrace:
         self.steps, self.bounds = [], [(0, 0)]
         self.inputs = [self.values.register(b, "input") for b in inputs]
         self._methods = _shadowed_methods(self.be, device)
+
+    @property
+    def recording(self):
+        """Whether a call now is recorded: while the trace is active and not paused, and made
+        by the capturing thread (another thread's kernels, through the same stand-ins, run
+        unrecorded)."""
+        return self._recording and threading.get_ident() == self.thread
 
     # ---- values --------------------------------------------------------------------------
     def known(self, buffers):
@@ -182,15 +190,15 @@ class LaunchTrace:
                     values.kinds[v] = "fresh"
 
     def stop(self):
-        self.stopped, self.recording = True, False
+        self.stopped, self._recording = True, False
 
     @contextlib.contextmanager
     def paused(self):
-        was, self.recording = self.recording, False
+        was, self._recording = self._recording, False
         try:
             yield
         finally:
-            self.recording = was and not self.stopped
+            self._recording = was and not self.stopped
 
     def plan(self):
         return Plan(self)
@@ -201,11 +209,12 @@ class LaunchTrace:
         self.device.install(self)
         for name in self._methods:
             setattr(self.be, name, self._shadow(name, getattr(self.be, name)))
-        self.recording = True
+        self.thread = threading.get_ident()
+        self._recording = True
         return self
 
     def __exit__(self, *exc):
-        self.recording = False
+        self._recording = False
         for name in self._methods:
             self.be.__dict__.pop(name, None)
         self.device.uninstall()
