@@ -357,3 +357,45 @@ def test_threads_replaying_one_plan(device):
     assert not errors
     for i, want in enumerate(expected):
         np.testing.assert_array_equal(got[i], want)
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_a_capture_records_its_own_threads_kernels_only(device):
+    import threading
+    import time
+    tg.manual_seed(0)
+    model = nn.Linear(16, 16).to(device)
+    x = tg.randn(8, 16, device=device)
+    def f(x):
+        y = model(x)
+        time.sleep(0.01)                            # the other thread runs meanwhile
+        return (y * 3).relu()
+
+    alone = tg.compile(f)
+    with tg.no_grad():
+        for _ in range(3):
+            alone(x)
+    run = tg.compile(f)
+    stop, done = threading.Event(), []
+
+    def eager_work():                               # kernels of its own, all through the capture
+        a = tg.randn(64, 64, device=device)
+        while not stop.is_set():
+            a = (a @ a).tanh()
+        done.append(True)
+
+    worker = threading.Thread(target=eager_work)
+    worker.start()
+    try:
+        with tg.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("error")          # a graph break would warn
+            outs = [run(x).numpy() for _ in range(5)]
+            want = (model(x) * 3).relu().numpy()
+    finally:
+        stop.set()
+        worker.join()
+    assert done and replays(run) == 1
+    (captured,), (reference,) = ([e for e in f.entries.values() if isinstance(e, Replay)] for f in (run, alone))
+    assert captured.plan.launches == reference.plan.launches
+    for out in outs:
+        np.testing.assert_array_equal(out, want)
