@@ -254,6 +254,16 @@ def test_training_learns_the_corpus(tmp_path):
     assert loss_of(sentence) < 1.5 < loss_of(shuffled) - 1.5    # it knows the sentences, not just the letters
 
 
+def test_a_compiled_run_takes_eagers_steps(tmp_path):
+    """config.compile (the default) trains through tg.compile: eager's losses and weights."""
+    config = tiny_run(tmp_path, steps=8, dropout=0.2)
+    compiled = train(config, progress=False, log=None)
+    eager = train(replace(config, compile=False), progress=False, log=None)
+    assert compiled.losses == eager.losses and compiled.final == eager.final
+    for (name, a), (_, b) in zip(compiled.model.state_dict().items(), eager.model.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+
+
 def test_resumed_run_takes_the_same_steps(tmp_path):
     config = tiny_run(tmp_path, dropout=0.2)                     # dropout: the random state must resume too
     whole = train(config, out=tmp_path / "whole", progress=False, log=None)

@@ -50,12 +50,12 @@ def roots(fn, args, kwargs):
     """What a call of ``fn`` can reach besides its tensors: fn itself (a Module), its
     arguments, and, through every function on the way (fn, a bound method's object, a
     Module's forward, the functions in closures and globals), the contents of their closures
-    and the globals their code names; lists, tuples and dicts opened. Python modules and
-    classes are not opened."""
+    and the globals their code names; lists, tuples, dicts and plain objects' attributes
+    opened. Python modules and classes are not opened."""
     found, seen = [], set()
 
     def visit(obj, depth):
-        if id(obj) in seen or depth > MAX_DEPTH or isinstance(obj, (types.ModuleType, type, str, bytes)):
+        if id(obj) in seen or depth > MAX_DEPTH or isinstance(obj, SKIPPED):
             return
         seen.add(id(obj))
         found.append(obj)
@@ -73,6 +73,9 @@ def roots(fn, args, kwargs):
                 visit(item, depth + 1)
         elif hasattr(type(obj), "forward"):               # a Module: what its forward reaches
             visit(getattr(type(obj), "forward"), depth + 1)
+        elif hasattr(obj, "__dict__") and not callable(obj):  # a plain object (a run, a config)
+            for item in vars(obj).values():
+                visit(item, depth + 1)
 
     for obj in [fn, *args, *kwargs.values()]:
         visit(obj, 0)
@@ -80,6 +83,7 @@ def roots(fn, args, kwargs):
 
 
 MAX_DEPTH = 6
+SKIPPED = (types.ModuleType, type, str, bytes, int, float, complex, bool, type(None))
 
 
 def _reached(function):
@@ -136,7 +140,8 @@ def slots(found):
 
     def optimizer(opt):
         for group in opt.param_groups:
-            for p in group["params"]:
+            for i, p in enumerate(group["params"]):
+                add(group["params"], i, True)
                 tensor(p)
         for state in opt.state.values():
             for k, v in state.items():

@@ -15,6 +15,7 @@ and summary.json, together every checkpoint_interval steps and at the end. The c
 unless --data names a token file (``python -m stage4_models.tokens prepare``) or a text.
 ``sample`` prints the prompt continued by the model.
 """
+import argparse
 import sys
 from dataclasses import replace
 
@@ -41,6 +42,8 @@ def main(argv=None):
     t.add_argument("--device", type=device,
                    help="cpu (C kernels, default), python (pure Python, slow) or cuda")
     t.add_argument("--out", type=output_folder, help="output folder (default: runs/CONFIG)")
+    t.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                   help="the training step through tg.compile (default: on; --no-compile: eager)")
 
     s = commands.add_parser("sample", help="continue a prompt with a trained checkpoint")
     s.add_argument("--checkpoint", required=True)
@@ -59,7 +62,7 @@ def run_train(args):
                      warmup=args.warmup, dropout=args.dropout,
                      eval_interval=args.eval_interval, eval_batches=args.eval_batches,
                      final_eval_batches=args.final_eval_batches, seed=args.seed, data=args.data,
-                     init_from=args.init_from, device=args.device)
+                     init_from=args.init_from, device=args.device, compile=args.compile)
     if args.resume:                           # the saved run, with what the command line changes
         with reading(args.resume):
             _, saved = read_checkpoint(args.resume, args.device or "cpu")

@@ -77,6 +77,8 @@ class TrainConfig:
     init_from: str = None                # a checkpoint whose weights to start from (fine-tuning)
     conversations: bool = False          # a User:/Bot: text: score the Bot's lines only, and
                                          # begin windows at turns (tokens.conversation_targets)
+    compile: bool = True                 # the step through tg.compile (nanoGPT's --compile):
+                                         # eager's results bit for bit, without its Python
 
     def __post_init__(self):
         self.betas = tuple(self.betas)
@@ -225,19 +227,24 @@ def train(config, out=None, resume=None, progress=True, log=print):
         logger(f"step {step}: train loss {row['train']:.4f}, val loss {row['val']:.4f}, "
                f"{run.seconds:.1f} s, {run.tokens_per_second:,.0f} tokens/s")
 
+    def update(x, y):
+        # the loss without the (batch, block, vocab) logits: GPT.loss
+        loss = run.model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        if config.grad_clip:
+            clip_grad_norm_(run.model.parameters(), config.grad_clip)
+        opt.step()
+        return loss
+    update = tg.compile(update) if config.compile else update
+
     bar = progress_bar(config.name, config.steps, progress, first=run.step)
     for step in bar:
         if step % config.eval_interval == 0:
             evaluate(step)
         start = time.perf_counter()
         x, y = streams["train"].batch(step)
-        # the loss without the (batch, block, vocab) logits: GPT.loss
-        loss = run.model.loss(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))
-        opt.zero_grad()
-        loss.backward()
-        if config.grad_clip:
-            clip_grad_norm_(run.model.parameters(), config.grad_clip)
-        opt.step()
+        loss = update(tg.from_numpy(x, device=device), tg.from_numpy(y, device=device))
         scheduler.step()
         run.losses.append(loss.item())
         run.step = step + 1
