@@ -4,6 +4,7 @@ numpy, a short training run on the shared data, checkpoints, and predicting from
 import gzip
 import json
 import struct
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -285,6 +286,16 @@ def trained(mnist):
 
 
 SHORT_RUN_FLOOR = 0.85       # 400 Adam steps on 6,000 images reach 0.906-0.915 on seeds 1-6
+
+
+def test_a_compiled_run_takes_eagers_steps(mnist):
+    """Config.compile (the default) trains through tg.compile: eager's losses and weights."""
+    config = Config(optim="momentum", steps=12, subset=640, seed=2)
+    compiled = train(config, mnist, progress=False, test_limit=100)
+    eager = train(replace(config, compile=False), mnist, progress=False, test_limit=100)
+    assert compiled.losses == eager.losses and compiled.accuracy == eager.accuracy
+    for p, q in zip(compiled.model.parameters(), eager.model.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
 def test_real_files_load_with_the_published_first_labels(mnist):

@@ -13,6 +13,7 @@ checkpoint.tg and summary.json, and prints one line: wall time, examples/s, test
 ``evaluate`` and ``predict`` take either program's checkpoint.
 ``table`` runs the thesis's four optimizers and writes chapters/logs/mnist_results.json.
 """
+import argparse
 import sys
 
 import numpy as np
@@ -42,6 +43,8 @@ def main(argv=None):
     t.add_argument("--loss", choices=LOSSES, default="thesis")
     t.add_argument("--subset", type=positive_int, default=None, help="train on the first N training images")
     t.add_argument("--test-limit", type=positive_int, default=None, help="test on the first N test images")
+    t.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
+                   help="each step through tg.compile (default; --no-compile: eagerly)")
     t.add_argument("--out", type=output_folder, default=None,
                    help="folder for loss.csv, checkpoint.tg, summary.json (default runs/OPTIM)")
 
@@ -77,7 +80,7 @@ def main(argv=None):
 
 def run_train(args):
     config = Config(optim=args.optim, steps=args.steps, batch=args.batch, lr=args.lr,
-                    device=args.device, seed=args.seed, loss=args.loss, subset=args.subset)
+                    device=args.device, seed=args.seed, loss=args.loss, subset=args.subset, compile=args.compile)
     result = train(config, test_limit=args.test_limit)
     out = args.out or f"runs/{args.optim}"
     save_run(result, config, out)

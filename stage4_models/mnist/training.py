@@ -40,6 +40,7 @@ class Config:
     seed: int = 123               # the thesis's sciCore.seed(123)
     loss: str = "thesis"
     subset: int = None            # train on the first `subset` training images only
+    compile: bool = True          # each step through tg.compile: eager's results, less Python
 
     def __post_init__(self):
         if self.optim not in THESIS:
@@ -90,15 +91,20 @@ def train(config, datasets=None, progress=True, test_limit=None):
     model = MnistNet(device=device)
     opt = make_optimizer(config.optim, model.parameters(), config.lr)
     step_loss = _step_loss(model, config.loss)
+
+    def update(x, target):
+        loss = step_loss(x, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    update = tg.compile(update) if config.compile else update
     losses = []
     bar = progress_bar(f"mnist {config.optim}", config.steps, progress)
     start = time.perf_counter()
     for step in bar:
         x, target = next(batches)
-        loss = step_loss(tg.from_numpy(x, device=device), tg.from_numpy(target, device=device))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        loss = update(tg.from_numpy(x, device=device), tg.from_numpy(target, device=device))
         losses.append(loss.item())
         if step % 1000 == 0:
             bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
