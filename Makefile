@@ -59,9 +59,13 @@ demo: setup
 # pytest-xdist spreads the tests over every core (XDIST=0: one process, as `pdb` needs);
 # worksteal hands a worker that finishes early tests from a busy one's queue, so the
 # long notebooks do not leave a core idle at the end. The workers already fill the cores,
-# so a kernel's idle OpenMP threads sleep (passive) instead of spinning against them.
+# so a kernel's idle OpenMP threads sleep (passive) instead of spinning against them, and
+# each worker's kernels run on one thread (a parallel kernel would wait for a core the
+# other worker holds); the tests of threaded paths set their threads themselves (the
+# `threads` fixture, tests/conftest.py).
 XDIST ?= auto
-PYTEST := OMP_WAIT_POLICY=passive $(PY) -m pytest $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal)
+PYTEST := OMP_WAIT_POLICY=passive $(if $(filter 0,$(XDIST)),,TRACEGRAD_NUM_THREADS=1) $(PY) -m pytest \
+          $(if $(filter 0,$(XDIST)),,-n $(XDIST) --dist worksteal)
 test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) chapters/freshness.py

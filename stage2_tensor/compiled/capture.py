@@ -22,12 +22,22 @@ naming the line of the caller's code.
 """
 import functools
 import sys
+import threading
 import traceback
 from pathlib import Path
 
 from ..tensor import Tensor, _new_tensor
 
-ACTIVE = None                       # the Capture recording now, if any
+class _Active(threading.local):
+    capture = None                  # the Capture this thread is recording, if any
+
+
+_active = _Active()
+
+
+def active():
+    """The capture this thread is recording, or None (other threads' work is not part of it)."""
+    return _active.capture
 STAGE2 = Path(__file__).resolve().parents[1]
 
 
@@ -41,22 +51,24 @@ def live(fn):
     calls it again."""
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if ACTIVE is None or ACTIVE.in_live:
+        capture = _active.capture
+        if capture is None or capture.in_live:
             return fn(*args, **kwargs)
-        return ACTIVE.live(fn, args, kwargs)
+        return capture.live(fn, args, kwargs)
     return call
 
 
 def graph_break(reason):
     """Called where something that cannot be captured happens during a capture."""
-    if ACTIVE is not None and not ACTIVE.in_live:
-        ACTIVE.graph_break(reason)
+    capture = _active.capture
+    if capture is not None and not capture.in_live:
+        capture.graph_break(reason)
 
 
 def note_backward():
     """A backward pass starts (the gradients of the captured step are part of it)."""
-    if ACTIVE is not None:
-        ACTIVE.backward_ran = True
+    if _active.capture is not None:
+        _active.capture.backward_ran = True
 
 
 def package_of(obj):
@@ -99,26 +111,25 @@ def output(buffer, device, max_dims, layout):
 
 
 class Capture:
-    """Records one call through ``trace`` (the device's); ``inputs`` are the tensors whose
-    buffers a replay reads afresh, ``slots`` the places of the state."""
+    """Records one call through ``trace`` (the device's, given the buffers a replay reads
+    afresh); ``slots`` are the places of the state."""
 
-    def __init__(self, trace, inputs, slots, fullgraph):
-        self.trace, self.inputs, self.slots, self.fullgraph = trace, inputs, slots, fullgraph
+    def __init__(self, trace, slots, fullgraph):
+        self.trace, self.slots, self.fullgraph = trace, slots, fullgraph
         self.held = [s.get() for s in slots]       # what each slot held at the last sync
         self.calls, self.syncs = [], []         # live calls, and the syncs before each
         self.broken, self.in_live, self.backward_ran = None, False, False
 
     def run(self, fn, args, kwargs):
-        global ACTIVE
-        if ACTIVE is not None:
+        if _active.capture is not None:
             raise RuntimeError("tg.compile: a compiled function called while another one is being "
                                "captured; compile the outer one only")
-        ACTIVE = self
+        _active.capture = self
         try:
             with self.trace:
                 return fn(*args, **kwargs)
         finally:
-            ACTIVE = None
+            _active.capture = None
 
     def graph_break(self, reason):
         where = caller_line((STAGE2, package_of(self.trace)))

@@ -59,7 +59,7 @@ class CompiledFunction:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        if capturing.ACTIVE is not None:                # inside another's capture: part of it
+        if capturing.active() is not None:              # inside another's capture: part of it
             return self.fn(*args, **kwargs)
         if self.slots is None:
             self._find_state(args, kwargs)
@@ -121,7 +121,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         trace = be.capture([t.storage.buffer for t in tensors])
         trace.known([t.storage.buffer for t in self.constants if t.storage.device == be.name])
-        capture = Capture(trace, tensors, self.slots, self.fullgraph)
+        capture = Capture(trace, self.slots, self.fullgraph)
         result = capture.run(self.fn, args, kwargs)
         outputs = list(_leaves(result))
         backward = None
