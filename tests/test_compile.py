@@ -399,3 +399,26 @@ def test_a_capture_records_its_own_threads_kernels_only(device):
     assert captured.plan.launches == reference.plan.launches
     for out in outs:
         np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+def test_a_compiled_method_of_two_modules_replays_each_ones_state(device):
+    """@tg.compile on a method: two instances are two states, never one's plan on the other's."""
+    class Scaled(nn.Module):
+        def __init__(self, k):
+            super().__init__()
+            self.linear = nn.Linear(3, 3)
+            self.k = k
+
+        @tg.compile
+        def forward(self, x):
+            return self.linear(x) * 2
+
+    tg.manual_seed(0)
+    a, b = Scaled(1).to(device), Scaled(2).to(device)
+    x = tg.randn(2, 3, device=device)
+    with tg.no_grad():
+        want = {id(m): (m.linear(x) * 2).numpy() for m in (a, b)}
+        for _ in range(4):
+            for m in (a, b, b, a):
+                np.testing.assert_array_equal(m(x).numpy(), want[id(m)])

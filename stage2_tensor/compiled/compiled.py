@@ -52,7 +52,7 @@ class CompiledFunction:
     def __init__(self, fn, fullgraph=False):
         self.fn, self.fullgraph = fn, fullgraph
         self.entries = {}
-        self.slots = self.modules = None
+        self.slots = self.modules = self.owners = None
         functools.update_wrapper(self, fn, updated=())
 
     def __get__(self, obj, owner=None):                 # @tg.compile on a method
@@ -82,6 +82,7 @@ class CompiledFunction:
         from ..nn.modules import Module
         found = roots(self.fn, args, kwargs)
         self.slots = slots(found)
+        self.owners = tuple(id(s.owner) for s in self.slots)    # whose state: part of the key
         self.constants = [t for t in found if isinstance(t, Tensor)]
         self.modules = [m for obj in found if isinstance(obj, Module) for m in obj.modules()]
 
@@ -105,6 +106,7 @@ class CompiledFunction:
         first = {}
         parts.append(tuple(first.setdefault(id(t.storage.buffer), i) for i, t in enumerate(tensors)))
         parts.append(tuple(m.training for m in self.modules))
+        parts.append(self.owners)
         return tensors, tuple(parts)
 
     def _capture(self, seen, args, kwargs):
