@@ -50,7 +50,7 @@ class CudaCapture(CaptureDevice):
         if isinstance(be.lib, RecordingLib):
             raise RuntimeError(f"a capture cannot start on device {be.name!r} while another one records")
 
-        def host_made(x):
+        def host_made(x, empty):        # host memory: replays pass it as it is, empty or not
             if trace.recording:
                 self.host[id(x)] = x
         be.lib = RecordingLib(trace, self.lib, self.unrecorded, self.breaks)
