@@ -220,33 +220,41 @@ def test_compile_takes_pytorchs_arguments():
         tg.compile(3)
 
 
+def same_through_a_compiled_model(make, step, device):
+    """STEPS calls of step(forward, opt, *data) (make(device) -> (model, opt, data)), forward
+    the model or tg.compile(model), from seed 0: the losses and final parameters the same
+    both ways. Returns the compiled model."""
+    def run(compiled):
+        tg.manual_seed(0)
+        model, opt, data = make(device)
+        forward = tg.compile(model) if compiled else model
+        losses = [step(forward, opt, *data).detach().numpy().copy() for _ in range(STEPS)]
+        return losses + [p.detach().numpy().copy() for p in model.parameters()], forward
+
+    eager, _ = run(False)
+    compiled, forward = run(True)
+    assert_same(eager, compiled, device)
+    return forward
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_training_through_a_compiled_module(device):
     """model = tg.compile(model): its forward and backward captured, the loss taken outside
     it and from both of its outputs; gradients accumulate as autograd's."""
     def make(device):
         model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Dropout(0.25), nn.Linear(8, 3)).to(device)
-        return model, tg.optim.SGD(model.parameters(), lr=0.1)
+        return model, tg.optim.SGD(model.parameters(), lr=0.1), (tg.randn(5, 6, device=device),)
 
-    def run(compiled):
-        tg.manual_seed(0)
-        model, opt = make(device)
-        forward = tg.compile(model) if compiled else model
-        x = tg.randn(5, 6, device=device)
-        losses = []
-        for _ in range(STEPS):
-            opt.zero_grad()
-            out = forward(x)
-            loss = out.square().mean() + (out[:, :1] * 2).sum()
-            loss.backward()
-            forward(x).sum().backward()             # a second forward's backward accumulates
-            opt.step()
-            losses.append(loss.detach().numpy().copy())
-        return losses + [p.detach().numpy().copy() for p in model.parameters()], forward
+    def step(forward, opt, x):
+        opt.zero_grad()
+        out = forward(x)
+        loss = out.square().mean() + (out[:, :1] * 2).sum()
+        loss.backward()
+        forward(x).sum().backward()                 # a second forward's backward accumulates
+        opt.step()
+        return loss
 
-    eager, _ = run(False)
-    compiled, forward = run(True)
-    assert_same(eager, compiled, device)
+    forward = same_through_a_compiled_model(make, step, device)
     # two keys: the parameters' gradients are None at the first forward of a step, not at the second
     assert replays(forward) == (0 if device == "python" else 2)
 
@@ -255,23 +263,18 @@ def test_training_through_a_compiled_module(device):
 def test_a_compiled_gpt_with_tied_weights_trains_as_eager(device):
     """nanoGPT's pattern: model = tg.compile(model), the loss from the model's second output;
     its embedding and output layer share one parameter, which gets one gradient."""
-    def run(compiled):
-        tg.manual_seed(0)
+    def make(device):
         _, model, data = gpt(device)
-        forward = tg.compile(model) if compiled else model
-        opt = tg.optim.AdamW(model.parameters(), lr=1e-2)
-        losses = []
-        for _ in range(STEPS):
-            _, loss = forward(*data)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses.append(loss.detach().numpy().copy())
-        return losses + [p.detach().numpy().copy() for p in model.parameters()], forward
+        return model, tg.optim.AdamW(model.parameters(), lr=1e-2), data
 
-    eager, _ = run(False)
-    compiled, forward = run(True)
-    assert_same(eager, compiled, device)
+    def step(forward, opt, idx, targets):
+        _, loss = forward(idx, targets)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    forward = same_through_a_compiled_model(make, step, device)
     assert replays(forward) == 1
 
 

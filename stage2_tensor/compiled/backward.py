@@ -14,16 +14,17 @@ of several outputs runs each one's segment and autograd adds the results.
 """
 from ..autograd.differentiate import grad as gradients
 from ..gradient_function import GradientFunction
-from .capture import output
+from .capture import layout, output
 
 
 class BackwardPlan:
-    """Output ``index``'s backward: the segment, the value its upstream gradient goes in,
-    and per parameter (a position in the replay's tensors) the value and layout of its
-    gradient, or None."""
+    """Output ``index``'s backward: the segment, the value its upstream gradient goes in
+    (contiguous, of the output's ``shape`` and ``dtype``), and per parameter (a position in
+    the replay's tensors) the value and layout of its gradient, or None."""
 
-    def __init__(self, index, segment, given, layout, grads):
-        self.index, self.segment, self.given, self.layout, self.grads = index, segment, given, layout, grads
+    def __init__(self, index, segment, given, shape, dtype, grads):
+        self.index, self.segment, self.given, self.grads = index, segment, given, grads
+        self.shape, self.dtype = shape, dtype
 
 
 def capture_backward(capture, tensors, outputs, params):
@@ -39,17 +40,11 @@ def capture_backward(capture, tensors, outputs, params):
             trace.mark()
             given = trace.given(upstream[j].storage.buffer)
             found = gradients(outputs[j], leaves, grad_outputs=upstream[j], retain_graph=True, allow_unused=True)
-            grads = [None if g is None else (trace.value(g.storage.buffer), (g.shape, g.strides, g.offset, g.dtype))
-                     for g in found]
-            plans.append(BackwardPlan(j, len(trace.bounds) - 1, given, _contiguous(outputs[j]), grads))
+            grads = [None if g is None else (trace.value(g.storage.buffer), layout(g)) for g in found]
+            plans.append(BackwardPlan(j, len(trace.bounds) - 1, given, outputs[j].shape, outputs[j].dtype, grads))
     capture.run(record, (), {})
     trace.saved()
     return plans
-
-
-def _contiguous(t):
-    from ..strides import make_strides
-    return (t.shape, make_strides(t.shape), 0, t.dtype)
 
 
 class CompiledBackward(GradientFunction):
@@ -68,9 +63,8 @@ class CompiledBackward(GradientFunction):
             raise RuntimeError("Trying to backward through the graph a second time: a compiled module's "
                                "forward keeps its buffers for one backward; call backward(retain_graph=True) "
                                "the first time if you need to backpropagate twice.")
-        shape, _, _, dtype = self.plan.layout
-        grad = grad.to(dtype=dtype).contiguous()
-        if grad.offset or grad.shape != shape:
+        grad = grad.to(dtype=self.plan.dtype).contiguous()
+        if grad.offset or grad.shape != self.plan.shape:
             grad = grad.clone()
         buffers = self.buffers
         buffers[self.plan.given] = grad.storage.buffer

@@ -26,7 +26,7 @@ import threading
 import traceback
 from pathlib import Path
 
-from ..tensor import Tensor, _new_tensor
+from ..tensor import Storage, Tensor, _new_tensor
 
 class _Active(threading.local):
     capture = None                  # the Capture this thread is recording, if any
@@ -105,7 +105,6 @@ def layout(t):
 
 
 def output(buffer, device, max_dims, layout):
-    from ..tensor import Storage
     shape, strides, offset, dtype = layout
     return _new_tensor(Storage(buffer, device, max_dims), shape, strides, offset, dtype)
 

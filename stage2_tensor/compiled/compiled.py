@@ -131,8 +131,9 @@ class CompiledFunction:
                 isinstance(t, Tensor) and t.requires_grad for t in outputs):
             n_args = sum(isinstance(a, Tensor) for a in _leaves((args, kwargs)))
             backward = self._capture_backward(capture, tensors, outputs, n_args)
-        if capture.broken is None and capture.trace.unfollowed():
-            capture.graph_break(capture.trace.unfollowed())
+        unfollowed = capture.trace.unfollowed() if capture.broken is None else None
+        if unfollowed:
+            capture.graph_break(unfollowed)
         if capture.broken is not None:
             self.entries[key] = _Eager(capture.broken)
             self._warn(f"graph break: {capture.broken}")

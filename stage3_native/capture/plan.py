@@ -29,8 +29,7 @@ class Plan:
         self.static = [b if kinds[v] == "static" else None for v, b in enumerate(values.objects)]
         # what show.py prints and draws: each step's buffers, their kinds and blocks, as captured
         self.uses = [s.buffer_values() if isinstance(s, Launch) else list(s.values) for s in trace.steps]
-        self.kinds, self.sizes = list(kinds), [device.extent(b) if k not in ("scalar", "given") else 0
-                                               for b, k in zip(values.objects, kinds)]
+        self.kinds = list(kinds)
         self.unshared_bytes, self.where = 0, {}
         self.block_sizes = self._place(trace) if device.block is not None else []
         for step in trace.steps:
