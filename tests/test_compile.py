@@ -20,6 +20,12 @@ CAPTURING = device_params("cpu", "cuda-emu", "cuda")       # the devices with a 
 STEPS = 4
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _kernels(kernel_cache):
+    """The fused kernels the plans generate go to a folder of this module's."""
+    yield
+
+
 def replays(compiled):
     """How many of a compiled function's keys replay a plan."""
     fn = compiled._compiled if isinstance(compiled, nn.Module) else compiled
@@ -311,6 +317,79 @@ def test_the_memory_plan_shares_blocks_between_lives_that_do_not_meet():
             if where[u] == where[v]:
                 assert blocks[where[u]] >= max(sizes[u], sizes[v])
     assert where["c"] == where["a"] and len(blocks) == 3      # c after a; d in b's; e a new one
+
+
+def layer_norm_gelu(device):
+    """LayerNorm written in ops, then GELU: chains of element-wise ops, forward and backward,
+    between the reductions."""
+    tg.manual_seed(0)
+    x = tg.randn(32, 40, device=device, dtype=tg.float64).requires_grad_()
+    w = (1 + 0.1 * tg.randn(40, device=device, dtype=tg.float64)).requires_grad_()
+
+    def step(x, w):
+        for t in (x, w):
+            t.grad = None
+        centered = x - x.mean(-1, keepdim=True)
+        var = (centered * centered).mean(-1, keepdim=True)
+        y = F.gelu(centered / (var + 1e-5).sqrt() * w + 0.5, approximate="tanh")
+        loss = (y * y).sum()
+        loss.backward()
+        return loss.detach(), x.grad, w.grad
+    return step, (x, w)
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_fused_element_wise_runs_give_eagers_bits(device, dtype, monkeypatch):
+    from stage3_native.capture import fusion
+    step, (x, w) = layer_norm_gelu(device)
+    x, w = (t.detach().to(dtype).requires_grad_() for t in (x, w))
+    want = [t.numpy().copy() for t in step(x, w)]
+    plans = {}
+    for enabled in (False, True):
+        monkeypatch.setattr(fusion, "enabled", enabled)
+        run = tg.compile(step)
+        for _ in range(4):
+            got = run(x, w)
+            for a, b in zip(want, got, strict=True):
+                np.testing.assert_array_equal(a, b.numpy())
+        (plans[enabled],) = [e.plan for e in run.entries.values() if isinstance(e, Replay)]
+    fused = [s for s, _ in plans[True].segments for s in s if getattr(s, "name", "").startswith("fused")]
+    assert fused and plans[True].launches < plans[False].launches
+    assert plans[True].unshared_bytes < plans[False].unshared_bytes     # intermediates never made
+
+
+def test_a_run_ends_where_a_member_reads_an_intermediate_transposed(kernel_cache):
+    """x.exp() read as a transposed view by the add: not element by element, so not fused
+    with it; the plan still gives eager's values."""
+    x = tg.randn(40, 40)
+    run = tg.compile(lambda x: (x.exp().t() + x).neg())
+    want = (x.exp().t() + x).neg().numpy()
+    for _ in range(3):
+        np.testing.assert_array_equal(run(x).numpy(), want)
+    (replay,) = [e for e in run.entries.values() if isinstance(e, Replay)]
+    names = [s.name for s, _ in replay.plan.segments for s in s]
+    assert names[0] == "tg_unary_f32" and names[1].startswith("fused add neg"), names
+
+
+FUSABLE = {
+    "a slice, a column broadcast, a number": lambda x, b: ((x[:, 1:] * b[:, :1] + 2.0).tanh() - x[:, :-1]).exp(),
+    "a row broadcast and a 0-d tensor": lambda x, b: (x * b[0] - x.mean()).relu().sqrt(),
+    "one intermediate read twice": lambda x, b: (lambda s: s * s + s)(x.sigmoid()),
+    "a transposed operand": lambda x, b: (x.t() * b + b).abs().log1p(),
+}
+
+
+@pytest.mark.parametrize("device", device_params("cpu"))
+@pytest.mark.parametrize("case", FUSABLE)
+def test_fusion_reads_views_broadcasts_and_numbers(device, case):
+    fn = FUSABLE[case]
+    x, b = tg.randn(48, 48, device=device), tg.randn(48, 48, device=device)
+    run = tg.compile(fn, fullgraph=True)
+    for _ in range(3):
+        np.testing.assert_array_equal(run(x, b).numpy(), fn(x, b).numpy())
+    (replay,) = [e for e in run.entries.values() if isinstance(e, Replay)]
+    assert any(getattr(s, "name", "").startswith("fused") for s, _ in replay.plan.segments for s in s)
 
 
 @pytest.mark.parametrize("device", device_params("cpu"))

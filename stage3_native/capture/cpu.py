@@ -10,6 +10,7 @@ it did.
 """
 from .._native import ffi
 from ..cpu import backend as cpu
+from . import fusion
 from .device import CaptureDevice
 from .stand_ins import MakingFfi, RecordingLib, making
 
@@ -59,6 +60,10 @@ class CpuCapture(CaptureDevice):
         if name in ("from_flat", "from_bytes"):
             ffi = self.ffi
             trace.again("memmove", ffi.memmove, (out, bytes(ffi.buffer(out)), ffi.sizeof(out)))
+
+    def fuse(self, trace):
+        if fusion.enabled:
+            fusion.fuse(trace)
 
     def failure(self, result):
         return "an index or target out of range, or no memory"

@@ -20,6 +20,9 @@ new one:
     fresh(buffer)                 (make, args): ``make(*args)`` is a new buffer like it
     returned(trace, name, out)    after backend method ``name`` returned ``out`` while
                                   recording (cpu: contents Python put there, made launches)
+    fuse(trace)                   rewrite the trace's steps before the plan is made (cpu:
+                                  runs of element-wise launches into generated kernels,
+                                  fusion.py); by default nothing
     failure(result)               why a C function may return ``result`` where its
                                   captured call did not, for the replay's error
     block(nbytes)                 a block of memory for the memory plan (memory.py), or
@@ -50,4 +53,7 @@ class CaptureDevice:
         return False
 
     def returned(self, trace, name, out):
+        pass
+
+    def fuse(self, trace):
         pass

@@ -26,9 +26,10 @@ class Plan:
         self.device, self.ffi = device, device.ffi
         self.char_p = device.ffi.typeof("char *")
         self.inputs = trace.inputs
-        self.static = [b if kinds[v] == "static" else None for v, b in enumerate(values.objects)]
         # what show.py prints and draws: each step's buffers, their kinds and blocks, as captured
         self.uses = [s.buffer_values() if isinstance(s, Launch) else list(s.values) for s in trace.steps]
+        used = {v for u in self.uses for v in u}    # a fused kernel's intermediates are not
+        self.static = [b if kinds[v] == "static" and v in used else None for v, b in enumerate(values.objects)]
         self.kinds = list(kinds)
         self.unshared_bytes, self.where = 0, {}
         self.block_sizes = self._place(trace) if device.block is not None else []

@@ -201,6 +201,7 @@ class LaunchTrace:
             self._recording = was and not self.stopped
 
     def plan(self):
+        self.device.fuse(self)
         return Plan(self)
 
     # ---- installing the stand-ins --------------------------------------------------------
