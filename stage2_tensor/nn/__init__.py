@@ -18,8 +18,10 @@
 * ``attention.py``: ``MultiheadAttention``;
 * ``transformer.py``: ``TransformerEncoderLayer``, ``TransformerEncoder``, the decoder's two,
   ``Transformer``;
+* ``recurrent.py``: ``RNN``, ``LSTM``, ``GRU``; ``recurrent_cells.py``: ``RNNCell``,
+  ``LSTMCell``, ``GRUCell`` and each one's step;
 * ``init.py`` (``nn.init``): in-place initialisations, ``kaiming_uniform_``...;
-* ``utils/`` (``nn.utils``): ``clip_grad_norm_``.
+* ``utils/`` (``nn.utils``): ``clip_grad_norm_``, ``utils.rnn`` (padded and packed sequences).
 
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)
@@ -35,6 +37,8 @@ from .layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Lin
                      MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, SmoothL1Loss
 from .modules import Module, ModuleList, Parameter, Sequential
+from .recurrent import GRU, LSTM, RNN, RNNBase
+from .recurrent_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
@@ -51,7 +55,8 @@ __all__ = ["functional", "init", "utils", "Parameter", "Module", "Sequential", "
            "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm",
            "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d", "Dropout2d", "Dropout3d",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", "RNNBase", "RNN", "LSTM", "GRU",
+           "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 # ---- more of PyTorch's nn: activations, losses, padding, pooling, lazy and other layers ----
 # (padding.py, pooling.py, fold.py, bags.py: EmbeddingBag and Bilinear, distance.py, lazy.py,

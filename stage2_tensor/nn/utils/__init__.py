@@ -1,6 +1,6 @@
 """PyTorch's ``torch.nn.utils``: gradient clipping here; parameters_to_vector and
 vector_to_parameters (convert_parameters.py), weight_norm and spectral_norm (their
-files), and the parametrize module.
+files), the parametrize module, and the rnn module (padded and packed sequences).
 
 Gradient clipping, PyTorch's ``torch.nn.utils.clip_grad_norm_`` (used when training the
 GPT, thesis "Training a GPT-like model"): one unlucky batch can produce a gradient many
@@ -70,10 +70,10 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
                 p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
-from . import parametrize  # noqa: E402
+from . import parametrize, rnn  # noqa: E402
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: E402
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parametrize", "parameters_to_vector", "vector_to_parameters",
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parametrize", "rnn", "parameters_to_vector", "vector_to_parameters",
            "spectral_norm", "remove_spectral_norm", "weight_norm", "remove_weight_norm"]
