@@ -20,6 +20,9 @@ model, the optimizer and the data are made once, outside it) and returns the los
                  n_embd 128, batch 32, AdamW as gpt.py, random tokens, dropout 0
     gpt-dropout  the same with dropout 0.2 (nanoGPT's character model's): tracegrad's
                  attention then takes the explicit path (the weights are dropped)
+    lstm         stage4_models.rnn's character LSTM: embedding 256, nn.LSTM of 2 layers of
+                 256, a Linear head, vocab 96, sequence 64, batch 32, Adam at 2e-3,
+                 clip_grad_norm_ at 1.0, random tokens (the recurrent-networks issue's step)
     layernorm    LayerNorm over the last dim of (768, 128), written in tensor ops (mean,
                  subtract, multiply, mean, add, sqrt, divide, multiply, add: the ops of
                  F.layer_norm_composite, which lazy.py times), with a weight and a bias;
@@ -86,7 +89,8 @@ import stage2_tensor as tg  # noqa: E402
 import stage2_tensor.nn.functional as F  # noqa: E402
 from stage4_models.mnist.cnn import MnistCNN  # noqa: E402
 
-CASES = ("mlp", "cnn", "gpt", "gpt-dropout", "layernorm")
+CASES = ("mlp", "cnn", "gpt", "gpt-dropout", "lstm", "layernorm")
+LSTM = dict(vocab=96, n_embd=256, hidden=256, n_layer=2, block=64, batch=32)
 GPT_DROPOUT = 0.2
 LAYERNORM_SHAPE = (768, 128)
 BLOCK_SECONDS, MAX_REPS = 0.05, 50
@@ -137,6 +141,45 @@ def gpt_dropout(lib, device):
     return gpt(lib, device, dropout=GPT_DROPOUT)
 
 
+def lstm(lib, device):
+    from stage4_models.rnn import CharRNN
+    c = LSTM
+    tokens = np.random.default_rng(1).integers(0, c["vocab"], size=(c["batch"], c["block"] + 1))
+    tg.seed(0)
+    model = CharRNN(c["vocab"], "lstm", c["n_embd"], c["hidden"], c["n_layer"], device=device)
+    if lib == "pytorch":
+        torch = training.torch
+
+        class TorchCharRNN(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embedding = torch.nn.Embedding(c["vocab"], c["n_embd"])
+                self.rnn = torch.nn.LSTM(c["n_embd"], c["hidden"], c["n_layer"], batch_first=True)
+                self.head = torch.nn.Linear(c["hidden"], c["vocab"])
+
+            def loss(self, x, y):
+                logits = self.head(self.rnn(self.embedding(x))[0])
+                return torch.nn.functional.cross_entropy(logits.reshape(-1, c["vocab"]), y.reshape(-1))
+        net, clip = TorchCharRNN(), torch.nn.utils.clip_grad_norm_
+        net.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in training.weights_of(model).items()})
+        opt, to = torch.optim.Adam(net.parameters(), lr=2e-3), torch.from_numpy
+    else:
+        net, clip = model, tg.nn.utils.clip_grad_norm_
+        opt = tg.optim.Adam(net.parameters(), lr=2e-3)
+        def to(a):
+            return tg.from_numpy(a, device=device)
+    x, y = to(np.ascontiguousarray(tokens[:, :-1])), to(np.ascontiguousarray(tokens[:, 1:]))
+
+    def step():
+        loss = net.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        clip(net.parameters(), 1.0)
+        opt.step()
+        return loss.detach()
+    return step, dict(model.named_parameters())
+
+
 def layer_norm_ops(x, weight, bias, eps=1e-5):
     """F.layer_norm_composite's operations over the last dimension, written once for both
     libraries."""
@@ -164,7 +207,7 @@ def layernorm(lib, device):
     return step, ours
 
 
-MAKERS = {"mlp": mlp, "cnn": cnn, "gpt": gpt, "gpt-dropout": gpt_dropout, "layernorm": layernorm}
+MAKERS = {"mlp": mlp, "cnn": cnn, "gpt": gpt, "gpt-dropout": gpt_dropout, "lstm": lstm, "layernorm": layernorm}
 
 
 # ---- a worker: one library, one thread count --------------------------------------------------------

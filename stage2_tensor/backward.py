@@ -22,7 +22,9 @@ import weakref
 
 from . import grad_mode
 from .compiled.capture import note_backward
+from .factories import zeros
 from .tensor import Tensor
+from .views import Slice, basic_index
 
 _leaf_hooks = {}                          # id(leaf) -> its hooks; a non-leaf's are on its grad_fn
 
@@ -58,7 +60,8 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
     found = {}                                                  # id(input) -> its gradient
     with grad_mode.set_grad_enabled(create_graph):
         pending = _count_consumers([r.grad_fn for r in roots if r.grad_fn is not None])
-        grads = {}
+        grads, owned = {}, {}                    # owned: the buffers this pass made (_into_slice)
+        leaf_slices = {}                         # id(leaf) -> (leaf, its slices' gradients summed)
         for root, g in zip(roots, gradients):
             if root.grad_fn is None:
                 _arrive(root, g, wanted, found, accumulate, create_graph)
@@ -68,6 +71,7 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
         ready = [f for f in grads if f not in pending]
         while ready:
             fn = ready.pop()
+            owned.pop(fn, None)
             grad = _hooked(fn.hooks, grads.pop(fn)) if fn.hooks else grads.pop(fn)
             if create_graph:
                 _check_recorded(fn)
@@ -75,22 +79,38 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
                 _found(found, wanted_fns[fn], grad)
             elif fn.retained is not None and accumulate:
                 _accumulate(fn.retained, grad, create_graph)
-            input_grads = fn.backward(grad)
+            sliced = type(fn) is Slice and not create_graph
+            input_grads = (grad,) if sliced else fn.backward(grad)
             if not retain_graph:
                 fn.release()
             for x, g in zip(fn.inputs, input_grads):
                 if g is None or not x.requires_grad:
                     continue
-                if g.shape != x.shape:
-                    g = g.sum_to(x.shape)
-                if x.grad_fn is None:
-                    _arrive(x, g, wanted, found, accumulate, create_graph)
-                    continue
-                f = x.grad_fn
-                grads[f] = grads[f] + g if f in grads else g
+                if sliced:
+                    if x.grad_fn is None:
+                        total = leaf_slices.get(id(x), (x, None))[1]
+                        leaf_slices[id(x)] = (x, _into_slice(total, total, x, fn.index, g))
+                        continue
+                    f = x.grad_fn
+                    grads[f] = owned[f] = _into_slice(grads.get(f), owned.get(f), x, fn.index, g)
+                else:
+                    if g.shape != x.shape:
+                        g = g.sum_to(x.shape)
+                    if x.grad_fn is None:
+                        _arrive(x, g, wanted, found, accumulate, create_graph)
+                        continue
+                    f = x.grad_fn
+                    if f not in grads:
+                        grads[f] = g
+                    elif owned.get(f) is grads[f] and g.dtype is grads[f].dtype:
+                        grads[f].add_(g)                 # a buffer of this pass's: nobody else sees it
+                    else:
+                        grads[f] = grads[f] + g
                 pending[f] -= 1
                 if pending[f] == 0:
                     ready.append(f)
+        for leaf, total in leaf_slices.values():
+            _arrive(leaf, total, wanted, found, accumulate, create_graph)
     if wanted is None:
         return None
     if accumulate:
@@ -98,6 +118,19 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
             _accumulate(wanted[key], g, create_graph)
         return None
     return [found.get(id(t)) for t in inputs]
+
+
+def _into_slice(total, own, x, index, g):
+    """x's gradient so far (``total``, None for none yet) with ``g``, the gradient of
+    ``x[index]``, added into that slice: in place when ``total`` is ``own``, a buffer this
+    pass made; else into a new buffer of x's shape that starts as zeros plus ``total``."""
+    if total is None or own is not total:
+        buffer = zeros(x.shape, dtype=g.dtype, device=g.device)
+        if total is not None:
+            buffer.add_(total)
+        total = buffer
+    total.view_of(*basic_index(total, index)).add_(g)
+    return total
 
 
 def _arrive(leaf, g, wanted, found, accumulate, create_graph):
