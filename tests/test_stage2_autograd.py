@@ -194,3 +194,38 @@ def test_mixed_dtypes_convert_in_their_own_graph_node():
     y.sum().backward()
     assert (a.grad.dtype, a.grad.tolist()) == (tg.float32, [3.0, 4.0])
     assert (b.grad.dtype, b.grad.tolist()) == (tg.float64, [1.0, 2.0])
+
+
+def test_slices_gradients_are_added_into_one_buffer(monkeypatch):
+    """A tensor read in T slices (and whole, once) gets its gradient in one buffer of its
+    size, whatever T: not one zero tensor of its size per slice. The values are the sum of
+    every reader's gradient."""
+    import numpy as np
+
+    from stage2_tensor import backward
+    made = []
+    real = backward.zeros
+    monkeypatch.setattr(backward, "zeros", lambda *a, **k: made.append(a) or real(*a, **k))
+    x, w = leaf(7, 3), tg.randn(7, 3, dtype=tg.float64)
+    hidden = x * 2                                               # a non-leaf, read in 7 slices and whole
+    hooked = []
+    hidden.register_hook(lambda g: hooked.append(g.numpy().copy()))
+    loss = sum((row * w[i]).sum() for i, row in enumerate(hidden.unbind(0))) + (hidden * hidden).sum()
+    direct = x.split([2, 5], 0)                                   # the leaf itself, in two slices
+    loss = loss + (direct[0] * 3).sum() + direct[1].exp().sum()
+    loss.backward()
+    h, wn, xn = hidden.detach().numpy(), w.numpy(), x.detach().numpy()
+    want_hidden = wn + 2 * h
+    np.testing.assert_allclose(hooked[0], want_hidden, rtol=1e-12)
+    want_x = 2 * want_hidden + np.concatenate([np.full((2, 3), 3.0), np.exp(xn[2:])])
+    np.testing.assert_allclose(x.grad.numpy(), want_x, rtol=1e-12)
+    assert len(made) == 2                                         # hidden's buffer and x's slices' one
+
+
+def test_slices_gradients_with_create_graph_are_recorded():
+    x = leaf(4, 2)
+    first = sum((row * row * row).sum() for row in x.unbind(0))
+    (g,) = tg.autograd.grad(first, x, create_graph=True)
+    g.sum().backward()
+    import numpy as np
+    np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy(), rtol=1e-12)
