@@ -10,6 +10,7 @@ function, its module imported as pickle does. Either way a name must be a module
 top-level class or function (no dunder attributes), and a class an nn.Module: nothing else
 is ever made or called.
 """
+import contextlib
 import importlib
 import sys
 from types import FunctionType
@@ -43,6 +44,19 @@ def add_safe_globals(allowed):
         if not ((isinstance(obj, type) and issubclass(obj, Module)) or isinstance(obj, FunctionType)):
             raise TypeError(f"add_safe_globals: expected nn.Module classes and functions, got {obj!r}")
         _SAFE[path_of(obj, "class" if isinstance(obj, type) else "function", repr(obj))] = obj
+
+
+@contextlib.contextmanager
+def safe_globals(allowed):
+    """``add_safe_globals(allowed)`` for the ``with`` block only, as PyTorch's
+    torch.serialization.safe_globals."""
+    before = dict(_SAFE)
+    add_safe_globals(allowed)
+    try:
+        yield
+    finally:
+        _SAFE.clear()
+        _SAFE.update(before)
 
 
 def get_safe_globals():

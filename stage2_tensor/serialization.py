@@ -47,7 +47,8 @@ from . import backend, dtypes
 from .atomic import atomic_write
 from .interop import from_numpy
 from .nn.modules import Module, Parameter
-from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, path_of, resolve  # noqa: F401
+from .safe_globals import (add_safe_globals, clear_safe_globals, get_safe_globals, path_of, resolve,  # noqa: F401
+                           safe_globals)
 from .safe_globals import short as _short
 from .tensor import Tensor
 

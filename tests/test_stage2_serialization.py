@@ -398,6 +398,10 @@ def test_a_model_of_the_users_class_needs_weights_only_false_or_allowing(tmp_pat
         assert type(load(tmp_path / "net.tg")["model"]) is Net
     finally:
         serialization.clear_safe_globals()
+    with serialization.safe_globals([Net, tg.nn.modules.linear.Linear]):     # for the block only
+        assert type(load(tmp_path / "net.tg")["model"]) is Net
+    with pytest.raises(RuntimeError, match="not tracegrad's own"):
+        load(tmp_path / "net.tg")
     with pytest.raises(TypeError, match="defined inside a function or as a lambda"):
         save(nn.TransformerEncoderLayer(4, 2, activation=lambda t: t), tmp_path / "l.tg")
 

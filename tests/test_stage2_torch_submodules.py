@@ -108,3 +108,19 @@ def test_backends_and_cuda_are_modules_with_the_same_switches():
     assert not cudnn.is_available() and tg.backends.cuda.matmul.allow_tf32 is False
     assert tg.cuda.is_available() in (True, False) and tg.cuda.device_count() == int(tg.cuda.is_available())
     assert GradScaler is tg.amp.GradScaler and tg.cuda.amp.GradScaler is GradScaler
+
+
+def test_pytorchs_module_layout_names_the_same_classes():
+    """torch.nn.modules.rnn.LSTM and the rest (a saved model's safe list spells them so),
+    importable as modules too; each name PyTorch gives a class there is one of nn's."""
+    import importlib
+
+    from stage2_tensor.nn.layout import LAYOUT
+    assert nn.modules.rnn.LSTM is nn.LSTM and nn.modules.sparse.Embedding is nn.Embedding
+    assert nn.modules.linear.NonDynamicallyQuantizableLinear is nn.Linear
+    assert importlib.import_module("stage2_tensor.nn.modules.dropout").Dropout is nn.Dropout
+    for name, classes in LAYOUT.items():
+        sub = getattr(nn.modules, name)
+        for cls in classes.replace(",", " ").split():
+            assert isinstance(getattr(sub, cls), type) and issubclass(getattr(sub, cls), nn.Module), (name, cls)
+

@@ -26,6 +26,8 @@
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
     loss = nn.functional.mse_loss(model(x), y)
 """
+import sys
+
 from . import functional, init, utils
 from .activation import ELU, LeakyReLU, PReLU, SiLU, Softplus
 from .attention import MultiheadAttention
@@ -102,3 +104,7 @@ __all__ += ["parameter", "CELU", "GLU", "SELU", "AlphaDropout", "FeatureAlphaDro
             "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d",
             "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "CrossMapLRN2d", "NLLLoss2d", "SyncBatchNorm"]
+
+from . import layout as _layout  # noqa: E402
+
+_layout.install(sys.modules[__name__])       # torch.nn.modules.rnn.LSTM and the rest
