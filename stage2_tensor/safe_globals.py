@@ -77,8 +77,8 @@ def resolve(path, what, decoder):
     weights_only=False (``decoder.trusted``), any, its module imported. ``decoder`` (the
     loading's) names the file and makes its errors."""
     module_name, _, qualname = path.partition(":") if isinstance(path, str) else ("", "", "")
-    names = module_name.split(".") + qualname.split(".")
-    if not all(n.isidentifier() and not n.startswith("__") for n in names):
+    names = (module_name.split(".") if module_name != "__main__" else []) + qualname.split(".")
+    if not all(n.isidentifier() and not n.startswith("__") for n in names):     # a script's own: __main__
         raise decoder.corrupt(f"its object names the {what} {short(path)}, expected 'module:name'")
     obj = _SAFE.get(path)
     if obj is None and not _is_ours(module_name) and not decoder.trusted:

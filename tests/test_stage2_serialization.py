@@ -406,6 +406,23 @@ def test_a_model_of_the_users_class_needs_weights_only_false_or_allowing(tmp_pat
         save(nn.TransformerEncoderLayer(4, 2, activation=lambda t: t), tmp_path / "l.tg")
 
 
+def test_a_model_of_a_scripts_own_class_loads_back(tmp_path, monkeypatch):
+    """A class defined in the script run (module __main__), as PyTorch's examples define
+    theirs: allowed by safe_globals, or with weights_only=False."""
+    import sys
+    script = type("ScriptNet", (Net,), {"__module__": "__main__"})
+    monkeypatch.setattr(sys.modules["__main__"], "ScriptNet", script, raising=False)
+    model = script()
+    save(model, tmp_path / "script.tg")
+    with pytest.raises(RuntimeError, match="class __main__.ScriptNet, which is not tracegrad's own"):
+        load(tmp_path / "script.tg")
+    with serialization.safe_globals([script]):
+        back = load(tmp_path / "script.tg")
+    x = tg.randn(2, 3)
+    assert type(back) is script and back(x).tolist() == model(x).tolist()
+    assert type(load(tmp_path / "script.tg", weights_only=False)) is script
+
+
 @pytest.mark.parametrize("node, message", [
     ({"function": "os:system"}, r"holds a model of the function os.system, which is not tracegrad's own"),
     ({"module": ["builtins:dict", {"dict": []}]}, r"class builtins.dict, which is not tracegrad's own"),
