@@ -31,7 +31,8 @@ the same subject in ``nn/``: ``loss_functions.py`` (F.l1_loss, F.binary_cross_en
 ``nn/loss.py`` the loss Modules), ``normalization_functions.py`` (F.batch_norm, group_norm,
 instance_norm, rms_norm; ``nn/normalization.py`` the layers), ``fused_attention.py`` (the
 device's fused attention, F.scaled_dot_product_attention's fast path; ``nn/attention.py``
-MultiheadAttention), with ``convolution.py``, ``resampling.py`` and the other operations
+MultiheadAttention), ``recurrent_cells.py`` (the fused LSTM and GRU cell steps the recurrent
+layers take, PyTorch's ``_thnn_fused_lstm_cell`` and ``_thnn_fused_gru_cell``), with ``convolution.py``, ``resampling.py`` and the other operations
 that ``nn/functional.py`` re-exports.
 
 The backend boundary (``backend.py``): a device is an object with these kernels, each
@@ -231,3 +232,7 @@ from .random_fills import bernoulli, poisson, randint_like  # noqa: E402
 __all__ += ["bernoulli", "poisson", "randint_like"]
 from .printing import set_printoptions  # noqa: E402  (how a tensor's repr prints its values)
 __all__ += ["set_printoptions"]
+# the fused recurrent cells nn.LSTM and nn.GRU step with, and PyTorch's names of them (recurrent_cells.py)
+from .recurrent_cells import (_thnn_fused_gru_cell, _thnn_fused_lstm_cell, fused_gru_cell,  # noqa: E402, F401
+                              fused_lstm_cell)
+__all__ += ["fused_lstm_cell", "fused_gru_cell"]

@@ -609,6 +609,105 @@ class PythonBackend(Backend):
             db.append(cast(sum_g))
         return tuple(array.array(dtype.typecode, a) for a in (dx, dw, db))
 
+    # ---- recurrent cells: unit j of row b has its gates at columns j, H + j, 2H + j, ... ----
+    def lstm_cell(self, input_gates, hidden_gates, cx, input_bias, hidden_bias, dtype):
+        """Per hidden unit: its four gates ((input + input_bias) + (hidden + hidden_bias)),
+        i, f, o = sigmoid, g = tanh; cy = f * cx + i * g, hy = o * tanh(cy). Returns
+        (state: every hy, then every cy; workspace: i, f, g, o per row)."""
+        check("lstm_cell", input_gates, hidden_gates, cx, input_bias, hidden_bias, dtype)
+        batch, hidden = cx.shape
+        sums, c = _gate_sums(input_gates, hidden_gates, input_bias, hidden_bias), _values(cx)
+        sigmoid, tanh, cast = UNARY["sigmoid"], UNARY["tanh"], dtype.cast
+        hy, cy, workspace = [], [], []
+        for b in range(batch):
+            row = sums[b * 4 * hidden:(b + 1) * 4 * hidden]
+            i, f, g, o = ([act(v) for v in row[k * hidden:(k + 1) * hidden]]
+                          for k, act in enumerate((sigmoid, sigmoid, tanh, sigmoid)))
+            for j in range(hidden):
+                new_c = f[j] * c[b * hidden + j] + i[j] * g[j]
+                cy.append(cast(new_c))
+                hy.append(cast(o[j] * tanh(new_c)))
+            workspace.extend(cast(v) for v in i + f + g + o)
+        return array.array(dtype.typecode, hy + cy), array.array(dtype.typecode, workspace)
+
+    def lstm_cell_backward(self, grad, cx, workspace, bias, dtype):
+        """Per hidden unit, with cy = f * cx + i * g and t = tanh(cy) again: dc = grad_hy *
+        o * (1 - t^2) + grad_cy, then each gate's gradient before its activation (di = dc *
+        g * i (1 - i), df = dc * cx * f (1 - f), dg = dc * i * (1 - g^2), do = grad_hy * t *
+        o (1 - o)) and dcx = dc * f; dbias sums dgates' rows (None unless bias)."""
+        check("lstm_cell_backward", grad, cx, workspace, bias, dtype)
+        batch, hidden = cx.shape
+        g_all, c, ws = _values(grad), _values(cx), _values(workspace)
+        tanh, cast, n = UNARY["tanh"], dtype.cast, batch * hidden
+        dgates, dcx = [], []
+        for b in range(batch):
+            row = ws[b * 4 * hidden:(b + 1) * 4 * hidden]
+            di, df, dg, do = [], [], [], []
+            for j in range(hidden):
+                i, f, g, o = row[j], row[hidden + j], row[2 * hidden + j], row[3 * hidden + j]
+                old_c, grad_hy, grad_cy = c[b * hidden + j], g_all[b * hidden + j], g_all[n + b * hidden + j]
+                t = tanh(f * old_c + i * g)
+                dc = grad_hy * o * (1 - t * t) + grad_cy
+                di.append(dc * g * (i * (1 - i)))
+                df.append(dc * old_c * (f * (1 - f)))
+                dg.append(dc * i * (1 - g * g))
+                do.append(grad_hy * t * (o * (1 - o)))
+                dcx.append(cast(dc * f))
+            dgates.extend(cast(v) for v in di + df + dg + do)
+        dbias = _column_sums(dgates, 4 * hidden, dtype) if bias else None
+        return array.array(dtype.typecode, dgates), array.array(dtype.typecode, dcx), dbias
+
+    def gru_cell(self, input_gates, hidden_gates, hx, input_bias, hidden_bias, dtype):
+        """Per hidden unit, each input's gates with its bias: r = sigmoid(i_r + h_r), z =
+        sigmoid(i_z + h_z), n = tanh(i_n + r * h_n), hy = n + z * (hx - n). Returns (hy,
+        workspace: r, z, n, hx and h_n per row)."""
+        check("gru_cell", input_gates, hidden_gates, hx, input_bias, hidden_bias, dtype)
+        batch, hidden = hx.shape
+        width = 3 * hidden
+        ig, hg, h = _values(input_gates), _values(hidden_gates), _values(hx)
+        ib, hb = (_values(v) if v is not None else None for v in (input_bias, hidden_bias))
+        sigmoid, tanh, cast = UNARY["sigmoid"], UNARY["tanh"], dtype.cast
+        hy, workspace = [], []
+        for b in range(batch):
+            xs = ig[b * width:(b + 1) * width]
+            hs = hg[b * width:(b + 1) * width]
+            if ib is not None:
+                xs, hs = [x + v for x, v in zip(xs, ib)], [x + v for x, v in zip(hs, hb)]
+            r, z, n = [], [], []
+            for j in range(hidden):
+                r.append(sigmoid(xs[j] + hs[j]))
+                z.append(sigmoid(xs[hidden + j] + hs[hidden + j]))
+                n.append(tanh(xs[2 * hidden + j] + r[j] * hs[2 * hidden + j]))
+                hy.append(cast(n[j] + z[j] * (h[b * hidden + j] - n[j])))
+            workspace.extend(cast(v) for v in r + z + n + h[b * hidden:(b + 1) * hidden] + hs[2 * hidden:])
+        return array.array(dtype.typecode, hy), array.array(dtype.typecode, workspace)
+
+    def gru_cell_backward(self, grad, workspace, bias, dtype):
+        """Per hidden unit, from r, z, n, hx and h_n in the workspace: dn = grad * (1 - z)
+        * (1 - n^2), dz = grad * (hx - n) * z (1 - z), dr = dn * h_n * r (1 - r);
+        dinput_gates (dr, dz, dn), dhidden_gates (dr, dz, dn * r), dhx = grad * z; the bias
+        gradients sum the rows of each (None unless bias)."""
+        check("gru_cell_backward", grad, workspace, bias, dtype)
+        batch, hidden = grad.shape
+        gs, ws, cast = _values(grad), _values(workspace), dtype.cast
+        dinput, dhidden, dhx = [], [], []
+        for b in range(batch):
+            row = ws[b * 5 * hidden:(b + 1) * 5 * hidden]
+            dr, dz, dn, dhn = [], [], [], []
+            for j in range(hidden):
+                r, z, n, h, hn = (row[k * hidden + j] for k in range(5))
+                g = gs[b * hidden + j]
+                dn.append(g * (1 - z) * (1 - n * n))
+                dz.append(g * (h - n) * (z * (1 - z)))
+                dr.append(dn[j] * hn * (r * (1 - r)))
+                dhn.append(dn[j] * r)
+                dhx.append(cast(g * z))
+            dinput.extend(cast(v) for v in dr + dz + dn)
+            dhidden.extend(cast(v) for v in dr + dz + dhn)
+        biases = [_column_sums(d, 3 * hidden, dtype) for d in (dinput, dhidden)] if bias else [None, None]
+        return (array.array(dtype.typecode, dinput), array.array(dtype.typecode, dhidden),
+                array.array(dtype.typecode, dhx), *biases)
+
     def sgd_update(self, params, grads, velocities, lr, momentum, dampening, weight_decay,
                    first_steps, nesterov):
         """For each parameter (lists of views, one per parameter): g += weight_decay * p;
@@ -963,3 +1062,29 @@ def window_reads(spatial, kernel, stride, before, dilation, out):
             reads.append(flat)
         table.append(reads)
     return table
+
+
+def _values(view):
+    """The view's elements, row-major, as a list."""
+    return [view.buffer[p] for p in positions(view)]
+
+
+def _gate_sums(input_gates, hidden_gates, input_bias, hidden_bias):
+    """A cell's gates before their activations, row-major: (input + input_bias) + (hidden +
+    hidden_bias), each bias (one value per column) added to every row of its product, in
+    the C kernels' order."""
+    x, h = _values(input_gates), _values(hidden_gates)
+    if input_bias is None:
+        return [a + b for a, b in zip(x, h)]
+    ib, hb = _values(input_bias), _values(hidden_bias)
+    width = len(ib)
+    return [(a + ib[k % width]) + (b + hb[k % width]) for k, (a, b) in enumerate(zip(x, h))]
+
+
+def _column_sums(values, width, dtype):
+    """The sums of the columns of ``values`` (rows of ``width``, row-major) over the rows: a
+    bias's gradient."""
+    sums = [0.0] * width
+    for k, v in enumerate(values):
+        sums[k % width] += v
+    return array.array(dtype.typecode, map(dtype.cast, sums))

@@ -270,6 +270,21 @@ def _cdist(a, b, p):
     return (np.abs(a[:, None, :] - b[None, :, :]) ** p).sum(-1) ** (1 / p)
 
 
+def _lstm_cell(ig, hg, cx, ib=0.0, hb=0.0):
+    """PyTorch's LSTM cell on the gates' products: (hy, cy) stacked."""
+    i, f, g, o = np.split((ig + ib) + (hg + hb), 4, axis=1)
+    cy = _sigmoid(f) * cx + _sigmoid(i) * np.tanh(g)
+    return np.stack([_sigmoid(o) * np.tanh(cy), cy])
+
+
+def _gru_cell(ig, hg, hx, ib=0.0, hb=0.0):
+    """PyTorch's GRU cell on the gates' products: hy."""
+    (xr, xz, xn), (hr, hz, hn) = np.split(ig + ib, 3, axis=1), np.split(hg + hb, 3, axis=1)
+    r, z = _sigmoid(xr + hr), _sigmoid(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return (1 - z) * n + z * hx
+
+
 def _expm(a):
     """e^a by its series on a / 2^s (norm at most 1/2) to degree 30, squared s times."""
     s = max(0, int(np.ceil(np.log2(max(np.abs(a).sum(0).max(), 1e-300) / 0.5))))
@@ -539,6 +554,17 @@ TENSOR_OPS = [
     tensor_op("layer_norm_plain", lambda ns, x: ns.nn.functional.layer_norm(x, 4), _layer_norm, (2, 3, 4)),
     tensor_op("layer_norm_bias_only", lambda ns, x, b: ns.nn.functional.layer_norm(x, 5, None, b),
               lambda x, b: _layer_norm(x, bias=b), (2, 5), (5,)),
+    # the fused recurrent cells (recurrent_cells.py), hy and cy stacked: both gradients reach the cell
+    tensor_op("lstm_cell", lambda ns, ig, hg, cx, ib, hb: ns.stack(ns.fused_lstm_cell(ig, hg, cx, ib, hb)), _lstm_cell,
+              (2, 8), (2, 8), (2, 2), (8,), (8,)),
+    tensor_op("lstm_cell_no_bias", lambda ns, ig, hg, cx: ns.stack(ns.fused_lstm_cell(ig, hg, cx)), _lstm_cell,
+              (3, 4), (3, 4), (3, 1)),
+    tensor_op("lstm_cell_hy", lambda ns, ig, hg, cx: ns._thnn_fused_lstm_cell(ig, hg, cx)[0],
+              lambda ig, hg, cx: _lstm_cell(ig, hg, cx)[0], (2, 8), (2, 8), (2, 2)),
+    tensor_op("gru_cell", lambda ns, ig, hg, hx, ib, hb: ns.fused_gru_cell(ig, hg, hx, ib, hb), _gru_cell,
+              (2, 6), (2, 6), (2, 2), (6,), (6,)),
+    tensor_op("gru_cell_no_bias", lambda ns, ig, hg, hx: ns._thnn_fused_gru_cell(ig, hg, hx)[0], _gru_cell,
+              (3, 3), (3, 3), (3, 1)),
     tensor_op("attention", lambda ns, q, k, v: ns.nn.functional.scaled_dot_product_attention(q, k, v),
               _attention, (2, 3, 4), (2, 5, 4), (2, 5, 3)),
     tensor_op("attention_causal",

@@ -38,7 +38,7 @@ import importlib
 import inspect
 
 FAMILIES = ("storage", "pointwise", "reductions", "ordering", "products", "indexing", "losses",
-            "normalization", "random", "windows", "resampling", "updates")
+            "normalization", "recurrent", "random", "windows", "resampling", "updates")
 KIND_NAMES = ("view", "dense", "index", "views", "op", "dim", "dims", "ints", "int", "float", "bool", "bools", "floats",
               "choice", "dtype", "shape", "numbers", "bytes", "array")
 # How a kernel meets the data: "compute" makes new buffers from views (lazy records it),
