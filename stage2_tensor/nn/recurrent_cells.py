@@ -2,13 +2,17 @@
 and the step's math that nn.RNN, nn.LSTM and nn.GRU (recurrent.py) run at every step.
 
 Each kind's math is one small function of gates already multiplied out,
-x_gates = x W_ih^T + b_ih and h_gates = h W_hh^T + b_hh, so a device's fused kernel can
-stand in for it: a layer multiplies its whole input sequence by W_ih at once, and only the
-hidden state's product has to wait for the step before.
+x_gates = x W_ih^T + b_ih and h_gates = h W_hh^T + b_hh: a layer multiplies its whole input
+sequence by W_ih at once, and only the hidden state's product has to wait for the step
+before. On device "python" the LSTM's and GRU's math runs as written here, with
+operations (the definition, which autograd can also differentiate twice); on the other
+devices as one fused kernel each way (stage2_tensor/recurrent_cells.py: PyTorch's
+_thnn_fused_lstm_cell and _thnn_fused_gru_cell), which computes the same.
 """
 import math
 
 from ..factories import empty, zeros
+from ..recurrent_cells import fused_gru_cell, fused_lstm_cell
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -31,6 +35,8 @@ def lstm_cell(x_gates, h_gates, c):
         h' = o * tanh(c')
 
     Returns (h', c')."""
+    if x_gates.device != "python":
+        return fused_lstm_cell(x_gates, h_gates, c)
     i, f, g, o = (x_gates + h_gates).chunk(4, 1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     return o.sigmoid() * c.tanh(), c
@@ -42,6 +48,8 @@ def gru_cell(x_gates, h_gates, h):
         r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z)
         n = tanh(x_n + r * h_n)    h_n holds b_hn, so the reset gate scales it too
         h' = (1 - z) * n + z * h   computed as n + z * (h - n)"""
+    if x_gates.device != "python":
+        return fused_gru_cell(x_gates, h_gates, h)
     x_r, x_z, x_n = x_gates.chunk(3, 1)
     h_r, h_z, h_n = h_gates.chunk(3, 1)
     r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
