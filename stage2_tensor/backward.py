@@ -11,6 +11,15 @@
 Inputs that do not require grad get None from ``backward`` (their branch is never
 computed), and functions behind them are never visited.
 
+A slice's gradient is zeros of its input's shape with the upstream gradient in the
+slice (SliceBackward). Made that way for every slice, a tensor read in T slices (a
+recurrent layer's inputs, one time step each; q, k and v split from one product) would
+cost T tensors of its whole size and T additions of them: quadratic in T. So without
+``create_graph`` the pass gathers a tensor's slices' gradients into one buffer of its
+shape (``Gathered``): one fill, then work the size of each slice, a copy where no slice
+before covered it (the slices of a split, a sequence's steps), an addition where one did.
+(With ``create_graph`` each gradient must be recorded: SliceBackward as it is.)
+
 ``run`` is the pass itself, for ``Tensor.backward`` and ``autograd.backward`` (several
 roots, gradients into ``inputs`` only) and ``autograd.grad`` (the gradients returned, no
 ``.grad`` written). With ``create_graph`` the pass runs in grad mode, so the gradients it
@@ -60,8 +69,9 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
     found = {}                                                  # id(input) -> its gradient
     with grad_mode.set_grad_enabled(create_graph):
         pending = _count_consumers([r.grad_fn for r in roots if r.grad_fn is not None])
-        grads, owned = {}, {}                    # owned: the buffers this pass made (_into_slice)
-        leaf_slices = {}                         # id(leaf) -> (leaf, its slices' gradients summed)
+        grads = {}                               # function -> its output's gradient so far
+        sliced_grads = {}                        # function -> what slices of its output gave (Gathered)
+        leaf_slices = {}                         # id(leaf) -> (leaf, what slices of it gave)
         for root, g in zip(roots, gradients):
             if root.grad_fn is None:
                 _arrive(root, g, wanted, found, accumulate, create_graph)
@@ -71,8 +81,9 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
         ready = [f for f in grads if f not in pending]
         while ready:
             fn = ready.pop()
-            owned.pop(fn, None)
-            grad = _hooked(fn.hooks, grads.pop(fn)) if fn.hooks else grads.pop(fn)
+            grad = _complete(grads.pop(fn, None), sliced_grads.pop(fn, None))
+            if fn.hooks:
+                grad = _hooked(fn.hooks, grad)
             if create_graph:
                 _check_recorded(fn)
             if wanted_fns and fn in wanted_fns:      # a non-leaf input: its gradient is complete
@@ -88,11 +99,11 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
                     continue
                 if sliced:
                     if x.grad_fn is None:
-                        total = leaf_slices.get(id(x), (x, None))[1]
-                        leaf_slices[id(x)] = (x, _into_slice(total, total, x, fn.index, g))
+                        gathered = leaf_slices.get(id(x), (x, None))[1]
+                        leaf_slices[id(x)] = (x, Gathered.put(gathered, x, fn.index, g))
                         continue
                     f = x.grad_fn
-                    grads[f] = owned[f] = _into_slice(grads.get(f), owned.get(f), x, fn.index, g)
+                    sliced_grads[f] = Gathered.put(sliced_grads.get(f), x, fn.index, g)
                 else:
                     if g.shape != x.shape:
                         g = g.sum_to(x.shape)
@@ -102,15 +113,13 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
                     f = x.grad_fn
                     if f not in grads:
                         grads[f] = g
-                    elif owned.get(f) is grads[f] and g.dtype is grads[f].dtype:
-                        grads[f].add_(g)                 # a buffer of this pass's: nobody else sees it
                     else:
                         grads[f] = grads[f] + g
                 pending[f] -= 1
                 if pending[f] == 0:
                     ready.append(f)
-        for leaf, total in leaf_slices.values():
-            _arrive(leaf, total, wanted, found, accumulate, create_graph)
+        for leaf, gathered in leaf_slices.values():
+            _arrive(leaf, gathered.buffer, wanted, found, accumulate, create_graph)
     if wanted is None:
         return None
     if accumulate:
@@ -120,17 +129,67 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
     return [found.get(id(t)) for t in inputs]
 
 
-def _into_slice(total, own, x, index, g):
-    """x's gradient so far (``total``, None for none yet) with ``g``, the gradient of
-    ``x[index]``, added into that slice: in place when ``total`` is ``own``, a buffer this
-    pass made; else into a new buffer of x's shape that starts as zeros plus ``total``."""
-    if total is None or own is not total:
-        buffer = zeros(x.shape, dtype=g.dtype, device=g.device)
-        if total is not None:
-            buffer.add_(total)
-        total = buffer
-    total.view_of(*basic_index(total, index)).add_(g)
-    return total
+def _complete(total, gathered):
+    """A function's output's whole gradient: what other functions gave (``total``) and
+    what its slices gave (``gathered``), either possibly None."""
+    if gathered is None:
+        return total
+    return gathered.buffer if total is None else total + gathered.buffer
+
+
+class Gathered:
+    """A tensor's gradient from its slices, gathered in one buffer of its shape: zeros but
+    where a slice's gradient was put. ``boxes``: the index ranges written so far, one
+    (start, stop) per dimension each; None once the buffer may be non-zero anywhere.
+    Nothing is added into the buffer in place, where a lazy device would have to run what
+    reads it first: a slice that overlaps one put before (the same slice read twice) is
+    added as a tensor of the whole shape, as SliceBackward makes it."""
+
+    def __init__(self, x, g):
+        self.buffer, self.boxes = zeros(x.shape, dtype=g.dtype, device=g.device), []
+
+    @classmethod
+    def put(cls, gathered, x, index, g):
+        """``gathered`` (None: a new one) with g, the gradient of x[index], put into that
+        slice."""
+        gathered = gathered or cls(x, g)
+        box = _box(index, x.shape)
+        if gathered.boxes is not None and box is not None and all(_apart(box, b) for b in gathered.boxes):
+            target = gathered.buffer                    # zeros there: a copy, not a sum
+            gathered.boxes.append(box)
+        else:
+            target, gathered.boxes = zeros(x.shape, dtype=g.dtype, device=g.device), None
+        target.view_of(*basic_index(target, index))._write("Slice backward", g)
+        if target is not gathered.buffer:
+            gathered.buffer = gathered.buffer + target
+        return gathered
+
+
+def _box(index, shape):
+    """The range [start, stop) along each dimension of ``shape`` that the basic index
+    ``index`` (ints, slices, None, ...) reads, or None for a slice with a step."""
+    index = index if isinstance(index, tuple) else (index,)
+    if any(i is Ellipsis for i in index):
+        k = next(j for j, i in enumerate(index) if i is Ellipsis)
+        used = sum(i is not None and i is not Ellipsis for i in index)
+        index = index[:k] + (slice(None),) * (len(shape) - used) + index[k + 1:]
+    box = []
+    for i in (i for i in index if i is not None):
+        n = shape[len(box)]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step != 1:
+                return None
+            box.append((start, max(start, stop)))
+        else:
+            box.append((i % n, i % n + 1))
+    return box + [(0, n) for n in shape[len(box):]]
+
+
+def _apart(a, b):
+    """Whether two boxes share no element."""
+    return any(a_stop <= b_start or b_stop <= a_start or a_start == a_stop or b_start == b_stop
+               for (a_start, a_stop), (b_start, b_stop) in zip(a, b))
 
 
 def _arrive(leaf, g, wanted, found, accumulate, create_graph):
