@@ -111,10 +111,7 @@ def run(roots, gradients, retain_graph=None, create_graph=False, inputs=None, ac
                         _arrive(x, g, wanted, found, accumulate, create_graph)
                         continue
                     f = x.grad_fn
-                    if f not in grads:
-                        grads[f] = g
-                    else:
-                        grads[f] = grads[f] + g
+                    grads[f] = grads[f] + g if f in grads else g
                 pending[f] -= 1
                 if pending[f] == 0:
                     ready.append(f)

@@ -229,3 +229,21 @@ def test_slices_gradients_with_create_graph_are_recorded():
     g.sum().backward()
     import numpy as np
     np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("indices", [
+    [(Ellipsis, 0), (Ellipsis, slice(1, 3)), (slice(None), None, -1)],     # apart: copies
+    [(0,), (slice(0, 2),), (slice(None, None, 2),), (-1, Ellipsis)],       # overlapping, a step
+    [(slice(1, 1),), (None, 1, slice(2, None))],                             # an empty slice
+])
+def test_slices_gradients_of_every_basic_index(indices):
+    import numpy as np
+    x = leaf(3, 4)
+    hidden = x * 1.5
+    weights = [tg.randn(*hidden[i].shape, dtype=tg.float64) for i in indices]
+    sum((hidden[i] * w).sum() for i, w in zip(indices, weights)).backward()
+    want = np.zeros((3, 4))
+    for i, w in zip(indices, weights):
+        view = want[i]
+        view += w.numpy().reshape(view.shape)                  # basic indexing: a view of want
+    np.testing.assert_allclose(x.grad.numpy(), 1.5 * want, rtol=1e-12)
