@@ -328,6 +328,15 @@ class NativeBackend(GroupUpdates, Backend):
                                       "declares no fallback to the python device for it (python_fallbacks)")
 
 
+def own_methods(be, private=()):
+    """The names of the methods a native backend object has from stage3's classes (what a
+    stand-in that wraps them, the profiler's or a capture's, shadows): the public ones and
+    those of ``private`` it has."""
+    return sorted({name for cls in type(be).__mro__ if cls.__module__.startswith("stage3_native")
+                   for name, f in vars(cls).items()
+                   if callable(f) and (not name.startswith("_") or name in private)})
+
+
 def method_source(declared):
     """The Python source of the method a kernel declared with ``native`` gets: check the
     arguments and size the outputs (the declaration), run the python device's kernel for a

@@ -32,6 +32,7 @@ from pathlib import Path
 from stage2_tensor import backend
 
 from .cpu import backend as cpu_backend
+from .native_backend import own_methods
 
 C_KERNELS = "C kernels"
 WRAPPER = "cpu backend (Python)"
@@ -58,9 +59,7 @@ class StepTimer:
 
     def __init__(self):
         self.backend = backend.get("cpu")
-        self.methods = sorted({name for cls in type(self.backend).__mro__
-                               if cls.__module__.startswith("stage3_native")
-                               for name, f in vars(cls).items() if callable(f) and not name.startswith("_")})
+        self.methods = own_methods(self.backend)
         self.seconds, self.in_c, self.calls = defaultdict(float), defaultdict(float), defaultdict(int)
         self.flops, self.depth, self.key = 0, 0, None
         self._lib = None

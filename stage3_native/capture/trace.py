@@ -29,6 +29,7 @@ import threading
 
 from stage2_tensor.compiled import graph_break
 
+from ..native_backend import own_methods
 from .plan import Plan
 from .steps import Launch, LivePoint
 from .values import Values
@@ -245,7 +246,5 @@ class LaunchTrace:
 def _shadowed_methods(be, device):
     """The backend's methods a trace wraps: the public ones, the private ones that break,
     and those the device runs unrecorded."""
-    return sorted({name for cls in type(be).__mro__ if cls.__module__.startswith("stage3_native")
-                   for name, f in vars(cls).items() if callable(f) and not name.startswith("__")
-                   and (not name.startswith("_") or name in BREAKS or name in device.paused_methods)
-                   and name not in ("capture", "has", "size")})
+    return [name for name in own_methods(be, {*BREAKS, *device.paused_methods})
+            if name not in ("capture", "has", "size")]
