@@ -28,7 +28,7 @@ class Plan:
         self.inputs = trace.inputs
         # what show.py prints and draws: each step's buffers, their kinds and blocks, as captured
         self.uses = [s.buffer_values() if isinstance(s, Launch) else list(s.values) for s in trace.steps]
-        used = {v for u in self.uses for v in u}    # a fused kernel's intermediates are not
+        used = {v for u in self.uses for v in u}    # (a fused kernel's intermediates are in none)
         self.static = [b if kinds[v] == "static" and v in used else None for v, b in enumerate(values.objects)]
         self.kinds = list(kinds)
         self.unshared_bytes, self.where = 0, {}
