@@ -160,6 +160,21 @@ def make_optimizer(model, config):
                         {"params": no_decay, "weight_decay": 0.0}], lr=config.lr, betas=config.betas)
 
 
+def training_step(model, opt, config):
+    """update(x, y) -> loss: one step of ``model.loss`` (the loss without the (batch, block,
+    vocab) logits), backward, gradient clipping at ``config.grad_clip`` (0: none) and
+    ``opt``'s step; through tg.compile when ``config.compile``. The recurrent trainer's too."""
+    def update(x, y):
+        loss = model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        if config.grad_clip:
+            clip_grad_norm_(model.parameters(), config.grad_clip)
+        opt.step()
+        return loss
+    return tg.compile(update) if config.compile else update
+
+
 @dataclass
 class Run:
     """What training produced and measured."""
@@ -227,16 +242,7 @@ def train(config, out=None, resume=None, progress=True, log=print):
         logger(f"step {step}: train loss {row['train']:.4f}, val loss {row['val']:.4f}, "
                f"{run.seconds:.1f} s, {run.tokens_per_second:,.0f} tokens/s")
 
-    def update(x, y):
-        # the loss without the (batch, block, vocab) logits: GPT.loss
-        loss = run.model.loss(x, y)
-        opt.zero_grad()
-        loss.backward()
-        if config.grad_clip:
-            clip_grad_norm_(run.model.parameters(), config.grad_clip)
-        opt.step()
-        return loss
-    update = tg.compile(update) if config.compile else update
+    update = training_step(run.model, opt, config)
 
     bar = progress_bar(config.name, config.steps, progress, first=run.step)
     for step in bar:

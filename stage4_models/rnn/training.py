@@ -11,10 +11,9 @@ from dataclasses import asdict, dataclass, field
 import stage2_tensor as tg
 import stage2_tensor.optim as optim
 from stage2_tensor.factories import skip_init
-from stage2_tensor.nn.utils import clip_grad_norm_
 
 from ..checkpoint import CheckpointKind
-from ..gpt.training import estimate_loss, make_streams
+from ..gpt.training import estimate_loss, make_streams, training_step
 from ..tokenizer import CharTokenizer
 from ..training import Logger, loss_log, progress_bar, run_folder, use_device, write_run
 from .model import CELLS, GATES, CharRNN
@@ -96,15 +95,7 @@ def train(config, out=None, progress=True, log=print):
         logger(f"step {step}: train loss {row['train']:.4f}, val loss {row['val']:.4f}, "
                f"{run.seconds:.1f} s, {run.tokens_per_second:,.0f} tokens/s")
 
-    def update(x, y):
-        loss = run.model.loss(x, y)
-        opt.zero_grad()
-        loss.backward()
-        if config.grad_clip:
-            clip_grad_norm_(run.model.parameters(), config.grad_clip)
-        opt.step()
-        return loss
-    update = tg.compile(update) if config.compile else update
+    update = training_step(run.model, opt, config)
 
     for step in progress_bar(f"char {config.cell}", config.steps, progress):
         if step % config.eval_interval == 0:
